@@ -1,0 +1,102 @@
+# SPDX-License-Identifier: MIT
+# vigil - GNU Makefile. Sources are found by globbing src/, so adding a
+# module needs no edit here. `make SAN=1` builds with ASan+UBSan into build-san/.
+
+PKGS := libvncclient spng jansson lua5.4 libpcre2-8 libavcodec libavformat libavutil libswscale
+CC ?= gcc
+SAN ?= 0
+WERROR ?= 0
+
+ifeq ($(SAN),1)
+BUILD := build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT := -O1
+else
+BUILD := build
+SANFLAGS :=
+OPT := -O2
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 -Wvla
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -march=x86-64-v2 -Isrc $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS := $(SANFLAGS)
+LDLIBS := $(PKG_LIBS) -lpthread -lm
+
+SRC := $(shell find src -name '*.c' | sort)
+LIB_SRC := $(filter-out src/main.c,$(SRC))
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/unit/runner.o
+FIXTURE_SRC := $(sort $(wildcard tests/fixtures/*.c))
+FIXTURES := $(FIXTURE_SRC:tests/fixtures/%.c=$(BUILD)/fixtures/%)
+
+.PHONY: all deps images demo check unit integration bench clean install-deps
+
+all: $(BUILD)/vigil $(FIXTURES)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libvigil.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/vigil: $(BUILD)/src/main.o $(BUILD)/libvigil.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@[ "$(BUILD)" = build ] && ln -sf build/vigil vigil || true
+
+# The unit test registry is generated from the TEST(name) markers.
+$(BUILD)/tests/unit/registry.h: $(UNIT_SRC)
+	@mkdir -p $(dir $@)
+	sed -n 's/^TEST(\([a-z0-9_]*\)).*/\1/p' $(UNIT_SRC) > $@.names
+	{ sed 's/.*/void test_&(void);/' $@.names; echo 'static const struct unit_test unit_tests[] = {'; \
+	  sed 's/.*/\t{ "&", test_& },/' $@.names; echo '};'; } > $@
+
+$(BUILD)/tests/unit/runner.o: tests/unit/runner.c $(BUILD)/tests/unit/registry.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -I$(BUILD)/tests/unit -c $< -o $@
+
+$(BUILD)/test_unit: $(UNIT_OBJ) $(BUILD)/libvigil.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fixtures/%: tests/fixtures/%.c $(BUILD)/libvigil.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(shell pkg-config --cflags libvncserver) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs libvncserver)
+
+install-deps:
+	scripts/install-deps
+
+images:
+	scripts/fetch-images
+
+# The newcomer's first command: install, build, fetch images, run the examples.
+demo: install-deps
+	$(MAKE) all
+	scripts/fetch-images
+	scripts/demo
+
+unit: $(BUILD)/test_unit
+	$(BUILD)/test_unit
+
+# All tests: unit tests under ASan+UBSan, then the integration suites against
+# real QEMU. Prints "N passed, N failed" last.
+check:
+	scripts/install-deps --check-only || scripts/install-deps
+	$(MAKE) all
+	$(MAKE) SAN=1 build-san/test_unit build-san/vigil
+	scripts/fetch-images
+	tests/run-all
+
+bench: all
+	bench/run
+
+clean:
+	rm -rf build build-san vigil
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd.h - entry points of the subcommands, each in src/cmd/<name>.c.
+ * Each takes argv starting at the subcommand's name and returns the exit code. */
+#ifndef VIGIL_CMD_H
+#define VIGIL_CMD_H
+
+int cmd_run(int argc, char **argv);
+int cmd_needle(int argc, char **argv);
+
+#endif

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* main.c - maps argv[1] to a subcommand and nothing else. */
+#include <stdio.h>
+#include <string.h>
+#include "cmd/cmd.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "run", cmd_run, "run a test distribution against one VM, write a results directory" },
+	{ "needle", cmd_needle, "needle tools: match screenshots against needles, cut new needles" },
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+	fprintf(f, "usage: vigil [--help] COMMAND [ARGS]\n\n"
+		"vigil tests whole operating systems: it boots an image in QEMU, drives it\n"
+		"with keys, mouse and consoles, and judges each step against needles.\n\n"
+		"commands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'vigil COMMAND --help' explains a command's options; see also man vigil.\n");
+}
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "vigil: unknown command '%s'; try 'vigil --help'\n", argv[1]);
+	return 2;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* runner.c - runs every unit test (or those named on the command line),
+ * each in its own process, and prints "N passed, N failed". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "unit.h"
+#include "registry.h"
+
+static char tmpdir[256];
+
+const char *unit_tmpdir(void)
+{
+	return tmpdir;
+}
+
+static int run_one(const struct unit_test *t)
+{
+	pid_t pid;
+	int status;
+	char cmd[300];
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/vigil-unit-%s-XXXXXX", t->name);
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		alarm(120);
+		t->fn();
+		fflush(NULL);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) < 0)
+		return 1;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", tmpdir);
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "  killed by signal %d\n", WTERMSIG(status));
+	return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+int main(int argc, char **argv)
+{
+	size_t n = sizeof(unit_tests) / sizeof(unit_tests[0]), i;
+	int passed = 0, failed = 0, a;
+
+	for (i = 0; i < n; i++) {
+		const struct unit_test *t = &unit_tests[i];
+		if (argc > 1) {
+			for (a = 1; a < argc; a++)
+				if (strstr(t->name, argv[a]))
+					break;
+			if (a == argc)
+				continue;
+		}
+		if (run_one(t)) {
+			printf("FAIL %s\n", t->name);
+			failed++;
+		} else {
+			printf("ok   %s\n", t->name);
+			passed++;
+		}
+		fflush(stdout);
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
