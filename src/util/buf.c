@@ -2,6 +2,7 @@
 /* buf.c - growable buffers; every growth is checked against the limit
  * before allocating. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -15,7 +15,7 @@ const char *err_str(int code)
 	case ERR_NOT_FOUND: return "not found";
 	case ERR_INVALID: return "invalid argument";
 	case ERR_CLOSED: return "connection closed";
-	case ERR_STATE: return "invalid state";
+	case ERR_BADSTATE: return "invalid state";
 	}
 	if (code < 0 && code > ERR_BASE)
 		return strerror(-code);

@@ -14,7 +14,7 @@ enum {
 	ERR_NOT_FOUND,  /* no such thing */
 	ERR_INVALID,    /* bad argument or value */
 	ERR_CLOSED,     /* the peer went away */
-	ERR_STATE,      /* not possible in the current state */
+	ERR_BADSTATE,      /* not possible in the current state */
 };
 
 /* Human-readable text for a code from this table or a -errno value. Borrowed. */

@@ -1,0 +1,3 @@
+-- The GRUB rescue ISO (Debian package grub-rescue-pc): the fast CI target.
+loadtest "boot"
+loadtest "cmdline"

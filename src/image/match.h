@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* match.h - the needle matcher, bit-compatible with os-autoinst's tinycv
+ * (search_TEMPLATE + tinycv.pm search_): OpenCV BGR2GRAY, 3x3 Gaussian blur,
+ * SSD search within the margin, minVec candidate rule, closest candidate,
+ * similarity = clamp(0.9 + (40 - mse) / 380, 0, 1). Exact but fast: the
+ * screen is prepared once per frame, needle areas once per needle, and the
+ * search prunes only positions that provably cannot be candidates.
+ * Not thread-safe per screen or per needle (lazy caches). */
+#ifndef VIGIL_MATCH_H
+#define VIGIL_MATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "image/image.h"
+#include "image/needle.h"
+
+/* os-autoinst's search ratios: margin search and whole-screen search. */
+#define MATCH_RATIO_MARGIN 0.02
+#define MATCH_RATIO_FULL   1.0
+
+struct match_screen;
+
+/* A screen to match needles against. img is borrowed and must outlive the
+ * match_screen (and stay unchanged). Grey + blur are computed on first use
+ * and shared by all needles. NULL on OOM. */
+struct match_screen *match_screen_new(const struct image *img);
+void match_screen_free(struct match_screen *s); /* NULL-safe */
+
+struct match_area_result {
+	int x, y, w, h;      /* best position on the screen, area size */
+	double similarity;   /* 0..1 */
+	int ok;              /* similarity >= match/100 - threshold */
+};
+
+struct match_result {
+	struct needle *needle;   /* borrowed */
+	int ok;                  /* every match area ok */
+	double error;            /* mean of (1 - similarity)^2 over match areas */
+	size_t nareas;           /* one per needle area of type match, in order */
+	struct match_area_result *areas;
+};
+
+/* Match needle n on screen s. search_ratio: 0.02 (margin search) or 1.0
+ * (whole screen); threshold is subtracted from each area's required level
+ * (0 for assert/check_screen). Fills *out (release with
+ * match_result_release). 0, ERR_NOMEM, or the needle_image error when the
+ * needle's PNG cannot be decoded (err gets the message; may be NULL). */
+int match_needle_err(struct match_screen *s, struct needle *n, double search_ratio,
+		     double threshold, struct match_result *out, char *err, size_t errlen);
+int match_needle(struct match_screen *s, struct needle *n, double search_ratio,
+		 double threshold, struct match_result *out);
+void match_result_release(struct match_result *r);
+
+/* os-autoinst's cmp_by_error_type_: ok first, then lower error, then the
+ * workaround property, then name. */
+void match_results_sort(struct match_result *r, size_t n);
+
+/* ---- building blocks, exposed for tests and tools ---- */
+
+/* OpenCV COLOR_BGR2GRAY for 8-bit pixels (fixed point, rounded). */
+static inline uint8_t match_grey(uint8_t r, uint8_t g, uint8_t b)
+{
+	return (uint8_t)((r * 4899u + g * 9617u + b * 1868u + (1u << 13)) >> 14);
+}
+/* Grey conversion of a whole image into grey (w*h bytes). */
+void match_grey_image(const struct image *img, uint8_t *grey);
+/* OpenCV GaussianBlur 3x3, sigma 0, 8-bit bit-exact, BORDER_REFLECT_101 at
+ * the image border, for rows/cols [x0,x1) x [y0,y1) of a w x h image;
+ * src and dst must differ. */
+void match_blur_rect(const uint8_t *src, uint8_t *dst, int w, int h,
+		     int x0, int y0, int x1, int y1);
+/* Similarity from an SSD over n pixels (os-autoinst's mapping). */
+double match_similarity(uint64_t ssd, uint64_t n);
+
+/* One area search on prepared (grey+blurred) data: scene is sw x sh, tpl is
+ * w x h, (x, y) the area's position in needle coordinates (already
+ * scaled), margin in pixels. Returns the similarity and the best position. */
+double match__search(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, int w, int h,
+		     int x, int y, int margin, int *bx, int *by);
+/* libstdc++'s std::sort applied to candidate points ordered by distance to
+ * (ox, oy): returns the index of the element it puts first. */
+size_t match__closest(const int *px, const int *py, size_t n, int ox, int oy);
+
+#endif

@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+/* results.c - writes the results directory: per-module JSON, screenshots
+ * with thumbnails, the overall results.json. Pure file output. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runner/results.h"
+#include "util/err.h"
+#include "util/util.h"
+
+const char *module_result_name(enum module_result r)
+{
+	switch (r) {
+	case MODULE_OK: return "ok";
+	case MODULE_SOFTFAIL: return "softfail";
+	case MODULE_FAIL: return "fail";
+	case MODULE_SKIP: return "skip";
+	case MODULE_NONE: break;
+	}
+	return "none";
+}
+
+const char *job_result_name(enum job_result r)
+{
+	switch (r) {
+	case JOB_PASSED: return "passed";
+	case JOB_SOFTFAILED: return "softfailed";
+	case JOB_FAILED: return "failed";
+	case JOB_INCOMPLETE: return "incomplete";
+	case JOB_TIMEOUT_EXCEEDED: return "timeout_exceeded";
+	}
+	return "none";
+}
+
+json_t *module_flags_json(unsigned flags)
+{
+	json_t *o = json_object();
+	if (flags & MODULE_FLAG_FATAL)
+		json_object_set_new(o, "fatal", json_integer(1));
+	if (flags & MODULE_FLAG_MILESTONE)
+		json_object_set_new(o, "milestone", json_integer(1));
+	if (flags & MODULE_FLAG_IGNORE_FAILURE)
+		json_object_set_new(o, "ignore_failure", json_integer(1));
+	return o;
+}
+
+char *results_next_name(struct module *m, const char *ext)
+{
+	char *s;
+	size_t len = strlen(m->name) + strlen(ext) + 24;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	snprintf(s, len, "%s-%d.%s", m->name, ++m->nfiles, ext);
+	return s;
+}
+
+int results_save_image(const char *testresults, const char *name, const struct image *img)
+{
+	char *path = path_join(testresults, name), *tdir = NULL, *tpath = NULL;
+	struct image *thumb = NULL;
+	int rc;
+
+	if (!path)
+		return ERR_NOMEM;
+	rc = image_save_png(img, path);
+	if (rc)
+		goto out;
+	tdir = path_join(testresults, ".thumbs");
+	if (!tdir || mkdir_p(tdir, 0755)) {
+		rc = ERR_IO;
+		goto out;
+	}
+	tpath = path_join(tdir, name);
+	thumb = image_thumbnail(img, 160);
+	if (!tpath || !thumb) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	rc = image_save_png(thumb, tpath);
+out:
+	image_free(thumb);
+	free(tpath);
+	free(tdir);
+	free(path);
+	return rc;
+}
+
+int results_save_text(const char *testresults, const char *name, const char *text)
+{
+	char *path = path_join(testresults, name);
+	int rc;
+	if (!path)
+		return ERR_NOMEM;
+	rc = file_write_all(path, text, strlen(text));
+	free(path);
+	return rc;
+}
+
+static int write_json(const char *dir, const char *name, json_t *obj)
+{
+	char *path = path_join(dir, name);
+	char *text = json_dumps(obj, JSON_INDENT(3) | JSON_PRESERVE_ORDER);
+	int rc = ERR_NOMEM;
+	if (path && text)
+		rc = file_write_all(path, text, strlen(text));
+	free(text);
+	free(path);
+	return rc;
+}
+
+int results_write_module(const char *testresults, const struct module *m)
+{
+	json_t *o = json_object();
+	char name[300];
+	double t = m->end > m->start ? m->end - m->start : 0;
+	int rc;
+
+	json_object_set_new(o, "result", json_string(module_result_name(m->result)));
+	json_object_set_new(o, "dents", json_integer(m->dents));
+	json_object_set_new(o, "execution_time", json_integer((json_int_t)(t + 0.5)));
+	json_object_set_new(o, "details", m->details ? json_incref(m->details) : json_array());
+	if (m->needs_review)
+		json_object_set_new(o, "needs_review", json_true());
+	if (m->fail_message)
+		json_object_set_new(o, "fail_message", json_string(m->fail_message));
+	snprintf(name, sizeof(name), "result-%s.json", m->name);
+	rc = write_json(testresults, name, o);
+	json_decref(o);
+	return rc;
+}
+
+enum job_result results_job_from_modules(const struct module *mods, size_t n, int *needs_review)
+{
+	int fail = 0, soft = 0, all_review = 1;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct module *m = &mods[i];
+		if (m->result == MODULE_FAIL) {
+			if (m->flags & MODULE_FLAG_IGNORE_FAILURE) {
+				soft = 1;
+				continue;
+			}
+			fail = 1;
+			if (!m->needs_review || m->hard_fail)
+				all_review = 0;
+		} else if (m->result == MODULE_SOFTFAIL) {
+			soft = 1;
+		}
+	}
+	*needs_review = fail && all_review;
+	if (fail)
+		return JOB_FAILED;
+	return soft ? JOB_SOFTFAILED : JOB_PASSED;
+}
+
+int results_write_job(const char *testresults, enum job_result r, int needs_review,
+		      const char *reason, const struct module *mods, size_t n, double elapsed)
+{
+	json_t *o = json_object(), *list = json_array(), *order = json_array();
+	size_t i;
+	int rc;
+
+	json_object_set_new(o, "result", json_string(job_result_name(r)));
+	json_object_set_new(o, "needs_review", json_boolean(needs_review));
+	if (reason)
+		json_object_set_new(o, "reason", json_string(reason));
+	json_object_set_new(o, "elapsed", json_real((double)(long)(elapsed * 1000) / 1000));
+	for (i = 0; i < n; i++) {
+		const struct module *m = &mods[i];
+		json_t *e = json_object(), *t = json_object();
+		double et = m->end > m->start ? m->end - m->start : 0;
+		json_object_set_new(e, "name", json_string(m->name));
+		json_object_set_new(e, "result", json_string(module_result_name(m->result)));
+		json_object_set_new(e, "flags", module_flags_json(m->flags));
+		json_object_set_new(e, "execution_time", json_real((double)(long)(et * 1000) / 1000));
+		if (m->needs_review)
+			json_object_set_new(e, "needs_review", json_true());
+		json_array_append_new(list, e);
+		json_object_set_new(t, "name", json_string(m->name));
+		json_object_set_new(t, "category", json_string("tests"));
+		json_object_set_new(t, "full_name", json_string(m->name));
+		json_object_set_new(t, "script", json_string(m->script));
+		json_object_set_new(t, "flags", module_flags_json(m->flags));
+		json_array_append_new(order, t);
+	}
+	json_object_set_new(o, "modules", list);
+	rc = write_json(testresults, "results.json", o);
+	if (!rc)
+		rc = write_json(testresults, "test_order.json", order);
+	json_decref(o);
+	json_decref(order);
+	return rc;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/* results.h - the results directory in openQA's layout:
+ * testresults/result-<module>.json, testresults/<module>-<n>.png,
+ * testresults/results.json, test_order.json. Owns no VM state. */
+#ifndef VIGIL_RESULTS_H
+#define VIGIL_RESULTS_H
+
+#include <jansson.h>
+#include "image/image.h"
+
+enum module_result {
+	MODULE_NONE,      /* not run (yet) */
+	MODULE_OK,
+	MODULE_SOFTFAIL,
+	MODULE_FAIL,
+	MODULE_SKIP,
+};
+
+enum job_result {
+	JOB_PASSED,
+	JOB_SOFTFAILED,
+	JOB_FAILED,
+	JOB_INCOMPLETE,
+	JOB_TIMEOUT_EXCEEDED,
+};
+
+#define MODULE_FLAG_FATAL          1
+#define MODULE_FLAG_MILESTONE      2
+#define MODULE_FLAG_IGNORE_FAILURE 4
+
+struct module {
+	char *name;        /* e.g. "boot" */
+	char *script;      /* path relative to the distribution, e.g. "tests/boot.lua" */
+	unsigned flags;
+	enum module_result result;
+	json_t *details;   /* array of step objects, owned */
+	int dents;         /* soft failures recorded */
+	int nfiles;        /* counter for <module>-<n>.png/.txt */
+	int needs_review;  /* every failed check was a near miss */
+	int hard_fail;     /* a failure that is not a near miss */
+	double start, end; /* monotonic seconds */
+	char *fail_message;
+};
+
+const char *module_result_name(enum module_result r);
+const char *job_result_name(enum job_result r);
+/* Flags as openQA's {"fatal":1,...} object (new reference). */
+json_t *module_flags_json(unsigned flags);
+
+/* Paths for the next numbered file of a module: "<module>-<n>.<ext>" (the
+ * name is returned, relative to testresults/). New string. */
+char *results_next_name(struct module *m, const char *ext);
+
+/* Write an image as testresults/NAME (and a thumbnail in .thumbs/NAME).
+ * 0 or negative. */
+int results_save_image(const char *testresults, const char *name, const struct image *img);
+/* Write text as testresults/NAME. */
+int results_save_text(const char *testresults, const char *name, const char *text);
+
+/* testresults/result-<module>.json. */
+int results_write_module(const char *testresults, const struct module *m);
+/* testresults/results.json and test_order.json. reason may be NULL. */
+int results_write_job(const char *testresults, enum job_result r, int needs_review,
+		      const char *reason, const struct module *mods, size_t n, double elapsed);
+
+/* The overall result from the modules (openQA's rules): any non-ignored
+ * fail -> failed; else any softfail (or ignored fail) -> softfailed;
+ * else passed. *needs_review set when every failure is a near miss. */
+enum job_result results_job_from_modules(const struct module *mods, size_t n, int *needs_review);
+
+#endif

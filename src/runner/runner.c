@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: MIT */
+/* runner.c - one job from start to end: load the schedule (main.lua) and
+ * the needles, start QEMU and connect QMP, VNC and the serial port, run each
+ * test module in Lua, write the results, and always take the VM down. */
+#define LOG_MODULE "runner"
+#include <lua.h>
+#include <lauxlib.h>
+#include <lualib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "image/needle.h"
+#include "runner/runner.h"
+#include "runner/testapi.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "vm/qemu.h"
+#include "vm/qmp.h"
+#include "vm/serial.h"
+#include "vm/vnc.h"
+
+#define MAX_MODULES 1000
+#define HOOK_INSTRUCTIONS 100000
+
+void runner_abort(struct runner *r, enum job_result res, const char *fmt, ...)
+{
+	va_list ap;
+	if (r->abort)
+		return;
+	r->abort = 1;
+	r->abort_result = res;
+	va_start(ap, fmt);
+	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+	va_end(ap);
+	log_err("%s", r->reason);
+}
+
+int runner_vm_dead(struct runner *r)
+{
+	char why[512];
+
+	if (r->abort && r->abort_result == JOB_INCOMPLETE)
+		return 1;
+	if (r->qemu && !qemu_running(r->qemu)) {
+		if (r->expect_exit)
+			return 1;
+		qemu_exit_reason(r->qemu, why, sizeof(why));
+		runner_abort(r, JOB_INCOMPLETE, "QEMU exited unexpectedly: %s", why);
+		return 1;
+	}
+	if (r->vnc && !vnc_alive(r->vnc)) {
+		vnc_error(r->vnc, why, sizeof(why));
+		/* QEMU may be exiting right now: prefer its reason. */
+		sleep_ms(200);
+		if (r->qemu && !qemu_running(r->qemu))
+			return runner_vm_dead(r);
+		runner_abort(r, JOB_INCOMPLETE, "VNC connection lost: %s", why);
+		return 1;
+	}
+	return 0;
+}
+
+double runner_elapsed(const struct runner *r)
+{
+	return time_mono() - r->start;
+}
+
+struct module *runner_module(struct runner *r)
+{
+	return r->cur < r->nmodules ? &r->modules[r->cur] : NULL;
+}
+
+void runner_progress(struct runner *r, const char *fmt, ...)
+{
+	struct module *m = runner_module(r);
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	printf("[%7.2fs] %s: %s\n", runner_elapsed(r), m ? m->name : "-", line);
+	fflush(stdout);
+	log_info("%s: %s", m ? m->name : "-", line);
+}
+
+/* Stops a module that makes no test API call for too long (a busy loop)
+ * and any module once MAX_JOB_TIME has passed. */
+static void busy_hook(lua_State *L, lua_Debug *ar)
+{
+	struct runner *r;
+	double now = time_mono();
+	(void)ar;
+	lua_getfield(L, LUA_REGISTRYINDEX, "vigil.runner");
+	r = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (now >= r->deadline) {
+		runner_abort(r, JOB_TIMEOUT_EXCEEDED, "MAX_JOB_TIME exceeded");
+		luaL_error(L, "%s", r->reason);
+	}
+	if (now - r->last_api > r->stuck_limit)
+		luaL_error(L, "module stopped: no test API call for %.0f s (a busy loop?)", r->stuck_limit);
+}
+
+/* loadtest "name" (or "category/name"): adds tests/<name>.lua to the schedule. */
+static int l_loadtest(lua_State *L)
+{
+	struct runner *r;
+	const char *name = luaL_checkstring(L, 1);
+	struct module *m, *grown;
+	char *script, *path, *base;
+	struct buf b;
+	int rc;
+
+	lua_getfield(L, LUA_REGISTRYINDEX, "vigil.runner");
+	r = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	if (strstr(name, "..") || name[0] == '/' || !*name)
+		return luaL_error(L, "loadtest: invalid module name '%s'", name);
+	if (r->nmodules >= MAX_MODULES)
+		return luaL_error(L, "loadtest: more than %d modules", MAX_MODULES);
+	script = malloc(strlen(name) + 16);
+	if (!script)
+		return luaL_error(L, "out of memory");
+	snprintf(script, strlen(name) + 16, "tests/%s%s", name, str_ends_with(name, ".lua") ? "" : ".lua");
+	path = path_join(r->distri_dir, script);
+	buf_init(&b, LIMIT_LUA_FILE);
+	rc = path ? file_read_all(path, &b) : ERR_NOMEM;
+	free(path);
+	if (rc) {
+		buf_release(&b);
+		lua_pushfstring(L, "loadtest '%s': cannot read %s: %s", name, script, err_str(rc));
+		free(script);
+		return lua_error(L);
+	}
+	buf_release(&b);
+	grown = realloc(r->modules, (r->nmodules + 1) * sizeof(*r->modules));
+	if (!grown) {
+		free(script);
+		return luaL_error(L, "out of memory");
+	}
+	r->modules = grown;
+	m = &r->modules[r->nmodules++];
+	memset(m, 0, sizeof(*m));
+	base = path_stem(script, ".lua");
+	m->name = base;
+	m->script = script;
+	return 0;
+}
+
+/* Loads tests/<module>.lua and leaves its table on the stack. A module may
+ * return a table {run=, flags=, post_fail_hook=} or just a run function. */
+static int load_module(struct runner *r, struct module *m, char *err, size_t errlen)
+{
+	lua_State *L = r->L;
+	char *path = path_join(r->distri_dir, m->script), *chunk = NULL;
+	struct buf b;
+	int rc;
+
+	buf_init(&b, LIMIT_LUA_FILE);
+	rc = path ? file_read_all(path, &b) : ERR_NOMEM;
+	free(path);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", m->script, err_str(rc));
+		buf_release(&b);
+		return rc;
+	}
+	chunk = malloc(strlen(m->script) + 2);
+	if (!chunk) {
+		buf_release(&b);
+		return ERR_NOMEM;
+	}
+	snprintf(chunk, strlen(m->script) + 2, "@%s", m->script);
+	rc = luaL_loadbuffer(L, b.data, b.len, chunk);
+	free(chunk);
+	buf_release(&b);
+	if (rc != LUA_OK) {
+		snprintf(err, errlen, "%s", lua_tostring(L, -1));
+		lua_pop(L, 1);
+		return ERR_PROTO;
+	}
+	if (lua_pcall(L, 0, 1, 0) != LUA_OK) {
+		snprintf(err, errlen, "%s", lua_tostring(L, -1));
+		lua_pop(L, 1);
+		return ERR_PROTO;
+	}
+	if (lua_isfunction(L, -1)) {
+		lua_createtable(L, 0, 1);
+		lua_insert(L, -2);
+		lua_setfield(L, -2, "run");
+	}
+	if (!lua_istable(L, -1)) {
+		snprintf(err, errlen, "%s: a module must return a table with a run function", m->script);
+		lua_pop(L, 1);
+		return ERR_PROTO;
+	}
+	lua_getfield(L, -1, "run");
+	if (!lua_isfunction(L, -1)) {
+		snprintf(err, errlen, "%s: the module table has no run function", m->script);
+		lua_pop(L, 2);
+		return ERR_PROTO;
+	}
+	lua_pop(L, 1);
+	lua_getfield(L, -1, "flags");
+	if (lua_istable(L, -1)) {
+		static const struct { const char *name; unsigned bit; } flags[] = {
+			{ "fatal", MODULE_FLAG_FATAL }, { "milestone", MODULE_FLAG_MILESTONE },
+			{ "ignore_failure", MODULE_FLAG_IGNORE_FAILURE },
+		};
+		size_t i;
+		for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+			lua_getfield(L, -1, flags[i].name);
+			if (lua_isnumber(L, -1) ? lua_tonumber(L, -1) != 0 : lua_toboolean(L, -1))
+				m->flags |= flags[i].bit;
+			lua_pop(L, 1);
+		}
+	} else if (!lua_isnil(L, -1)) {
+		snprintf(err, errlen, "%s: flags must be a table like { fatal = true }", m->script);
+		lua_pop(L, 2);
+		return ERR_PROTO;
+	}
+	lua_pop(L, 1);
+	return 0;
+}
+
+static int traceback(lua_State *L)
+{
+	const char *msg = lua_tostring(L, 1);
+	/* Keep the plain message: the location is already in it. */
+	lua_pushstring(L, msg ? msg : "(error object is not a string)");
+	return 1;
+}
+
+/* Runs one module; its table is at the top of the stack (popped). */
+static void run_module(struct runner *r, struct module *m)
+{
+	lua_State *L = r->L;
+	int rc;
+
+	m->start = time_mono();
+	m->result = MODULE_OK;
+	r->serial_offset = serial_len(r->serial);
+	r->last_api = time_mono();
+	runner_progress(r, "starting module");
+	lua_pushcfunction(L, traceback);
+	lua_getfield(L, -2, "run");
+	lua_sethook(L, busy_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+	rc = lua_pcall(L, 0, 0, -2);
+	lua_sethook(L, NULL, 0, 0);
+	if (rc != LUA_OK) {
+		const char *msg = lua_tostring(L, -1);
+		m->result = MODULE_FAIL;
+		m->fail_message = xstrdup(msg ? msg : "unknown error");
+		lua_pop(L, 1);
+		if (!m->needs_review)
+			m->hard_fail = 1;
+		/* An assert_screen near miss keeps needs_review; any other error is hard. */
+		if (m->needs_review && !strstr(m->fail_message, "no candidate needle"))
+			m->hard_fail = 1;
+		runner_progress(r, "failed: %s", m->fail_message);
+		{
+			struct buf b;
+			buf_init(&b, 1 << 20);
+			(void)buf_printf(&b, "# Test died: %s\n", m->fail_message);
+			tapi_record_text(r, "Failed", b.data ? b.data : "", "fail");
+			buf_release(&b);
+		}
+		if (!r->abort) {
+			lua_getfield(L, -2, "post_fail_hook");
+			if (lua_isfunction(L, -1)) {
+				runner_progress(r, "running post_fail_hook");
+				lua_sethook(L, busy_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
+				r->last_api = time_mono();
+				if (lua_pcall(L, 0, 0, -2) != LUA_OK) {
+					runner_progress(r, "post_fail_hook failed: %s", lua_tostring(L, -1));
+					lua_pop(L, 1);
+				}
+				lua_sethook(L, NULL, 0, 0);
+			} else {
+				lua_pop(L, 1);
+			}
+		}
+	}
+	lua_pop(L, 2); /* traceback, module table */
+	m->end = time_mono();
+	runner_progress(r, "module %s (%.2fs)", module_result_name(m->result), m->end - m->start);
+	if (results_write_module(r->testresults, m))
+		log_warn("could not write the result of module '%s'", m->name);
+}
+
+static int load_schedule(struct runner *r, char *err, size_t errlen)
+{
+	char *main_path = path_join(r->distri_dir, "main.lua");
+	int rc;
+
+	if (!main_path)
+		return ERR_NOMEM;
+	if (!file_exists(main_path)) {
+		snprintf(err, errlen, "%s: no schedule (main.lua) in the distribution", main_path);
+		free(main_path);
+		return ERR_NOT_FOUND;
+	}
+	lua_register(r->L, "loadtest", l_loadtest);
+	rc = luaL_loadfile(r->L, main_path);
+	free(main_path);
+	if (rc != LUA_OK || lua_pcall(r->L, 0, 0, 0) != LUA_OK) {
+		snprintf(err, errlen, "schedule: %s", lua_tostring(r->L, -1));
+		lua_pop(r->L, 1);
+		return ERR_PROTO;
+	}
+	if (r->nmodules == 0) {
+		snprintf(err, errlen, "schedule: main.lua scheduled no module (call loadtest \"name\")");
+		return ERR_INVALID;
+	}
+	return 0;
+}
+
+static void needle_warning(void *ctx, const char *msg)
+{
+	(void)ctx;
+	log_warn("%s", msg);
+	fprintf(stderr, "warning: %s\n", msg);
+}
+
+static int load_needles(struct runner *r, char *err, size_t errlen)
+{
+	const char *nd = vars_get(&r->vars, "NEEDLES_DIR");
+	char *dir;
+	int rc;
+
+	dir = nd ? (nd[0] == '/' ? xstrdup(nd) : path_join(r->distri_dir, nd)) : path_join(r->distri_dir, "needles");
+	r->needles = calloc(1, sizeof(*r->needles));
+	if (!dir || !r->needles) {
+		free(dir);
+		return ERR_NOMEM;
+	}
+	if (!dir_exists(dir)) {
+		log_warn("needles directory '%s' does not exist: screen checks can only fail", dir);
+		rc = needle_set_load(r->needles, dir, needle_warning, r);
+		free(dir);
+		return 0;
+	}
+	rc = needle_set_load(r->needles, dir, needle_warning, r);
+	if (rc)
+		snprintf(err, errlen, "needles '%s': %s", dir, err_str(rc));
+	else
+		log_info("loaded %zu needles from %s", needle_set_count(r->needles), dir);
+	free(dir);
+	return rc;
+}
+
+static int start_vm(struct runner *r, char *err, size_t errlen)
+{
+	struct qemu_cmd cmd;
+	const char *accel;
+	char status[32], *line;
+	int rc;
+
+	/* Build once to learn the binary, then choose the accelerator for it. */
+	rc = qemu_cmd_build(vars_get_cb, &r->vars, r->workdir, "tcg", &cmd, err, errlen);
+	if (rc)
+		return rc;
+	accel = qemu_accel_select(cmd.argv[0], vars_get_cb, &r->vars, NULL);
+	if (strcmp(accel, "tcg")) {
+		qemu_cmd_release(&cmd);
+		rc = qemu_cmd_build(vars_get_cb, &r->vars, r->workdir, accel, &cmd, err, errlen);
+		if (rc)
+			return rc;
+	}
+	line = qemu_cmd_string(&cmd);
+	log_info("starting QEMU: %s", line ? line : cmd.argv[0]);
+	free(line);
+	rc = qemu_prepare_disks(&cmd, err, errlen);
+	if (!rc)
+		rc = qemu_start(&cmd, &r->qemu, err, errlen);
+	if (rc)
+		goto out;
+	r->vm_start = time_mono();
+	rc = qmp_connect(cmd.qmp_path, 10000, &r->qmp, err, errlen);
+	if (rc)
+		goto out;
+	{
+		char *log_path = path_join(r->out_dir, "serial0.txt");
+		rc = log_path ? serial_open(cmd.serial_path, log_path, 10000, &r->serial, err, errlen)
+			      : ERR_NOMEM;
+		free(log_path);
+	}
+	if (rc)
+		goto out;
+	rc = vnc_connect(cmd.vnc_path, r->xres, r->yres, 10000, &r->vnc, err, errlen);
+	if (rc)
+		goto out;
+	rc = qmp_command(r->qmp, "cont", NULL, NULL, err, errlen);
+	if (rc)
+		goto out;
+	if (qmp_query_status(r->qmp, status, sizeof(status), err, errlen) == 0)
+		log_info("VM status after cont: %s", status);
+out:
+	qemu_cmd_release(&cmd);
+	return rc;
+}
+
+static void stop_vm(struct runner *r)
+{
+	if (r->vnc)
+		vnc_close(r->vnc);
+	r->vnc = NULL;
+	if (r->qemu)
+		qemu_stop(r->qemu, r->qmp);
+	if (r->qmp)
+		qmp_close(r->qmp);
+	r->qmp = NULL;
+	if (r->serial)
+		serial_close(r->serial);
+	r->serial = NULL;
+	if (r->qemu)
+		qemu_free(r->qemu);
+	r->qemu = NULL;
+}
+
+enum job_result runner_run(struct runner *r)
+{
+	enum job_result res = JOB_INCOMPLETE;
+	char err[1024] = "";
+	int needs_review = 0, rc;
+	size_t i;
+
+	r->start = time_mono();
+	r->vm_start = r->start;
+	r->timeout_scale = vars_get_double(&r->vars, "TIMEOUT_SCALE", 1.0);
+	if (r->timeout_scale <= 0)
+		r->timeout_scale = 1.0;
+	r->deadline = r->start + vars_get_double(&r->vars, "MAX_JOB_TIME", 7200);
+	r->stuck_limit = vars_get_double(&r->vars, "LUA_STUCK_TIMEOUT", 60) * r->timeout_scale;
+	r->typing_interval = 1.0 / vars_get_double(&r->vars, "TYPING_LIMIT", 30);
+	r->review_level = vars_get_double(&r->vars, "NEEDS_REVIEW_LEVEL", 80) / 100.0;
+	r->xres = (int)vars_get_long(&r->vars, "XRES", 1024);
+	r->yres = (int)vars_get_long(&r->vars, "YRES", 768);
+	r->mouse_x = r->mouse_y = -1;
+	r->console = CONSOLE_VGA;
+
+	r->L = luaL_newstate();
+	if (!r->L) {
+		runner_abort(r, JOB_INCOMPLETE, "cannot create the Lua state");
+		goto out;
+	}
+	luaL_openlibs(r->L);
+	testapi_register(r, r->L);
+	rc = load_schedule(r, err, sizeof(err));
+	if (!rc)
+		rc = load_needles(r, err, sizeof(err));
+	if (rc) {
+		runner_abort(r, JOB_INCOMPLETE, "%s", err);
+		goto out;
+	}
+	/* Load every module first: a syntax error is reported before the VM starts. */
+	for (i = 0; i < r->nmodules; i++) {
+		rc = load_module(r, &r->modules[i], err, sizeof(err));
+		if (rc) {
+			runner_abort(r, JOB_INCOMPLETE, "%s", err);
+			goto out;
+		}
+		lua_pop(r->L, 1);
+	}
+	rc = start_vm(r, err, sizeof(err));
+	if (rc) {
+		runner_vm_dead(r);
+		runner_abort(r, JOB_INCOMPLETE, "cannot start the VM: %s", err);
+		goto out;
+	}
+	for (r->cur = 0; r->cur < r->nmodules && !r->abort; r->cur++) {
+		struct module *m = &r->modules[r->cur];
+		if (load_module(r, m, err, sizeof(err))) {
+			runner_abort(r, JOB_INCOMPLETE, "%s", err);
+			break;
+		}
+		run_module(r, m);
+		if (m->result == MODULE_FAIL && (m->flags & MODULE_FLAG_FATAL) && !r->abort) {
+			runner_progress(r, "fatal module failed: stopping");
+			r->cur++;
+			break;
+		}
+	}
+out:
+	for (i = r->cur; i < r->nmodules; i++)
+		if (r->modules[i].result == MODULE_NONE)
+			r->modules[i].result = MODULE_SKIP;
+	r->cur = r->nmodules;
+	stop_vm(r);
+	if (r->signal && !r->reason[0])
+		snprintf(r->reason, sizeof(r->reason), "vigil was interrupted by signal %d", (int)r->signal);
+	if (r->abort)
+		res = r->abort_result;
+	else
+		res = results_job_from_modules(r->modules, r->nmodules, &needs_review);
+	if (r->abort && r->abort_result == JOB_TIMEOUT_EXCEEDED)
+		needs_review = 0;
+	if (results_write_job(r->testresults, res, needs_review, r->abort ? r->reason : NULL,
+			      r->modules, r->nmodules, runner_elapsed(r)))
+		log_err("could not write results.json");
+	return res;
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* runner.h - one job: a test distribution run against one VM. The runner
+ * context is shared by the schedule (runner.c), the Lua test API
+ * (testapi*.c) and the screen checks (screen.c). Internal to src/runner. */
+#ifndef VIGIL_RUNNER_H
+#define VIGIL_RUNNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "runner/results.h"
+#include "runner/vars.h"
+
+struct lua_State;
+struct needle;
+struct needle_set;
+struct qemu;
+struct qmp;
+struct vnc;
+struct vnc_frame;
+struct serial;
+struct match_result;
+
+enum console_kind { CONSOLE_VGA, CONSOLE_SERIAL };
+
+struct runner {
+	struct vars vars;
+	char *distri_dir;     /* absolute */
+	char *out_dir;        /* absolute results directory */
+	char *testresults;    /* out_dir/testresults */
+	char *workdir;        /* out_dir/.vm: sockets, overlays */
+	struct needle_set *needles;
+
+	struct qemu *qemu;
+	struct qmp *qmp;
+	struct vnc *vnc;
+	struct serial *serial;
+	int xres, yres;
+
+	struct lua_State *L;
+	struct module *modules;
+	size_t nmodules, cur;
+
+	double start;         /* monotonic: when vigil started the job */
+	double vm_start;      /* monotonic: when QEMU started (video time 0) */
+	double deadline;      /* monotonic: MAX_JOB_TIME */
+	double timeout_scale;
+	double last_api;      /* monotonic: last test API call (busy-loop guard) */
+	double stuck_limit;   /* seconds without an API call before a module is stopped */
+	double typing_interval; /* seconds per key */
+
+	enum console_kind console;
+	size_t serial_offset; /* wait_serial start for the current module */
+	int mouse_x, mouse_y;
+	double review_level;  /* near-miss similarity for needs_review */
+
+	json_t *last_match;   /* the last matched needle's serialisation (tags) */
+
+	int abort;            /* stop running modules */
+	volatile int signal;  /* set by a signal handler: the job was interrupted */
+	int expect_exit;      /* power off asked: QEMU going away is no fault */
+	enum job_result abort_result;
+	char reason[1024];    /* why the job ended early */
+	unsigned step;        /* progress counter */
+};
+
+/* Run the distribution; results written under out_dir. Returns the job
+ * result. The caller has loaded vars and created out_dir. */
+enum job_result runner_run(struct runner *r);
+
+/* Mark the job as ended early (first reason wins). */
+void runner_abort(struct runner *r, enum job_result res, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* True once the VM is gone (QEMU exited or VNC lost); fills r->reason. */
+int runner_vm_dead(struct runner *r);
+/* Seconds since vm_start, for frametimes and progress. */
+double runner_elapsed(const struct runner *r);
+/* One progress line on stdout: "[  12.3s] module: what". */
+void runner_progress(struct runner *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The module running now (or NULL). */
+struct module *runner_module(struct runner *r);
+
+/* testapi.c: register the test API globals in L. */
+void testapi_register(struct runner *r, struct lua_State *L);
+
+#endif

@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: MIT */
+/* screen.c - screen checks: every changed frame the capture thread hands
+ * over while a check waits is matched (margin search), the whole screen is
+ * searched at least every 5 s and at the deadline, and the step is recorded
+ * with its screenshot, needle areas and frame time. */
+#define LOG_MODULE "screen"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "image/match.h"
+#include "image/needle.h"
+#include "runner/screen.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "vm/vnc.h"
+
+#define FULL_SEARCH_INTERVAL 5.0
+#define MARGIN_RATIO 0.02
+#define MAX_CANDIDATES 5
+
+struct vnc_frame *screen_current(struct runner *r)
+{
+	return vnc_latest(r->vnc);
+}
+
+static char *frametime_str(const struct runner *r, double t, char *buf, size_t len)
+{
+	double v = t - r->vm_start;
+	snprintf(buf, len, "%.2f", v < 0 ? 0 : v);
+	return buf;
+}
+
+static json_t *frametime_json(const struct runner *r, const struct vnc_frame *f)
+{
+	char a[32], b[32];
+	json_t *ft = json_array();
+	json_array_append_new(ft, json_string(frametime_str(r, f->t, a, sizeof(a))));
+	json_array_append_new(ft, json_string(frametime_str(r, f->t + 0.04, b, sizeof(b))));
+	return ft;
+}
+
+/* Saves the frame as the module's next screenshot; returns its name. */
+static char *save_frame(struct runner *r, const struct vnc_frame *f)
+{
+	struct module *m = runner_module(r);
+	char *name;
+	int rc;
+
+	if (!m || !f)
+		return NULL;
+	name = results_next_name(m, "png");
+	if (!name)
+		return NULL;
+	rc = results_save_image(r->testresults, name, f->img);
+	if (rc) {
+		log_warn("could not save screenshot '%s': %s", name, err_str(rc));
+		free(name);
+		return NULL;
+	}
+	return name;
+}
+
+static void add_detail(struct runner *r, json_t *d)
+{
+	struct module *m = runner_module(r);
+	if (!m) {
+		json_decref(d);
+		return;
+	}
+	if (!m->details)
+		m->details = json_array();
+	json_array_append_new(m->details, d);
+}
+
+/* openQA's serialisation of a needle's match: area list with integer
+ * percent similarities. */
+static json_t *areas_json(const struct match_result *res)
+{
+	json_t *list = json_array();
+	size_t i, k = 0;
+	const struct needle *n = res->needle;
+
+	for (i = 0; i < n->nareas; i++) {
+		const struct needle_area *na = &n->areas[i];
+		const struct match_area_result *a;
+		json_t *o;
+		if (na->type != NEEDLE_AREA_MATCH)
+			continue;
+		if (k >= res->nareas)
+			break;
+		a = &res->areas[k++];
+		o = json_object();
+		json_object_set_new(o, "x", json_integer(a->x));
+		json_object_set_new(o, "y", json_integer(a->y));
+		json_object_set_new(o, "w", json_integer(a->w));
+		json_object_set_new(o, "h", json_integer(a->h));
+		json_object_set_new(o, "similarity", json_integer((json_int_t)floor(a->similarity * 100 + 1e-9)));
+		json_object_set_new(o, "result", json_string(a->ok ? "ok" : "fail"));
+		if (na->has_click_point) {
+			json_t *cp = json_object();
+			if (na->click_center) {
+				json_object_set_new(cp, "xpos", json_real(na->w / 2.0));
+				json_object_set_new(cp, "ypos", json_real(na->h / 2.0));
+			} else {
+				json_object_set_new(cp, "xpos", json_integer(na->click_x));
+				json_object_set_new(cp, "ypos", json_integer(na->click_y));
+			}
+			if (na->click_id)
+				json_object_set_new(cp, "id", json_string(na->click_id));
+			json_object_set_new(o, "click_point", cp);
+		}
+		json_array_append_new(list, o);
+	}
+	return list;
+}
+
+static json_t *tags_json(const struct needle *n)
+{
+	json_t *t = json_array();
+	size_t i;
+	for (i = 0; i < n->ntags; i++)
+		json_array_append_new(t, json_string(n->tags[i]));
+	return t;
+}
+
+static json_t *candidate_json(const struct match_result *res)
+{
+	json_t *o = json_object();
+	json_object_set_new(o, "name", json_string(res->needle->name));
+	json_object_set_new(o, "json", json_string(res->needle->file));
+	json_object_set_new(o, "error", json_real(res->error));
+	json_object_set_new(o, "area", areas_json(res));
+	return o;
+}
+
+static json_t *asked_tags_json(const char *const *tags, size_t ntags)
+{
+	json_t *t = json_array();
+	size_t i;
+	for (i = 0; i < ntags; i++)
+		json_array_append_new(t, json_string(tags[i]));
+	return t;
+}
+
+/* The best result of matching one frame against all candidate needles. */
+struct frame_search {
+	struct match_result *res; /* sorted, best first */
+	size_t n;
+	double ratio;
+	uint64_t seq;
+};
+
+static void search_release(struct frame_search *s)
+{
+	size_t i;
+	for (i = 0; i < s->n; i++)
+		match_result_release(&s->res[i]);
+	free(s->res);
+	s->res = NULL;
+	s->n = 0;
+}
+
+static int search_frame(struct needle **needles, size_t nn, const struct vnc_frame *f,
+			double ratio, struct frame_search *out)
+{
+	struct match_screen *ms;
+	size_t i;
+	int rc = 0;
+
+	search_release(out);
+	out->ratio = ratio;
+	out->seq = f->seq;
+	if (nn == 0)
+		return 0;
+	out->res = calloc(nn, sizeof(*out->res));
+	if (!out->res)
+		return ERR_NOMEM;
+	ms = match_screen_new(f->img);
+	if (!ms)
+		return ERR_NOMEM;
+	for (i = 0; i < nn; i++) {
+		rc = match_needle(ms, needles[i], ratio, 0.0, &out->res[out->n]);
+		if (rc) {
+			log_warn("needle '%s' could not be matched: %s", needles[i]->name, err_str(rc));
+			rc = 0;
+			continue;
+		}
+		out->n++;
+	}
+	match_screen_free(ms);
+	match_results_sort(out->res, out->n);
+	return rc;
+}
+
+static int is_near_miss(const struct runner *r, const struct match_result *best)
+{
+	size_t i;
+	if (!best || best->nareas == 0)
+		return 0;
+	for (i = 0; i < best->nareas; i++)
+		if (best->areas[i].similarity < r->review_level)
+			return 0;
+	return 1;
+}
+
+static json_t *record_match(struct runner *r, const struct vnc_frame *f, const struct frame_search *s,
+			    const char *const *tags, size_t ntags)
+{
+	const struct match_result *best = &s->res[0];
+	json_t *d = json_object(), *cands = json_array(), *match;
+	char *shot = save_frame(r, f);
+	size_t i;
+
+	json_object_set_new(d, "needle", json_string(best->needle->name));
+	json_object_set_new(d, "json", json_string(best->needle->file));
+	json_object_set_new(d, "area", areas_json(best));
+	json_object_set_new(d, "error", json_real(best->error));
+	json_object_set_new(d, "tags", tags_json(best->needle));
+	json_object_set_new(d, "asked_tags", asked_tags_json(tags, ntags));
+	json_object_set_new(d, "frametime", frametime_json(r, f));
+	if (shot)
+		json_object_set_new(d, "screenshot", json_string(shot));
+	if (best->needle->workaround) {
+		struct module *m = runner_module(r);
+		json_object_set_new(d, "result", json_string("softfail"));
+		json_object_set_new(d, "dent", json_integer(1));
+		if (m) {
+			m->dents++;
+			if (m->result == MODULE_OK || m->result == MODULE_NONE)
+				m->result = MODULE_SOFTFAIL;
+		}
+	} else {
+		json_object_set_new(d, "result", json_string("ok"));
+	}
+	for (i = 1; i < s->n && i <= MAX_CANDIDATES; i++)
+		json_array_append_new(cands, candidate_json(&s->res[i]));
+	json_object_set_new(d, "needles", cands);
+	match = json_object();
+	json_object_set_new(match, "needle", json_string(best->needle->name));
+	json_object_set(match, "tags", json_object_get(d, "tags"));
+	json_object_set(match, "area", json_object_get(d, "area"));
+	json_object_set_new(match, "error", json_real(best->error));
+	json_object_set_new(match, "ok", json_true());
+	add_detail(r, d);
+	free(shot);
+	return match;
+}
+
+static void record_failure(struct runner *r, const struct vnc_frame *f, const struct frame_search *s,
+			   const char *const *tags, size_t ntags, int is_assert, int near)
+{
+	json_t *d = json_object(), *cands = json_array();
+	char *shot = f ? save_frame(r, f) : NULL;
+	size_t i;
+
+	json_object_set_new(d, "result", json_string(is_assert ? "fail" : "unk"));
+	json_object_set_new(d, "tags", asked_tags_json(tags, ntags));
+	if (f)
+		json_object_set_new(d, "frametime", frametime_json(r, f));
+	if (shot)
+		json_object_set_new(d, "screenshot", json_string(shot));
+	for (i = 0; i < s->n && i < MAX_CANDIDATES; i++)
+		json_array_append_new(cands, candidate_json(&s->res[i]));
+	json_object_set_new(d, "needles", cands);
+	if (is_assert && near)
+		json_object_set_new(d, "needs_review", json_true());
+	add_detail(r, d);
+	free(shot);
+}
+
+static const char *best_summary(const struct frame_search *s, char *buf, size_t len)
+{
+	const struct match_result *b;
+	double worst = 1.0;
+	size_t i;
+
+	if (s->n == 0) {
+		snprintf(buf, len, "no candidate needles");
+		return buf;
+	}
+	b = &s->res[0];
+	for (i = 0; i < b->nareas; i++)
+		if (b->areas[i].similarity < worst)
+			worst = b->areas[i].similarity;
+	snprintf(buf, len, "best candidate '%s' at %.2f", b->needle->name, b->nareas ? worst : 0.0);
+	return buf;
+}
+
+int screen_check(struct runner *r, const char *const *tags, size_t ntags, double timeout,
+		 int is_assert, json_t **match, int *near_miss)
+{
+	struct needle **needles = NULL;
+	struct frame_search s = { 0 };
+	struct vnc_frame *f = NULL, *next = NULL;
+	double t0 = time_mono(), deadline, last_full;
+	uint64_t searched = UINT64_MAX, searched_full = UINT64_MAX;
+	size_t nn;
+	int rc = 0;
+	char summary[256];
+
+	*match = NULL;
+	*near_miss = 0;
+	nn = needle_set_find(r->needles, tags, ntags, &needles);
+	if (nn == 0)
+		log_warn("no needle carries the tag(s) asked for; the check can only fail");
+	deadline = t0 + (timeout > 0 ? timeout : 0);
+	if (deadline > r->deadline)
+		deadline = r->deadline;
+	last_full = t0;
+	vnc_set_watch(r->vnc, 1);
+	f = vnc_latest(r->vnc);
+	for (;;) {
+		double now = time_mono(), wake;
+		int full = timeout <= 0 || now >= deadline || now - last_full >= FULL_SEARCH_INTERVAL;
+
+		if (f && (f->seq != searched || (full && f->seq != searched_full))) {
+			rc = search_frame(needles, nn, f, full ? 1.0 : MARGIN_RATIO, &s);
+			if (rc)
+				goto out;
+			searched = f->seq;
+			if (full) {
+				searched_full = f->seq;
+				last_full = now;
+			}
+			if (s.n && s.res[0].ok) {
+				*match = record_match(r, f, &s, tags, ntags);
+				rc = 1;
+				goto out;
+			}
+		}
+		now = time_mono();
+		if (now >= deadline) {
+			/* The deadline's whole-screen search of the last frame. */
+			if (f && f->seq != searched_full)
+				continue;
+			break;
+		}
+		wake = last_full + FULL_SEARCH_INTERVAL < deadline ? last_full + FULL_SEARCH_INTERVAL : deadline;
+		rc = vnc_next_frame(r->vnc, f ? f->seq : 0, (int)((wake - now) * 1000) + 1, &next);
+		if (rc == 0) {
+			if (f)
+				vnc_frame_unref(f);
+			f = next;
+			next = NULL;
+		} else if (rc != ERR_TIMEOUT) {
+			goto dead;
+		}
+		rc = 0;
+	}
+	*near_miss = s.n ? is_near_miss(r, &s.res[0]) : 0;
+	record_failure(r, f, &s, tags, ntags, is_assert, *near_miss);
+	log_info("no match after %.1fs: %s", time_mono() - t0, best_summary(&s, summary, sizeof(summary)));
+	rc = 0;
+	goto out;
+dead:
+	runner_vm_dead(r);
+	rc = ERR_CLOSED;
+out:
+	vnc_set_watch(r->vnc, 0);
+	search_release(&s);
+	if (f)
+		vnc_frame_unref(f);
+	free(needles);
+	return rc;
+}
+
+int screen_wait_still(struct runner *r, double stilltime, double timeout, double level)
+{
+	struct vnc_frame *ref, *next = NULL;
+	double t0 = time_mono(), deadline = t0 + timeout, last_change = t0;
+	uint64_t seq;
+	int rc;
+
+	if (deadline > r->deadline)
+		deadline = r->deadline;
+	vnc_set_watch(r->vnc, 1);
+	ref = vnc_latest(r->vnc);
+	seq = ref ? ref->seq : 0;
+	for (;;) {
+		double now = time_mono();
+		int wait_ms;
+		if (now - last_change >= stilltime) {
+			rc = 1;
+			break;
+		}
+		if (now >= deadline) {
+			rc = 0;
+			break;
+		}
+		wait_ms = (int)((last_change + stilltime - now) * 1000) + 1;
+		if (now + wait_ms / 1000.0 > deadline)
+			wait_ms = (int)((deadline - now) * 1000) + 1;
+		rc = vnc_next_frame(r->vnc, seq, wait_ms, &next);
+		if (rc == ERR_TIMEOUT)
+			continue;
+		if (rc) {
+			rc = ERR_CLOSED;
+			runner_vm_dead(r);
+			break;
+		}
+		seq = next->seq;
+		if (!ref || image_psnr(ref->img, next->img) < level) {
+			/* A real change: restart the still period from this frame. */
+			last_change = time_mono();
+			if (ref)
+				vnc_frame_unref(ref);
+			ref = next;
+		} else {
+			vnc_frame_unref(next);
+		}
+		next = NULL;
+	}
+	vnc_set_watch(r->vnc, 0);
+	if (ref)
+		vnc_frame_unref(ref);
+	return rc;
+}
+
+int screen_wait_change(struct runner *r, struct vnc_frame *ref, double timeout, double level, double *sim)
+{
+	double t0 = time_mono(), deadline = t0 + timeout;
+	uint64_t seq = ref ? ref->seq : 0;
+	struct vnc_frame *next = NULL;
+	int rc;
+
+	if (deadline > r->deadline)
+		deadline = r->deadline;
+	*sim = IMAGE_PSNR_IDENTICAL;
+	vnc_set_watch(r->vnc, 1);
+	for (;;) {
+		double now = time_mono();
+		if (now >= deadline) {
+			rc = 0;
+			break;
+		}
+		rc = vnc_next_frame(r->vnc, seq, (int)((deadline - now) * 1000) + 1, &next);
+		if (rc == ERR_TIMEOUT)
+			continue;
+		if (rc) {
+			rc = ERR_CLOSED;
+			runner_vm_dead(r);
+			break;
+		}
+		seq = next->seq;
+		*sim = ref ? image_psnr(ref->img, next->img) : 0;
+		vnc_frame_unref(next);
+		if (*sim < level) {
+			rc = 1;
+			break;
+		}
+	}
+	vnc_set_watch(r->vnc, 0);
+	return rc;
+}
+
+int screen_save_step(struct runner *r, const char *result)
+{
+	struct vnc_frame *f = vnc_latest(r->vnc);
+	json_t *d;
+	char *shot;
+
+	if (!f)
+		return ERR_NOT_FOUND;
+	shot = save_frame(r, f);
+	d = json_object();
+	json_object_set_new(d, "result", json_string(result));
+	json_object_set_new(d, "frametime", frametime_json(r, f));
+	if (shot)
+		json_object_set_new(d, "screenshot", json_string(shot));
+	add_detail(r, d);
+	free(shot);
+	vnc_frame_unref(f);
+	return 0;
+}

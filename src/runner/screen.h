@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/* screen.h - screen checks of the running job: assert/check_screen over
+ * every changed frame, stillness and change waits, step screenshots. */
+#ifndef VIGIL_SCREEN_H
+#define VIGIL_SCREEN_H
+
+#include <stdint.h>
+#include <jansson.h>
+#include "runner/runner.h"
+
+/* PSNR thresholds (dB), as os-autoinst. */
+#define SCREEN_CHANGE_LEVEL 50.0
+#define SCREEN_STILL_LEVEL  47.0
+
+/* Look for a needle carrying one of the tag expressions (OR; each
+ * expression space-separated AND) on every changed frame until timeout
+ * seconds (already scaled) pass. timeout 0 = one check of the current screen.
+ * Records the step (screenshot + match, or the failure with candidates; for
+ * check_screen a failure is recorded as "unk").
+ * Returns 1 matched (*match = new reference to the match object: needle,
+ * area[], tags...), 0 not matched, or negative when the VM is gone.
+ * On a non-match *near_miss tells whether the best candidate came close. */
+int screen_check(struct runner *r, const char *const *tags, size_t ntags, double timeout,
+		 int is_assert, json_t **match, int *near_miss);
+
+/* Wait until the screen stays still (PSNR >= level vs the reference) for
+ * stilltime seconds. 1 still, 0 timed out, negative VM gone. */
+int screen_wait_still(struct runner *r, double stilltime, double timeout, double level);
+
+/* The current frame, referenced (release with vnc_frame_unref); it may be
+ * NULL before the first frame arrived. */
+struct vnc_frame *screen_current(struct runner *r);
+/* Wait for a frame after ref that differs from it by PSNR < level (ref
+ * NULL: any frame). 1 changed (*sim = its PSNR), 0 timed out, negative VM gone. */
+int screen_wait_change(struct runner *r, struct vnc_frame *ref, double timeout, double level, double *sim);
+
+/* Record the current screen as a step with the given result ("unk", "ok",
+ * "fail"). 0 or negative. */
+int screen_save_step(struct runner *r, const char *result);
+
+#endif

@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: MIT */
+/* testapi_console.c - consoles and the serial port in the Lua test API:
+ * select_console, wait_serial (PCRE2), script_run, assert_script_run,
+ * script_output and upload_logs (file contents sent back over the serial
+ * port, since the VMs have no network). */
+#define LOG_MODULE "testapi"
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runner/testapi.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "vm/serial.h"
+
+static const char *const serial_consoles[] = {
+	"serial", "root-serial", "root-sut-serial", "sut-serial", "virtio-terminal",
+	"root-virtio-terminal", "user-virtio-terminal", "svirt-serial", NULL,
+};
+static const char *const vga_consoles[] = {
+	"sut", "vga", "x11", "root-console", "user-console", "install-shell", "log-console",
+	"tty1", "tty2", "tty3", "tty4", "tty5", "tty6", NULL,
+};
+
+static int in_list(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, s))
+			return 1;
+	return 0;
+}
+
+static int l_select_console(lua_State *L)
+{
+	struct runner *r = tapi_runner(L);
+	const char *name = luaL_checkstring(L, 1);
+
+	tapi_check_abort(L, r);
+	if (in_list(serial_consoles, name))
+		r->console = CONSOLE_SERIAL;
+	else if (in_list(vga_consoles, name))
+		r->console = CONSOLE_VGA;
+	else
+		return luaL_error(L, "select_console: unknown console '%s' (VGA: sut, vga, x11, root-console; "
+				  "serial terminal: serial, root-serial, root-virtio-terminal)", name);
+	runner_progress(r, "select_console %s", name);
+	return 0;
+}
+
+static int l_is_serial_terminal(lua_State *L)
+{
+	struct runner *r = tapi_runner(L);
+	lua_pushboolean(L, r->console == CONSOLE_SERIAL);
+	return 1;
+}
+
+/* Random marker of 5 letters/digits, distinct per call. */
+static void make_marker(char out[6])
+{
+	static const char set[] = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+	static unsigned long counter;
+	unsigned long v = (unsigned long)(time_wall() * 1e6) ^ (++counter * 2654435761u);
+	int i;
+	for (i = 0; i < 5; i++) {
+		out[i] = set[v % (sizeof(set) - 1)];
+		v = v / (sizeof(set) - 1) + (unsigned long)i * 7919u + counter;
+	}
+	out[5] = '\0';
+}
+
+struct serial_match {
+	size_t end;      /* offset just past the match, relative to the searched text */
+	size_t cap_start[3], cap_end[3];
+	int ncap;
+};
+
+/* Searches text for the compiled pattern; 1 found, 0 not. */
+static int regex_find(pcre2_code *re, const char *text, size_t len, struct serial_match *m)
+{
+	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
+	int rc, i;
+
+	if (!md)
+		return 0;
+	rc = pcre2_match(re, (PCRE2_SPTR)text, len, 0, 0, md, NULL);
+	if (rc > 0) {
+		PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
+		m->end = ov[1];
+		m->ncap = rc > 3 ? 3 : rc;
+		for (i = 0; i < m->ncap; i++) {
+			m->cap_start[i] = ov[2 * i];
+			m->cap_end[i] = ov[2 * i + 1];
+		}
+	}
+	pcre2_match_data_free(md);
+	return rc > 0;
+}
+
+static pcre2_code *compile(lua_State *L, const char *pattern, int literal)
+{
+	int errcode;
+	PCRE2_SIZE erroff;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+				       literal ? PCRE2_LITERAL : 0, &errcode, &erroff, NULL);
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(errcode, msg, sizeof(msg));
+		luaL_error(L, "regex '%s': %s at offset %d", pattern, (const char *)msg, (int)erroff);
+	}
+	return re;
+}
+
+/* Copies text replacing CRLF by LF. New string (aborts on OOM). */
+static char *crlf_to_lf(const char *s, size_t len)
+{
+	char *out = malloc(len + 1);
+	size_t i, o = 0;
+	if (!out)
+		abort();
+	for (i = 0; i < len; i++) {
+		if (s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')
+			continue;
+		out[o++] = s[i];
+	}
+	out[o] = '\0';
+	return out;
+}
+
+/* Waits for re in the serial output after r->serial_offset. On a match
+ * fills *m (offsets relative to *text, which the caller frees) and moves
+ * the offset past it. 1 found, 0 timed out, negative VM gone. */
+static int serial_search(struct runner *r, pcre2_code *re, double timeout,
+			 char **text, size_t *tlen, struct serial_match *m)
+{
+	double deadline = time_mono() + timeout;
+	int rc;
+
+	if (deadline > r->deadline)
+		deadline = r->deadline;
+	*text = NULL;
+	for (;;) {
+		char *data = NULL;
+		size_t len = 0;
+		rc = serial_snapshot(r->serial, r->serial_offset, &data, &len, NULL);
+		if (rc)
+			return rc;
+		if (regex_find(re, data, len, m)) {
+			*text = data;
+			*tlen = len;
+			r->serial_offset += m->end;
+			return 1;
+		}
+		free(data);
+		if (time_mono() >= deadline)
+			return 0;
+		rc = serial_wait_change(r->serial, r->serial_offset + len,
+					(int)((deadline - time_mono()) * 1000) + 1);
+		if (rc && rc != ERR_TIMEOUT) {
+			/* The port closed: one last look happens on the next loop. */
+			char *last = NULL;
+			size_t llen = 0;
+			if (serial_snapshot(r->serial, r->serial_offset, &last, &llen, NULL) == 0 &&
+			    regex_find(re, last, llen, m)) {
+				*text = last;
+				*tlen = llen;
+				r->serial_offset += m->end;
+				return 1;
+			}
+			free(last);
+			runner_vm_dead(r);
+			return ERR_CLOSED;
+		}
+	}
+}
+
+int tapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int literal, double timeout)
+{
+	pcre2_code *re = compile(L, pattern, literal);
+	struct serial_match m;
+	char *text = NULL;
+	size_t len;
+	int rc;
+
+	rc = serial_search(r, re, timeout, &text, &len, &m);
+	pcre2_code_free(re);
+	if (rc < 0) {
+		free(text);
+		tapi_check_abort(L, r);
+		return luaL_error(L, "serial port closed");
+	}
+	if (rc == 1) {
+		char *lf = crlf_to_lf(text, m.end);
+		lua_pushstring(L, lf);
+		free(lf);
+		free(text);
+		return 1;
+	}
+	lua_pushnil(L);
+	return 0;
+}
+
+static int l_wait_serial(lua_State *L)
+{
+	struct runner *r = tapi_runner(L);
+	const char *pattern = luaL_checkstring(L, 1);
+	double timeout = tapi_timeout(L, r, 2, 90);
+	int literal = tapi_opt_bool(L, 2, "no_regex", 0);
+	int expect_not_found = tapi_opt_bool(L, 2, "expect_not_found", 0);
+	int quiet = tapi_opt_bool(L, 2, "quiet", 0);
+	double t0 = time_mono();
+	int found;
+	struct buf b;
+
+	if (lua_isboolean(L, 3))
+		expect_not_found = lua_toboolean(L, 3);
+	tapi_check_abort(L, r);
+	found = tapi_serial_wait(L, r, pattern, literal, timeout);
+	runner_progress(r, "wait_serial '%s': %s after %.2fs", pattern, found ? "found" : "not found",
+			time_mono() - t0);
+	if (!quiet) {
+		buf_init(&b, LIMIT_SERIAL_LOG);
+		(void)buf_printf(&b, "# wait_serial expected: %s\n# Result:\n%s\n", pattern,
+				 found ? lua_tostring(L, -1) : "");
+		tapi_record_text(r, "wait_serial", b.data ? b.data : "",
+				 (found != 0) != (expect_not_found != 0) ? "ok" : "fail");
+		buf_release(&b);
+	}
+	return 1;
+}
+
+static const char *serialdev(struct runner *r)
+{
+	const char *d = vars_get(&r->vars, "SERIALDEV");
+	return d && *d ? d : "ttyS0";
+}
+
+/* Types the command with a marker echo and waits for the exit code.
+ * Returns the code, or -1 on time-out. */
+static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, double timeout)
+{
+	char marker[6], pattern[64];
+	struct buf b;
+	pcre2_code *re;
+	struct serial_match m;
+	char *text = NULL;
+	size_t len;
+	long code = -1;
+	int rc;
+
+	make_marker(marker);
+	buf_init(&b, LIMIT_SERIAL_LOG);
+	if (buf_printf(&b, "%s; echo %s-$?- > /dev/%s\n", cmd, marker, serialdev(r)))
+		return luaL_error(L, "command too long");
+	tapi_type(L, r, b.data, b.len, r->typing_interval, 0);
+	buf_release(&b);
+	snprintf(pattern, sizeof(pattern), "%s-(\\d+)-", marker);
+	re = compile(L, pattern, 0);
+	rc = serial_search(r, re, timeout, &text, &len, &m);
+	pcre2_code_free(re);
+	if (rc == 1 && m.ncap >= 2) {
+		char num[32];
+		size_t n = m.cap_end[1] - m.cap_start[1];
+		if (n >= sizeof(num))
+			n = sizeof(num) - 1;
+		memcpy(num, text + m.cap_start[1], n);
+		num[n] = '\0';
+		if (str_to_long(num, &code))
+			code = -1;
+	}
+	free(text);
+	if (rc < 0)
+		tapi_check_abort(L, r);
+	return code;
+}
+
+static int l_script_run(lua_State *L)
+{
+	struct runner *r = tapi_runner(L);
+	const char *cmd = luaL_checkstring(L, 1);
+	double timeout = tapi_timeout(L, r, 2, 30);
+	double t0 = time_mono();
+	long code;
+
+	tapi_check_abort(L, r);
+	if (str_ends_with(cmd, "&"))
+		return luaL_error(L, "script_run: command '%s' ends with '&': run it in the background yourself", cmd);
+	if (timeout == 0) {
+		tapi_type(L, r, cmd, strlen(cmd), r->typing_interval, 0);
+		tapi_type(L, r, "\n", 1, r->typing_interval, 0);
+		lua_pushnil(L);
+		return 1;
+	}
+	code = run_with_marker(L, r, cmd, timeout);
+	if (code < 0) {
+		runner_progress(r, "script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
+		return luaL_error(L, "command '%s' timed out", cmd);
+	}
+	runner_progress(r, "script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
+	lua_pushinteger(L, code);
+	return 1;
+}
+
+static int l_assert_script_run(lua_State *L)
+{
+	struct runner *r = tapi_runner(L);
+	const char *cmd = luaL_checkstring(L, 1);
+	double timeout = tapi_timeout(L, r, 2, 90);
+	const char *msg = tapi_opt_string(L, 2, "fail_message", NULL);
+	double t0 = time_mono();
+	long code;
+
+	tapi_check_abort(L, r);
+	code = run_with_marker(L, r, cmd, timeout);
+	if (code < 0) {
+		runner_progress(r, "assert_script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
+		return luaL_error(L, "command '%s' timed out", cmd);
+	}
+	runner_progress(r, "assert_script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
+	if (code != 0) {
+		struct module *m = runner_module(r);
+		if (m)
+			m->hard_fail = 1;
+		if (msg)
+			return luaL_error(L, "command '%s' failed: %s", cmd, msg);
+		return luaL_error(L, "command '%s' failed (exit code %d)", cmd, (int)code);
+	}
+	return 0;
+}
+
+static void trim_right(char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+		s[--n] = '\0';
+}
+
+static int l_script_output(lua_State *L)
+{
+	struct runner *r = tapi_runner(L);
+	const char *script = luaL_checkstring(L, 1);
+	double timeout = tapi_timeout(L, r, 2, 30);
+	int proceed = tapi_opt_bool(L, 2, "proceed_on_failure", 0);
+	char marker[6], pattern[128];
+	struct serial_match m;
+	struct buf b;
+	pcre2_code *re;
+	char *text = NULL, *out;
+	size_t len;
+	long code = -1;
+	int rc;
+	double t0 = time_mono();
+
+	tapi_check_abort(L, r);
+	make_marker(marker);
+	buf_init(&b, LIMIT_SERIAL_LOG);
+	if (strchr(script, '\n') || strlen(script) >= 80)
+		rc = buf_printf(&b, "cat > /tmp/script%s.sh << 'EOT_%s'\n%s\nEOT_%s\n"
+				"(echo %s; sh -e /tmp/script%s.sh; echo SCRIPT_FINISHED%s-$?-) > /dev/%s\n",
+				marker, marker, script, marker, marker, marker, marker, serialdev(r));
+	else
+		rc = buf_printf(&b, "(echo %s; %s; echo SCRIPT_FINISHED%s-$?-) > /dev/%s\n",
+				marker, script, marker, serialdev(r));
+	if (rc) {
+		buf_release(&b);
+		return luaL_error(L, "script too long");
+	}
+	tapi_type(L, r, b.data, b.len, r->typing_interval, 0);
+	buf_release(&b);
+	/* The marker alone on a line starts the output; digits end it. */
+	snprintf(pattern, sizeof(pattern), "(?s)(?:^|\\n)%s\\r?\\n(.*?)SCRIPT_FINISHED%s-(\\d+)-", marker, marker);
+	re = compile(L, pattern, 0);
+	rc = serial_search(r, re, timeout, &text, &len, &m);
+	pcre2_code_free(re);
+	if (rc < 0) {
+		free(text);
+		tapi_check_abort(L, r);
+		return luaL_error(L, "serial port closed");
+	}
+	if (rc == 0) {
+		runner_progress(r, "script_output: timed out after %.2fs", time_mono() - t0);
+		return luaL_error(L, "script_output timed out: '%s'", script);
+	}
+	{
+		char num[32];
+		size_t n = m.cap_end[2] - m.cap_start[2];
+		if (n >= sizeof(num))
+			n = sizeof(num) - 1;
+		memcpy(num, text + m.cap_start[2], n);
+		num[n] = '\0';
+		if (str_to_long(num, &code))
+			code = -1;
+	}
+	out = crlf_to_lf(text + m.cap_start[1], m.cap_end[1] - m.cap_start[1]);
+	free(text);
+	trim_right(out);
+	runner_progress(r, "script_output: exit %ld, %zu bytes (%.2fs)", code, strlen(out), time_mono() - t0);
+	lua_pushstring(L, out);
+	free(out);
+	if (code != 0 && !proceed)
+		return luaL_error(L, "script_output failed with exit code %d: '%s'", (int)code, script);
+	return 1;
+}
+
+/* Base64 text (with line breaks) to bytes via OpenSSL. */
+static int decode_base64(const char *in, size_t len, struct buf *out)
+{
+	EVP_ENCODE_CTX *ctx = EVP_ENCODE_CTX_new();
+	unsigned char chunk[4096 + 64];
+	size_t off = 0;
+	int n, rc = 0;
+
+	if (!ctx)
+		return ERR_NOMEM;
+	EVP_DecodeInit(ctx);
+	while (off < len && !rc) {
+		int take = len - off > 4096 ? 4096 : (int)(len - off);
+		if (EVP_DecodeUpdate(ctx, chunk, &n, (const unsigned char *)in + off, take) < 0)
+			rc = ERR_PROTO;
+		else
+			rc = buf_append(out, chunk, (size_t)n);
+		off += (size_t)take;
+	}
+	if (!rc) {
+		if (EVP_DecodeFinal(ctx, chunk, &n) < 0)
+			rc = ERR_PROTO;
+		else
+			rc = buf_append(out, chunk, (size_t)n);
+	}
+	EVP_ENCODE_CTX_free(ctx);
+	return rc;
+}
+
+static int l_upload_logs(lua_State *L)
+{
+	struct runner *r = tapi_runner(L);
+	const char *file = luaL_checkstring(L, 1);
+	double timeout = tapi_timeout(L, r, 2, 90);
+	int failok = tapi_opt_bool(L, 2, "failok", 0);
+	const char *log_name = tapi_opt_string(L, 2, "log_name", NULL);
+	struct module *m = runner_module(r);
+	char marker[6], pattern[128], *text = NULL, *base, *dir = NULL, *path = NULL, *upname = NULL;
+	struct serial_match sm;
+	struct buf b, data;
+	pcre2_code *re;
+	size_t len;
+	long code = -1;
+	int rc;
+
+	tapi_check_abort(L, r);
+	make_marker(marker);
+	buf_init(&b, LIMIT_SERIAL_LOG);
+	buf_init(&data, LIMIT_SERIAL_LOG);
+	rc = buf_printf(&b, "(echo UPLOAD%s; base64 '%s'; echo UPLOADED%s-$?-) > /dev/%s\n",
+			marker, file, marker, serialdev(r));
+	if (rc) {
+		buf_release(&b);
+		return luaL_error(L, "file name too long");
+	}
+	tapi_type(L, r, b.data, b.len, r->typing_interval, 0);
+	buf_release(&b);
+	snprintf(pattern, sizeof(pattern), "(?s)(?:^|\\n)UPLOAD%s\\r?\\n(.*?)UPLOADED%s-(\\d+)-", marker, marker);
+	re = compile(L, pattern, 0);
+	rc = serial_search(r, re, timeout, &text, &len, &sm);
+	pcre2_code_free(re);
+	if (rc < 0) {
+		free(text);
+		tapi_check_abort(L, r);
+		return luaL_error(L, "serial port closed");
+	}
+	if (rc == 1) {
+		code = text[sm.cap_start[2]] == '0' && sm.cap_end[2] - sm.cap_start[2] == 1 ? 0 : 1;
+		if (code == 0 && decode_base64(text + sm.cap_start[1], sm.cap_end[1] - sm.cap_start[1], &data))
+			code = 1;
+	}
+	free(text);
+	if (code != 0) {
+		buf_release(&data);
+		runner_progress(r, "upload_logs '%s': failed", file);
+		if (failok)
+			return 0;
+		return luaL_error(L, "upload_logs: could not read '%s' in the guest%s", file,
+				  rc == 0 ? " (timed out)" : "");
+	}
+	base = path_stem(log_name ? log_name : file, NULL);
+	upname = malloc(strlen(base) + (m ? strlen(m->name) : 0) + 2);
+	dir = path_join(r->testresults, "ulogs");
+	if (upname && dir) {
+		snprintf(upname, strlen(base) + (m ? strlen(m->name) : 0) + 2, "%s-%s", m ? m->name : "job", base);
+		path = path_join(dir, upname);
+	}
+	rc = path && mkdir_p(dir, 0755) == 0 ? file_write_all(path, data.data ? data.data : "", data.len) : ERR_NOMEM;
+	runner_progress(r, "upload_logs '%s': %zu bytes -> ulogs/%s", file, data.len, upname ? upname : "?");
+	buf_release(&data);
+	free(base);
+	free(dir);
+	free(path);
+	if (rc) {
+		free(upname);
+		return luaL_error(L, "upload_logs: could not save '%s': %s", file, err_str(rc));
+	}
+	lua_pushstring(L, upname);
+	free(upname);
+	return 1;
+}
+
+static const luaL_Reg console_api[] = {
+	{ "select_console", l_select_console },
+	{ "is_serial_terminal", l_is_serial_terminal },
+	{ "wait_serial", l_wait_serial },
+	{ "script_run", l_script_run },
+	{ "assert_script_run", l_assert_script_run },
+	{ "script_output", l_script_output },
+	{ "upload_logs", l_upload_logs },
+	{ NULL, NULL },
+};
+
+void testapi_register_console(lua_State *L)
+{
+	lua_pushglobaltable(L);
+	luaL_setfuncs(L, console_api, 0);
+	lua_pop(L, 1);
+}

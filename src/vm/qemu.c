@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: MIT */
+/* qemu.c - the QEMU process: disk overlays, spawn with captured output,
+ * stop and reap, exit reason. Owns the child and its output pipe; the VM
+ * must never outlive vigil (PDEATHSIG, same process group). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <jansson.h>
+#define LOG_MODULE "qemu"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "vm/qemu.h"
+#include "vm/qmp.h"
+
+#define QEMU_TAIL_LINES 8
+#define QEMU_LINE_MAX 512
+
+struct qemu {
+	pid_t pid;
+	int out_fd;              /* read end of QEMU's stdout/stderr */
+	pthread_t reader;
+	bool reader_started;
+	int stop;                /* atomic: reader should end */
+	pthread_mutex_t lock;    /* below */
+	bool exited;
+	bool eof;                /* the reader saw the end of QEMU's output */
+	int status;              /* wait status once exited */
+	char tail[QEMU_TAIL_LINES][QEMU_LINE_MAX];
+	int tail_next, tail_count;
+};
+
+/* The child's side of a fork: die with the forking thread, keep stdio on
+ * the pipe, drop every other descriptor, exec. Only async-signal-safe
+ * calls here. */
+static void child_exec(char *const argv[], int out_fd, pid_t parent)
+{
+	int devnull;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(126); /* the parent died before prctl took effect */
+	devnull = open("/dev/null", O_RDONLY);
+	if (devnull >= 0)
+		dup2(devnull, 0);
+	if (out_fd >= 0) {
+		dup2(out_fd, 1);
+		dup2(out_fd, 2);
+	}
+	close_range(3, ~0U, 0);
+	signal(SIGPIPE, SIG_DFL);
+	execvp(argv[0], argv);
+	{
+		static const char msg[] = "exec failed: no such program or not executable\n";
+
+		if (write(2, msg, sizeof(msg) - 1) < 0)
+			_exit(127);
+	}
+	_exit(127);
+}
+
+int qemu__run(char *const argv[], int timeout_ms, int *status, struct buf *out)
+{
+	int64_t deadline = time_mono_ms() + timeout_ms;
+	int p[2], rc = 0;
+	pid_t pid, parent = getpid();
+	bool killed = false;
+
+	*status = 0;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		close(p[0]);
+		close(p[1]);
+		return rc;
+	}
+	if (pid == 0)
+		child_exec(argv, p[1], parent);
+	close(p[1]);
+	for (;;) {
+		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+		int64_t left = deadline - time_mono_ms();
+		char tmp[4096];
+		ssize_t n;
+		int r;
+
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			killed = true;
+			break;
+		}
+		r = poll(&pfd, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			continue;
+		n = read(p[0], tmp, sizeof(tmp));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (out)
+			(void)buf_append(out, tmp, (size_t)n); /* full: keep the start */
+	}
+	close(p[0]);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return killed ? ERR_TIMEOUT : rc;
+}
+
+static int qemu_img(char *const argv[], char *err, size_t errlen)
+{
+	struct buf out;
+	int status, rc;
+
+	buf_init(&out, 64 * 1024);
+	rc = qemu__run(argv, 60000, &status, &out);
+	if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+		rc = ERR_IO;
+	if (rc < 0)
+		snprintf(err, errlen, "qemu-img %s failed: %s", argv[1],
+			 out.data ? out.data : err_str(rc));
+	buf_release(&out);
+	return rc;
+}
+
+/* The format of an existing disk image, by qemu-img info. New string. */
+static char *detect_format(const char *path, char *err, size_t errlen)
+{
+	char *argv[] = { "qemu-img", "info", "--output=json", (char *)path, NULL };
+	struct buf out;
+	json_t *j = NULL;
+	char *fmt = NULL;
+	int status, rc;
+
+	buf_init(&out, 1u << 20);
+	rc = qemu__run(argv, 30000, &status, &out);
+	if (rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && out.data)
+		j = json_loads(out.data, 0, NULL);
+	if (j && json_is_string(json_object_get(j, "format")))
+		fmt = strdup(json_string_value(json_object_get(j, "format")));
+	else
+		snprintf(err, errlen, "cannot tell the format of disk image '%s': %s", path,
+			 out.data ? out.data : "qemu-img info failed");
+	json_decref(j);
+	buf_release(&out);
+	return fmt;
+}
+
+int qemu_prepare_disks(const struct qemu_cmd *cmd, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < cmd->noverlays; i++) {
+		const struct qemu_overlay *o = &cmd->overlays[i];
+		char *fmt = NULL;
+		int rc;
+
+		(void)unlink(o->path);
+		if (o->backing) {
+			char *argv[] = { "qemu-img", "create", "-q", "-f", "qcow2", "-F", NULL,
+					 "-b", o->backing, o->path, NULL };
+
+			if (!file_exists(o->backing)) {
+				snprintf(err, errlen, "disk image '%s' does not exist", o->backing);
+				return ERR_NOT_FOUND;
+			}
+			fmt = o->backing_fmt ? strdup(o->backing_fmt) : detect_format(o->backing, err, errlen);
+			if (!fmt)
+				return o->backing_fmt ? ERR_NOMEM : ERR_INVALID;
+			argv[6] = fmt;
+			rc = qemu_img(argv, err, errlen);
+			free(fmt);
+		} else {
+			char *argv[] = { "qemu-img", "create", "-q", "-f", "qcow2", o->path,
+					 o->size ? o->size : "10G", NULL };
+
+			rc = qemu_img(argv, err, errlen);
+		}
+		if (rc < 0)
+			return rc;
+		log_debug("created '%s'", o->path);
+	}
+	return 0;
+}
+
+/* Reap without blocking; caller holds the lock. */
+static bool reap_locked(struct qemu *q)
+{
+	int st;
+
+	if (q->exited)
+		return true;
+	if (waitpid(q->pid, &st, WNOHANG) == q->pid) {
+		q->exited = true;
+		q->status = st;
+	}
+	return q->exited;
+}
+
+static void *reader_main(void *arg)
+{
+	struct qemu *q = arg;
+	char line[QEMU_LINE_MAX];
+	size_t len = 0;
+
+	while (!__atomic_load_n(&q->stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd pfd = { .fd = q->out_fd, .events = POLLIN };
+		char tmp[4096];
+		ssize_t n, i;
+		int r = poll(&pfd, 1, 200);
+
+		if (r <= 0)
+			continue;
+		n = read(q->out_fd, tmp, sizeof(tmp));
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++) {
+			if (tmp[i] != '\n' && len < sizeof(line) - 1) {
+				line[len++] = tmp[i];
+				continue;
+			}
+			if (tmp[i] != '\n')
+				continue; /* over-long line: the rest is dropped */
+			line[len] = '\0';
+			log_info("qemu: %s", line);
+			pthread_mutex_lock(&q->lock);
+			snprintf(q->tail[q->tail_next], QEMU_LINE_MAX, "%s", line);
+			q->tail_next = (q->tail_next + 1) % QEMU_TAIL_LINES;
+			if (q->tail_count < QEMU_TAIL_LINES)
+				q->tail_count++;
+			pthread_mutex_unlock(&q->lock);
+			len = 0;
+		}
+	}
+	if (len) {
+		line[len] = '\0';
+		log_info("qemu: %s", line);
+	}
+	pthread_mutex_lock(&q->lock);
+	q->eof = true;
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+int qemu_start(const struct qemu_cmd *cmd, struct qemu **out, char *err, size_t errlen)
+{
+	struct qemu *q;
+	int p[2], rc;
+	pid_t parent = getpid();
+	char *line;
+
+	*out = NULL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return ERR_NOMEM;
+	pthread_mutex_init(&q->lock, NULL);
+	(void)unlink(cmd->vnc_path);
+	(void)unlink(cmd->qmp_path);
+	(void)unlink(cmd->serial_path);
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot create a pipe for qemu: %s", strerror(errno));
+		goto fail;
+	}
+	line = qemu_cmd_string(cmd);
+	log_info("starting %s", line ? line : cmd->argv[0]);
+	free(line);
+	q->pid = fork();
+	if (q->pid < 0) {
+		rc = -errno;
+		close(p[0]);
+		close(p[1]);
+		snprintf(err, errlen, "cannot fork qemu: %s", strerror(errno));
+		goto fail;
+	}
+	if (q->pid == 0)
+		child_exec(cmd->argv, p[1], parent);
+	close(p[1]);
+	q->out_fd = p[0];
+	rc = pthread_create(&q->reader, NULL, reader_main, q);
+	if (rc) {
+		/* Without its reader QEMU could block on a full pipe: end it. */
+		kill(q->pid, SIGKILL);
+		while (waitpid(q->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		close(q->out_fd);
+		snprintf(err, errlen, "cannot start the qemu output reader: %s", strerror(rc));
+		rc = -rc;
+		goto fail;
+	}
+	q->reader_started = true;
+	*out = q;
+	return 0;
+fail:
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+	return rc;
+}
+
+bool qemu_running(struct qemu *q)
+{
+	bool exited;
+
+	pthread_mutex_lock(&q->lock);
+	exited = reap_locked(q);
+	pthread_mutex_unlock(&q->lock);
+	return !exited;
+}
+
+pid_t qemu_pid(const struct qemu *q)
+{
+	return q->pid;
+}
+
+static bool wait_exit(struct qemu *q, int timeout_ms)
+{
+	int64_t deadline = time_mono_ms() + timeout_ms;
+
+	for (;;) {
+		if (!qemu_running(q))
+			return true;
+		if (time_mono_ms() >= deadline)
+			return false;
+		sleep_ms(20);
+	}
+}
+
+void qemu_stop(struct qemu *q, struct qmp *qmp)
+{
+	if (!qemu_running(q))
+		return;
+	if (qmp) {
+		char err[256];
+
+		/* QEMU may close the socket before answering: ignore the reply. */
+		(void)qmp_command(qmp, "quit", NULL, NULL, err, sizeof(err));
+		if (wait_exit(q, 3000))
+			return;
+	}
+	log_info("sending SIGTERM to qemu (pid %d)", (int)q->pid);
+	kill(q->pid, SIGTERM);
+	if (wait_exit(q, 3000))
+		return;
+	log_warn("qemu (pid %d) ignored SIGTERM: killing it", (int)q->pid);
+	kill(q->pid, SIGKILL);
+	pthread_mutex_lock(&q->lock);
+	if (!q->exited) {
+		int st;
+
+		while (waitpid(q->pid, &st, 0) < 0 && errno == EINTR)
+			;
+		q->exited = true;
+		q->status = st;
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+void qemu_exit_reason(struct qemu *q, char *buf, size_t len)
+{
+	size_t used;
+	int i;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (qemu_running(q))
+		return;
+	/* Let the reader take in QEMU's last words (its dying message). */
+	for (i = 0; i < 50; i++) {
+		bool eof;
+
+		pthread_mutex_lock(&q->lock);
+		eof = q->eof;
+		pthread_mutex_unlock(&q->lock);
+		if (eof || !q->reader_started)
+			break;
+		sleep_ms(10);
+	}
+	pthread_mutex_lock(&q->lock);
+	if (WIFEXITED(q->status))
+		snprintf(buf, len, "qemu exited with status %d", WEXITSTATUS(q->status));
+	else if (WIFSIGNALED(q->status))
+		snprintf(buf, len, "qemu was killed by signal %d (%s)", WTERMSIG(q->status),
+			 strsignal(WTERMSIG(q->status)));
+	else
+		snprintf(buf, len, "qemu ended (wait status %d)", q->status);
+	for (i = 0; i < q->tail_count; i++) {
+		int idx = (q->tail_next - q->tail_count + i + QEMU_TAIL_LINES) % QEMU_TAIL_LINES;
+
+		used = strlen(buf);
+		if (used + 1 >= len)
+			break;
+		snprintf(buf + used, len - used, "%s%s", i ? " | " : "; last output: ", q->tail[idx]);
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+void qemu_free(struct qemu *q)
+{
+	if (!q)
+		return;
+	qemu_stop(q, NULL);
+	if (q->reader_started) {
+		/* The pipe reaches EOF once QEMU is gone; the flag covers a
+		 * grandchild that kept it open. */
+		__atomic_store_n(&q->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(q->reader, NULL);
+	}
+	close(q->out_fd);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/* qemu.h - the QEMU process: its command line built from job settings (a
+ * pure function), scratch qcow2 overlays, spawning with output captured to
+ * the log, stopping (QMP quit, SIGTERM, SIGKILL; always reaped), the reason
+ * it died, and the per-host KVM probe (accel.c). Sockets for QMP, VNC and
+ * the serial port live in the job's work directory. */
+#ifndef VIGIL_QEMU_H
+#define VIGIL_QEMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+#include "util/buf.h"
+
+struct qmp;
+
+/* Settings lookup: the value of key, or NULL when unset. Borrowed; must
+ * stay valid until the call that received it returns. */
+typedef const char *(*qemu_get_fn)(void *ctx, const char *key);
+
+/* A qcow2 file to create before QEMU starts: an overlay over backing (in
+ * backing_fmt, or detected with `qemu-img info` when NULL), or, when
+ * backing is NULL, a blank disk of size (e.g. "10G"). */
+struct qemu_overlay {
+	char *path;
+	char *backing;
+	char *backing_fmt;
+	char *size;
+};
+
+/* Everything needed to start one VM. Filled by qemu_cmd_build, released by
+ * qemu_cmd_release. All strings owned. */
+struct qemu_cmd {
+	char **argv;            /* NULL-terminated; argv[0] is the binary */
+	size_t argc, cap;
+	struct qemu_overlay *overlays;
+	size_t noverlays;
+	char *vnc_path, *qmp_path, *serial_path; /* sockets in the workdir */
+	int xres, yres;
+};
+
+/* Build the QEMU command line from settings (no side effects):
+ *   QEMU (binary: a path, or NAME -> qemu-system-NAME; default
+ *   qemu-system-x86_64), -accel ACCEL (always explicit), QEMURAM (1024),
+ *   QEMUCPUS (1), QEMUMACHINE, QEMUCPU, QEMUVGA (VGA; EDID-capable devices
+ *   get xres/yres from XRES/YRES, default 1024x768), NICTYPE (only "user":
+ *   -nic user,model=NICMODEL,NICTYPE_USER_OPTIONS or restrict=on; else
+ *   -nic none), ISO (qcow2 overlay cd0-overlay.qcow2 as an IDE cdrom,
+ *   -boot once=d), HDD_1..HDD_n and NUMDISKS/HDDSIZEGB (overlays
+ *   hdN-overlay.qcow2, blank disks for missing HDD_n, on HDDMODEL,
+ *   default virtio-blk-pci), KERNEL/INITRD/APPEND, QEMU_APPEND (split on
+ *   spaces, last). Plus -no-shutdown -S -display none, VNC/QMP/serial unix
+ *   sockets in workdir and a USB tablet. Relative paths are made absolute.
+ * accel is "kvm" or "tcg" (see qemu_accel_select). 0, ERR_INVALID (bad
+ * setting; err names it) or ERR_NOMEM; cmd is released on error. */
+int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *accel,
+		   struct qemu_cmd *cmd, char *err, size_t errlen);
+void qemu_cmd_release(struct qemu_cmd *cmd);
+
+/* The command line as one shell-quoted line (for logs). New string. */
+char *qemu_cmd_string(const struct qemu_cmd *cmd);
+
+/* Create cmd's overlays and blank disks with qemu-img (replacing old
+ * files). 0 or a negative code; err has qemu-img's message. */
+int qemu_prepare_disks(const struct qemu_cmd *cmd, char *err, size_t errlen);
+
+struct qemu;
+
+/* Spawn QEMU (cmd.argv; disks must be prepared; stale sockets are removed
+ * first). Its stdout/stderr lines go to log_info as "qemu: ...". The child
+ * stays in our process group and gets PR_SET_PDEATHSIG(SIGKILL); that
+ * signal fires when the *thread* that forked exits, so call this from a
+ * thread that lives as long as the VM (e.g. main). *out is the caller's
+ * (qemu_free). 0 or -errno; err says what. */
+int qemu_start(const struct qemu_cmd *cmd, struct qemu **out, char *err, size_t errlen);
+
+/* Stop QEMU: QMP quit (if qmp is not NULL), then SIGTERM, then SIGKILL,
+ * each after a short wait; always reaped on return. No-op if it already
+ * exited. */
+void qemu_stop(struct qemu *q, struct qmp *qmp);
+
+/* Whether the process still runs (reaps it if it exited). */
+bool qemu_running(struct qemu *q);
+
+pid_t qemu_pid(const struct qemu *q);
+
+/* Why QEMU is no longer running: "qemu exited with status 1" or "qemu was
+ * killed by signal 9", then its last output lines. Empty while running. */
+void qemu_exit_reason(struct qemu *q, char *buf, size_t len);
+
+/* Stop (as qemu_stop without QMP) if still running, then free. NULL-safe. */
+void qemu_free(struct qemu *q);
+
+/* accel.c: "kvm" or "tcg" for this host. Order: env VIGIL_ACCEL=kvm|tcg;
+ * setting QEMU_NO_KVM=1 -> tcg; no usable /dev/kvm -> tcg; else the KVM
+ * probe's answer, cached in cache_dir/kvm-probe keyed by the QEMU version
+ * and kernel release (cache_dir NULL: ~/.cache/vigil). Never fails. */
+const char *qemu_accel_select(const char *qemu_bin, qemu_get_fn get, void *ctx,
+			      const char *cache_dir);
+
+/* Boot a 512-byte sector that writes 0x21 to isa-debug-exit under accel
+ * ("kvm" or "tcg") and check QEMU exits 67 = (0x21 << 1) | 1 within
+ * timeout_ms: the guest made real progress. *works set; 0, or a negative
+ * code when the probe could not even run (err says why). */
+int qemu_accel_probe(const char *qemu_bin, const char *accel, int timeout_ms,
+		     bool *works, char *err, size_t errlen);
+
+/* Internal to the vm module: run argv (PATH searched), collect stdout and
+ * stderr into out (may be NULL), kill it at timeout_ms. *status gets the
+ * wait status. 0, ERR_TIMEOUT (killed), or -errno. */
+int qemu__run(char *const argv[], int timeout_ms, int *status, struct buf *out);
+
+#endif

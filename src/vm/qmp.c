@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+/* qmp.c - QEMU Machine Protocol client: handshake, commands, events. Owns
+ * the socket and a bounded event queue; every message is one JSON line no
+ * longer than LIMIT_QMP_MSG. Never trusts the peer: bad input is ERR_PROTO. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#define LOG_MODULE "qmp"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "vm/qmp.h"
+
+struct qmp {
+	pthread_mutex_t lock;
+	int fd;
+	int dead;              /* a fatal error was seen; later calls fail */
+	int timeout_ms;
+	unsigned long next_id;
+	struct buf rbuf;       /* bytes read but not yet parsed into lines */
+	json_t *events[QMP_EVENT_MAX];
+	size_t ev_head, ev_len;
+	unsigned long ev_dropped;
+};
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static void queue_event(struct qmp *q, json_t *ev)
+{
+	if (q->ev_len == QMP_EVENT_MAX) {
+		json_t *old = q->events[q->ev_head];
+		json_t *name = json_object_get(old, "event");
+
+		log_warn("event queue full: dropping event '%s'",
+			 json_is_string(name) ? json_string_value(name) : "?");
+		json_decref(old);
+		q->ev_head = (q->ev_head + 1) % QMP_EVENT_MAX;
+		q->ev_len--;
+		q->ev_dropped++;
+	}
+	q->events[(q->ev_head + q->ev_len) % QMP_EVENT_MAX] = ev;
+	q->ev_len++;
+}
+
+/* Read one message (a JSON object on one line) by the deadline (ms on the
+ * monotonic clock; -1: none). Caller holds the lock. */
+static int read_msg(struct qmp *q, int64_t deadline, json_t **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (q->dead) {
+		set_err(err, errlen, "qmp connection is closed");
+		return ERR_CLOSED;
+	}
+	for (;;) {
+		char *nl = q->rbuf.len ? memchr(q->rbuf.data, '\n', q->rbuf.len) : NULL;
+		char tmp[65536];
+		struct pollfd pfd = { .fd = q->fd, .events = POLLIN };
+		ssize_t n;
+		int wait, rc;
+
+		if (nl) {
+			size_t linelen = (size_t)(nl - q->rbuf.data);
+			json_error_t jerr;
+			json_t *msg;
+
+			if (linelen == 0 || (linelen == 1 && q->rbuf.data[0] == '\r')) {
+				buf_consume(&q->rbuf, linelen + 1);
+				continue;
+			}
+			msg = json_loadb(q->rbuf.data, linelen, 0, &jerr);
+			buf_consume(&q->rbuf, linelen + 1);
+			if (!msg || !json_is_object(msg)) {
+				set_err(err, errlen, "malformed qmp message (column %d): %s",
+					msg ? 0 : jerr.column, msg ? "not an object" : jerr.text);
+				json_decref(msg);
+				q->dead = 1;
+				return ERR_PROTO;
+			}
+			*out = msg;
+			return 0;
+		}
+		if (deadline < 0) {
+			wait = -1;
+		} else {
+			int64_t left = deadline - time_mono_ms();
+			wait = left > 0 ? (int)left : 0;
+		}
+		rc = poll(&pfd, 1, wait);
+		if (rc < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			set_err(err, errlen, "qmp poll: %s", strerror(errno));
+			q->dead = 1;
+			return rc;
+		}
+		if (rc == 0) {
+			set_err(err, errlen, "no qmp message within the deadline");
+			return ERR_TIMEOUT;
+		}
+		n = read(q->fd, tmp, sizeof(tmp));
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			rc = -errno;
+			set_err(err, errlen, "qmp read: %s", strerror(errno));
+			q->dead = 1;
+			return rc;
+		}
+		if (n == 0) {
+			set_err(err, errlen, "qemu closed the qmp connection");
+			q->dead = 1;
+			return ERR_CLOSED;
+		}
+		if (buf_append(&q->rbuf, tmp, (size_t)n) < 0) {
+			set_err(err, errlen, "qmp message longer than %u bytes", LIMIT_QMP_MSG);
+			q->dead = 1;
+			return ERR_PROTO;
+		}
+	}
+}
+
+static int write_all(struct qmp *q, const char *data, size_t len, char *err, size_t errlen)
+{
+	while (len) {
+		ssize_t n = send(q->fd, data, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			int rc = -errno;
+
+			if (errno == EINTR)
+				continue;
+			q->dead = 1;
+			set_err(err, errlen, "qmp write: %s", strerror(errno));
+			return errno == EPIPE || errno == ECONNRESET ? ERR_CLOSED : rc;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Send a command and wait for its reply; caller holds the lock. */
+static int execute(struct qmp *q, const char *name, json_t *args, json_t **ret,
+		   int timeout_ms, char *err, size_t errlen)
+{
+	json_t *cmd = NULL, *reply = NULL;
+	char *text = NULL;
+	unsigned long id = ++q->next_id;
+	int64_t deadline = time_mono_ms() + timeout_ms;
+	int rc;
+
+	if (ret)
+		*ret = NULL;
+	if (q->dead) {
+		set_err(err, errlen, "qmp connection is closed");
+		return ERR_CLOSED;
+	}
+	cmd = json_pack("{s:s, s:I}", "execute", name, "id", (json_int_t)id);
+	if (!cmd || (args && json_object_set(cmd, "arguments", args) < 0)) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	text = json_dumps(cmd, JSON_COMPACT);
+	if (!text) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	log_debug("-> %s", text);
+	if ((rc = write_all(q, text, strlen(text), err, errlen)) < 0 ||
+	    (rc = write_all(q, "\n", 1, err, errlen)) < 0)
+		goto out;
+	for (;;) {
+		json_t *rid, *val;
+
+		rc = read_msg(q, deadline, &reply, err, errlen);
+		if (rc == ERR_TIMEOUT) {
+			set_err(err, errlen, "no reply to qmp '%s' within %d ms", name, timeout_ms);
+			q->dead = 1;
+		}
+		if (rc < 0)
+			goto out;
+		if (json_object_get(reply, "event")) {
+			queue_event(q, reply);
+			reply = NULL;
+			continue;
+		}
+		rid = json_object_get(reply, "id");
+		if (rid && !(json_is_integer(rid) && (unsigned long)json_integer_value(rid) == id)) {
+			/* A late reply to an earlier, timed-out command: skip it. */
+			json_decref(reply);
+			reply = NULL;
+			continue;
+		}
+		if ((val = json_object_get(reply, "return"))) {
+			if (ret)
+				*ret = json_incref(val);
+			rc = 0;
+			goto out;
+		}
+		if ((val = json_object_get(reply, "error"))) {
+			const char *cls = json_string_value(json_object_get(val, "class"));
+			const char *desc = json_string_value(json_object_get(val, "desc"));
+
+			set_err(err, errlen, "%s: %s", cls ? cls : "Error", desc ? desc : "(no description)");
+			rc = ERR_PROTO;
+			goto out;
+		}
+		set_err(err, errlen, "qmp reply to '%s' has neither return nor error", name);
+		q->dead = 1;
+		rc = ERR_PROTO;
+		goto out;
+	}
+out:
+	free(text);
+	json_decref(cmd);
+	json_decref(reply);
+	return rc;
+}
+
+int qmp_connect_fd(int fd, struct qmp **out, char *err, size_t errlen)
+{
+	struct qmp *q = calloc(1, sizeof(*q));
+	json_t *greet = NULL;
+	int rc;
+
+	*out = NULL;
+	if (!q) {
+		close(fd);
+		return ERR_NOMEM;
+	}
+	pthread_mutex_init(&q->lock, NULL);
+	q->fd = fd;
+	q->timeout_ms = QMP_TIMEOUT_MS;
+	buf_init(&q->rbuf, LIMIT_QMP_MSG);
+	rc = read_msg(q, time_mono_ms() + 10000, &greet, err, errlen);
+	if (rc < 0)
+		goto out;
+	if (!json_object_get(greet, "QMP")) {
+		set_err(err, errlen, "qmp greeting lacks the \"QMP\" member");
+		rc = ERR_PROTO;
+		goto out;
+	}
+	rc = execute(q, "qmp_capabilities", NULL, NULL, 10000, err, errlen);
+out:
+	json_decref(greet);
+	if (rc < 0)
+		qmp_close(q);
+	else
+		*out = q;
+	return rc;
+}
+
+int qmp_connect(const char *path, int connect_timeout_ms, struct qmp **out,
+		char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int64_t deadline = time_mono_ms() + connect_timeout_ms;
+	int fd, rc;
+
+	*out = NULL;
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		set_err(err, errlen, "qmp socket path '%s' is too long", path);
+		return ERR_INVALID;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	for (;;) {
+		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -errno;
+		if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			break;
+		rc = -errno;
+		close(fd);
+		if (time_mono_ms() >= deadline) {
+			set_err(err, errlen, "cannot connect to qmp socket '%s': %s",
+				path, err_str(rc));
+			return rc;
+		}
+		sleep_ms(50);
+	}
+	return qmp_connect_fd(fd, out, err, errlen);
+}
+
+void qmp_close(struct qmp *q)
+{
+	if (!q)
+		return;
+	if (q->fd >= 0)
+		close(q->fd);
+	while (q->ev_len) {
+		json_decref(q->events[q->ev_head]);
+		q->ev_head = (q->ev_head + 1) % QMP_EVENT_MAX;
+		q->ev_len--;
+	}
+	buf_release(&q->rbuf);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}
+
+void qmp_set_timeout(struct qmp *q, int timeout_ms)
+{
+	pthread_mutex_lock(&q->lock);
+	q->timeout_ms = timeout_ms;
+	pthread_mutex_unlock(&q->lock);
+}
+
+int qmp_command(struct qmp *q, const char *name, json_t *args, json_t **ret,
+		char *err, size_t errlen)
+{
+	int rc;
+
+	pthread_mutex_lock(&q->lock);
+	rc = execute(q, name, args, ret, q->timeout_ms, err, errlen);
+	pthread_mutex_unlock(&q->lock);
+	return rc;
+}
+
+int qmp_next_event(struct qmp *q, int timeout_ms, json_t **event)
+{
+	int64_t deadline = time_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int rc = 0;
+
+	*event = NULL;
+	pthread_mutex_lock(&q->lock);
+	while (!q->ev_len) {
+		json_t *msg;
+
+		rc = read_msg(q, deadline, &msg, NULL, 0);
+		if (rc < 0)
+			break;
+		if (json_object_get(msg, "event"))
+			queue_event(q, msg);
+		else
+			json_decref(msg); /* a stray reply: nobody waits for it */
+	}
+	if (q->ev_len) {
+		*event = q->events[q->ev_head];
+		q->ev_head = (q->ev_head + 1) % QMP_EVENT_MAX;
+		q->ev_len--;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return rc;
+}
+
+int qmp_query_status(struct qmp *q, char *status, size_t statuslen,
+		     char *err, size_t errlen)
+{
+	json_t *ret = NULL;
+	const char *s;
+	int rc = qmp_command(q, "query-status", NULL, &ret, err, errlen);
+
+	if (rc < 0)
+		return rc;
+	s = json_string_value(json_object_get(ret, "status"));
+	if (!s) {
+		set_err(err, errlen, "query-status reply lacks \"status\"");
+		json_decref(ret);
+		return ERR_PROTO;
+	}
+	snprintf(status, statuslen, "%s", s);
+	json_decref(ret);
+	return 0;
+}
+
+int qmp_alive(struct qmp *q)
+{
+	int dead;
+
+	pthread_mutex_lock(&q->lock);
+	dead = q->dead;
+	pthread_mutex_unlock(&q->lock);
+	return !dead;
+}

@@ -1,0 +1,4 @@
+return function()
+   local n = 0
+   while true do n = n + 1 end
+end

@@ -1,0 +1,5 @@
+return {
+   run = function()
+      assert_screen("tag-no-needle-has", 600)
+   end,
+}

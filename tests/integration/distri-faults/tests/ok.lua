@@ -1,0 +1,5 @@
+return {
+   run = function()
+      assert_screen("grub-menu", 60)
+   end,
+}

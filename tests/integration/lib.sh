@@ -1,0 +1,17 @@
+# SPDX-License-Identifier: MIT
+# lib.sh - helpers for the integration suites: ok/not_ok counters and the
+# closing "N passed, N failed" line.
+VIGIL=${VIGIL:-$(pwd)/build/vigil}
+TMP=${VIGIL_TEST_TMP:-/tmp}/$(basename "$0" .sh)
+rm -rf "$TMP"
+mkdir -p "$TMP"
+PASSED=0
+FAILED=0
+
+ok() { PASSED=$((PASSED + 1)); echo "ok   $*"; }
+not_ok() { FAILED=$((FAILED + 1)); echo "FAIL $*"; }
+# check DESCRIPTION COMMAND...: runs the command, ok when it exits 0.
+check() { d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
+# json_get FILE PYTHON-EXPR: prints the expression evaluated on the JSON in j.
+json_get() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+finish() { echo "$PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; }

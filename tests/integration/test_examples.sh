@@ -1,0 +1,64 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_examples.sh - runs examples/grub and examples/shell for real under
+# TCG and checks the results directory; then a wrong needle must fail with
+# its best candidate reported.
+. "$(dirname "$0")/lib.sh"
+
+# --- examples/grub
+$VIGIL run examples/grub --out "$TMP/grub" > "$TMP/grub.out" 2>&1
+rc=$?
+cat "$TMP/grub.out"
+R=$TMP/grub/testresults
+check "grub: exit status 0" [ $rc -eq 0 ]
+check "grub: results.json says passed" [ "$(json_get $R/results.json 'j["result"]')" = passed ]
+check "grub: two modules ok" [ "$(json_get $R/results.json '",".join(m["name"]+"="+m["result"] for m in j["modules"])')" = "boot=ok,cmdline=ok" ]
+check "grub: boot module is fatal" [ "$(json_get $R/results.json 'j["modules"][0]["flags"].get("fatal")')" = 1 ]
+check "grub: first step matched grub-menu" [ "$(json_get $R/result-boot.json 'j["details"][0]["tags"][0]')" = grub-menu ]
+check "grub: step similarity is an integer percent >= 96" \
+	[ "$(json_get $R/result-boot.json 'int(min(a["similarity"] for a in j["details"][0]["area"]) >= 96)')" = 1 ]
+shot=$(json_get $R/result-boot.json 'j["details"][0]["screenshot"]')
+check "grub: step screenshot written" [ -s "$R/$shot" ]
+check "grub: thumbnail written" [ -s "$R/.thumbs/$shot" ]
+check "grub: frametime recorded" [ "$(json_get $R/result-boot.json 'len(j["details"][0]["frametime"])')" = 2 ]
+check "grub: cmdline steps in order" [ "$(json_get $R/result-cmdline.json '",".join(d["tags"][0] for d in j["details"])')" = "grub-cmdline,grub-echo,grub-menu" ]
+check "grub: progress lines printed" grep -q "assert_screen 'grub-echo': matched" "$TMP/grub.out"
+check "grub: log and vars written" [ -s "$TMP/grub/vigil-log.txt" -a -s "$TMP/grub/vars.json" ]
+check "grub: TCG used explicitly" grep -q -- "-accel tcg" "$TMP/grub/vigil-log.txt"
+check "grub: no QEMU left" sh -c "! pgrep -f '$TMP/grub/.vm' >/dev/null"
+
+# A needle cut from a judged screenshot with `vigil needle new` matches it.
+$VIGIL needle new cut-menu --from "$R/$shot" --tag cut --area 200,10,320,25 --dir "$TMP/cut" > /dev/null 2>&1
+check "needle new: writes json and png" [ -s "$TMP/cut/cut-menu.json" -a -s "$TMP/cut/cut-menu.png" ]
+check "needle new: the cut needle matches its screenshot" \
+	sh -c "$VIGIL needle match '$TMP/cut' '$R/$shot' | grep -q '\"ok\": *true'"
+
+# --- examples/shell
+$VIGIL run examples/shell --out "$TMP/shell" > "$TMP/shell.out" 2>&1
+rc=$?
+cat "$TMP/shell.out"
+R=$TMP/shell/testresults
+check "shell: exit status 0" [ $rc -eq 0 ]
+check "shell: passed" [ "$(json_get $R/results.json 'j["result"]')" = passed ]
+check "shell: all modules ok" [ "$(json_get $R/results.json '",".join(m["result"] for m in j["modules"])')" = "ok,ok,ok" ]
+check "shell: serial0.txt has the prompt" grep -q "vigil-shell#" "$TMP/shell/serial0.txt"
+check "shell: failing command judged as failing" grep -q "script_run 'ls /nonexistent': exit [1-9]" "$TMP/shell.out"
+check "shell: upload_logs saved the file" grep -q "console=ttyS0" "$R/ulogs/commands-cmdline"
+check "shell: set_var reached vars.json" grep -q GUEST_KERNEL "$TMP/shell/vars.json"
+check "shell: wait_serial recorded" grep -q "wait_serial expected" "$R"/boot-*.txt
+
+# --- a wrong needle fails, with the best candidate reported
+cp -r examples/grub "$TMP/wrong"
+cp "$TMP/wrong/needles/grub-menu.png" "$TMP/wrong/needles/grub-echo.png"
+$VIGIL run "$TMP/wrong" --var TIMEOUT_SCALE=0.2 --out "$TMP/wrong-out" > "$TMP/wrong.out" 2>&1
+rc=$?
+cat "$TMP/wrong.out"
+R=$TMP/wrong-out/testresults
+check "wrong needle: exit status 1" [ $rc -eq 1 ]
+check "wrong needle: job failed" [ "$(json_get $R/results.json 'j["result"]')" = failed ]
+check "wrong needle: cmdline module failed" [ "$(json_get $R/result-cmdline.json 'j["result"]')" = fail ]
+check "wrong needle: failed step lists the best candidate" \
+	[ "$(json_get $R/result-cmdline.json '[d for d in j["details"] if d.get("result")=="fail" and "needles" in d][0]["needles"][0]["name"]')" = grub-echo ]
+check "wrong needle: message names the tag" grep -q "no candidate needle with tag(s) 'grub-echo' matched" "$R/result-cmdline.json"
+
+finish

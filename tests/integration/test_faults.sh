@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_faults.sh - what the runner must survive, on the real GRUB ISO:
+# a Lua error, a busy loop, broken needles, MAX_JOB_TIME, QEMU dying
+# mid-test, and vigil itself being killed.
+. "$(dirname "$0")/lib.sh"
+D=tests/integration/distri-faults
+
+# Needles: the grub example's plus broken ones that must be skipped.
+mkdir -p "$TMP/needles/sub"
+cp examples/grub/needles/grub-menu.* "$TMP/needles/sub/"
+echo '{ "tags": [ "x" ], "area": [ ' > "$TMP/needles/badjson.json"
+echo '{ "tags": ["x"], "area": [{"xpos":1,"ypos":1,"width":5,"height":5}] }' > "$TMP/needles/nopng.json"
+echo '{ "tags": ["x"], "area": [{"xpos":1,"ypos":1,"width":5,"height":5,"type":"blob"}] }' > "$TMP/needles/badtype.json"
+cp examples/grub/needles/grub-menu.png "$TMP/needles/badtype.png"
+
+$VIGIL run $D --var NEEDLES_DIR="$TMP/needles" --var LUA_STUCK_TIMEOUT=3 --out "$TMP/modules" > "$TMP/modules.out" 2>&1
+rc=$?
+cat "$TMP/modules.out"
+R=$TMP/modules/testresults
+check "faults: exit status 1 (failed)" [ $rc -eq 1 ]
+check "faults: modules fail,fail,ok" [ "$(json_get $R/results.json '",".join(m["result"] for m in j["modules"])')" = "fail,fail,ok" ]
+check "faults: Lua error names file and line" grep -q "tests/luaerror.lua:4:" "$R/result-luaerror.json"
+check "faults: post_fail_hook ran" grep -q '"title": "hook"' "$R/result-luaerror.json"
+check "faults: busy loop stopped" grep -q "no test API call" "$R/result-busy.json"
+check "faults: broken JSON needle reported with its file" grep -q "badjson.json" "$TMP/modules.out"
+check "faults: needle without png reported" grep -q "nopng" "$TMP/modules.out"
+check "faults: unknown area type reported" grep -q "blob" "$TMP/modules.out"
+
+# MAX_JOB_TIME
+$VIGIL run $D --var FAULT=wait --var MAX_JOB_TIME=15 --out "$TMP/timeout" > "$TMP/timeout.out" 2>&1
+rc=$?
+cat "$TMP/timeout.out"
+check "max_job_time: exit status 2" [ $rc -eq 2 ]
+check "max_job_time: timeout_exceeded" [ "$(json_get $TMP/timeout/testresults/results.json 'j["result"]')" = timeout_exceeded ]
+
+# QEMU dies mid-test
+$VIGIL run $D --var FAULT=wait --out "$TMP/qdie" > "$TMP/qdie.out" 2>&1 &
+vpid=$!
+i=0
+while [ $i -lt 60 ] && ! grep -q "starting module" "$TMP/qdie.out" 2>/dev/null; do sleep 1; i=$((i + 1)); done
+sleep 3
+pkill -KILL -f "$TMP/qdie/.vm" 
+wait $vpid
+rc=$?
+cat "$TMP/qdie.out"
+check "qemu dies: exit status 2" [ $rc -eq 2 ]
+check "qemu dies: incomplete" [ "$(json_get $TMP/qdie/testresults/results.json 'j["result"]')" = incomplete ]
+check "qemu dies: reason names QEMU" sh -c "grep -q QEMU '$TMP/qdie/testresults/results.json'"
+check "qemu dies: module result kept" [ "$(json_get $TMP/qdie/testresults/result-never.json 'j["result"]')" = fail ]
+check "qemu dies: serial and log kept" [ -e "$TMP/qdie/serial0.txt" -a -s "$TMP/qdie/vigil-log.txt" ]
+
+# vigil killed with SIGKILL: QEMU must die with it
+$VIGIL run $D --var FAULT=wait --out "$TMP/vkill" > "$TMP/vkill.out" 2>&1 &
+vpid=$!
+i=0
+while [ $i -lt 60 ] && ! grep -q "starting module" "$TMP/vkill.out" 2>/dev/null; do sleep 1; i=$((i + 1)); done
+check "vigil killed: QEMU was running" pgrep -f "$TMP/vkill/.vm" > /dev/null
+kill -KILL $vpid
+wait $vpid 2>/dev/null
+sleep 2
+check "vigil killed: no QEMU left" sh -c "! pgrep -f '$TMP/vkill/.vm' > /dev/null"
+
+# vigil interrupted with SIGTERM: QEMU stopped, results written as incomplete
+$VIGIL run $D --var FAULT=wait --out "$TMP/vterm" > "$TMP/vterm.out" 2>&1 &
+vpid=$!
+i=0
+while [ $i -lt 60 ] && ! grep -q "starting module" "$TMP/vterm.out" 2>/dev/null; do sleep 1; i=$((i + 1)); done
+kill -TERM $vpid
+wait $vpid
+rc=$?
+check "vigil SIGTERM: exit status 2" [ $rc -eq 2 ]
+check "vigil SIGTERM: incomplete written" [ "$(json_get $TMP/vterm/testresults/results.json 'j["result"]')" = incomplete ]
+check "vigil SIGTERM: no QEMU left" sh -c "! pgrep -f '$TMP/vterm/.vm' > /dev/null"
+
+finish

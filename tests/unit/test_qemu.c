@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/* test_qemu.c - the QEMU command line, process control (with sh standing
+ * in for QEMU), the TCG probe image, and serial capture over a socket. */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include "unit.h"
+#include "util/err.h"
+#include "util/util.h"
+#include "vm/qemu.h"
+#include "vm/serial.h"
+
+static const char *lookup(void *ctx, const char *key)
+{
+	const char *const *kv = ctx;
+
+	for (; kv[0]; kv += 2)
+		if (!strcmp(kv[0], key))
+			return kv[1];
+	return NULL;
+}
+
+/* Index of the first argv element equal to s, or -1. */
+static int find(const struct qemu_cmd *c, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < c->argc; i++)
+		if (!strcmp(c->argv[i], s))
+			return (int)i;
+	return -1;
+}
+
+static const char *after(const struct qemu_cmd *c, const char *opt, const char *prefix)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < c->argc; i++)
+		if (!strcmp(c->argv[i], opt) && str_starts_with(c->argv[i + 1], prefix))
+			return c->argv[i + 1];
+	return NULL;
+}
+
+TEST(qemu_cmd_defaults)
+{
+	const char *kv[] = { NULL };
+	struct qemu_cmd c;
+	char err[256] = "";
+
+	CHECK_INT(qemu_cmd_build(lookup, kv, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(c.argv[0], "qemu-system-x86_64");
+	CHECK(c.argv[c.argc] == NULL);
+	CHECK_STR(after(&c, "-accel", ""), "tcg");
+	CHECK_STR(after(&c, "-m", ""), "1024");
+	CHECK_STR(after(&c, "-smp", ""), "1");
+	CHECK_STR(after(&c, "-device", "VGA"), "VGA,edid=on,xres=1024,yres=768");
+	CHECK_STR(after(&c, "-nic", ""), "none");
+	CHECK(find(&c, "-no-shutdown") > 0 && find(&c, "-S") > 0);
+	CHECK_STR(after(&c, "-display", ""), "none");
+	CHECK_STR(after(&c, "-vnc", ""), "unix:/w/vnc.sock");
+	CHECK_STR(after(&c, "-qmp", ""), "unix:/w/qmp.sock,server=on,wait=off");
+	CHECK_STR(after(&c, "-chardev", ""), "socket,id=serial0,path=/w/serial.sock,server=on,wait=off");
+	CHECK_STR(after(&c, "-serial", ""), "chardev:serial0");
+	CHECK(after(&c, "-device", "qemu-xhci") && after(&c, "-device", "usb-tablet"));
+	CHECK(find(&c, "-boot") < 0 && find(&c, "-drive") < 0);
+	CHECK_INT(c.noverlays, 0);
+	CHECK_STR(c.vnc_path, "/w/vnc.sock");
+	CHECK_INT(c.xres, 1024);
+	qemu_cmd_release(&c);
+}
+
+TEST(qemu_cmd_settings)
+{
+	const char *kv[] = {
+		"QEMU", "aarch64", "QEMURAM", "2048", "QEMUCPUS", "4", "XRES", "800", "YRES", "600",
+		"QEMUVGA", "virtio-vga", "NICTYPE", "user", "ISO", "/img/x.iso",
+		"HDD_1", "/img/a.qcow2", "NUMDISKS", "2", "HDDSIZEGB", "20",
+		"KERNEL", "/k/linux", "INITRD", "/k/initrd.gz", "APPEND", "console=ttyS0 quiet",
+		"QEMU_APPEND", "-rtc  base=utc -no-reboot", NULL,
+	};
+	struct qemu_cmd c;
+	char err[256] = "";
+	int i;
+
+	CHECK_INT(qemu_cmd_build(lookup, kv, "/w", "kvm", &c, err, sizeof(err)), 0);
+	CHECK_STR(c.argv[0], "qemu-system-aarch64");
+	CHECK_STR(after(&c, "-accel", ""), "kvm");
+	CHECK_STR(after(&c, "-m", ""), "2048");
+	CHECK_STR(after(&c, "-smp", ""), "4");
+	CHECK_STR(after(&c, "-device", "virtio-vga"), "virtio-vga,edid=on,xres=800,yres=600");
+	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,restrict=on");
+	CHECK_STR(after(&c, "-boot", ""), "once=d");
+	CHECK_STR(after(&c, "-drive", "id=cd0"), "id=cd0,if=none,media=cdrom,format=qcow2,file=/w/cd0-overlay.qcow2");
+	CHECK_STR(after(&c, "-drive", "id=hd0"), "id=hd0,if=none,format=qcow2,file=/w/hd0-overlay.qcow2,cache=unsafe,discard=unmap");
+	CHECK(after(&c, "-drive", "id=hd1"));
+	CHECK_STR(after(&c, "-device", "virtio-blk-pci"), "virtio-blk-pci,drive=hd0,id=hd0-device,serial=hd0");
+	CHECK_INT(c.noverlays, 3);
+	CHECK_STR(c.overlays[0].backing, "/img/a.qcow2");
+	CHECK(!c.overlays[0].backing_fmt); /* detected when created */
+	CHECK(!c.overlays[1].backing);
+	CHECK_STR(c.overlays[1].size, "20G");
+	CHECK_STR(c.overlays[2].backing, "/img/x.iso");
+	CHECK_STR(c.overlays[2].backing_fmt, "raw");
+	CHECK_STR(after(&c, "-kernel", ""), "/k/linux");
+	CHECK_STR(after(&c, "-initrd", ""), "/k/initrd.gz");
+	CHECK_STR(after(&c, "-append", ""), "console=ttyS0 quiet");
+	/* QEMU_APPEND comes last, split on spaces. */
+	i = (int)c.argc - 3;
+	CHECK_STR(c.argv[i], "-rtc");
+	CHECK_STR(c.argv[i + 1], "base=utc");
+	CHECK_STR(c.argv[i + 2], "-no-reboot");
+	qemu_cmd_release(&c);
+}
+
+TEST(qemu_cmd_rejects_bad_settings)
+{
+	const char *bad_ram[] = { "QEMURAM", "lots", NULL };
+	const char *bad_vga[] = { "QEMUVGA", "VGA,romfile=/x", NULL };
+	const char *bad_nic[] = { "NICTYPE", "tap", NULL };
+	const char *opts[] = { "NICTYPE", "user", "NICTYPE_USER_OPTIONS", "hostfwd=tcp::2222-:22", NULL };
+	struct qemu_cmd c;
+	char err[256] = "";
+
+	CHECK_INT(qemu_cmd_build(lookup, bad_ram, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "QEMURAM"));
+	CHECK_INT(qemu_cmd_build(lookup, bad_vga, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK_INT(qemu_cmd_build(lookup, bad_nic, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK_INT(qemu_cmd_build(lookup, bad_ram + 2, "/w", "hvf", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK_INT(qemu_cmd_build(lookup, opts, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,hostfwd=tcp::2222-:22");
+	qemu_cmd_release(&c);
+}
+
+/* A qemu_cmd running sh instead of QEMU. */
+static void fake_cmd(struct qemu_cmd *c, const char *script)
+{
+	const char *kv[] = { NULL };
+	char err[256];
+
+	CHECK_INT(qemu_cmd_build(lookup, (void *)kv, unit_tmpdir(), "tcg", c, err, sizeof(err)), 0);
+	for (size_t i = 0; i < c->argc; i++)
+		free(c->argv[i]);
+	c->argv[0] = xstrdup("sh");
+	c->argv[1] = xstrdup("-c");
+	c->argv[2] = xstrdup(script);
+	c->argv[3] = NULL;
+	c->argc = 3;
+}
+
+TEST(qemu_process_exit_reason)
+{
+	struct qemu_cmd c;
+	struct qemu *q = NULL;
+	char err[256] = "", why[512];
+
+	fake_cmd(&c, "echo starting; echo 'qemu-system-x86_64: could not open disk' >&2; exit 3");
+	CHECK_INT(qemu_start(&c, &q, err, sizeof(err)), 0);
+	while (qemu_running(q))
+		sleep_ms(10);
+	qemu_exit_reason(q, why, sizeof(why));
+	CHECK(strstr(why, "qemu exited with status 3"));
+	CHECK(strstr(why, "could not open disk"));
+	qemu_free(q);
+	qemu_cmd_release(&c);
+}
+
+TEST(qemu_process_stop_escalates)
+{
+	struct qemu_cmd c;
+	struct qemu *q = NULL;
+	char err[256] = "", why[512];
+
+	/* Ignores SIGTERM: only SIGKILL ends it. */
+	fake_cmd(&c, "trap '' TERM; echo up; while :; do sleep 0.05; done");
+	CHECK_INT(qemu_start(&c, &q, err, sizeof(err)), 0);
+	sleep_ms(200);
+	CHECK(qemu_running(q));
+	why[0] = 'x';
+	qemu_exit_reason(q, why, sizeof(why));
+	CHECK_STR(why, "");
+	qemu_stop(q, NULL);
+	CHECK(!qemu_running(q));
+	qemu_exit_reason(q, why, sizeof(why));
+	CHECK(strstr(why, "signal 9"));
+	CHECK(kill(qemu_pid(q), 0) < 0); /* reaped */
+	qemu_free(q);
+	qemu_cmd_release(&c);
+}
+
+TEST(qemu_probe_image_runs_under_tcg)
+{
+	bool works = false;
+	char err[256] = "";
+
+	if (access("/usr/bin/qemu-system-x86_64", X_OK) != 0) {
+		fprintf(stderr, "  skipped: no qemu-system-x86_64\n");
+		return;
+	}
+	CHECK_INT(qemu_accel_probe("qemu-system-x86_64", "tcg", 30000, &works, err, sizeof(err)), 0);
+	CHECK(works);
+	CHECK(qemu_accel_probe("/nonexistent/qemu", "tcg", 5000, &works, err, sizeof(err)) == 0);
+	CHECK(!works);
+}
+
+TEST(qemu_accel_overrides)
+{
+	const char *nokvm[] = { "QEMU_NO_KVM", "1", NULL };
+
+	setenv("VIGIL_ACCEL", "kvm", 1);
+	CHECK_STR(qemu_accel_select("qemu-system-x86_64", lookup, (void *)nokvm, unit_tmpdir()), "kvm");
+	setenv("VIGIL_ACCEL", "tcg", 1);
+	CHECK_STR(qemu_accel_select("qemu-system-x86_64", NULL, NULL, unit_tmpdir()), "tcg");
+	unsetenv("VIGIL_ACCEL");
+	CHECK_STR(qemu_accel_select("qemu-system-x86_64", lookup, (void *)nokvm, unit_tmpdir()), "tcg");
+}
+
+/* A stand-in for QEMU's serial chardev: sends a banner, echoes a line
+ * back upper-cased, closes. */
+static void *serial_peer(void *arg)
+{
+	int lfd = *(int *)arg, fd = accept(lfd, NULL, NULL);
+	char buf[64];
+	ssize_t n, i;
+
+	if (fd < 0)
+		return NULL;
+	if (write(fd, "login: ", 7) != 7)
+		goto out;
+	n = read(fd, buf, sizeof(buf));
+	for (i = 0; i < n; i++)
+		if (buf[i] >= 'a' && buf[i] <= 'z')
+			buf[i] = (char)(buf[i] - 32);
+	if (n > 0 && write(fd, buf, (size_t)n) != n)
+		goto out;
+out:
+	close(fd);
+	return NULL;
+}
+
+TEST(serial_capture)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct serial *s = NULL;
+	char err[256] = "", *log = path_join(unit_tmpdir(), "serial0.txt"), *data;
+	struct buf file;
+	size_t len, start;
+	pthread_t th;
+	int lfd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/serial.sock", unit_tmpdir());
+	lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(lfd, 1) == 0);
+	CHECK(pthread_create(&th, NULL, serial_peer, &lfd) == 0);
+	CHECK_INT(serial_open(sa.sun_path, log, 5000, &s, err, sizeof(err)), 0);
+	while (serial_len(s) < 7)
+		CHECK_INT(serial_wait_change(s, serial_len(s), 10000), 0);
+	CHECK_INT(serial_write(s, "root\n", 5), 0);
+	while (serial_len(s) < 12)
+		CHECK_INT(serial_wait_change(s, serial_len(s), 10000), 0);
+	CHECK_INT(serial_snapshot(s, 7, &data, &len, &start), 0);
+	CHECK_STR(data, "ROOT\n");
+	CHECK_INT(start, 7);
+	free(data);
+	/* The peer closed: waiting for more reports it instead of hanging. */
+	CHECK_INT(serial_wait_change(s, 12, 60000), ERR_CLOSED);
+	CHECK(!serial_alive(s));
+	serial_close(s);
+	buf_init(&file, 1024);
+	CHECK_INT(file_read_all(log, &file), 0);
+	CHECK_STR(file.data, "login: ROOT\n");
+	buf_release(&file);
+	pthread_join(th, NULL);
+	close(lfd);
+	free(log);
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: MIT */
+/* test_results.c - the results writer: module files, results.json, the
+ * overall result rules and needs_review. */
+#include <jansson.h>
+#include "unit.h"
+#include "runner/results.h"
+#include "util/util.h"
+
+static json_t *load(const char *name)
+{
+	char *p = path_join(unit_tmpdir(), name);
+	json_error_t e;
+	json_t *j = json_load_file(p, 0, &e);
+	if (!j)
+		FAIL("%s: %s", p, e.text);
+	free(p);
+	return j;
+}
+
+static struct module mod(const char *name, enum module_result r, unsigned flags)
+{
+	struct module m;
+	memset(&m, 0, sizeof(m));
+	m.name = (char *)name;
+	m.script = (char *)"tests/x.lua";
+	m.result = r;
+	m.flags = flags;
+	return m;
+}
+
+TEST(results_module_file)
+{
+	struct module m = mod("boot", MODULE_OK, MODULE_FLAG_FATAL);
+	json_t *j, *d;
+
+	m.details = json_array();
+	d = json_object();
+	json_object_set_new(d, "result", json_string("ok"));
+	json_object_set_new(d, "needle", json_string("grub-menu"));
+	json_array_append_new(m.details, d);
+	m.start = 10;
+	m.end = 12.6;
+	CHECK_INT(results_write_module(unit_tmpdir(), &m), 0);
+	j = load("result-boot.json");
+	CHECK_STR(json_string_value(json_object_get(j, "result")), "ok");
+	CHECK_INT(json_integer_value(json_object_get(j, "execution_time")), 3);
+	CHECK_INT(json_integer_value(json_object_get(j, "dents")), 0);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(j, "details"), 0), "needle")), "grub-menu");
+	CHECK(json_object_get(j, "needs_review") == NULL);
+	json_decref(j);
+	json_decref(m.details);
+}
+
+TEST(results_module_without_details)
+{
+	struct module m = mod("empty", MODULE_SKIP, 0);
+	json_t *j;
+	CHECK_INT(results_write_module(unit_tmpdir(), &m), 0);
+	j = load("result-empty.json");
+	CHECK_STR(json_string_value(json_object_get(j, "result")), "skip");
+	CHECK(json_is_array(json_object_get(j, "details")));
+	CHECK_INT(json_array_size(json_object_get(j, "details")), 0);
+	json_decref(j);
+}
+
+TEST(results_job_file)
+{
+	struct module m[3] = { mod("boot", MODULE_OK, MODULE_FLAG_FATAL | MODULE_FLAG_MILESTONE),
+			       mod("shell", MODULE_FAIL, 0), mod("end", MODULE_SKIP, MODULE_FLAG_IGNORE_FAILURE) };
+	json_t *j, *mods, *order;
+
+	CHECK_INT(results_write_job(unit_tmpdir(), JOB_FAILED, 1, "why", m, 3, 12.5), 0);
+	j = load("results.json");
+	CHECK_STR(json_string_value(json_object_get(j, "result")), "failed");
+	CHECK(json_is_true(json_object_get(j, "needs_review")));
+	CHECK_STR(json_string_value(json_object_get(j, "reason")), "why");
+	mods = json_object_get(j, "modules");
+	CHECK_INT(json_array_size(mods), 3);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(mods, 1), "name")), "shell");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(mods, 1), "result")), "fail");
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(json_array_get(mods, 0), "flags"), "fatal")), 1);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(json_array_get(mods, 0), "flags"), "milestone")), 1);
+	CHECK_INT(json_object_size(json_object_get(json_array_get(mods, 1), "flags")), 0);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(json_array_get(mods, 2), "flags"), "ignore_failure")), 1);
+	json_decref(j);
+	order = load("test_order.json");
+	CHECK_INT(json_array_size(order), 3);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(order, 0), "script")), "tests/x.lua");
+	json_decref(order);
+}
+
+TEST(results_overall_rules)
+{
+	struct module m[3];
+	int review;
+
+	m[0] = mod("a", MODULE_OK, 0);
+	m[1] = mod("b", MODULE_OK, 0);
+	CHECK_INT(results_job_from_modules(m, 2, &review), JOB_PASSED);
+	CHECK_INT(review, 0);
+	m[1].result = MODULE_SOFTFAIL;
+	CHECK_INT(results_job_from_modules(m, 2, &review), JOB_SOFTFAILED);
+	m[1].result = MODULE_FAIL;
+	m[1].flags = MODULE_FLAG_IGNORE_FAILURE;
+	CHECK_INT(results_job_from_modules(m, 2, &review), JOB_SOFTFAILED);
+	m[1].flags = 0;
+	CHECK_INT(results_job_from_modules(m, 2, &review), JOB_FAILED);
+	CHECK_INT(review, 0);
+	/* All failures near misses: failed, but needs review. */
+	m[1].needs_review = 1;
+	CHECK_INT(results_job_from_modules(m, 2, &review), JOB_FAILED);
+	CHECK_INT(review, 1);
+	/* One hard failure besides: no review. */
+	m[2] = mod("c", MODULE_FAIL, 0);
+	m[2].hard_fail = 1;
+	CHECK_INT(results_job_from_modules(m, 3, &review), JOB_FAILED);
+	CHECK_INT(review, 0);
+}
+
+TEST(results_names)
+{
+	struct module m = mod("boot", MODULE_OK, 0);
+	char *a = results_next_name(&m, "png"), *b = results_next_name(&m, "txt");
+	CHECK_STR(a, "boot-1.png");
+	CHECK_STR(b, "boot-2.txt");
+	free(a);
+	free(b);
+	CHECK_STR(job_result_name(JOB_TIMEOUT_EXCEEDED), "timeout_exceeded");
+	CHECK_STR(job_result_name(JOB_INCOMPLETE), "incomplete");
+	CHECK_STR(module_result_name(MODULE_SOFTFAIL), "softfail");
+}

@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/* test_vnc.c - the VNC client against tests/fixtures/vncfixture, a
+ * libvncserver server that shows a screen for exactly one update: proves
+ * deterministically that such a screen becomes a frame, plus DesktopSize,
+ * input events, the refresh nudge and a dying server. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "unit.h"
+#include "util/err.h"
+#include "vm/vnc.h"
+#include "util/log.h"
+
+struct fixture {
+	pid_t pid;
+	FILE *out;
+	char sock[300];
+};
+
+static void fixture_start(struct fixture *fx, const char *mode)
+{
+	char exe[512], path[600], line[64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int p[2];
+	char *slash;
+
+	CHECK(n > 0);
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	CHECK(slash);
+	*slash = '\0';
+	snprintf(path, sizeof(path), "%s/fixtures/vncfixture", exe);
+	snprintf(fx->sock, sizeof(fx->sock), "%s/vnc.sock", unit_tmpdir());
+	CHECK(pipe(p) == 0);
+	fflush(NULL);
+	fx->pid = fork();
+	CHECK(fx->pid >= 0);
+	if (fx->pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execl(path, path, fx->sock, mode, (char *)NULL);
+		perror(path);
+		_exit(127);
+	}
+	close(p[1]);
+	fx->out = fdopen(p[0], "r");
+	CHECK(fx->out);
+	CHECK(fgets(line, sizeof(line), fx->out));
+	CHECK_STR(line, "ready\n");
+}
+
+/* Read the fixture's reports until one starting with prefix; copy it. */
+static void fixture_expect(struct fixture *fx, const char *prefix, char *line, size_t len)
+{
+	while (fgets(line, (int)len, fx->out))
+		if (!strncmp(line, prefix, strlen(prefix)))
+			return;
+	FAIL("fixture ended before reporting '%s'", prefix);
+}
+
+static void fixture_stop(struct fixture *fx)
+{
+	int st;
+
+	kill(fx->pid, SIGKILL);
+	waitpid(fx->pid, &st, 0);
+	fclose(fx->out);
+}
+
+/* Which of the fixture's screens a frame shows, by the colour at (10, 10). */
+static char screen_of(const struct vnc_frame *f)
+{
+	const uint8_t *p = f->img->px + (10 * (size_t)f->img->w + 10) * 3;
+
+	if (p[0] == 255 && p[1] == 0 && p[2] == 0)
+		return 'A';
+	if (p[0] == 0 && p[1] == 255 && p[2] == 0)
+		return 'B';
+	if (p[0] == 0 && p[1] == 0 && p[2] == 255)
+		return 'C';
+	if (p[0] == 255 && p[1] == 255 && p[2] == 0)
+		return 'D';
+	return '?';
+}
+
+TEST(vnc_single_update_frame_is_caught)
+{
+	struct fixture fx;
+	struct vnc *v = NULL;
+	struct vnc_frame *f = NULL;
+	char err[256] = "", seen[8] = "";
+	uint64_t seq = 0;
+	size_t n = 0;
+
+	if (getenv("VIGIL_TEST_DEBUG"))
+		log_set_stderr_level(LOG_DEBUG);
+	fixture_start(&fx, "single");
+	CHECK_INT(vnc_connect(fx.sock, 1024, 768, 5000, &v, err, sizeof(err)), 0);
+	while (n < sizeof(seen) - 1) {
+		CHECK_INT(vnc_next_frame(v, seq, 10000, &f), 0);
+		CHECK(f->seq > seq);
+		CHECK_INT(f->img->w, 1024);
+		CHECK_INT(f->img->h, 768);
+		seq = f->seq;
+		seen[n++] = screen_of(f);
+		vnc_frame_unref(f);
+		if (seen[n - 1] == 'C')
+			break;
+	}
+	/* Every changed update is one frame, in order, nothing merged. */
+	CHECK_STR(seen, "ABC");
+	CHECK_INT(seq, 3);
+	f = vnc_latest(v);
+	CHECK(f && f->seq == 3 && screen_of(f) == 'C');
+	vnc_frame_unref(f);
+	/* Nothing changes any more. */
+	CHECK_INT(vnc_next_frame(v, seq, 200, &f), ERR_TIMEOUT);
+	vnc_close(v);
+	fixture_stop(&fx);
+}
+
+TEST(vnc_desktop_size_normalised)
+{
+	struct fixture fx;
+	struct vnc *v = NULL;
+	struct vnc_frame *f = NULL;
+	char err[256] = "", line[64];
+	uint64_t seq = 0;
+	const uint8_t *p;
+	int w, h;
+
+	fixture_start(&fx, "resize");
+	CHECK_INT(vnc_connect(fx.sock, 1024, 768, 5000, &v, err, sizeof(err)), 0);
+	for (;;) {
+		CHECK_INT(vnc_next_frame(v, seq, 10000, &f), 0);
+		seq = f->seq;
+		if (screen_of(f) == 'D')
+			break;
+		CHECK(screen_of(f) == 'A');
+		vnc_frame_unref(f);
+	}
+	CHECK_INT(f->fb_w, 720);
+	CHECK_INT(f->fb_h, 400);
+	CHECK_INT(f->img->w, 1024);
+	CHECK_INT(f->img->h, 768);
+	/* Outside the 720x400 text screen: os-autoinst's grey canvas. */
+	p = f->img->px + (500 * 1024 + 800) * 3;
+	CHECK(p[0] == 120 && p[1] == 120 && p[2] == 120);
+	p = f->img->px + (399 * 1024 + 719) * 3;
+	CHECK(p[0] == 255 && p[1] == 255 && p[2] == 0);
+	vnc_frame_unref(f);
+	vnc_fb_size(v, &w, &h);
+	CHECK(w == 720 && h == 400);
+	/* The pasted-top-left screen keeps coordinates; outside is clamped. */
+	CHECK_INT(vnc_send_pointer(v, 100, 50, 0), 0);
+	fixture_expect(&fx, "ptr", line, sizeof(line));
+	CHECK_STR(line, "ptr 100 50 0\n");
+	CHECK_INT(vnc_send_pointer(v, 1000, 700, 0), 0);
+	fixture_expect(&fx, "ptr", line, sizeof(line));
+	CHECK_STR(line, "ptr 719 399 0\n");
+	vnc_close(v);
+	fixture_stop(&fx);
+}
+
+TEST(vnc_input_and_nudge)
+{
+	struct fixture fx;
+	struct vnc *v = NULL;
+	char err[256] = "", line[64];
+
+	fixture_start(&fx, "single");
+	CHECK_INT(vnc_connect(fx.sock, 1024, 768, 5000, &v, err, sizeof(err)), 0);
+	CHECK_INT(vnc_send_key(v, 0xff0d, 1), 0);
+	CHECK_INT(vnc_send_key(v, 0xff0d, 0), 0);
+	CHECK_INT(vnc_send_pointer(v, 512, 384, 1), 0);
+	fixture_expect(&fx, "key", line, sizeof(line));
+	CHECK_STR(line, "key 65293 1\n");
+	fixture_expect(&fx, "key", line, sizeof(line));
+	CHECK_STR(line, "key 65293 0\n");
+	fixture_expect(&fx, "ptr", line, sizeof(line));
+	CHECK_STR(line, "ptr 512 384 1\n");
+	/* Watching: empty cut texts keep coming (the first at once). */
+	vnc_set_watch(v, true);
+	fixture_expect(&fx, "cut", line, sizeof(line));
+	CHECK_STR(line, "cut 0\n");
+	fixture_expect(&fx, "cut", line, sizeof(line));
+	fixture_expect(&fx, "cut", line, sizeof(line));
+	vnc_set_watch(v, false);
+	vnc_close(v);
+	fixture_stop(&fx);
+}
+
+static void count_frame(void *ctx, struct vnc_frame *f)
+{
+	int *n = ctx;
+
+	(void)f;
+	__atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
+}
+
+TEST(vnc_server_death_reported)
+{
+	struct fixture fx;
+	struct vnc *v = NULL;
+	struct vnc_frame *f = NULL;
+	char err[256] = "";
+	int listened = 0;
+	uint64_t seq = 0;
+
+	fixture_start(&fx, "single");
+	CHECK_INT(vnc_connect(fx.sock, 1024, 768, 5000, &v, err, sizeof(err)), 0);
+	CHECK_INT(vnc_add_listener(v, count_frame, &listened), 0);
+	do {
+		CHECK_INT(vnc_next_frame(v, seq, 10000, &f), 0);
+		seq = f->seq;
+		vnc_frame_unref(f);
+	} while (seq < 3);
+	CHECK(__atomic_load_n(&listened, __ATOMIC_RELAXED) >= 2);
+	fixture_stop(&fx);
+	/* The waiter wakes with ERR_CLOSED, not a timeout. */
+	CHECK_INT(vnc_next_frame(v, seq, 60000, &f), ERR_CLOSED);
+	CHECK(!vnc_alive(v));
+	vnc_error(v, err, sizeof(err));
+	CHECK(strstr(err, "vnc connection lost"));
+	CHECK_INT(vnc_send_key(v, 'a', 1), ERR_CLOSED);
+	/* Frames already captured stay readable. */
+	CHECK_INT(vnc_next_frame(v, 1, 0, &f), 0);
+	CHECK_INT(f->seq, 2);
+	vnc_frame_unref(f);
+	vnc_close(v);
+}
+
+TEST(vnc_connect_timeout)
+{
+	struct vnc *v = NULL;
+	char err[256] = "", path[300];
+
+	snprintf(path, sizeof(path), "%s/absent.sock", unit_tmpdir());
+	CHECK_INT(vnc_connect(path, 1024, 768, 300, &v, err, sizeof(err)), ERR_TIMEOUT);
+	CHECK(!v);
+	CHECK(strstr(err, "absent.sock"));
+}
