@@ -476,8 +476,25 @@ static int do_type(lua_State *L, struct runner *r, const char *s, size_t len, in
 	tapi_type(L, r, s, len, type_interval(r, max_interval), secret);
 	if (lf)
 		tapi_type(L, r, "\n", 1, type_interval(r, max_interval), secret);
-	runner_progress(r, "type_string '%s%s' (%.2fs)", secret ? "[masked]" : s, lf ? "\\n" : "",
-			time_mono() - t0);
+	{
+		char shown[256];
+		size_t i, o = 0;
+		/* Control characters shown escaped so the progress stays one line. */
+		for (i = 0; !secret && i < len && o + 5 < sizeof(shown); i++) {
+			unsigned char c = (unsigned char)s[i];
+			if (c == '\n') {
+				shown[o++] = '\\';
+				shown[o++] = 'n';
+			} else if (c < 0x20 || c == 0x7f) {
+				o += (size_t)snprintf(shown + o, sizeof(shown) - o, "\\x%02x", c);
+			} else {
+				shown[o++] = (char)c;
+			}
+		}
+		shown[o] = '\0';
+		runner_progress(r, "type_string '%s%s' (%.2fs)", secret ? "[masked]" : shown, lf ? "\\n" : "",
+				time_mono() - t0);
+	}
 	if (still > 0 && r->console == CONSOLE_VGA) {
 		double timeout = tapi_opt_number(L, opt, "timeout", 30);
 		if (screen_wait_still(r, still, timeout * r->timeout_scale, SCREEN_STILL_LEVEL) != 1)

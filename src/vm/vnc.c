@@ -492,6 +492,13 @@ int vnc_next_frame(struct vnc *v, uint64_t after_seq, int timeout_ms,
 	}
 	pthread_mutex_lock(&v->lock);
 	for (;;) {
+		/* Frames up to after_seq are behind the consumer: release them so
+		 * they are not counted as dropped unseen later. */
+		while (v->qlen > 0 && v->queue[v->qhead]->seq <= after_seq) {
+			vnc_frame_unref(v->queue[v->qhead]);
+			v->qhead = (v->qhead + 1) % VNC_QUEUE_MAX;
+			v->qlen--;
+		}
 		for (i = 0; i < v->qlen; i++) {
 			struct vnc_frame *f = v->queue[(v->qhead + i) % VNC_QUEUE_MAX];
 
