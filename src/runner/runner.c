@@ -101,7 +101,7 @@ static void busy_hook(lua_State *L, lua_Debug *ar)
 		luaL_error(L, "%s", r->reason);
 	}
 	if (now - r->last_api > r->stuck_limit)
-		luaL_error(L, "module stopped: no test API call for %.0f s (a busy loop?)", r->stuck_limit);
+		luaL_error(L, "module stopped: no test API call for %d s (a busy loop?)", (int)r->stuck_limit);
 }
 
 /* loadtest "name" (or "category/name"): adds tests/<name>.lua to the schedule. */

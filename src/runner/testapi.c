@@ -192,8 +192,10 @@ static int do_check(lua_State *L, int is_assert)
 	tapi_check_abort(L, r);
 	tags_text(tags, n, text, sizeof(text));
 	rc = screen_check(r, tags, n, timeout, is_assert, &match, &near);
-	if (rc < 0)
-		tapi_check_abort(L, r);
+	if (rc != 1) {
+		json_decref(match);
+		tapi_check_abort(L, r); /* VM gone or MAX_JOB_TIME reached */
+	}
 	if (rc == 1) {
 		runner_progress(r, "%s '%s': matched %s in %.2fs", is_assert ? "assert_screen" : "check_screen",
 				text, json_string_value(json_object_get(match, "needle")), time_mono() - t0);
@@ -268,7 +270,7 @@ static int l_wait_still_screen(lua_State *L)
 		return 1;
 	}
 	rc = screen_wait_still(r, still, timeout * r->timeout_scale, level);
-	if (rc < 0)
+	if (rc != 1)
 		tapi_check_abort(L, r);
 	runner_progress(r, "wait_still_screen %.1fs: %s after %.2fs", still, rc == 1 ? "still" : "timed out",
 			time_mono() - t0);
@@ -301,7 +303,7 @@ static int l_wait_screen_change(lua_State *L)
 	rc = screen_wait_change(r, ref, timeout, level, &sim);
 	if (ref)
 		vnc_frame_unref(ref);
-	if (rc < 0)
+	if (rc != 1)
 		tapi_check_abort(L, r);
 	runner_progress(r, "wait_screen_change: %s after %.2fs", rc == 1 ? "changed" : "no change",
 			time_mono() - t0);

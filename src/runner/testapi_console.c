@@ -186,10 +186,12 @@ int tapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int li
 
 	rc = serial_search(r, re, timeout, &text, &len, &m);
 	pcre2_code_free(re);
-	if (rc < 0) {
+	if (rc != 1) {
 		free(text);
+		text = NULL;
 		tapi_check_abort(L, r);
-		return luaL_error(L, "serial port closed");
+		if (rc < 0)
+			return luaL_error(L, "serial port closed");
 	}
 	if (rc == 1) {
 		char *lf = crlf_to_lf(text, m.end);
@@ -271,7 +273,7 @@ static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, dou
 			code = -1;
 	}
 	free(text);
-	if (rc < 0)
+	if (rc != 1)
 		tapi_check_abort(L, r);
 	return code;
 }
@@ -380,6 +382,7 @@ static int l_script_output(lua_State *L)
 		return luaL_error(L, "serial port closed");
 	}
 	if (rc == 0) {
+		tapi_check_abort(L, r);
 		runner_progress(r, "script_output: timed out after %.2fs", time_mono() - t0);
 		return luaL_error(L, "script_output timed out: '%s'", script);
 	}

@@ -63,8 +63,9 @@ struct vnc_frame *vnc_latest(struct vnc *v);
  * timeout_ms for one to arrive. A consumer looping with after_seq = the
  * last seq it got sees every changed frame, unless the queue overflowed:
  * then a gap in seq shows it (and the drop was logged). The newest frame is
- * never dropped. 0, ERR_TIMEOUT, or ERR_CLOSED (connection gone and no
- * such frame left). */
+ * never dropped. Queued frames with seq <= after_seq are released: the
+ * consumer has moved past them (so they are not reported as dropped).
+ * 0, ERR_TIMEOUT, or ERR_CLOSED (connection gone and no such frame left). */
 int vnc_next_frame(struct vnc *v, uint64_t after_seq, int timeout_ms,
 		   struct vnc_frame **out);
 

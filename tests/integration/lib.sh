@@ -14,4 +14,7 @@ not_ok() { FAILED=$((FAILED + 1)); echo "FAIL $*"; }
 check() { d=$1; shift; if "$@"; then ok "$d"; else not_ok "$d"; fi; }
 # json_get FILE PYTHON-EXPR: prints the expression evaluated on the JSON in j.
 json_get() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# qemu_left DIR: true while a QEMU whose command line names DIR runs (the
+# bracket keeps pgrep from matching the shell that runs it).
+qemu_left() { pgrep -f "[q]emu-system.*$1" > /dev/null; }
 finish() { echo "$PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; }

@@ -25,7 +25,7 @@ check "grub: cmdline steps in order" [ "$(json_get $R/result-cmdline.json '",".j
 check "grub: progress lines printed" grep -q "assert_screen 'grub-echo': matched" "$TMP/grub.out"
 check "grub: log and vars written" [ -s "$TMP/grub/vigil-log.txt" -a -s "$TMP/grub/vars.json" ]
 check "grub: TCG used explicitly" grep -q -- "-accel tcg" "$TMP/grub/vigil-log.txt"
-check "grub: no QEMU left" sh -c "! pgrep -f '$TMP/grub/.vm' >/dev/null"
+check "grub: no QEMU left" eval "! qemu_left '$TMP/grub/.vm'"
 
 # A needle cut from a judged screenshot with `vigil needle new` matches it.
 $VIGIL needle new cut-menu --from "$R/$shot" --tag cut --area 200,10,320,25 --dir "$TMP/cut" > /dev/null 2>&1

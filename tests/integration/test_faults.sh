@@ -40,7 +40,7 @@ vpid=$!
 i=0
 while [ $i -lt 60 ] && ! grep -q "starting module" "$TMP/qdie.out" 2>/dev/null; do sleep 1; i=$((i + 1)); done
 sleep 3
-pkill -KILL -f "$TMP/qdie/.vm" 
+pkill -KILL -f "[q]emu-system.*$TMP/qdie/.vm"
 wait $vpid
 rc=$?
 cat "$TMP/qdie.out"
@@ -55,11 +55,11 @@ $VIGIL run $D --var FAULT=wait --out "$TMP/vkill" > "$TMP/vkill.out" 2>&1 &
 vpid=$!
 i=0
 while [ $i -lt 60 ] && ! grep -q "starting module" "$TMP/vkill.out" 2>/dev/null; do sleep 1; i=$((i + 1)); done
-check "vigil killed: QEMU was running" pgrep -f "$TMP/vkill/.vm" > /dev/null
+check "vigil killed: QEMU was running" qemu_left "$TMP/vkill/.vm"
 kill -KILL $vpid
 wait $vpid 2>/dev/null
 sleep 2
-check "vigil killed: no QEMU left" sh -c "! pgrep -f '$TMP/vkill/.vm' > /dev/null"
+check "vigil killed: no QEMU left" eval "! qemu_left '$TMP/vkill/.vm'"
 
 # vigil interrupted with SIGTERM: QEMU stopped, results written as incomplete
 $VIGIL run $D --var FAULT=wait --out "$TMP/vterm" > "$TMP/vterm.out" 2>&1 &
@@ -71,6 +71,6 @@ wait $vpid
 rc=$?
 check "vigil SIGTERM: exit status 2" [ $rc -eq 2 ]
 check "vigil SIGTERM: incomplete written" [ "$(json_get $TMP/vterm/testresults/results.json 'j["result"]')" = incomplete ]
-check "vigil SIGTERM: no QEMU left" sh -c "! pgrep -f '$TMP/vterm/.vm' > /dev/null"
+check "vigil SIGTERM: no QEMU left" eval "! qemu_left '$TMP/vterm/.vm'"
 
 finish
