@@ -8,11 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include "image/match.h"
 #include "image/needle.h"
 #include "runner/screen.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/proc.h"
 #include "util/util.h"
 #include "vm/vnc.h"
 
@@ -205,11 +207,57 @@ static int is_near_miss(const struct runner *r, const struct match_result *best)
 	return 1;
 }
 
+/* Text of the needle's ocr areas on the frame, read by tesseract as
+ * os-autoinst does (area coordinates as in the needle). NULL when the
+ * needle has no ocr area. OCR never fails a match. */
+static json_t *read_ocr(struct runner *r, const struct needle *n, const struct vnc_frame *f)
+{
+	json_t *list = NULL;
+	size_t i;
+
+	for (i = 0; i < n->nareas; i++) {
+		const struct needle_area *a = &n->areas[i];
+		struct image *crop;
+		char *png;
+		struct buf out;
+		int status, rc;
+
+		if (a->type != NEEDLE_AREA_OCR)
+			continue;
+		if (!list)
+			list = json_array();
+		crop = image_crop(f->img, a->x, a->y, a->w, a->h);
+		png = path_join(r->workdir, "ocr.png");
+		buf_init(&out, 1 << 20);
+		rc = crop && png ? image_save_png(crop, png) : ERR_NOMEM;
+		if (!rc) {
+			char *argv[] = { "tesseract", png, "stdout", "--psm", "6", NULL };
+			rc = proc_run(argv, 30000, &status, &out);
+			if (!rc && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+				rc = ERR_IO;
+		}
+		if (rc) {
+			log_warn("ocr of needle '%s' area %zu failed: %s", n->name, i + 1, err_str(rc));
+			json_array_append_new(list, json_string(""));
+		} else {
+			size_t len = out.len;
+			while (len > 0 && (out.data[len - 1] == '\n' || out.data[len - 1] == ' ' ||
+					   out.data[len - 1] == '\f'))
+				len--;
+			json_array_append_new(list, json_stringn(out.data ? out.data : "", len));
+		}
+		buf_release(&out);
+		image_free(crop);
+		free(png);
+	}
+	return list;
+}
+
 static json_t *record_match(struct runner *r, const struct vnc_frame *f, const struct frame_search *s,
 			    const char *const *tags, size_t ntags)
 {
 	const struct match_result *best = &s->res[0];
-	json_t *d = json_object(), *cands = json_array(), *match;
+	json_t *d = json_object(), *cands = json_array(), *match, *ocr;
 	char *shot = save_frame(r, f);
 	size_t i;
 
@@ -237,7 +285,12 @@ static json_t *record_match(struct runner *r, const struct vnc_frame *f, const s
 	for (i = 1; i < s->n && i <= MAX_CANDIDATES; i++)
 		json_array_append_new(cands, candidate_json(&s->res[i]));
 	json_object_set_new(d, "needles", cands);
+	ocr = read_ocr(r, best->needle, f);
+	if (ocr)
+		json_object_set(d, "ocr", ocr);
 	match = json_object();
+	if (ocr)
+		json_object_set_new(match, "ocr", ocr);
 	json_object_set_new(match, "needle", json_string(best->needle->name));
 	json_object_set(match, "tags", json_object_get(d, "tags"));
 	json_object_set(match, "area", json_object_get(d, "area"));

@@ -13,6 +13,7 @@
 #include "util/err.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "util/proc.h"
 #include "vm/qemu.h"
 
 #define PROBE_EXIT 67 /* isa-debug-exit: (0x21 << 1) | 1 */
@@ -80,7 +81,7 @@ int qemu_accel_probe(const char *qemu_bin, const char *accel, int timeout_ms,
 		goto out;
 	}
 	argv[9] = drive;
-	rc = qemu__run(argv, timeout_ms, &status, &out);
+	rc = proc_run(argv, timeout_ms, &status, &out);
 	if (rc == ERR_TIMEOUT) {
 		log_info("%s probe: no progress within %d ms", accel, timeout_ms);
 		rc = 0;
@@ -112,7 +113,7 @@ static char *probe_key(const char *qemu_bin)
 	int status;
 
 	buf_init(&out, 64 * 1024);
-	if (qemu__run(argv, 10000, &status, &out) == 0 && out.data && uname(&u) == 0) {
+	if (proc_run(argv, 10000, &status, &out) == 0 && out.data && uname(&u) == 0) {
 		size_t n = strcspn(out.data, "\n");
 
 		if (asprintf(&key, "%.*s\n%s\n", (int)n, out.data, u.release) < 0)

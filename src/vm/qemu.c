@@ -18,6 +18,7 @@
 #include "util/err.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "util/proc.h"
 #include "vm/qemu.h"
 #include "vm/qmp.h"
 
@@ -38,93 +39,13 @@ struct qemu {
 	int tail_next, tail_count;
 };
 
-/* The child's side of a fork: die with the forking thread, keep stdio on
- * the pipe, drop every other descriptor, exec. Only async-signal-safe
- * calls here. */
-static void child_exec(char *const argv[], int out_fd, pid_t parent)
-{
-	int devnull;
-
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(126); /* the parent died before prctl took effect */
-	devnull = open("/dev/null", O_RDONLY);
-	if (devnull >= 0)
-		dup2(devnull, 0);
-	if (out_fd >= 0) {
-		dup2(out_fd, 1);
-		dup2(out_fd, 2);
-	}
-	close_range(3, ~0U, 0);
-	signal(SIGPIPE, SIG_DFL);
-	execvp(argv[0], argv);
-	{
-		static const char msg[] = "exec failed: no such program or not executable\n";
-
-		if (write(2, msg, sizeof(msg) - 1) < 0)
-			_exit(127);
-	}
-	_exit(127);
-}
-
-int qemu__run(char *const argv[], int timeout_ms, int *status, struct buf *out)
-{
-	int64_t deadline = time_mono_ms() + timeout_ms;
-	int p[2], rc = 0;
-	pid_t pid, parent = getpid();
-	bool killed = false;
-
-	*status = 0;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	pid = fork();
-	if (pid < 0) {
-		rc = -errno;
-		close(p[0]);
-		close(p[1]);
-		return rc;
-	}
-	if (pid == 0)
-		child_exec(argv, p[1], parent);
-	close(p[1]);
-	for (;;) {
-		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
-		int64_t left = deadline - time_mono_ms();
-		char tmp[4096];
-		ssize_t n;
-		int r;
-
-		if (left <= 0) {
-			kill(pid, SIGKILL);
-			killed = true;
-			break;
-		}
-		r = poll(&pfd, 1, (int)left);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			continue;
-		n = read(p[0], tmp, sizeof(tmp));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (out)
-			(void)buf_append(out, tmp, (size_t)n); /* full: keep the start */
-	}
-	close(p[0]);
-	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
-		;
-	return killed ? ERR_TIMEOUT : rc;
-}
-
 static int qemu_img(char *const argv[], char *err, size_t errlen)
 {
 	struct buf out;
 	int status, rc;
 
 	buf_init(&out, 64 * 1024);
-	rc = qemu__run(argv, 60000, &status, &out);
+	rc = proc_run(argv, 60000, &status, &out);
 	if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
 		rc = ERR_IO;
 	if (rc < 0)
@@ -144,7 +65,7 @@ static char *detect_format(const char *path, char *err, size_t errlen)
 	int status, rc;
 
 	buf_init(&out, 1u << 20);
-	rc = qemu__run(argv, 30000, &status, &out);
+	rc = proc_run(argv, 30000, &status, &out);
 	if (rc == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0 && out.data)
 		j = json_loads(out.data, 0, NULL);
 	if (j && json_is_string(json_object_get(j, "format")))
@@ -287,7 +208,7 @@ int qemu_start(const struct qemu_cmd *cmd, struct qemu **out, char *err, size_t 
 		goto fail;
 	}
 	if (q->pid == 0)
-		child_exec(cmd->argv, p[1], parent);
+		proc_child_exec(cmd->argv, p[1], parent);
 	close(p[1]);
 	q->out_fd = p[0];
 	rc = pthread_create(&q->reader, NULL, reader_main, q);

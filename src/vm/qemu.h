@@ -105,9 +105,4 @@ const char *qemu_accel_select(const char *qemu_bin, qemu_get_fn get, void *ctx,
 int qemu_accel_probe(const char *qemu_bin, const char *accel, int timeout_ms,
 		     bool *works, char *err, size_t errlen);
 
-/* Internal to the vm module: run argv (PATH searched), collect stdout and
- * stderr into out (may be NULL), kill it at timeout_ms. *status gets the
- * wait status. 0, ERR_TIMEOUT (killed), or -errno. */
-int qemu__run(char *const argv[], int timeout_ms, int *status, struct buf *out);
-
 #endif

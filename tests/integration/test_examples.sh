@@ -22,6 +22,7 @@ check "grub: step screenshot written" [ -s "$R/$shot" ]
 check "grub: thumbnail written" [ -s "$R/.thumbs/$shot" ]
 check "grub: frametime recorded" [ "$(json_get $R/result-boot.json 'len(j["details"][0]["frametime"])')" = 2 ]
 check "grub: cmdline steps in order" [ "$(json_get $R/result-cmdline.json '",".join(d["tags"][0] for d in j["details"])')" = "grub-cmdline,grub-echo,grub-menu" ]
+check "grub: ocr area read by tesseract" [ "$(json_get $R/result-cmdline.json '[d for d in j["details"] if d.get("ocr")][0]["ocr"][0]')" = "hello vigil" ]
 check "grub: progress lines printed" grep -q "assert_screen 'grub-echo': matched" "$TMP/grub.out"
 check "grub: log and vars written" [ -s "$TMP/grub/vigil-log.txt" -a -s "$TMP/grub/vars.json" ]
 check "grub: TCG used explicitly" grep -q -- "-accel tcg" "$TMP/grub/vigil-log.txt"

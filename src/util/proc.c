@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* proc.c - running helper programs (qemu-img, tesseract): fork + exec with
+ * the child tied to the forking thread, output collected, a time limit. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "util/err.h"
+#include "util/proc.h"
+#include "util/util.h"
+
+/* The child's side of a fork: die with the forking thread, keep stdio on
+ * the pipe, drop every other descriptor, exec. Only async-signal-safe
+ * calls here. */
+void proc_child_exec(char *const argv[], int out_fd, pid_t parent)
+{
+	int devnull;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(126); /* the parent died before prctl took effect */
+	devnull = open("/dev/null", O_RDONLY);
+	if (devnull >= 0)
+		dup2(devnull, 0);
+	if (out_fd >= 0) {
+		dup2(out_fd, 1);
+		dup2(out_fd, 2);
+	}
+	close_range(3, ~0U, 0);
+	signal(SIGPIPE, SIG_DFL);
+	execvp(argv[0], argv);
+	{
+		static const char msg[] = "exec failed: no such program or not executable\n";
+
+		if (write(2, msg, sizeof(msg) - 1) < 0)
+			_exit(127);
+	}
+	_exit(127);
+}
+
+int proc_run(char *const argv[], int timeout_ms, int *status, struct buf *out)
+{
+	int64_t deadline = time_mono_ms() + timeout_ms;
+	int p[2], rc = 0;
+	pid_t pid, parent = getpid();
+	bool killed = false;
+
+	*status = 0;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		close(p[0]);
+		close(p[1]);
+		return rc;
+	}
+	if (pid == 0)
+		proc_child_exec(argv, p[1], parent);
+	close(p[1]);
+	for (;;) {
+		struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+		int64_t left = deadline - time_mono_ms();
+		char tmp[4096];
+		ssize_t n;
+		int r;
+
+		if (left <= 0) {
+			kill(pid, SIGKILL);
+			killed = true;
+			break;
+		}
+		r = poll(&pfd, 1, (int)left);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			continue;
+		n = read(p[0], tmp, sizeof(tmp));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (out)
+			(void)buf_append(out, tmp, (size_t)n); /* full: keep the start */
+	}
+	close(p[0]);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return killed ? ERR_TIMEOUT : rc;
+}
+

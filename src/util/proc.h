@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* proc.h - running helper programs: fork + exec, output, time limit. */
+#ifndef VIGIL_PROC_H
+#define VIGIL_PROC_H
+
+#include <sys/types.h>
+#include "util/buf.h"
+
+/* The child's side of a fork: PR_SET_PDEATHSIG(SIGKILL) (fires when the
+ * forking *thread* exits), stdin from /dev/null, stdout and stderr to
+ * out_fd (if >= 0), every other descriptor closed, then execvp. Never
+ * returns. Async-signal-safe. */
+void proc_child_exec(char *const argv[], int out_fd, pid_t parent) __attribute__((noreturn));
+
+/* Run argv (PATH searched), collect stdout and stderr into out (may be
+ * NULL; when full the start is kept), kill it at timeout_ms. *status gets
+ * the wait status. 0, ERR_TIMEOUT (killed), or -errno. */
+int proc_run(char *const argv[], int timeout_ms, int *status, struct buf *out);
+
+#endif
