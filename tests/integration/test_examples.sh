@@ -12,7 +12,7 @@ cat "$TMP/grub.out"
 R=$TMP/grub/testresults
 check "grub: exit status 0" [ $rc -eq 0 ]
 check "grub: results.json says passed" [ "$(json_get $R/results.json 'j["result"]')" = passed ]
-check "grub: two modules ok" [ "$(json_get $R/results.json '",".join(m["name"]+"="+m["result"] for m in j["modules"])')" = "boot=ok,cmdline=ok" ]
+check "grub: two modules ok" [ "$(json_get $R/results.json '",".join(m["name"]+"="+m["result"] for m in j["modules"])')" = "boot=ok,menu=ok,cmdline=ok" ]
 check "grub: boot module is fatal" [ "$(json_get $R/results.json 'j["modules"][0]["flags"].get("fatal")')" = 1 ]
 check "grub: first step matched grub-menu" [ "$(json_get $R/result-boot.json 'j["details"][0]["tags"][0]')" = grub-menu ]
 check "grub: step similarity is an integer percent >= 96" \
@@ -23,6 +23,7 @@ check "grub: thumbnail written" [ -s "$R/.thumbs/$shot" ]
 check "grub: frametime recorded" [ "$(json_get $R/result-boot.json 'len(j["details"][0]["frametime"])')" = 2 ]
 check "grub: cmdline steps in order" [ "$(json_get $R/result-cmdline.json '",".join(d["tags"][0] for d in j["details"])')" = "grub-cmdline,grub-echo,grub-menu" ]
 check "grub: ocr area read by tesseract" [ "$(json_get $R/result-cmdline.json '[d for d in j["details"] if d.get("ocr")][0]["ocr"][0]')" = "hello vigil" ]
+check "grub: send_key_until_needlematch reached Memtest86+" grep -q "send_key_until_needlematch 'grub-menu-memtest': matched" "$TMP/grub.out"
 check "grub: progress lines printed" grep -q "assert_screen 'grub-echo': matched" "$TMP/grub.out"
 check "grub: log and vars written" [ -s "$TMP/grub/vigil-log.txt" -a -s "$TMP/grub/vars.json" ]
 check "grub: TCG used explicitly" grep -q -- "-accel tcg" "$TMP/grub/vigil-log.txt"
