@@ -12,6 +12,7 @@
 #include <string.h>
 #include "image/needle.h"
 #include "runner/runner.h"
+#include "runner/shots.h"
 #include "runner/testapi.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -447,6 +448,7 @@ enum job_result runner_run(struct runner *r)
 		goto out;
 	}
 	luaL_openlibs(r->L);
+	r->shots = shots_new(r->testresults);
 	testapi_register(r, r->L);
 	rc = load_schedule(r, err, sizeof(err));
 	if (!rc)
@@ -489,6 +491,9 @@ out:
 			r->modules[i].result = MODULE_SKIP;
 	r->cur = r->nmodules;
 	stop_vm(r);
+	if (shots_free(r->shots))
+		log_err("some screenshots could not be written");
+	r->shots = NULL;
 	if (r->signal && !r->reason[0])
 		snprintf(r->reason, sizeof(r->reason), "vigil was interrupted by signal %d", (int)r->signal);
 	if (r->abort)

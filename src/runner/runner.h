@@ -20,6 +20,7 @@ struct vnc;
 struct vnc_frame;
 struct serial;
 struct match_result;
+struct shots;
 
 enum console_kind { CONSOLE_VGA, CONSOLE_SERIAL };
 
@@ -30,6 +31,7 @@ struct runner {
 	char *testresults;    /* out_dir/testresults */
 	char *workdir;        /* out_dir/.vm: sockets, overlays */
 	struct needle_set *needles;
+	struct shots *shots;  /* background screenshot writer */
 
 	struct qemu *qemu;
 	struct qmp *qmp;

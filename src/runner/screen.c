@@ -12,6 +12,7 @@
 #include "image/match.h"
 #include "image/needle.h"
 #include "runner/screen.h"
+#include "runner/shots.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/proc.h"
@@ -55,7 +56,8 @@ static char *save_frame(struct runner *r, const struct vnc_frame *f)
 	name = results_next_name(m, "png");
 	if (!name)
 		return NULL;
-	rc = results_save_image(r->testresults, name, f->img);
+	rc = r->shots ? shots_enqueue(r->shots, name, (struct vnc_frame *)f)
+		      : results_save_image(r->testresults, name, f->img);
 	if (rc) {
 		log_warn("could not save screenshot '%s': %s", name, err_str(rc));
 		free(name);
