@@ -100,7 +100,7 @@ int results_save_text(const char *testresults, const char *name, const char *tex
 static int write_json(const char *dir, const char *name, json_t *obj)
 {
 	char *path = path_join(dir, name);
-	char *text = json_dumps(obj, JSON_INDENT(3) | JSON_PRESERVE_ORDER);
+	char *text = json_dumps(obj, JSON_INDENT(3) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
 	int rc = ERR_NOMEM;
 	if (path && text)
 		rc = file_write_all(path, text, strlen(text));
@@ -191,5 +191,33 @@ int results_write_job(const char *testresults, enum job_result r, int needs_revi
 		rc = write_json(testresults, "test_order.json", order);
 	json_decref(o);
 	json_decref(order);
+	return rc;
+}
+
+int results_write_video_index(const char *testresults, const struct module *mods, size_t n)
+{
+	json_t *index = json_array();
+	size_t i, k;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		json_t *d;
+		json_array_foreach(mods[i].details, k, d) {
+			const char *ft = json_string_value(json_array_get(json_object_get(d, "frametime"), 0));
+			json_t *e;
+			double t;
+			if (!ft || str_to_double(ft, &t))
+				continue;
+			e = json_object();
+			json_object_set_new(e, "module", json_string(mods[i].name));
+			json_object_set_new(e, "step", json_integer((json_int_t)k + 1));
+			json_object_set_new(e, "time", json_real(t));
+			if (json_object_get(d, "screenshot"))
+				json_object_set(e, "screenshot", json_object_get(d, "screenshot"));
+			json_array_append_new(index, e);
+		}
+	}
+	rc = write_json(testresults, "video_index.json", index);
+	json_decref(index);
 	return rc;
 }

@@ -63,6 +63,11 @@ int results_write_module(const char *testresults, const struct module *m);
 int results_write_job(const char *testresults, enum job_result r, int needs_review,
 		      const char *reason, const struct module *mods, size_t n, double elapsed);
 
+/* testresults/video_index.json: [{"module","step","time","screenshot"}]
+ * for every step with a frametime (seconds into video.webm), so a viewer
+ * can seek to a step. */
+int results_write_video_index(const char *testresults, const struct module *mods, size_t n);
+
 /* The overall result from the modules (openQA's rules): any non-ignored
  * fail -> failed; else any softfail (or ignored fail) -> softfailed;
  * else passed. *needs_review set when every failure is a near miss. */

@@ -21,6 +21,7 @@
 #include "vm/qmp.h"
 #include "vm/serial.h"
 #include "vm/vnc.h"
+#include "video/video.h"
 
 #define MAX_MODULES 1000
 #define HOOK_INSTRUCTIONS 100000
@@ -393,6 +394,15 @@ static int start_vm(struct runner *r, char *err, size_t errlen)
 	rc = vnc_connect(cmd.vnc_path, r->xres, r->yres, 10000, &r->vnc, err, errlen);
 	if (rc)
 		goto out;
+	if (!vars_get_bool(&r->vars, "NOVIDEO", 0)) {
+		char *vpath = path_join(r->out_dir, "video.webm"), verr[512];
+		/* The video's time 0 is QEMU's start, as every step's frametime. */
+		if (vpath && video_open(vpath, r->xres, r->yres, r->vm_start, &r->video, verr, sizeof(verr)) == 0)
+			vnc_add_listener(r->vnc, video_vnc_listener, r->video);
+		else
+			log_warn("no video: %s", vpath ? verr : "out of memory");
+		free(vpath);
+	}
 	rc = qmp_command(r->qmp, "cont", NULL, NULL, err, errlen);
 	if (rc)
 		goto out;
@@ -405,9 +415,19 @@ out:
 
 static void stop_vm(struct runner *r)
 {
+	/* The capture thread feeds the video: close VNC before the video. */
 	if (r->vnc)
 		vnc_close(r->vnc);
 	r->vnc = NULL;
+	if (r->video) {
+		struct video_stats st;
+		if (video_close_stats(r->video, time_mono(), &st))
+			log_err("video.webm could not be finished");
+		log_info("video: %llu frames (%llu dropped), %.1f s, %llu KiB, encoder CPU %.2f s",
+			 (unsigned long long)st.frames, (unsigned long long)st.dropped, st.duration_s,
+			 (unsigned long long)(st.bytes / 1024), st.cpu_s);
+		r->video = NULL;
+	}
 	if (r->qemu)
 		qemu_stop(r->qemu, r->qmp);
 	if (r->qmp)
@@ -502,6 +522,8 @@ out:
 		res = results_job_from_modules(r->modules, r->nmodules, &needs_review);
 	if (r->abort && r->abort_result == JOB_TIMEOUT_EXCEEDED)
 		needs_review = 0;
+	if (!vars_get_bool(&r->vars, "NOVIDEO", 0) && results_write_video_index(r->testresults, r->modules, r->nmodules))
+		log_warn("could not write video_index.json");
 	if (results_write_job(r->testresults, res, needs_review, r->abort ? r->reason : NULL,
 			      r->modules, r->nmodules, runner_elapsed(r)))
 		log_err("could not write results.json");

@@ -21,6 +21,7 @@ struct vnc_frame;
 struct serial;
 struct match_result;
 struct shots;
+struct video;
 
 enum console_kind { CONSOLE_VGA, CONSOLE_SERIAL };
 
@@ -37,6 +38,7 @@ struct runner {
 	struct qmp *qmp;
 	struct vnc *vnc;
 	struct serial *serial;
+	struct video *video;  /* video.webm encoder, NULL with NOVIDEO=1 */
 	int xres, yres;
 
 	struct lua_State *L;

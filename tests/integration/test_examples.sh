@@ -29,6 +29,21 @@ check "grub: log and vars written" [ -s "$TMP/grub/vigil-log.txt" -a -s "$TMP/gr
 check "grub: TCG used explicitly" grep -q -- "-accel tcg" "$TMP/grub/vigil-log.txt"
 check "grub: no QEMU left" eval "! qemu_left '$TMP/grub/.vm'"
 
+# The video: plausible length and frames, decodable to the end, seekable
+# to a step (the frame there looks like the step's screenshot).
+V=$TMP/grub/video.webm
+dur=$(ffprobe -v error -show_entries format=duration -of csv=p=0 "$V")
+frames=$(ffprobe -v error -count_frames -show_entries stream=nb_read_frames -of csv=p=0 "$V")
+elapsed=$(json_get $R/results.json 'j["elapsed"]')
+check "video: duration $dur s close to the run's $elapsed s" python3 -c "import sys; sys.exit(not (abs($dur - $elapsed) < 2.0))"
+check "video: $frames frames (changed frames only)" [ "$frames" -gt 10 -a "$frames" -lt 2000 ]
+check "video: decodes to the end without errors" sh -c "[ -z \"\$(ffmpeg -v error -i '$V' -f null - 2>&1)\" ]"
+t=$(json_get $R/video_index.json '[e for e in j if e["module"]=="cmdline"][1]["time"]')
+s=$(json_get $R/video_index.json '[e for e in j if e["module"]=="cmdline"][1]["screenshot"]')
+ffmpeg -v error -ss "$t" -i "$V" -frames:v 1 -y "$TMP/seek.png"
+psnr=$(ffmpeg -i "$TMP/seek.png" -i "$R/$s" -lavfi psnr -f null - 2>&1 | sed -n 's/.*average:\([0-9.inf]*\).*/\1/p')
+check "video: frame at step time $t s matches $s (PSNR $psnr dB)" python3 -c "import sys; p='$psnr'; sys.exit(not (p == 'inf' or float(p) > 30))"
+
 # A needle cut from a judged screenshot with `vigil needle new` matches it.
 $VIGIL needle new cut-menu --from "$R/$shot" --tag cut --area 200,10,320,25 --dir "$TMP/cut" > /dev/null 2>&1
 check "needle new: writes json and png" [ -s "$TMP/cut/cut-menu.json" -a -s "$TMP/cut/cut-menu.png" ]

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/* api.h - what the REST handlers (api_*.c) share with server.c: the parsed
+ * request, the response, form parameters, and the route tables. Handlers
+ * run on the HTTP thread, read and write only through the db module, and
+ * answer every bad input with a 4xx JSON error, never by exiting. */
+#ifndef VIGIL_API_H
+#define VIGIL_API_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "server/auth.h"
+
+struct db;
+
+/* Named limits of one API request. */
+#define LIMIT_API_BODY   (1u << 20)   /* form or JSON body bytes */
+#define LIMIT_API_PARAMS 4096         /* form/query parameters */
+
+struct param {
+	char *key;
+	char *value;
+};
+
+/* Form parameters in the order received (query string first, then body). */
+struct params {
+	struct param *v;
+	size_t n, cap;
+};
+
+void params_init(struct params *p);
+void params_release(struct params *p);
+/* Add the pairs of an application/x-www-form-urlencoded text (+ is a space,
+ * %XX decoded). 0, ERR_PROTO (bad escape or NUL; where in msg), ERR_TOO_BIG, ERR_NOMEM. */
+int params_parse(struct params *p, const char *s, size_t len, char *msg, size_t msglen);
+/* Append one pair (copied). 0 or ERR_NOMEM/ERR_TOO_BIG. */
+int params_add(struct params *p, const char *key, const char *value);
+/* The last value of key, as Mojolicious' param(); NULL if absent. Borrowed. */
+const char *params_get(const struct params *p, const char *key);
+
+struct api_req {
+	struct db *db;
+	const char *method;     /* GET, POST, PUT, DELETE (HEAD is served as GET) */
+	const char *path;       /* decoded path, no query */
+	const char *target;     /* raw request target as sent */
+	struct params params;   /* query + form body */
+	json_t *json;           /* the body when it was application/json, else NULL */
+	int64_t id;             /* the number matched by '#' in the route, else 0 */
+	const void *arg;        /* the route's argument */
+	enum auth_level level;  /* what the request's key allows */
+};
+
+struct api_resp {
+	int status;
+	json_t *json;       /* owned; sent as application/json */
+	char *text;         /* owned; sent as text/plain when json is NULL */
+};
+
+/* Set a JSON error {"error": text} (server.c adds error_status). */
+void api_error(struct api_resp *out, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Set a 200 JSON body (takes ownership of j; NULL means out of memory → 500). */
+void api_json(struct api_resp *out, json_t *j);
+
+typedef void (*api_handler)(struct api_req *req, struct api_resp *out);
+
+/* pattern: a path whose '#' segment matches a decimal id (into req->id). */
+struct api_route {
+	const char *method;
+	const char *pattern;
+	enum auth_level level;
+	api_handler fn;
+	const void *arg;
+};
+
+/* Route tables, each ended by an entry with method NULL. */
+extern const struct api_route api_jobs_routes[];
+extern const struct api_route api_isos_routes[];
+extern const struct api_route api_tables_routes[];
+
+/* Uppercase ASCII copy of s (new string). */
+char *api_upper(const char *s);
+/* Parse a whole decimal id > 0. 0 or ERR_INVALID. */
+int api_parse_id(const char *s, int64_t *out);
+
+#endif

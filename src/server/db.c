@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/* db.c - SQLite behind the db.h interface: WAL, busy timeout, numbered
+ * migrations in a schema_version table, bound parameters only. Owns the
+ * connection. Dialect details stay here so PostgreSQL can be added beside it. */
+#define LOG_MODULE "db"
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "server/db.h"
+#include "util/err.h"
+#include "util/log.h"
+
+struct db {
+	sqlite3 *h;
+	int version;
+};
+
+struct db_stmt {
+	sqlite3_stmt *s;
+	struct db *db;
+};
+
+static int bind_va(struct db_stmt *st, const char *types, va_list ap)
+{
+	int i, rc = SQLITE_OK;
+
+	for (i = 0; types && types[i] && rc == SQLITE_OK; i++) {
+		switch (types[i]) {
+		case 't': {
+			const char *s = va_arg(ap, const char *);
+			rc = s ? sqlite3_bind_text(st->s, i + 1, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st->s, i + 1);
+			break;
+		}
+		case 'i':
+			rc = sqlite3_bind_int64(st->s, i + 1, va_arg(ap, int64_t));
+			break;
+		case 'n':
+			rc = sqlite3_bind_null(st->s, i + 1);
+			break;
+		default:
+			return ERR_INVALID;
+		}
+	}
+	return rc == SQLITE_OK ? 0 : ERR_INVALID;
+}
+
+static int prepare_va(struct db *db, struct db_stmt **out, const char *sql, const char *types, va_list ap)
+{
+	struct db_stmt *st = calloc(1, sizeof(*st));
+	int rc;
+
+	*out = NULL;
+	if (!st)
+		return ERR_NOMEM;
+	st->db = db;
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st->s, NULL) != SQLITE_OK) {
+		log_err("cannot prepare '%s': %s", sql, sqlite3_errmsg(db->h));
+		free(st);
+		return ERR_INVALID;
+	}
+	rc = bind_va(st, types, ap);
+	if (rc) {
+		log_err("cannot bind parameters of '%s': %s", sql, sqlite3_errmsg(db->h));
+		db_finalize(st);
+		return rc;
+	}
+	*out = st;
+	return 0;
+}
+
+int db_prepare(struct db *db, struct db_stmt **out, const char *sql, const char *types, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = prepare_va(db, out, sql, types, ap);
+	va_end(ap);
+	return rc;
+}
+
+int db_step(struct db_stmt *st)
+{
+	int rc = sqlite3_step(st->s);
+
+	if (rc == SQLITE_ROW)
+		return 1;
+	if (rc == SQLITE_DONE)
+		return 0;
+	if ((rc & 0xff) == SQLITE_CONSTRAINT)
+		return ERR_INVALID;
+	log_err("statement '%s' failed: %s", sqlite3_sql(st->s), sqlite3_errmsg(st->db->h));
+	return ERR_IO;
+}
+
+const char *db_col_text(struct db_stmt *st, int col)
+{
+	return (const char *)sqlite3_column_text(st->s, col);
+}
+
+int64_t db_col_int(struct db_stmt *st, int col)
+{
+	return sqlite3_column_int64(st->s, col);
+}
+
+bool db_col_null(struct db_stmt *st, int col)
+{
+	return sqlite3_column_type(st->s, col) == SQLITE_NULL;
+}
+
+void db_finalize(struct db_stmt *st)
+{
+	if (!st)
+		return;
+	sqlite3_finalize(st->s);
+	free(st);
+}
+
+int db_exec(struct db *db, const char *sql, const char *types, ...)
+{
+	struct db_stmt *st;
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = prepare_va(db, &st, sql, types, ap);
+	va_end(ap);
+	if (rc)
+		return rc;
+	while ((rc = db_step(st)) == 1)
+		;
+	if (rc == 0)
+		rc = sqlite3_changes(db->h);
+	db_finalize(st);
+	return rc;
+}
+
+int db_query_int(struct db *db, int64_t *out, const char *sql, const char *types, ...)
+{
+	struct db_stmt *st;
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = prepare_va(db, &st, sql, types, ap);
+	va_end(ap);
+	if (rc)
+		return rc;
+	rc = db_step(st);
+	if (rc == 1) {
+		*out = db_col_int(st, 0);
+		rc = 0;
+	} else if (rc == 0) {
+		rc = ERR_NOT_FOUND;
+	}
+	db_finalize(st);
+	return rc;
+}
+
+int64_t db_last_id(struct db *db)
+{
+	return sqlite3_last_insert_rowid(db->h);
+}
+
+const char *db_errmsg(struct db *db)
+{
+	return sqlite3_errmsg(db->h);
+}
+
+static int exec_plain(struct db *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		log_err("'%.60s': %s", sql, msg ? msg : "?");
+		sqlite3_free(msg);
+		return ERR_IO;
+	}
+	return 0;
+}
+
+int db_begin(struct db *db)
+{
+	return exec_plain(db, "BEGIN IMMEDIATE");
+}
+
+int db_commit(struct db *db)
+{
+	return exec_plain(db, "COMMIT");
+}
+
+void db_rollback(struct db *db)
+{
+	/* Fails only when no transaction is open, which is what we want anyway. */
+	(void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+void db_now(char out[DB_TIME_LEN])
+{
+	time_t t = time(NULL);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(out, DB_TIME_LEN, "%Y-%m-%dT%H:%M:%S", &tm);
+}
+
+int db_schema_version(struct db *db)
+{
+	return db->version;
+}
+
+static int migrate(struct db *db, char *err, size_t errlen)
+{
+	int64_t v = 0;
+	size_t i;
+	int rc;
+
+	rc = exec_plain(db, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+	if (rc)
+		goto fail;
+	rc = db_query_int(db, &v, "SELECT MAX(version) FROM schema_version", NULL);
+	if (rc && rc != ERR_NOT_FOUND)
+		goto fail;
+	for (i = 0; i < db__migrations_sqlite_count; i++) {
+		const struct db_migration *m = &db__migrations_sqlite[i];
+		if (m->version <= v)
+			continue;
+		if ((rc = db_begin(db)))
+			goto fail;
+		if ((rc = exec_plain(db, m->sql)) ||
+		    (rc = db_exec(db, "INSERT INTO schema_version (version) VALUES (?)", "i", (int64_t)m->version)) < 0) {
+			db_rollback(db);
+			snprintf(err, errlen, "migration %d failed: %s", m->version, sqlite3_errmsg(db->h));
+			return ERR_IO;
+		}
+		if ((rc = db_commit(db)))
+			goto fail;
+		v = m->version;
+		log_info("database migrated to version %d", m->version);
+	}
+	db->version = (int)v;
+	return 0;
+fail:
+	snprintf(err, errlen, "cannot read or migrate the schema: %s", sqlite3_errmsg(db->h));
+	return ERR_IO;
+}
+
+int db_open(struct db **out, const char *path, char *err, size_t errlen)
+{
+	struct db *db = NULL;
+	int fd, rc = ERR_IO;
+
+	*out = NULL;
+	/* Create the file ourselves so it is 0600 from the first byte: it holds API secrets. */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	(void)fchmod(fd, 0600); /* best effort on an existing file */
+	close(fd);
+	db = calloc(1, sizeof(*db));
+	if (!db)
+		return ERR_NOMEM;
+	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot open database '%s': %s", path, db->h ? sqlite3_errmsg(db->h) : "out of memory");
+		goto out;
+	}
+	sqlite3_busy_timeout(db->h, 5000);
+	if (exec_plain(db, "PRAGMA journal_mode=WAL") || exec_plain(db, "PRAGMA foreign_keys=ON") ||
+	    exec_plain(db, "PRAGMA synchronous=NORMAL")) {
+		snprintf(err, errlen, "cannot configure database '%s': %s", path, sqlite3_errmsg(db->h));
+		goto out;
+	}
+	rc = migrate(db, err, errlen);
+out:
+	if (rc) {
+		db_free(db);
+		return rc;
+	}
+	*out = db;
+	return 0;
+}
+
+void db_free(struct db *db)
+{
+	if (!db)
+		return;
+	sqlite3_close_v2(db->h);
+	free(db);
+}

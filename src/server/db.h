@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/* db.h - the server's database: connection, numbered migrations, prepared
+ * statements with bound parameters. The only module that knows the SQL
+ * dialect (placeholders, identity columns, time); callers write portable SQL
+ * with '?' placeholders and never format values into statement text. */
+#ifndef VIGIL_DB_H
+#define VIGIL_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct db;
+struct db_stmt;
+
+/* Length of a timestamp text "YYYY-MM-DDTHH:MM:SS" plus its NUL. */
+#define DB_TIME_LEN 20
+
+/* Open (creating with mode 0600) the database at path, switch on WAL and
+ * foreign keys, and apply every pending migration. 0, ERR_IO (message in
+ * err) or ERR_NOMEM. The connection may be used from one thread at a time. */
+int db_open(struct db **out, const char *path, char *err, size_t errlen);
+void db_free(struct db *db);
+
+/* The schema version after migrations (the highest applied number). */
+int db_schema_version(struct db *db);
+
+/* Prepare sql and bind values by types: 't' text (const char *, NULL binds
+ * NULL), 'i' int64_t, 'n' NULL (no argument). 0 or ERR_INVALID (bad SQL,
+ * logged with the statement). */
+int db_prepare(struct db *db, struct db_stmt **out, const char *sql, const char *types, ...);
+/* 1 for a row, 0 when done, ERR_INVALID for a constraint violation, ERR_IO. */
+int db_step(struct db_stmt *st);
+/* Column values of the current row; text is borrowed until the next step
+ * and NULL for SQL NULL. */
+const char *db_col_text(struct db_stmt *st, int col);
+int64_t db_col_int(struct db_stmt *st, int col);
+bool db_col_null(struct db_stmt *st, int col);
+void db_finalize(struct db_stmt *st); /* NULL-safe */
+
+/* Prepare, bind, run to completion. Rows changed (>= 0) or an error code as db_step. */
+int db_exec(struct db *db, const char *sql, const char *types, ...);
+/* The first column of the first row as an integer: 0 and *out set, ERR_NOT_FOUND, or an error. */
+int db_query_int(struct db *db, int64_t *out, const char *sql, const char *types, ...);
+/* The identity of the row the last INSERT created. */
+int64_t db_last_id(struct db *db);
+/* The last error text of the connection. Borrowed. */
+const char *db_errmsg(struct db *db);
+
+int db_begin(struct db *db);
+int db_commit(struct db *db);
+void db_rollback(struct db *db);
+
+/* Now as UTC "YYYY-MM-DDTHH:MM:SS", the form openQA's JSON uses. */
+void db_now(char out[DB_TIME_LEN]);
+
+/* Internal: the migration list of the dialect (db_migrate.c). */
+struct db_migration {
+	int version;
+	const char *sql;
+};
+extern const struct db_migration db__migrations_sqlite[];
+extern const size_t db__migrations_sqlite_count;
+
+#endif

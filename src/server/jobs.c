@@ -1,0 +1,527 @@
+/* SPDX-License-Identifier: MIT */
+/* jobs.c - jobs in the database and as openQA's JSON: creation from merged
+ * settings, the to_hash shape, cancel, restart by cloning, delete. SQL is
+ * portable with bound parameters; dialect details stay in db.c. */
+#define LOG_MODULE "jobs"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "server/db.h"
+#include "server/jobs.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#define LIMIT_SETTING_TEXT (1u << 20)
+
+static const char *const states[] = { "scheduled", "assigned", "setup", "running", "uploading", "done",
+				      "cancelled", NULL };
+static const char *const results[] = { "none", "passed", "softfailed", "failed", "incomplete", "skipped",
+				       "obsoleted", "parallel_failed", "parallel_restarted", "user_cancelled",
+				       "user_restarted", "timeout_exceeded", NULL };
+
+static bool in_list(const char *const *l, const char *s)
+{
+	for (; s && *l; l++)
+		if (!strcmp(*l, s))
+			return true;
+	return false;
+}
+
+bool jobs_state_valid(const char *s)
+{
+	return in_list(states, s);
+}
+
+bool jobs_result_valid(const char *s)
+{
+	return in_list(results, s);
+}
+
+/* The text of a scalar JSON value in buf (64 bytes); NULL for others. */
+static const char *scalar_text(const json_t *v, char *tmp, size_t n)
+{
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (json_is_integer(v)) {
+		snprintf(tmp, n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return tmp;
+	}
+	if (json_is_real(v)) {
+		snprintf(tmp, n, "%.17g", json_real_value(v));
+		return tmp;
+	}
+	if (json_is_boolean(v))
+		return json_is_true(v) ? "1" : "0";
+	return NULL;
+}
+
+/* Add the comma-separated classes of add to the list in cur (new string). */
+static char *class_union(const char *cur, const char *add)
+{
+	struct buf b;
+	const char *p = add;
+
+	buf_init(&b, LIMIT_SETTING_TEXT);
+	if (cur && buf_puts(&b, cur))
+		goto fail;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		bool have = false;
+		const char *q = b.data;
+		while (q && *q && !have) {
+			size_t m = strcspn(q, ",");
+			have = m == n && !strncmp(q, p, n);
+			q += m + (q[m] == ',');
+		}
+		if (n && !have && ((b.len && buf_puts(&b, ",")) || buf_append(&b, p, n)))
+			goto fail;
+		p += n + (p[n] == ',');
+	}
+	return b.data ? buf_steal(&b) : xstrdup("");
+fail:
+	buf_release(&b);
+	return NULL;
+}
+
+void jobs_settings_merge(json_t *dst, const json_t *src)
+{
+	const char *key;
+	json_t *v;
+	char tmp[64];
+
+	json_object_foreach((json_t *)src, key, v) {
+		const char *text = scalar_text(v, tmp, sizeof(tmp));
+		if (!text)
+			continue;
+		if (!strcmp(key, "WORKER_CLASS")) {
+			char *u = class_union(json_string_value(json_object_get(dst, key)), text);
+			if (u)
+				json_object_set_new(dst, key, json_string(u));
+			free(u);
+			continue;
+		}
+		json_object_set_new(dst, key, json_string(text));
+	}
+}
+
+void jobs_settings_expand(json_t *settings)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(settings, key, v) {
+		const char *s = json_string_value(v), *p;
+		struct buf b;
+		bool changed = false;
+
+		if (!s || !strchr(s, '%'))
+			continue;
+		buf_init(&b, LIMIT_SETTING_TEXT);
+		for (p = s; *p;) {
+			const char *end = p[0] == '%' ? strchr(p + 1, '%') : NULL;
+			if (end && end > p + 1) {
+				char name[256];
+				size_t n = (size_t)(end - p - 1);
+				const char *val = NULL;
+				if (n < sizeof(name)) {
+					memcpy(name, p + 1, n);
+					name[n] = '\0';
+					if (strcmp(name, key))
+						val = json_string_value(json_object_get(settings, name));
+				}
+				if (val) {
+					(void)buf_puts(&b, val);
+					changed = true;
+					p = end + 1;
+					continue;
+				}
+			}
+			(void)buf_append(&b, p, 1);
+			p++;
+		}
+		if (changed && b.data)
+			json_object_set_new(settings, key, json_string(b.data));
+		buf_release(&b);
+	}
+}
+
+static const char *sget(const json_t *settings, const char *key)
+{
+	const char *s = json_string_value(json_object_get(settings, key));
+	return s && *s ? s : NULL;
+}
+
+char *jobs_name(const json_t *settings)
+{
+	static const char *const parts[] = { "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "TEST" };
+	struct buf b;
+	size_t i;
+	char *c;
+
+	buf_init(&b, LIMIT_SETTING_TEXT);
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		const char *v = sget(settings, parts[i]);
+		if (i == 5 && sget(settings, "JOB_TEMPLATE_NAME"))
+			v = sget(settings, "JOB_TEMPLATE_NAME");
+		if (!v)
+			continue;
+		(void)buf_printf(&b, "%s%s%s", b.len ? "-" : "", i == 4 ? "Build" : "", v);
+	}
+	if (sget(settings, "MACHINE"))
+		(void)buf_printf(&b, "@%s", sget(settings, "MACHINE"));
+	if (!b.data)
+		return xstrdup("");
+	for (c = b.data; *c; c++)
+		if (!isalnum((unsigned char)*c) && !strchr("@._+:-", *c))
+			*c = '_';
+	return buf_steal(&b);
+}
+
+void jobs_settings_default_class(json_t *settings)
+{
+	const char *backend = sget(settings, "BACKEND"), *arch = sget(settings, "ARCH");
+	char cls[128];
+
+	if (sget(settings, "WORKER_CLASS") || !arch || (backend && strcmp(backend, "qemu")))
+		return;
+	snprintf(cls, sizeof(cls), "qemu_%s", arch);
+	json_object_set_new(settings, "WORKER_CLASS", json_string(cls));
+}
+
+int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_t *into)
+{
+	struct db_stmt *st;
+	json_t *src = json_object();
+	int rc;
+
+	rc = db_prepare(db, &st, "SELECT key, value FROM table_settings WHERE kind = ? AND owner_id = ? ORDER BY key",
+			"ti", kind, owner_id);
+	if (rc) {
+		json_decref(src);
+		return rc;
+	}
+	while ((rc = db_step(st)) == 1)
+		json_object_set_new(src, db_col_text(st, 0), json_string(db_col_text(st, 1)));
+	db_finalize(st);
+	if (rc == 0)
+		jobs_settings_merge(into, src);
+	json_decref(src);
+	return rc;
+}
+
+static const char *col(const json_t *settings, const char *key)
+{
+	const char *s = json_string_value(json_object_get(settings, key));
+	return s ? s : "";
+}
+
+int jobs_insert(struct db *db, const json_t *settings, int64_t priority, int64_t group_id,
+		int64_t scheduled_product_id, int64_t *id)
+{
+	char now[DB_TIME_LEN];
+	const char *key;
+	json_t *v;
+	int rc;
+
+	if (!sget(settings, "TEST"))
+		return ERR_INVALID;
+	db_now(now);
+	rc = db_exec(db,
+		     "INSERT INTO jobs (priority, state, result, group_id, scheduled_product_id, test, distri, version,"
+		     " flavor, arch, build, machine, t_created, t_updated)"
+		     " VALUES (?, 'scheduled', 'none', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		     "iiittttttttt", priority, group_id, scheduled_product_id, col(settings, "TEST"),
+		     col(settings, "DISTRI"), col(settings, "VERSION"), col(settings, "FLAVOR"), col(settings, "ARCH"),
+		     col(settings, "BUILD"), col(settings, "MACHINE"), now, now);
+	if (rc < 0)
+		return rc;
+	/* group_id and scheduled_product_id 0 mean none. */
+	*id = db_last_id(db);
+	if (!group_id)
+		(void)db_exec(db, "UPDATE jobs SET group_id = NULL WHERE id = ?", "i", *id);
+	if (!scheduled_product_id)
+		(void)db_exec(db, "UPDATE jobs SET scheduled_product_id = NULL WHERE id = ?", "i", *id);
+	json_object_foreach((json_t *)settings, key, v) {
+		const char *s = json_string_value(v);
+		if (!s || !strcmp(key, "NAME"))
+			continue;
+		if (!strcmp(key, "WORKER_CLASS")) {
+			/* One row per class: the scheduler matches each (AND), as openQA. */
+			const char *p = s;
+			while (*p) {
+				size_t n = strcspn(p, ",");
+				if (n) {
+					char *one = strndup(p, n);
+					rc = one ? db_exec(db, "INSERT INTO job_settings (job_id, key, value) VALUES (?, ?, ?)",
+							   "itt", *id, key, one) : ERR_NOMEM;
+					free(one);
+					if (rc < 0)
+						return rc;
+				}
+				p += n + (p[n] == ',');
+			}
+			continue;
+		}
+		rc = db_exec(db, "INSERT INTO job_settings (job_id, key, value) VALUES (?, ?, ?)", "itt", *id, key, s);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static void set_text_or_null(json_t *o, const char *key, struct db_stmt *st, int c)
+{
+	const char *s = db_col_text(st, c);
+	json_object_set_new(o, key, s ? json_string(s) : json_null());
+}
+
+static void set_int_or_null(json_t *o, const char *key, struct db_stmt *st, int c)
+{
+	json_object_set_new(o, key, db_col_null(st, c) ? json_null() : json_integer(db_col_int(st, c)));
+}
+
+/* Assets named by the settings, by type, as openQA's parse_assets_from_settings. */
+static json_t *assets_of(const json_t *settings)
+{
+	json_t *a = json_object(), *v;
+	const char *key;
+
+	json_object_foreach((json_t *)settings, key, v) {
+		const char *s = json_string_value(v), *type = NULL;
+		if (!s || !*s || strchr(s, '/'))
+			continue;
+		if (!strcmp(key, "ISO") || (str_starts_with(key, "ISO_") && isdigit((unsigned char)key[4])))
+			type = "iso";
+		else if ((str_starts_with(key, "HDD_") && isdigit((unsigned char)key[4])) || !strcmp(key, "UEFI_PFLASH_VARS"))
+			type = "hdd";
+		else if (str_starts_with(key, "REPO_") && isdigit((unsigned char)key[5]))
+			type = "repo";
+		else if ((str_starts_with(key, "ASSET_") && isdigit((unsigned char)key[6])) || !strcmp(key, "KERNEL") ||
+			 !strcmp(key, "INITRD"))
+			type = "other";
+		if (!type)
+			continue;
+		if (!json_object_get(a, type))
+			json_object_set_new(a, type, json_array());
+		json_array_append_new(json_object_get(a, type), json_string(s));
+	}
+	return a;
+}
+
+static json_t *deps_of(struct db *db, int64_t id, bool parents)
+{
+	static const char *const names[] = { "", "Chained", "Parallel", "Directly chained" };
+	json_t *d = json_pack("{s:[],s:[],s:[]}", "Chained", "Directly chained", "Parallel");
+	struct db_stmt *st;
+
+	if (db_prepare(db, &st,
+		       parents ? "SELECT parent_job_id, dependency FROM job_dependencies WHERE child_job_id = ? ORDER BY 1"
+			       : "SELECT child_job_id, dependency FROM job_dependencies WHERE parent_job_id = ? ORDER BY 1",
+		       "i", id))
+		return d;
+	while (db_step(st) == 1) {
+		int64_t t = db_col_int(st, 1);
+		if (t >= 1 && t <= 3)
+			json_array_append_new(json_object_get(d, names[t]), json_integer(db_col_int(st, 0)));
+	}
+	db_finalize(st);
+	return d;
+}
+
+static json_t *settings_of(struct db *db, int64_t id)
+{
+	json_t *s = json_object();
+	struct db_stmt *st;
+
+	if (db_prepare(db, &st, "SELECT key, value FROM job_settings WHERE job_id = ? ORDER BY id", "i", id))
+		return s;
+	while (db_step(st) == 1) {
+		const char *k = db_col_text(st, 0), *v = db_col_text(st, 1);
+		const char *old = json_string_value(json_object_get(s, k));
+		if (old) {
+			/* Repeated keys (one row per WORKER_CLASS) are joined with ',' as openQA does. */
+			struct buf b;
+			buf_init(&b, LIMIT_SETTING_TEXT);
+			if (!buf_printf(&b, "%s,%s", old, v))
+				json_object_set_new(s, k, json_string(b.data));
+			buf_release(&b);
+		} else {
+			json_object_set_new(s, k, json_string(v));
+		}
+	}
+	db_finalize(st);
+	return s;
+}
+
+int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
+{
+	struct db_stmt *st = NULL;
+	json_t *j = NULL, *settings, *parents;
+	char *name = NULL, *fullname = NULL;
+	int64_t origin;
+	int rc;
+
+	*out = NULL;
+	rc = db_prepare(db, &st,
+			"SELECT j.id, j.priority, j.state, j.result, j.reason, j.clone_id, j.blocked_by_id, j.group_id,"
+			" g.name, j.assigned_worker_id, j.test, j.distri, j.version, j.flavor, j.arch, j.build, j.machine,"
+			" j.t_started, j.t_finished"
+			" FROM jobs j LEFT JOIN job_groups g ON g.id = j.group_id WHERE j.id = ?",
+			"i", id);
+	if (rc)
+		return rc;
+	rc = db_step(st);
+	if (rc != 1) {
+		db_finalize(st);
+		return rc == 0 ? ERR_NOT_FOUND : rc;
+	}
+	settings = settings_of(db, id);
+	{
+		static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
+		size_t i;
+		for (i = 0; i < 7; i++) {
+			const char *v = db_col_text(st, 10 + (int)i);
+			if (v && *v)
+				json_object_set_new(settings, cols[i], json_string(v));
+		}
+	}
+	name = jobs_name(settings);
+	j = json_object();
+	json_object_set_new(j, "id", json_integer(id));
+	json_object_set_new(j, "name", json_string(name));
+	json_object_set_new(j, "priority", json_integer(db_col_int(st, 1)));
+	json_object_set_new(j, "state", json_string(db_col_text(st, 2)));
+	json_object_set_new(j, "result", json_string(db_col_text(st, 3)));
+	set_int_or_null(j, "clone_id", st, 5);
+	set_text_or_null(j, "t_started", st, 17);
+	set_text_or_null(j, "t_finished", st, 18);
+	set_int_or_null(j, "group_id", st, 7);
+	set_int_or_null(j, "blocked_by_id", st, 6);
+	if (db_col_text(st, 8))
+		json_object_set_new(j, "group", json_string(db_col_text(st, 8)));
+	if (!db_col_null(st, 9))
+		json_object_set_new(j, "assigned_worker_id", json_integer(db_col_int(st, 9)));
+	if (db_col_text(st, 4) && *db_col_text(st, 4))
+		json_object_set_new(j, "reason", json_string(db_col_text(st, 4)));
+	json_object_set_new(j, "test", json_string(db_col_text(st, 10)));
+	db_finalize(st);
+	st = NULL;
+	if (db_query_int(db, &origin, "SELECT id FROM jobs WHERE clone_id = ?", "i", id) == 0)
+		json_object_set_new(j, "origin_id", json_integer(origin));
+	fullname = malloc(strlen(name) + 16);
+	if (fullname) {
+		snprintf(fullname, strlen(name) + 16, "%08lld-%s", (long long)id, name);
+		json_object_set_new(settings, "NAME", json_string(fullname));
+	}
+	json_object_set_new(j, "assets", assets_of(settings));
+	json_object_set_new(j, "settings", settings);
+	parents = deps_of(db, id, true);
+	json_object_set_new(j, "has_parents",
+			    json_integer(json_array_size(json_object_get(parents, "Chained")) +
+						 json_array_size(json_object_get(parents, "Directly chained")) +
+						 json_array_size(json_object_get(parents, "Parallel")) > 0));
+	json_object_set_new(j, "parents_ok", json_integer(1));
+	json_object_set_new(j, "parents", parents);
+	json_object_set_new(j, "children", deps_of(db, id, false));
+	if (details) {
+		json_object_set_new(j, "testresults", json_array());
+		json_object_set_new(j, "logs", json_array());
+		json_object_set_new(j, "ulogs", json_array());
+	}
+	free(name);
+	free(fullname);
+	*out = j;
+	return 0;
+}
+
+int jobs_cancel(struct db *db, int64_t id, const char *reason, int *changed)
+{
+	char now[DB_TIME_LEN];
+	int64_t exists;
+	int rc;
+
+	*changed = 0;
+	if ((rc = db_query_int(db, &exists, "SELECT id FROM jobs WHERE id = ?", "i", id)))
+		return rc;
+	db_now(now);
+	rc = db_exec(db,
+		     "UPDATE jobs SET result = 'user_cancelled', reason = COALESCE(?, reason), t_updated = ?,"
+		     " state = CASE WHEN state IN ('scheduled', 'assigned') THEN 'cancelled' ELSE state END,"
+		     " t_finished = CASE WHEN state IN ('scheduled', 'assigned') THEN ? ELSE t_finished END"
+		     " WHERE id = ? AND result = 'none' AND state NOT IN ('done', 'cancelled')",
+		     "ttti", reason, now, now, id);
+	if (rc < 0)
+		return rc;
+	*changed = rc;
+	return 0;
+}
+
+int jobs_restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen)
+{
+	struct db_stmt *st = NULL;
+	json_t *settings = NULL;
+	int64_t prio = JOBS_DEFAULT_PRIORITY, group = 0, sp = 0;
+	char now[DB_TIME_LEN];
+	int rc;
+
+	rc = db_prepare(db, &st, "SELECT clone_id, priority, group_id, scheduled_product_id, test, distri, version,"
+			" flavor, arch, build, machine FROM jobs WHERE id = ?", "i", id);
+	if (rc)
+		return rc;
+	rc = db_step(st);
+	if (rc != 1) {
+		db_finalize(st);
+		return rc == 0 ? ERR_NOT_FOUND : rc;
+	}
+	if (!db_col_null(st, 0)) {
+		snprintf(msg, msglen, "Job %lld has already been cloned as %lld", (long long)id,
+			 (long long)db_col_int(st, 0));
+		db_finalize(st);
+		return ERR_BADSTATE;
+	}
+	prio = db_col_int(st, 1);
+	group = db_col_int(st, 2);
+	sp = db_col_int(st, 3);
+	settings = settings_of(db, id);
+	{
+		static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
+		size_t i;
+		for (i = 0; i < 7; i++) {
+			const char *v = db_col_text(st, 4 + (int)i);
+			if (v && *v)
+				json_object_set_new(settings, cols[i], json_string(v));
+		}
+	}
+	db_finalize(st);
+	if ((rc = db_begin(db)))
+		goto out;
+	rc = jobs_insert(db, settings, prio, group, sp, new_id);
+	if (!rc) {
+		db_now(now);
+		rc = db_exec(db,
+			     "UPDATE jobs SET clone_id = ?, t_updated = ?,"
+			     " result = CASE WHEN result = 'none' THEN 'user_restarted' ELSE result END,"
+			     " state = CASE WHEN state IN ('scheduled', 'assigned') THEN 'cancelled' ELSE state END"
+			     " WHERE id = ?", "iti", *new_id, now, id);
+	}
+	if (rc < 0) {
+		db_rollback(db);
+		goto out;
+	}
+	rc = db_commit(db);
+out:
+	json_decref(settings);
+	return rc < 0 ? rc : 0;
+}
+
+int jobs_delete(struct db *db, int64_t id)
+{
+	int rc = db_exec(db, "DELETE FROM jobs WHERE id = ?", "i", id);
+
+	if (rc < 0)
+		return rc;
+	return rc == 0 ? ERR_NOT_FOUND : 0;
+}

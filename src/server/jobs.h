@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* jobs.h - the job model: creation from settings, openQA's job JSON
+ * (Jobs.pm to_hash), name, settings merge, cancel, restart (clone), delete.
+ * States and results are openQA's (reference §4.8). */
+#ifndef VIGIL_JOBS_H
+#define VIGIL_JOBS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct db;
+
+#define JOBS_DEFAULT_PRIORITY 50
+
+/* Merge the string settings of src into dst, src winning, except that
+ * WORKER_CLASS values are united (comma-separated, first seen first, no
+ * duplicates), as openQA composes job settings. Non-string values of src are
+ * converted (integers, reals, booleans as 0/1); others are skipped. */
+void jobs_settings_merge(json_t *dst, const json_t *src);
+
+/* Replace %KEY% in every value by KEY's value (one pass, unknown kept). */
+void jobs_settings_expand(json_t *settings);
+
+/* openQA's job name: DISTRI-VERSION-FLAVOR-ARCH-Build<BUILD>-TEST@MACHINE
+ * (empty parts skipped, TEST replaced by JOB_TEMPLATE_NAME when set), every
+ * character outside [a-zA-Z0-9@._+:-] turned into '_'. New string. */
+char *jobs_name(const json_t *settings);
+
+/* Default WORKER_CLASS qemu_<ARCH> when settings has none and BACKEND is
+ * qemu or unset. */
+void jobs_settings_default_class(json_t *settings);
+
+/* Settings of one admin table row merged into into (kind: machine, product, test_suite). 0 or a db error. */
+int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_t *into);
+
+/* Insert a scheduled job. settings (string values) must hold TEST. group_id
+ * and scheduled_product_id 0 for none. 0 and *id, ERR_INVALID, or a db error. */
+int jobs_insert(struct db *db, const json_t *settings, int64_t priority, int64_t group_id,
+		int64_t scheduled_product_id, int64_t *id);
+
+/* The job hash of GET /api/v1/jobs/<id> (without the {"job":...} wrapper);
+ * details adds testresults/logs/ulogs. 0, ERR_NOT_FOUND, or a db error. */
+int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out);
+
+/* Cancel a job whose result is still none: result user_cancelled, a
+ * scheduled/assigned job becomes cancelled. *changed 0 when nothing to do.
+ * 0, ERR_NOT_FOUND, or a db error. */
+int jobs_cancel(struct db *db, int64_t id, const char *reason, int *changed);
+
+/* Clone the job (a new scheduled job with its settings, priority and group),
+ * linking it by clone_id; a scheduled original is cancelled as
+ * user_restarted. 0 and *new_id; ERR_NOT_FOUND; ERR_BADSTATE (already
+ * cloned, message in msg); or a db error. */
+int jobs_restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen);
+
+/* Delete a job with its settings and dependencies. 0, ERR_NOT_FOUND, or a db error. */
+int jobs_delete(struct db *db, int64_t id);
+
+/* True for the states / results openQA knows. */
+bool jobs_state_valid(const char *s);
+bool jobs_result_valid(const char *s);
+
+#endif

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/* params.c - application/x-www-form-urlencoded parameters from query strings
+ * and request bodies, bounded by LIMIT_API_PARAMS, with small helpers the
+ * handlers share. Parses untrusted bytes with explicit lengths. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "server/api.h"
+#include "util/err.h"
+#include "util/util.h"
+
+void params_init(struct params *p)
+{
+	p->v = NULL;
+	p->n = p->cap = 0;
+}
+
+void params_release(struct params *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		free(p->v[i].key);
+		free(p->v[i].value);
+	}
+	free(p->v);
+	params_init(p);
+}
+
+static int push(struct params *p, char *key, char *value)
+{
+	if (p->n >= LIMIT_API_PARAMS) {
+		free(key);
+		free(value);
+		return ERR_TOO_BIG;
+	}
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		struct param *v = realloc(p->v, cap * sizeof(*v));
+		if (!v) {
+			free(key);
+			free(value);
+			return ERR_NOMEM;
+		}
+		p->v = v;
+		p->cap = cap;
+	}
+	p->v[p->n].key = key;
+	p->v[p->n].value = value;
+	p->n++;
+	return 0;
+}
+
+int params_add(struct params *p, const char *key, const char *value)
+{
+	char *k = strdup(key), *v = strdup(value);
+
+	if (!k || !v) {
+		free(k);
+		free(v);
+		return ERR_NOMEM;
+	}
+	return push(p, k, v);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)tolower((unsigned char)c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+/* Decode s[0..len) into a new string; NULL and *bad = offset on a bad escape. */
+static char *decode(const char *s, size_t len, size_t *bad)
+{
+	char *out = malloc(len + 1);
+	size_t i, o = 0;
+
+	if (!out)
+		return NULL;
+	for (i = 0; i < len; i++) {
+		if (s[i] == '+') {
+			out[o++] = ' ';
+		} else if (s[i] == '%') {
+			if (len - i < 3 || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0 ||
+			    (hexval(s[i + 1]) == 0 && hexval(s[i + 2]) == 0)) {
+				*bad = i;
+				free(out);
+				return NULL;
+			}
+			out[o++] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+			i += 2;
+		} else if (s[i] == '\0') {
+			*bad = i;
+			free(out);
+			return NULL;
+		} else {
+			out[o++] = s[i];
+		}
+	}
+	out[o] = '\0';
+	return out;
+}
+
+int params_parse(struct params *p, const char *s, size_t len, char *msg, size_t msglen)
+{
+	size_t pos = 0;
+
+	while (pos < len) {
+		const char *amp = memchr(s + pos, '&', len - pos);
+		size_t end = amp ? (size_t)(amp - s) : len;
+		const char *eq = memchr(s + pos, '=', end - pos);
+		size_t keyend = eq ? (size_t)(eq - s) : end;
+		size_t bad = 0;
+		char *k, *v;
+		int rc;
+
+		if (end > pos) {
+			k = decode(s + pos, keyend - pos, &bad);
+			if (!k) {
+				snprintf(msg, msglen, "bad percent escape in parameter name at byte %zu", pos + bad);
+				return ERR_PROTO;
+			}
+			v = eq ? decode(eq + 1, end - keyend - 1, &bad) : strdup("");
+			if (!v) {
+				free(k);
+				snprintf(msg, msglen, "bad percent escape in the value of '%.40s' at byte %zu",
+					 s + pos, keyend + 1 + bad);
+				return ERR_PROTO;
+			}
+			if ((rc = push(p, k, v))) {
+				snprintf(msg, msglen, "more than %u parameters", LIMIT_API_PARAMS);
+				return rc;
+			}
+		}
+		pos = end + 1;
+	}
+	return 0;
+}
+
+const char *params_get(const struct params *p, const char *key)
+{
+	size_t i;
+
+	for (i = p->n; i-- > 0;)
+		if (!strcmp(p->v[i].key, key))
+			return p->v[i].value;
+	return NULL;
+}
+
+void api_error(struct api_resp *out, int status, const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	json_decref(out->json);
+	out->status = status;
+	out->json = json_pack("{s:s}", "error", text);
+}
+
+void api_json(struct api_resp *out, json_t *j)
+{
+	json_decref(out->json);
+	out->json = j;
+	out->status = j ? 200 : 500;
+}
+
+char *api_upper(const char *s)
+{
+	char *u = xstrdup(s), *c;
+
+	for (c = u; *c; c++)
+		*c = (char)toupper((unsigned char)*c);
+	return u;
+}
+
+int api_parse_id(const char *s, int64_t *out)
+{
+	long v;
+
+	if (!s || str_to_long(s, &v) || v <= 0)
+		return ERR_INVALID;
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,423 @@
+/* SPDX-License-Identifier: MIT */
+/* server.c - HTTP plumbing of the API: libmicrohttpd setup, body collection
+ * under LIMIT_API_BODY, the raw request target (for HMAC), parameter and
+ * JSON body parsing, authentication, route dispatch, JSON responses. Owns
+ * the daemon and the database connection; the handlers live in api_*.c. */
+#define LOG_MODULE "server"
+#include <errno.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include "server/api.h"
+#include "server/auth.h"
+#include "server/db.h"
+#include "server/server.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+
+struct server {
+	struct MHD_Daemon *mhd;
+	struct db *db;
+	unsigned port;
+};
+
+/* One request, created in the URI log callback (which sees the target
+ * before libmicrohttpd decodes it) and freed when the request completes. */
+struct conn_req {
+	char *target;
+	struct buf body;
+	bool started;
+	bool too_big;
+};
+
+static const struct api_route *const route_tables[] = {
+	api_jobs_routes, api_isos_routes, api_tables_routes,
+};
+
+static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
+{
+	struct conn_req *r = calloc(1, sizeof(*r));
+
+	(void)cls;
+	(void)con;
+	if (!r)
+		return NULL;
+	r->target = strdup(uri ? uri : "/");
+	buf_init(&r->body, LIMIT_API_BODY);
+	return r;
+}
+
+static void completed_cb(void *cls, struct MHD_Connection *con, void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct conn_req *r = *req_cls;
+
+	(void)cls;
+	(void)con;
+	(void)toe;
+	if (!r)
+		return;
+	free(r->target);
+	buf_release(&r->body);
+	free(r);
+	*req_cls = NULL;
+}
+
+/* Match path against pattern segment by segment; '#' takes a decimal id. */
+static bool route_match(const char *pattern, const char *path, int64_t *id)
+{
+	while (*pattern && *path) {
+		if (*pattern == '#') {
+			const char *e = path;
+			char num[24];
+			while (*e >= '0' && *e <= '9')
+				e++;
+			if (e == path || (size_t)(e - path) >= sizeof(num))
+				return false;
+			memcpy(num, path, (size_t)(e - path));
+			num[e - path] = '\0';
+			if (api_parse_id(num, id))
+				return false;
+			path = e;
+			pattern++;
+			continue;
+		}
+		if (*pattern != *path)
+			return false;
+		pattern++;
+		path++;
+	}
+	/* A trailing slash is the same route, as in Mojolicious. */
+	if (*path == '/' && path[1] == '\0')
+		path++;
+	return !*pattern && !*path;
+}
+
+static const struct api_route *route_find(const char *method, const char *path, int64_t *id, bool *path_known)
+{
+	size_t t;
+	const struct api_route *r;
+
+	*path_known = false;
+	for (t = 0; t < sizeof(route_tables) / sizeof(route_tables[0]); t++)
+		for (r = route_tables[t]; r->method; r++) {
+			if (!route_match(r->pattern, path, id))
+				continue;
+			*path_known = true;
+			if (!strcmp(r->method, method))
+				return r;
+		}
+	return NULL;
+}
+
+static bool content_type_is(const char *ct, const char *want)
+{
+	size_t n = strlen(want);
+
+	return ct && !strncasecmp(ct, want, n) && (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
+}
+
+/* Parse query and body into req; on bad input fill out and return nonzero. */
+static int parse_request(struct api_req *req, struct conn_req *r, const char *ctype, struct api_resp *out)
+{
+	const char *q = strchr(r->target, '?');
+	char msg[256];
+	json_error_t jerr;
+
+	if (q && params_parse(&req->params, q + 1, strlen(q + 1), msg, sizeof(msg))) {
+		api_error(out, 400, "bad query string: %s", msg);
+		return -1;
+	}
+	if (r->body.len == 0)
+		return 0;
+	if (content_type_is(ctype, "application/json")) {
+		req->json = json_loadb(r->body.data, r->body.len, JSON_REJECT_DUPLICATES, &jerr);
+		if (!req->json) {
+			api_error(out, 400, "malformed JSON body: %s at line %d, column %d", jerr.text, jerr.line,
+				  jerr.column);
+			return -1;
+		}
+		return 0;
+	}
+	if (!ctype || content_type_is(ctype, "application/x-www-form-urlencoded")) {
+		if (params_parse(&req->params, r->body.data, r->body.len, msg, sizeof(msg))) {
+			api_error(out, 400, "bad form body: %s", msg);
+			return -1;
+		}
+		return 0;
+	}
+	api_error(out, 415, "unsupported Content-Type '%s': send application/x-www-form-urlencoded or application/json",
+		  ctype);
+	return -1;
+}
+
+static int authenticate(struct server *s, struct MHD_Connection *con, struct api_req *req,
+			const struct api_route *route, struct api_resp *out)
+{
+	const char *key = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Key");
+	const char *mt = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Microtime");
+	const char *hash = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Hash");
+	char msg[512];
+
+	req->level = AUTH_PUBLIC;
+	if (route->level == AUTH_PUBLIC && !key)
+		return 0;
+	if (auth_check(s->db, key, mt, hash, req->target, time_wall(), &req->level, msg, sizeof(msg))) {
+		if (route->level == AUTH_PUBLIC)
+			return 0; /* a read with a bad key is still a public read */
+		log_info("%s %s: authentication failed: %s", req->method, req->target, msg);
+		api_error(out, 403, "%s", msg);
+		return -1;
+	}
+	if (req->level < route->level) {
+		api_error(out, 403, route->level == AUTH_ADMIN ? "Administrator level required" : "Operator level required");
+		return -1;
+	}
+	return 0;
+}
+
+static enum MHD_Result send_resp(struct MHD_Connection *con, struct api_resp *out)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	char *body = NULL;
+	const char *ctype = "application/json";
+
+	if (!out->json && !out->text) {
+		out->status = 500;
+		out->json = json_pack("{s:s}", "error", "internal error: no response");
+	}
+	if (out->json) {
+		if (out->status != 200 && json_is_object(out->json) && json_object_get(out->json, "error"))
+			json_object_set_new(out->json, "error_status", json_integer(out->status));
+		body = json_dumps(out->json, JSON_COMPACT);
+	} else {
+		body = strdup(out->text);
+		ctype = "text/plain; charset=utf-8";
+	}
+	if (!body)
+		return MHD_NO;
+	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	if (!resp) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	ret = MHD_queue_response(con, (unsigned)out->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static void dispatch(struct server *s, struct MHD_Connection *con, struct conn_req *r, const char *url,
+		     const char *method, struct api_resp *out)
+{
+	struct api_req req;
+	const struct api_route *route;
+	bool known;
+
+	memset(&req, 0, sizeof(req));
+	params_init(&req.params);
+	req.db = s->db;
+	req.method = !strcmp(method, "HEAD") ? "GET" : method;
+	req.path = url;
+	req.target = r->target;
+	if (r->too_big) {
+		api_error(out, 413, "request body over the limit of %u bytes", LIMIT_API_BODY);
+		goto out;
+	}
+	route = route_find(req.method, url, &req.id, &known);
+	if (!route) {
+		if (known)
+			api_error(out, 404, "no route for %s %s (the path exists for other methods)", method, url);
+		else
+			api_error(out, 404, "no route for %s %s", method, url);
+		goto out;
+	}
+	req.arg = route->arg;
+	if (parse_request(&req, r, MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
+			  out))
+		goto out;
+	if (authenticate(s, con, &req, route, out))
+		goto out;
+	route->fn(&req, out);
+out:
+	json_decref(req.json);
+	params_release(&req.params);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *con, const char *url, const char *method,
+			     const char *version, const char *upload_data, size_t *upload_data_size, void **req_cls)
+{
+	struct server *s = cls;
+	struct conn_req *r = *req_cls;
+	struct api_resp out = { 0, NULL, NULL };
+	enum MHD_Result ret;
+
+	(void)version;
+	if (!r)
+		return MHD_NO; /* out of memory in uri_log_cb: drop the connection */
+	if (!r->started) {
+		const char *cl = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		long n;
+		r->started = true;
+		if (!r->target)
+			return MHD_NO;
+		if (cl && !str_to_long(cl, &n) && n > (long)LIMIT_API_BODY)
+			r->too_big = true; /* answered below without reading the body */
+		else
+			return MHD_YES;
+	}
+	if (*upload_data_size) {
+		if (!r->too_big && buf_append(&r->body, upload_data, *upload_data_size))
+			r->too_big = true;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	dispatch(s, con, r, url, method, &out);
+	log_info("%s %s -> %d", method, r->target, out.status ? out.status : 500);
+	ret = send_resp(con, &out);
+	json_decref(out.json);
+	free(out.text);
+	return ret;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	log_warn("libmicrohttpd: %s", msg);
+}
+
+char *server_db_path(const char *data_dir, char *err, size_t errlen)
+{
+	int rc = mkdir_p(data_dir, 0700);
+
+	if (rc) {
+		snprintf(err, errlen, "cannot create data directory '%s': %s", data_dir, err_str(rc));
+		return NULL;
+	}
+	return path_join(data_dir, "vigil.db");
+}
+
+static int resolve(const char *listen, struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen)
+{
+	const char *colon = strrchr(listen, ':');
+	char host[256];
+	size_t hl;
+	struct addrinfo hints, *ai = NULL;
+	int rc;
+
+	if (!colon || !colon[1]) {
+		snprintf(err, errlen, "--listen '%s': expected ADDR:PORT, e.g. 127.0.0.1:9526", listen);
+		return ERR_INVALID;
+	}
+	hl = (size_t)(colon - listen);
+	if (hl >= 2 && listen[0] == '[' && listen[hl - 1] == ']') {
+		listen++;
+		hl -= 2;
+	}
+	if (hl >= sizeof(host)) {
+		snprintf(err, errlen, "--listen '%s': address too long", listen);
+		return ERR_INVALID;
+	}
+	memcpy(host, listen, hl);
+	host[hl] = '\0';
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	rc = getaddrinfo(hl ? host : NULL, colon + 1, &hints, &ai);
+	if (rc || !ai) {
+		snprintf(err, errlen, "--listen '%s': %s", listen, gai_strerror(rc));
+		return ERR_INVALID;
+	}
+	memcpy(ss, ai->ai_addr, ai->ai_addrlen);
+	*sslen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	return 0;
+}
+
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl); /* best effort: the connection limit still applies */
+	}
+}
+
+int server_start(struct server **out, const struct server_config *cfg, char *err, size_t errlen)
+{
+	struct server *s = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sslen = 0;
+	char *dbpath = NULL;
+	const union MHD_DaemonInfo *info;
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	int rc;
+
+	*out = NULL;
+	if ((rc = resolve(cfg->listen, &ss, &sslen, err, errlen)))
+		return rc;
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	if (!(dbpath = server_db_path(cfg->data_dir, err, errlen)))
+		return ERR_IO;
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	if ((rc = db_open(&s->db, dbpath, err, errlen)))
+		goto out;
+	raise_nofile();
+	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
+				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				  MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : SERVER_CONNECTION_LIMIT,
+				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVER_CONNECTION_TIMEOUT_S,
+				  MHD_OPTION_URI_LOG_CALLBACK, uri_log_cb, s,
+				  MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+				  MHD_OPTION_END);
+	if (!s->mhd) {
+		snprintf(err, errlen, "cannot listen on '%s' (address in use or not permitted?)", cfg->listen);
+		rc = ERR_IO;
+		goto out;
+	}
+	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
+	s->port = info ? info->port : 0;
+	rc = 0;
+out:
+	free(dbpath);
+	if (rc) {
+		server_free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+void server_free(struct server *s)
+{
+	if (!s)
+		return;
+	if (s->mhd)
+		MHD_stop_daemon(s->mhd);
+	db_free(s->db);
+	free(s);
+}
+
+unsigned server_port(const struct server *s)
+{
+	return s->port;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* server.h - the HTTP server of `vigil serve`: libmicrohttpd with its epoll
+ * internal thread, openQA's /api/v1 routes, the database in DATA/vigil.db. */
+#ifndef VIGIL_SERVER_H
+#define VIGIL_SERVER_H
+
+#include <stddef.h>
+
+#define SERVER_CONNECTION_LIMIT 512
+#define SERVER_CONNECTION_TIMEOUT_S 120
+
+struct server;
+
+struct server_config {
+	const char *listen;    /* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" */
+	const char *data_dir;  /* created 0700 if missing */
+	unsigned connection_limit;  /* 0: SERVER_CONNECTION_LIMIT */
+};
+
+/* Open (or create) DATA_DIR/vigil.db with path given by server_db_path, bind
+ * and start serving on libmicrohttpd's own thread. 0, or an error code with
+ * the reason in err. */
+int server_start(struct server **out, const struct server_config *cfg, char *err, size_t errlen);
+/* Stop serving, wait for the thread, close the database. NULL-safe. */
+void server_free(struct server *s);
+/* The port actually bound (useful with port 0). */
+unsigned server_port(const struct server *s);
+
+/* Create data_dir (0700) and return the new string DATA_DIR/vigil.db, or
+ * NULL with the reason in err. */
+char *server_db_path(const char *data_dir, char *err, size_t errlen);
+
+#endif
