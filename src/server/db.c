@@ -41,6 +41,11 @@ static int bind_va(struct db_stmt *st, const char *types, va_list ap)
 		case 'i':
 			rc = sqlite3_bind_int64(st->s, i + 1, va_arg(ap, int64_t));
 			break;
+		case 'I': {
+			int64_t v = va_arg(ap, int64_t);
+			rc = v ? sqlite3_bind_int64(st->s, i + 1, v) : sqlite3_bind_null(st->s, i + 1);
+			break;
+		}
 		case 'n':
 			rc = sqlite3_bind_null(st->s, i + 1);
 			break;

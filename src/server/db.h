@@ -26,7 +26,8 @@ void db_free(struct db *db);
 int db_schema_version(struct db *db);
 
 /* Prepare sql and bind values by types: 't' text (const char *, NULL binds
- * NULL), 'i' int64_t, 'n' NULL (no argument). 0 or ERR_INVALID (bad SQL,
+ * NULL), 'i' int64_t, 'I' int64_t with
+ * 0 binding NULL (optional ids), 'n' NULL (no argument). 0 or ERR_INVALID (bad SQL,
  * logged with the statement). */
 int db_prepare(struct db *db, struct db_stmt **out, const char *sql, const char *types, ...);
 /* 1 for a row, 0 when done, ERR_INVALID for a constraint violation, ERR_IO. */

@@ -233,17 +233,12 @@ int jobs_insert(struct db *db, const json_t *settings, int64_t priority, int64_t
 		     "INSERT INTO jobs (priority, state, result, group_id, scheduled_product_id, test, distri, version,"
 		     " flavor, arch, build, machine, t_created, t_updated)"
 		     " VALUES (?, 'scheduled', 'none', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-		     "iiittttttttt", priority, group_id, scheduled_product_id, col(settings, "TEST"),
+		     "iIIttttttttt", priority, group_id, scheduled_product_id, col(settings, "TEST"),
 		     col(settings, "DISTRI"), col(settings, "VERSION"), col(settings, "FLAVOR"), col(settings, "ARCH"),
 		     col(settings, "BUILD"), col(settings, "MACHINE"), now, now);
 	if (rc < 0)
 		return rc;
-	/* group_id and scheduled_product_id 0 mean none. */
 	*id = db_last_id(db);
-	if (!group_id)
-		(void)db_exec(db, "UPDATE jobs SET group_id = NULL WHERE id = ?", "i", *id);
-	if (!scheduled_product_id)
-		(void)db_exec(db, "UPDATE jobs SET scheduled_product_id = NULL WHERE id = ?", "i", *id);
 	json_object_foreach((json_t *)settings, key, v) {
 		const char *s = json_string_value(v);
 		if (!s || !strcmp(key, "NAME"))
