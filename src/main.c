@@ -13,6 +13,8 @@ struct command {
 static const struct command commands[] = {
 	{ "run", cmd_run, "run a test distribution against one VM, write a results directory" },
 	{ "needle", cmd_needle, "needle tools: match screenshots against needles, cut new needles" },
+	{ "serve", cmd_serve, "serve openQA's REST API (jobs, isos, tables) from a SQLite database" },
+	{ "apikey", cmd_apikey, "create API keys for 'vigil serve'" },
 };
 
 static void usage(FILE *f)

@@ -68,13 +68,13 @@ static int prepare_va(struct db *db, struct db_stmt **out, const char *sql, cons
 	if (sqlite3_prepare_v2(db->h, sql, -1, &st->s, NULL) != SQLITE_OK) {
 		log_err("cannot prepare '%s': %s", sql, sqlite3_errmsg(db->h));
 		free(st);
-		return ERR_INVALID;
+		return ERR_IO;
 	}
 	rc = bind_va(st, types, ap);
 	if (rc) {
 		log_err("cannot bind parameters of '%s': %s", sql, sqlite3_errmsg(db->h));
 		db_finalize(st);
-		return rc;
+		return ERR_IO;
 	}
 	*out = st;
 	return 0;
@@ -89,6 +89,17 @@ int db_prepare(struct db *db, struct db_stmt **out, const char *sql, const char 
 	rc = prepare_va(db, out, sql, types, ap);
 	va_end(ap);
 	return rc;
+}
+
+int db_bind_text(struct db_stmt *st, int idx, const char *s)
+{
+	int rc = s ? sqlite3_bind_text(st->s, idx, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st->s, idx);
+	return rc == SQLITE_OK ? 0 : ERR_INVALID;
+}
+
+int db_bind_int(struct db_stmt *st, int idx, int64_t v)
+{
+	return sqlite3_bind_int64(st->s, idx, v) == SQLITE_OK ? 0 : ERR_INVALID;
 }
 
 int db_step(struct db_stmt *st)

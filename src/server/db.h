@@ -27,9 +27,12 @@ int db_schema_version(struct db *db);
 
 /* Prepare sql and bind values by types: 't' text (const char *, NULL binds
  * NULL), 'i' int64_t, 'I' int64_t with
- * 0 binding NULL (optional ids), 'n' NULL (no argument). 0 or ERR_INVALID (bad SQL,
- * logged with the statement). */
+ * 0 binding NULL (optional ids), 'n' NULL (no argument). 0 or ERR_IO (bad SQL
+ * or types, logged with the statement). */
 int db_prepare(struct db *db, struct db_stmt **out, const char *sql, const char *types, ...);
+/* Bind one more value after prepare (index from 1). 0 or ERR_INVALID. */
+int db_bind_text(struct db_stmt *st, int idx, const char *s);
+int db_bind_int(struct db_stmt *st, int idx, int64_t v);
 /* 1 for a row, 0 when done, ERR_INVALID for a constraint violation, ERR_IO. */
 int db_step(struct db_stmt *st);
 /* Column values of the current row; text is borrowed until the next step

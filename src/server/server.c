@@ -171,7 +171,7 @@ static int authenticate(struct server *s, struct MHD_Connection *con, struct api
 	if (auth_check(s->db, key, mt, hash, req->target, time_wall(), &req->level, msg, sizeof(msg))) {
 		if (route->level == AUTH_PUBLIC)
 			return 0; /* a read with a bad key is still a public read */
-		log_info("%s %s: authentication failed: %s", req->method, req->target, msg);
+		log_warn("%s %s: authentication failed: %s", req->method, req->target, msg);
 		api_error(out, 403, "%s", msg);
 		return -1;
 	}
@@ -240,10 +240,11 @@ static void dispatch(struct server *s, struct MHD_Connection *con, struct conn_r
 		goto out;
 	}
 	req.arg = route->arg;
+	/* Authenticate before looking at the body: strangers learn nothing from parse errors. */
+	if (authenticate(s, con, &req, route, out))
+		goto out;
 	if (parse_request(&req, r, MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
 			  out))
-		goto out;
-	if (authenticate(s, con, &req, route, out))
 		goto out;
 	route->fn(&req, out);
 out:
@@ -382,12 +383,12 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 		goto out;
 	raise_nofile();
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
+				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				  MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : SERVER_CONNECTION_LIMIT,
 				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVER_CONNECTION_TIMEOUT_S,
 				  MHD_OPTION_URI_LOG_CALLBACK, uri_log_cb, s,
 				  MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
-				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				  MHD_OPTION_END);
 	if (!s->mhd) {
 		snprintf(err, errlen, "cannot listen on '%s' (address in use or not permitted?)", cfg->listen);

@@ -1,0 +1,103 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# report.py - merges the parts' JSON into bench/results.json (machine, date,
+# git commit, raw figures, goals) and prints the table.
+# usage: report.py RESULTS.json NEEDLES.json RUNNER.json LATENCY.json GRUB_EXAMPLE_DIR
+import datetime, json, os, platform, subprocess, sys
+
+def load(p):
+    try:
+        return json.load(open(p))
+    except (OSError, ValueError):
+        return None
+
+def sh(cmd):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, shell=True).stdout.strip()
+    except OSError:
+        return None
+
+def main():
+    out, nf, rf, lf, gdir = sys.argv[1:6]
+    needles, runner, lat = load(nf), load(rf), load(lf)
+    rows = []
+
+    def row(name, value, goal, met):
+        rows.append({'measure': name, 'value': value, 'goal': goal,
+                     'met': None if met is None else bool(met)})
+
+    if needles:
+        for s in needles['sets']:
+            for mode, r in s['modes'].items():
+                want = 5 if mode == 'margin' else 10
+                sp = r['speedup_vs_opencv']
+                row(f"needle search {s['set']} ({s['needles']} needles) {mode}, ms/screen",
+                    f"vigil {r['vigil_median_ms']:.1f}, OpenCV {r['opencv_median_ms']:.1f}, tinycv {r['tinycv_median_ms']:.1f} "
+                    f"({sp}x vs OpenCV)", f">= {want}x faster than OpenCV", sp is not None and sp >= want)
+        pairs = same = pos = posn = 0
+        for s in needles['sets']:
+            for r in s['modes'].values():
+                for k in ('vigil_vs_tinycv', 'vigil_vs_opencv'):
+                    pairs += r[k]['pairs']; same += r[k]['same_ok']
+                    pos += r[k]['same_pos']; posn += r[k]['pos_pairs']
+        row('needle decisions: same ok (vigil=tinycv, vigil=OpenCV), all sets', f'{same}/{pairs}', 'all equal', same == pairs)
+        row('needle positions: same x,y (vigil=tinycv all areas, vigil=OpenCV matched)', f'{pos}/{posn}', 'all equal', pos == posn)
+    if runner:
+        iso, vg = runner['isotovideo']['median'], runner['vigil']['median']
+        fl = runner['floor']['minimal']['total_s']
+        n = runner['runs']
+        ip = sum(bool(r['passed']) for r in runner['isotovideo']['runs'])
+        vp = sum(bool(r['passed']) for r in runner['vigil']['runs'])
+        row(f'runner passed (isotovideo / vigil, {n} runs)', f'{ip}/{n} / {vp}/{n}', 'all', ip == n and vp == n)
+        if iso['tool_cpu_s'] and vg['tool_cpu_s'] is not None:
+            row('runner CPU s outside QEMU (median)', f"vigil {vg['tool_cpu_s']:.2f}, isotovideo {iso['tool_cpu_s']:.2f} "
+                f"({vg['tool_cpu_s'] / iso['tool_cpu_s']:.2f}x)", '<= 0.1x isotovideo', vg['tool_cpu_s'] <= iso['tool_cpu_s'] / 10)
+        if iso['tool_peak_pss_sum_mb'] and vg['tool_peak_pss_sum_mb'] is not None:
+            a, b = vg['tool_peak_pss_sum_mb'], iso['tool_peak_pss_sum_mb']
+            row('runner PSS MB outside QEMU (peak, median)', f'vigil {a:.1f}, isotovideo {b:.1f} ({a / b:.2f}x)',
+                '<= 0.1x and <= 25 MB', a <= b / 10 and a <= 25)
+        if vg['wall_s'] and fl:
+            row('wall s (median)', f"vigil {vg['wall_s']:.2f}, isotovideo {iso['wall_s']:.2f}, bare QEMU floor {fl:.2f} "
+                f"({vg['wall_s'] / fl:.2f}x floor)", '<= 1.05x floor', vg['wall_s'] <= 1.05 * fl)
+        row('QEMU CPU s (median)', f"vigil {vg['qemu_cpu_s']}, isotovideo {iso['qemu_cpu_s']}, "
+            f"floor {runner['floor']['minimal']['qemu_cpu_s']}", 'info', None)
+        vv = [r['video'] for r in runner['vigil']['runs']]
+        iv = [r['video'] for r in runner['isotovideo']['runs']]
+        row('video with NOVIDEO=0 (runs with a video file)',
+            f"vigil {sum(bool(v) for v in vv)}/{n} ({', '.join(sorted({os.path.basename(v['file']) for v in vv if v}))}), "
+            f"isotovideo {sum(bool(v) for v in iv)}/{n}", 'every run', all(vv))
+    if lat:
+        m = lat.get('median_latency_ms')
+        row(f"detection latency ms (median of {len(lat.get('latency', []))})",
+            f"{m} (draw-before {lat.get('median_latency_before_ms')}, draw-after {lat.get('median_latency_after_ms')}, "
+            f"max {lat.get('max_latency_ms')})", '<= 50 ms', m is not None and m <= 50)
+        row('vanishing 300 ms message caught', f"{lat['flash_caught']}/{len(lat['flash'])} (isotovideo: 1/5)",
+            f"{lat['flash_iters']}/{lat['flash_iters']}", lat['flash_caught'] == lat['flash_iters'] == len(lat['flash']))
+    gex = load(os.path.join(gdir, 'testresults/results.json'))
+    gvid = [f for f in os.listdir(gdir) if f.startswith('video.')] if os.path.isdir(gdir) else []
+    row('vigil run examples/grub --var NOVIDEO=0', f"{gex and gex.get('result')}, video: {', '.join(gvid) or 'none'}",
+        'passed + video', bool(gex and gex.get('result') == 'passed' and gvid))
+
+    res = {'date': datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='seconds'),
+           'git_commit': sh('git rev-parse HEAD'), 'git_dirty': bool(sh('git status --porcelain')),
+           'machine': {'host': platform.node(), 'kernel': platform.release(), 'cpus': os.cpu_count(),
+                       'cpu': sh("sed -n 's/^model name\\s*: //p' /proc/cpuinfo | head -1"),
+                       'os': sh('. /etc/os-release && echo "$PRETTY_NAME"'),
+                       'qemu': sh('qemu-system-x86_64 --version | head -1'),
+                       'os_autoinst': sh("dpkg-query -W -f='${Version}' os-autoinst"),
+                       'opencv': sh("/usr/bin/python3 -c 'import cv2; print(cv2.__version__)'"),
+                       'accel': 'tcg'},
+           'quick': os.environ.get('BENCH_QUICK') == '1',
+           'table': rows, 'needles': needles, 'runner': runner, 'latency': lat}
+    json.dump(res, open(out, 'w'), indent=1)
+    w = max(len(r['measure']) for r in rows)
+    print(f"\nvigil bench {res['date']} commit {res['git_commit'][:12] if res['git_commit'] else '?'}"
+          f"{' (dirty)' if res['git_dirty'] else ''}, {res['machine']['cpus']} CPUs, TCG\n")
+    print(f"| {'measure':{w}} | value | goal | met |")
+    print(f"|{'-' * (w + 2)}|---|---|---|")
+    for r in rows:
+        met = '-' if r['met'] is None else ('yes' if r['met'] else 'NO')
+        print(f"| {r['measure']:{w}} | {r['value']} | {r['goal']} | {met} |")
+    print(f'\nraw figures: {out}')
+
+main()

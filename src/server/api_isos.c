@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* api_isos.c - POST /api/v1/isos (Iso.pm create) and GET /api/v1/isos/<id>:
+ * request parsing and response shapes; the expansion is isos.c. */
+#define LOG_MODULE "api"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "server/api.h"
+#include "server/db.h"
+#include "server/isos.h"
+#include "util/buf.h"
+#include "util/util.h"
+
+static void isos_create(struct api_req *req, struct api_resp *out)
+{
+	static const char *const required[] = { "DISTRI", "VERSION", "FLAVOR", "ARCH" };
+	json_t *params = json_object(), *resp = NULL;
+	struct buf missing;
+	size_t i;
+	int status;
+
+	buf_init(&missing, 256);
+	if (req->json) {
+		api_error(out, 400, "send the product as form parameters (DISTRI=... VERSION=...)");
+		goto out;
+	}
+	for (i = 0; i < req->params.n; i++) {
+		const char *k = req->params.v[i].key;
+		char *u;
+		if (!strcmp(k, "async") || !strcmp(k, "scheduled_product_clone_id"))
+			continue;
+		u = api_upper(k);
+		json_object_set_new(params, u, json_string(req->params.v[i].value));
+		free(u);
+	}
+	for (i = 0; i < 4; i++) {
+		const char *v = json_string_value(json_object_get(params, required[i]));
+		if (!v || !*v)
+			(void)buf_printf(&missing, " %s", required[i]);
+	}
+	if (missing.len) {
+		/* openQA answers this one in plain text. */
+		out->status = 400;
+		out->text = NULL;
+		{
+			struct buf t;
+			buf_init(&t, 512);
+			(void)buf_printf(&t, "Error: missing parameters:%s\n", missing.data);
+			out->text = t.data ? buf_steal(&t) : xstrdup("Error: missing parameters\n");
+		}
+		goto out;
+	}
+	status = isos_schedule(req->db, params, &resp);
+	api_json(out, resp);
+	if (resp)
+		out->status = status;
+out:
+	buf_release(&missing);
+	json_decref(params);
+}
+
+static void isos_show(struct api_req *req, struct api_resp *out)
+{
+	struct db_stmt *st;
+	json_t *j, *settings, *results;
+	static const char *const cols[] = { "distri", "version", "flavor", "arch", "build", "iso", "status" };
+	size_t i;
+
+	if (db_prepare(req->db, &st, "SELECT id, distri, version, flavor, arch, build, iso, status, settings, results,"
+		       " t_created, t_updated FROM scheduled_products WHERE id = ?", "i", req->id)) {
+		api_error(out, 500, "cannot read scheduled products");
+		return;
+	}
+	if (db_step(st) != 1) {
+		db_finalize(st);
+		api_error(out, 404, "Scheduled product does not exist");
+		return;
+	}
+	j = json_object();
+	json_object_set_new(j, "id", json_integer(db_col_int(st, 0)));
+	for (i = 0; i < 7; i++)
+		json_object_set_new(j, cols[i], db_col_text(st, (int)i + 1) ? json_string(db_col_text(st, (int)i + 1))
+									    : json_null());
+	settings = db_col_text(st, 8) ? json_loads(db_col_text(st, 8), 0, NULL) : NULL;
+	results = db_col_text(st, 9) ? json_loads(db_col_text(st, 9), 0, NULL) : NULL;
+	json_object_set_new(j, "settings", settings ? settings : json_object());
+	json_object_set_new(j, "results", results ? results : json_null());
+	json_object_set_new(j, "t_created", json_string(db_col_text(st, 10)));
+	json_object_set_new(j, "t_updated", json_string(db_col_text(st, 11)));
+	db_finalize(st);
+	if (params_get(&req->params, "include_job_ids")) {
+		json_t *ids = json_array();
+		if (!db_prepare(req->db, &st, "SELECT id FROM jobs WHERE scheduled_product_id = ? ORDER BY id", "i", req->id)) {
+			while (db_step(st) == 1)
+				json_array_append_new(ids, json_integer(db_col_int(st, 0)));
+			db_finalize(st);
+		}
+		json_object_set_new(j, "job_ids", ids);
+	}
+	api_json(out, j);
+}
+
+const struct api_route api_isos_routes[] = {
+	{ "POST", "/api/v1/isos", AUTH_OPERATOR, isos_create, NULL },
+	{ "GET", "/api/v1/isos/#", AUTH_OPERATOR, isos_show, NULL },
+	{ NULL, NULL, AUTH_PUBLIC, NULL, NULL },
+};

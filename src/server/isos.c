@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/* isos.c - openQA's build trigger (ScheduledProducts.pm _generate_jobs):
+ * matching products (exact version, else a '*' glob), their job templates
+ * filtered by TEST/MACHINE, settings product < machine < test suite < job
+ * template < POSTed parameters, WORKER_CLASS united, then one job each. */
+#define LOG_MODULE "isos"
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "server/db.h"
+#include "server/isos.h"
+#include "server/jobs.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+
+static const char *pget(const json_t *params, const char *key)
+{
+	return json_string_value(json_object_get(params, key));
+}
+
+/* True when the comma-separated list is NULL/empty or holds name. */
+static bool list_has(const char *list, const char *name)
+{
+	const char *p = list;
+
+	if (!list || !*list)
+		return true;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		if (n == strlen(name) && !strncmp(p, name, n))
+			return true;
+		p += n + (p[n] == ',');
+	}
+	return false;
+}
+
+/* Product ids matching the parameters: exact version first, else globbed. */
+static json_t *find_products(struct db *db, const json_t *params)
+{
+	json_t *ids = json_array();
+	struct db_stmt *st;
+	int pass;
+
+	for (pass = 0; pass < 2 && json_array_size(ids) == 0; pass++) {
+		if (db_prepare(db, &st, "SELECT id, version FROM products WHERE lower(distri) = lower(?) AND flavor = ?"
+			       " AND arch = ? ORDER BY id", "ttt", pget(params, "DISTRI"), pget(params, "FLAVOR"),
+			       pget(params, "ARCH")))
+			break;
+		while (db_step(st) == 1) {
+			const char *v = db_col_text(st, 1);
+			bool ok = pass == 0 ? !strcmp(v, pget(params, "VERSION"))
+					    : strchr(v, '*') && fnmatch(v, pget(params, "VERSION"), 0) == 0;
+			if (ok)
+				json_array_append_new(ids, json_integer(db_col_int(st, 0)));
+		}
+		db_finalize(st);
+	}
+	return ids;
+}
+
+static int template_settings(struct db *db, int64_t id, json_t *into)
+{
+	struct db_stmt *st;
+	json_t *src = json_object();
+	int rc = db_prepare(db, &st, "SELECT key, value FROM job_template_settings WHERE job_template_id = ? ORDER BY id",
+			    "i", id);
+
+	if (!rc) {
+		while ((rc = db_step(st)) == 1)
+			json_object_set_new(src, db_col_text(st, 0), json_string(db_col_text(st, 1)));
+		db_finalize(st);
+	}
+	if (rc == 0)
+		jobs_settings_merge(into, src);
+	json_decref(src);
+	return rc;
+}
+
+/* One job for one template row; appends its id to ids. */
+static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t product_id, struct db_stmt *t,
+		    json_t *ids)
+{
+	json_t *s = json_object(), *post = json_object();
+	const char *key, *prio_s = pget(params, "_PRIORITY");
+	json_t *v;
+	int64_t job_id, prio;
+	long p;
+	int rc;
+
+	if ((rc = jobs_table_settings(db, "product", product_id, s)) ||
+	    (rc = jobs_table_settings(db, "machine", db_col_int(t, 3), s)) ||
+	    (rc = jobs_table_settings(db, "test_suite", db_col_int(t, 5), s)) ||
+	    (rc = template_settings(db, db_col_int(t, 0), s)))
+		goto out;
+	/* The POSTed parameters win; TEST and MACHINE were filters, '_' ones are controls. */
+	json_object_foreach((json_t *)params, key, v)
+		if (key[0] != '_' && strcmp(key, "TEST") && strcmp(key, "MACHINE"))
+			json_object_set(post, key, v);
+	jobs_settings_merge(s, post);
+	json_object_set_new(s, "TEST", json_string(db_col_text(t, 6)));
+	json_object_set_new(s, "MACHINE", json_string(db_col_text(t, 4)));
+	if (!json_object_get(s, "BACKEND"))
+		json_object_set_new(s, "BACKEND", json_string(db_col_text(t, 8)));
+	if (*db_col_text(t, 7))
+		json_object_set_new(s, "JOB_TEMPLATE_NAME", json_string(db_col_text(t, 7)));
+	jobs_settings_default_class(s);
+	jobs_settings_expand(s);
+	prio = db_col_null(t, 1) ? db_col_int(t, 9) : db_col_int(t, 1);
+	if (prio_s && !str_to_long(prio_s, &p))
+		prio = p;
+	rc = jobs_insert(db, s, prio, db_col_int(t, 2), sp_id, &job_id);
+	if (!rc)
+		json_array_append_new(ids, json_integer(job_id));
+out:
+	json_decref(s);
+	json_decref(post);
+	return rc;
+}
+
+int isos_schedule(struct db *db, const json_t *params, json_t **resp)
+{
+	json_t *products = NULL, *ids = json_array(), *results;
+	char now[DB_TIME_LEN], *settings_text = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS), *results_text;
+	int64_t sp_id = 0;
+	size_t i, templates = 0;
+	int rc, status = 200;
+
+	*resp = NULL;
+	db_now(now);
+	if (!settings_text || db_begin(db))
+		goto fail;
+	rc = db_exec(db, "INSERT INTO scheduled_products (distri, version, flavor, arch, build, iso, status, settings,"
+		     " t_created, t_updated) VALUES (?, ?, ?, ?, ?, ?, 'scheduling', ?, ?, ?)", "ttttttttt",
+		     pget(params, "DISTRI"), pget(params, "VERSION"), pget(params, "FLAVOR"), pget(params, "ARCH"),
+		     pget(params, "BUILD"), pget(params, "ISO"), settings_text, now, now);
+	if (rc < 0)
+		goto fail_tx;
+	sp_id = db_last_id(db);
+	products = find_products(db, params);
+	for (i = 0; i < json_array_size(products); i++) {
+		int64_t pid = json_integer_value(json_array_get(products, i));
+		struct db_stmt *t;
+		rc = db_prepare(db, &t,
+				"SELECT jt.id, jt.prio, jt.group_id, m.id, m.name, ts.id, ts.name, jt.name, m.backend,"
+				" g.default_priority FROM job_templates jt JOIN machines m ON m.id = jt.machine_id"
+				" JOIN test_suites ts ON ts.id = jt.test_suite_id JOIN job_groups g ON g.id = jt.group_id"
+				" WHERE jt.product_id = ? ORDER BY ts.name, m.name, jt.id", "i", pid);
+		if (rc)
+			goto fail_tx;
+		while ((rc = db_step(t)) == 1) {
+			const char *test = *db_col_text(t, 7) ? db_col_text(t, 7) : db_col_text(t, 6);
+			templates++;
+			if (!list_has(pget(params, "TEST"), test) || !list_has(pget(params, "MACHINE"), db_col_text(t, 4)))
+				continue;
+			if ((rc = make_job(db, params, sp_id, pid, t, ids)))
+				break;
+		}
+		db_finalize(t);
+		if (rc < 0)
+			goto fail_tx;
+	}
+	results = json_pack("{s:O,s:[]}", "successful_job_ids", ids, "failed_job_info");
+	results_text = results ? json_dumps(results, JSON_COMPACT) : NULL;
+	json_decref(results);
+	rc = db_exec(db, "UPDATE scheduled_products SET status = 'scheduled', results = ?, t_updated = ? WHERE id = ?",
+		     "tti", results_text, now, sp_id);
+	free(results_text);
+	if (rc < 0 || db_commit(db))
+		goto fail_tx;
+	if (json_array_size(products) == 0) {
+		*resp = json_pack("{s:I,s:s+++++,s:i,s:[],s:{}}", "scheduled_product_id", (json_int_t)sp_id, "error",
+				  "no products found for ", pget(params, "DISTRI"), "-", pget(params, "FLAVOR"), "-",
+				  pget(params, "ARCH"), "count", 0, "ids", "failed");
+	} else if (templates == 0) {
+		status = 404;
+		*resp = json_pack("{s:I,s:s+++++,s:i,s:[],s:{}}", "scheduled_product_id", (json_int_t)sp_id, "error",
+				  "no templates found for ", pget(params, "DISTRI"), "-", pget(params, "FLAVOR"), "-",
+				  pget(params, "ARCH"), "count", 0, "ids", "failed");
+	} else {
+		*resp = json_pack("{s:I,s:I,s:O,s:[]}", "scheduled_product_id", (json_int_t)sp_id, "count",
+				  (json_int_t)json_array_size(ids), "ids", ids, "failed");
+	}
+	log_info("scheduled product %lld: %zu jobs", (long long)sp_id, json_array_size(ids));
+	json_decref(products);
+	json_decref(ids);
+	free(settings_text);
+	return *resp ? status : 500;
+fail_tx:
+	db_rollback(db);
+fail:
+	log_err("cannot schedule the product: %s", db_errmsg(db));
+	json_decref(products);
+	json_decref(ids);
+	free(settings_text);
+	*resp = json_pack("{s:s}", "error", "cannot schedule the product (database error)");
+	return 500;
+}

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/* test_server_jobs.c - the server's job model without HTTP: settings merge
+ * order and WORKER_CLASS union, job names, form parameter parsing, and the
+ * isos expansion (products x templates x machines) on a fresh database. */
+#include <stdlib.h>
+#include "unit.h"
+#include "server/api.h"
+#include "server/db.h"
+#include "server/isos.h"
+#include "server/jobs.h"
+#include "util/err.h"
+#include "util/util.h"
+
+TEST(server_settings_merge_order)
+{
+	json_t *s = json_object();
+	json_t *product = json_pack("{s:s,s:s,s:s}", "A", "product", "B", "product", "WORKER_CLASS", "qemu_x86_64");
+	json_t *machine = json_pack("{s:s,s:s}", "B", "machine", "WORKER_CLASS", "tap,qemu_x86_64");
+	json_t *suite = json_pack("{s:s,s:i}", "C", "suite", "QEMURAM", 2048);
+	json_t *post = json_pack("{s:s,s:s}", "C", "post", "WORKER_CLASS", "big");
+
+	jobs_settings_merge(s, product);
+	jobs_settings_merge(s, machine);
+	jobs_settings_merge(s, suite);
+	jobs_settings_merge(s, post);
+	CHECK_STR(json_string_value(json_object_get(s, "A")), "product");
+	CHECK_STR(json_string_value(json_object_get(s, "B")), "machine");
+	CHECK_STR(json_string_value(json_object_get(s, "C")), "post");
+	CHECK_STR(json_string_value(json_object_get(s, "QEMURAM")), "2048");
+	CHECK_STR(json_string_value(json_object_get(s, "WORKER_CLASS")), "qemu_x86_64,tap,big");
+	json_decref(product);
+	json_decref(machine);
+	json_decref(suite);
+	json_decref(post);
+	json_decref(s);
+}
+
+TEST(server_settings_default_class_and_expand)
+{
+	json_t *s = json_pack("{s:s,s:s,s:s}", "ARCH", "aarch64", "ISO", "%DISTRI%-%VERSION%.iso", "DISTRI", "vigil");
+
+	jobs_settings_default_class(s);
+	CHECK_STR(json_string_value(json_object_get(s, "WORKER_CLASS")), "qemu_aarch64");
+	jobs_settings_expand(s);
+	CHECK_STR(json_string_value(json_object_get(s, "ISO")), "vigil-%VERSION%.iso");
+	json_object_set_new(s, "BACKEND", json_string("svirt"));
+	json_object_del(s, "WORKER_CLASS");
+	jobs_settings_default_class(s);
+	CHECK(json_object_get(s, "WORKER_CLASS") == NULL);
+	json_decref(s);
+}
+
+TEST(server_job_name)
+{
+	json_t *s = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "DISTRI", "opensuse", "VERSION", "Tumbleweed", "FLAVOR",
+			      "DVD", "ARCH", "x86_64", "BUILD", "2024 01", "TEST", "textmode", "MACHINE", "64bit");
+	char *n = jobs_name(s);
+
+	CHECK_STR(n, "opensuse-Tumbleweed-DVD-x86_64-Build2024_01-textmode@64bit");
+	free(n);
+	json_object_set_new(s, "JOB_TEMPLATE_NAME", json_string("tm2"));
+	json_object_del(s, "VERSION");
+	n = jobs_name(s);
+	CHECK_STR(n, "opensuse-DVD-x86_64-Build2024_01-tm2@64bit");
+	free(n);
+	json_decref(s);
+}
+
+TEST(server_params_parse)
+{
+	struct params p;
+	char msg[128];
+	const char *q = "a=1&settings%5BX%5D=a+b%2Fc&a=2&empty&&k=";
+
+	params_init(&p);
+	CHECK_INT(params_parse(&p, q, strlen(q), msg, sizeof(msg)), 0);
+	CHECK_STR(params_get(&p, "a"), "2");
+	CHECK_STR(params_get(&p, "settings[X]"), "a b/c");
+	CHECK_STR(params_get(&p, "empty"), "");
+	CHECK_STR(params_get(&p, "k"), "");
+	CHECK(params_get(&p, "missing") == NULL);
+	CHECK(params_parse(&p, "x=%zz", 5, msg, sizeof(msg)) != 0);
+	CHECK(params_parse(&p, "x=%4", 4, msg, sizeof(msg)) != 0);
+	CHECK(params_parse(&p, "x=%00", 5, msg, sizeof(msg)) != 0);
+	params_release(&p);
+}
+
+static void exec_ok(struct db *db, const char *sql)
+{
+	CHECK(db_exec(db, sql, NULL) >= 0);
+}
+
+TEST(server_isos_expansion)
+{
+	char err[256], *path = path_join(unit_tmpdir(), "vigil.db");
+	struct db *db;
+	json_t *params, *resp = NULL, *job;
+	int status;
+
+	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
+	CHECK(db_schema_version(db) >= 1);
+	exec_ok(db, "INSERT INTO machines (name, backend) VALUES ('64bit', 'qemu'), ('uefi', 'qemu')");
+	exec_ok(db, "INSERT INTO products (distri, version, flavor, arch) VALUES ('vigil', '1.*', 'DVD', 'x86_64')");
+	exec_ok(db, "INSERT INTO test_suites (name) VALUES ('boot'), ('shell')");
+	exec_ok(db, "INSERT INTO job_groups (name, default_priority, t_created) VALUES ('g', 45, 'now')");
+	exec_ok(db, "INSERT INTO table_settings (kind, owner_id, key, value) VALUES"
+		    " ('product', 1, 'A', 'product'), ('product', 1, 'B', 'product'), ('product', 1, 'C', 'product'),"
+		    " ('machine', 1, 'B', 'machine'), ('machine', 1, 'C', 'machine'), ('machine', 1, 'WORKER_CLASS', 'tap'),"
+		    " ('test_suite', 1, 'C', 'suite'), ('test_suite', 1, 'D', 'suite')");
+	/* 2 suites x 2 machines, one template with its own prio. */
+	exec_ok(db, "INSERT INTO job_templates (product_id, machine_id, test_suite_id, group_id, prio, t_created) VALUES"
+		    " (1, 1, 1, 1, 30, 'now'), (1, 2, 1, 1, NULL, 'now'), (1, 1, 2, 1, NULL, 'now'), (1, 2, 2, 1, NULL, 'now')");
+	params = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "DISTRI", "VIGIL", "VERSION", "1.5", "FLAVOR", "DVD", "ARCH",
+			   "x86_64", "BUILD", "42", "D", "post", "WORKER_CLASS", "big");
+	status = isos_schedule(db, params, &resp);
+	CHECK_INT(status, 200);
+	CHECK_INT(json_integer_value(json_object_get(resp, "count")), 4);
+	CHECK_INT(json_array_size(json_object_get(resp, "failed")), 0);
+	CHECK_INT(jobs_to_json(db, json_integer_value(json_array_get(json_object_get(resp, "ids"), 0)), false, &job), 0);
+	/* Ordered by suite then machine: the first is boot@64bit. */
+	CHECK_STR(json_string_value(json_object_get(job, "test")), "boot");
+	CHECK_INT(json_integer_value(json_object_get(job, "priority")), 30);
+	{
+		json_t *s = json_object_get(job, "settings");
+		CHECK_STR(json_string_value(json_object_get(s, "A")), "product");
+		CHECK_STR(json_string_value(json_object_get(s, "B")), "machine");
+		CHECK_STR(json_string_value(json_object_get(s, "C")), "suite");
+		CHECK_STR(json_string_value(json_object_get(s, "D")), "post");
+		CHECK_STR(json_string_value(json_object_get(s, "MACHINE")), "64bit");
+		CHECK_STR(json_string_value(json_object_get(s, "WORKER_CLASS")), "tap,big");
+		CHECK_STR(json_string_value(json_object_get(s, "NAME")), "00000001-VIGIL-1.5-DVD-x86_64-Build42-boot@64bit");
+	}
+	json_decref(job);
+	CHECK_INT(jobs_to_json(db, 2, false, &job), 0);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(job, "settings"), "WORKER_CLASS")), "big");
+	CHECK_INT(json_integer_value(json_object_get(job, "priority")), 45); /* the group's default; the default class only without any */
+	json_decref(job);
+	json_decref(resp);
+
+	/* TEST and MACHINE filter; a missing product is reported, not scheduled. */
+	json_object_set_new(params, "TEST", json_string("shell"));
+	json_object_set_new(params, "MACHINE", json_string("uefi"));
+	CHECK_INT(isos_schedule(db, params, &resp), 200);
+	CHECK_INT(json_integer_value(json_object_get(resp, "count")), 1);
+	json_decref(resp);
+	json_object_set_new(params, "FLAVOR", json_string("NET"));
+	CHECK_INT(isos_schedule(db, params, &resp), 200);
+	CHECK(json_object_get(resp, "error") != NULL);
+	CHECK_INT(json_integer_value(json_object_get(resp, "count")), 0);
+	json_decref(resp);
+	json_decref(params);
+	db_free(db);
+	free(path);
+}
+
+TEST(server_restart_and_cancel)
+{
+	char err[256], msg[256], *path = path_join(unit_tmpdir(), "vigil.db");
+	json_t *s = json_pack("{s:s,s:s}", "TEST", "boot", "ARCH", "x86_64"), *j;
+	struct db *db;
+	int64_t id, clone;
+	int changed;
+
+	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
+	CHECK_INT(jobs_insert(db, s, 50, 0, 0, &id), 0);
+	CHECK_INT(jobs_restart(db, id, &clone, msg, sizeof(msg)), 0);
+	CHECK_INT(jobs_restart(db, id, &clone, msg, sizeof(msg)) != 0, 1); /* already cloned */
+	CHECK_INT(jobs_to_json(db, id, false, &j), 0);
+	CHECK_INT(json_integer_value(json_object_get(j, "clone_id")), clone);
+	CHECK_STR(json_string_value(json_object_get(j, "result")), "user_restarted");
+	json_decref(j);
+	CHECK_INT(jobs_to_json(db, clone, false, &j), 0);
+	CHECK_INT(json_integer_value(json_object_get(j, "origin_id")), id);
+	json_decref(j);
+	CHECK_INT(jobs_cancel(db, clone, NULL, &changed), 0);
+	CHECK_INT(changed, 1);
+	CHECK_INT(jobs_cancel(db, clone, NULL, &changed), 0);
+	CHECK_INT(changed, 0);
+	CHECK_INT(jobs_cancel(db, 999, NULL, &changed), ERR_NOT_FOUND);
+	json_decref(s);
+	db_free(db);
+	free(path);
+}
