@@ -15,6 +15,7 @@ static const struct command commands[] = {
 	{ "needle", cmd_needle, "needle tools: match screenshots against needles, cut new needles" },
 	{ "serve", cmd_serve, "serve openQA's REST API (jobs, isos, tables) from a SQLite database" },
 	{ "apikey", cmd_apikey, "create API keys for 'vigil serve'" },
+	{ "worker", cmd_worker, "take jobs from a 'vigil serve' server, run them, upload the results" },
 };
 
 static void usage(FILE *f)

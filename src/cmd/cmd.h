@@ -8,5 +8,6 @@ int cmd_run(int argc, char **argv);
 int cmd_needle(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_apikey(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
 
 #endif

@@ -30,6 +30,10 @@ static const char run_usage[] =
 	"                MAX_JOB_TIME, NEEDLES_DIR, ...); repeatable, wins over files\n"
 	"  --vars FILE   read variables from a JSON object (openQA's vars.json)\n"
 	"  --out DIR     write results to DIR (default: a new directory under ./results/)\n"
+	"  --snapshots DIR  keep the VM's disks (qcow2 overlays holding the milestone\n"
+	"                snapshots) in DIR after the run, until you delete DIR\n"
+	"  --resume-from MODULE  start at MODULE from the snapshot of the last\n"
+	"                milestone module before it, kept in --snapshots DIR\n"
 	"  -v            also print debug messages on the terminal\n"
 	"  -h, --help    this text\n"
 	"\n"
@@ -106,6 +110,7 @@ static void release_runner(struct runner *r)
 	free(r->out_dir);
 	free(r->testresults);
 	free(r->workdir);
+	free(r->resume_from);
 }
 
 int cmd_run(int argc, char **argv)
@@ -114,12 +119,15 @@ int cmd_run(int argc, char **argv)
 		{ "var", required_argument, NULL, 'V' },
 		{ "vars", required_argument, NULL, 'f' },
 		{ "out", required_argument, NULL, 'o' },
+		{ "snapshots", required_argument, NULL, 's' },
+		{ "resume-from", required_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct runner r;
 	char err[1024], *vars_file = NULL, *out = NULL, *distri_vars = NULL, *images = NULL;
+	const char *snapshots = NULL, *resume = NULL;
 	const char **assigns = NULL;
 	size_t nassigns = 0;
 	enum job_result res;
@@ -137,6 +145,8 @@ int cmd_run(int argc, char **argv)
 		case 'V': assigns[nassigns++] = optarg; break;
 		case 'f': vars_file = optarg; break;
 		case 'o': out = optarg; break;
+		case 's': snapshots = optarg; break;
+		case 'r': resume = optarg; break;
 		case 'v': log_set_stderr_level(LOG_DEBUG); break;
 		case 'h': fputs(run_usage, stdout); code = 0; goto out;
 		default: fputs(run_usage, stderr); goto out;
@@ -197,7 +207,17 @@ int cmd_run(int argc, char **argv)
 	}
 	r.out_dir = path_abs(out);
 	r.testresults = path_join(r.out_dir, "testresults");
-	r.workdir = path_join(r.out_dir, ".vm");
+	if (resume && !snapshots) {
+		fprintf(stderr, "vigil run: --resume-from needs --snapshots DIR of an earlier run\n");
+		goto out;
+	}
+	if (resume && !dir_exists(snapshots)) {
+		fprintf(stderr, "vigil run: snapshots directory '%s' does not exist\n", snapshots);
+		goto out;
+	}
+	r.workdir = snapshots ? path_abs(snapshots) : path_join(r.out_dir, ".vm");
+	r.keep_disks = snapshots != NULL;
+	r.resume_from = resume ? xstrdup(resume) : NULL;
 	if (!r.testresults || !r.workdir || mkdir_p(r.testresults, 0755) || mkdir_p(r.workdir, 0700)) {
 		fprintf(stderr, "vigil run: cannot create '%s/testresults'\n", out);
 		goto out;

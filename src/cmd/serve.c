@@ -12,12 +12,13 @@
 #include "cmd/cmd.h"
 #include "server/server.h"
 #include "util/log.h"
+#include "util/util.h"
 
 static const char serve_usage[] =
 	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N] [-v]\n"
 	"\n"
 	"Serves openQA's REST API (/api/v1: jobs, isos, machines, products,\n"
-	"test_suites, job_groups, job_templates) from the SQLite database\n"
+	"test_suites, job_groups, job_templates, workers) from the SQLite database\n"
 	"DIR/vigil.db, so openqa-cli, openqa-clone-job and the python\n"
 	"openqa_client work against it. Reads are public; writes need an API key\n"
 	"from 'vigil apikey new --data DIR'.\n"
@@ -26,6 +27,8 @@ static const char serve_usage[] =
 	"                      [::1]:9526 for IPv6, port 0 picks a free port)\n"
 	"  --data DIR          data directory, created 0700 (default ./vigil-data)\n"
 	"  --connections N     simultaneous connections (default 512)\n"
+	"  --worker-timeout S  a worker silent for S seconds is lost: its job ends\n"
+	"                      incomplete and is cloned (default 60)\n"
 	"  -v, --verbose       log every request at debug level\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -37,11 +40,12 @@ int cmd_serve(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "data", required_argument, NULL, 'd' },
 		{ "connections", required_argument, NULL, 'c' },
+		{ "worker-timeout", required_argument, NULL, 't' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct server_config cfg = { "127.0.0.1:9526", "vigil-data", 0 };
+	struct server_config cfg = { "127.0.0.1:9526", "vigil-data", 0, 0 };
 	struct server *s = NULL;
 	char err[512];
 	sigset_t set;
@@ -66,6 +70,13 @@ int cmd_serve(int argc, char **argv)
 			cfg.connection_limit = (unsigned)n;
 			break;
 		}
+		case 't':
+			if (str_to_long(optarg, &n) || n < 1 || n > 86400) {
+				fprintf(stderr, "vigil serve: --worker-timeout '%s': expected 1..86400 seconds\n", optarg);
+				return 2;
+			}
+			cfg.worker_timeout_s = (int)n;
+			break;
 		case 'v':
 			log_set_stderr_level(LOG_DEBUG);
 			break;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* match.c - needle matching as os-autoinst's tinycv does it, computed
- * exactly: integer SSD (where OpenCV uses a float DFT), the minVec rule in
- * float as tinycv keeps it, libstdc++'s sort for the closest candidate. The
- * search prunes with proven lower bounds only, so it returns what an
+ * exactly: tinycv's per-image prep cache and OpenCV's rounding of an in-place
+ * sub-Mat blur, integer SSD (where OpenCV uses a float DFT), the minVec rule
+ * in float as tinycv keeps it, libstdc++'s sort for the closest candidate.
+ * The search prunes with proven lower bounds only, so it returns what an
  * exhaustive search returns. Owns the prepared screen and needle caches. */
 #include <float.h>
 #include <math.h>
@@ -34,14 +35,15 @@ static inline int reflect101(int i, int n)
 	return i;
 }
 
-/* OpenCV's fixed-point path: the [1 2 1]/4 kernel is exact in 8 fractional
- * bits per axis, so the result is round((sum of [1 2 1]x[1 2 1] * p) / 16)
- * with ties rounded up. */
-void match_blur_rect(const uint8_t *src, uint8_t *dst, int w, int h,
-		     int x0, int y0, int x1, int y1)
+/* The [1 2 1] x [1 2 1] kernel is exact in OpenCV's fixed point, so every
+ * output is t / 16 for the integer 3x3 weighted sum t; only the rounding of
+ * the halves differs between OpenCV's code paths (see match.h): columns
+ * [x0, even_end) round halves to even, the others round them up. */
+static void blur_rows(const uint8_t *src, uint8_t *dst, int w, int h,
+		      int x0, int y0, int x1, int y1, int even_end)
 {
 	uint16_t *v;
-	int x, y;
+	int x, y, xe;
 
 	if (x0 < 0)
 		x0 = 0;
@@ -53,18 +55,18 @@ void match_blur_rect(const uint8_t *src, uint8_t *dst, int w, int h,
 		y1 = h;
 	if (x1 <= x0 || y1 <= y0)
 		return;
-	/* Vertical sums for columns x0-1 .. x1 (reflected), offset by one. */
+	xe = even_end < x0 ? x0 : even_end > x1 ? x1 : even_end;
 	v = malloc(sizeof(*v) * (size_t)(x1 - x0 + 2));
 	if (!v) {
-		/* Fall back to the direct formula, pixel by pixel. */
+		/* Out of memory: the direct formula, pixel by pixel. */
 		for (y = y0; y < y1; y++)
 			for (x = x0; x < x1; x++) {
-				int s = 0, dy, dx;
+				int t = 0, dy, dx;
 				for (dy = -1; dy <= 1; dy++)
 					for (dx = -1; dx <= 1; dx++)
-						s += (2 - (dy < 0 ? -dy : dy)) * (2 - (dx < 0 ? -dx : dx)) *
+						t += (2 - (dy < 0 ? -dy : dy)) * (2 - (dx < 0 ? -dx : dx)) *
 						     src[(size_t)reflect101(y + dy, h) * w + reflect101(x + dx, w)];
-				dst[(size_t)y * w + x] = (uint8_t)((s + 8) >> 4);
+				dst[(size_t)y * w + x] = (uint8_t)(x < xe ? (t + 7 + ((t >> 4) & 1)) >> 4 : (t + 8) >> 4);
 			}
 		return;
 	}
@@ -73,19 +75,110 @@ void match_blur_rect(const uint8_t *src, uint8_t *dst, int w, int h,
 		const uint8_t *rb = src + (size_t)y * w;
 		const uint8_t *rc = src + (size_t)reflect101(y + 1, h) * w;
 		uint8_t *d = dst + (size_t)y * w;
-		int xs = x0 - 1 < 0 ? 0 : x0 - 1, xe = x1 + 1 > w ? w : x1 + 1;
+		int xs = x0 - 1 < 0 ? 0 : x0 - 1, xz = x1 + 1 > w ? w : x1 + 1;
 		uint16_t *vv = v + 1 - x0; /* vv[x] for x in [x0-1, x1] */
 
-		for (x = xs; x < xe; x++)
+		for (x = xs; x < xz; x++)
 			vv[x] = (uint16_t)(ra[x] + 2 * rb[x] + rc[x]);
 		if (x0 == 0)
 			vv[-1] = vv[reflect101(-1, w)];
 		if (x1 == w)
 			vv[w] = vv[reflect101(w, w)];
-		for (x = x0; x < x1; x++)
-			d[x] = (uint8_t)((vv[x - 1] + 2 * vv[x] + vv[x + 1] + 8) >> 4);
+		for (x = x0; x < xe; x++) {
+			unsigned t = (unsigned)vv[x - 1] + 2u * vv[x] + vv[x + 1];
+			d[x] = (uint8_t)((t + 7 + ((t >> 4) & 1)) >> 4);
+		}
+		for (x = xe; x < x1; x++)
+			d[x] = (uint8_t)(((unsigned)vv[x - 1] + 2u * vv[x] + vv[x + 1] + 8) >> 4);
 	}
 	free(v);
+}
+
+void match_blur_rect(const uint8_t *src, uint8_t *dst, int w, int h,
+		     int x0, int y0, int x1, int y1)
+{
+	blur_rows(src, dst, w, h, x0, y0, x1, y1, x0);
+}
+
+void match_blur_rect_submat(const uint8_t *src, uint8_t *dst, int w, int h,
+			    int x0, int y0, int x1, int y1)
+{
+	if (x0 <= 0 && y0 <= 0 && x1 >= w && y1 >= h) {
+		blur_rows(src, dst, w, h, 0, 0, w, h, 0);
+		return;
+	}
+	if (x0 < 0)
+		x0 = 0;
+	if (x1 > w)
+		x1 = w;
+	blur_rows(src, dst, w, h, x0, y0, x1, y1, x0 + ((x1 - x0) & ~3));
+}
+
+/* ---- tinycv's per-image preparation cache ---- */
+
+/* Image::prep(roi) keeps one grey copy per image and the rectangle it has
+ * blurred (_prep_roi). A roi inside that rectangle reuses it; any other roi
+ * grows the rectangle to the bounding box of both (cv::Rect |=, where an
+ * empty rectangle is replaced), takes the whole image once it covers half of
+ * it, converts the whole image to grey afresh and blurs the rectangle in
+ * place. Only pixels inside the rectangle are ever read afterwards. */
+static int prep_contains(const struct match__prep *p, int x, int y, int w, int h)
+{
+	int x1, y1, x2, y2;
+
+	/* (_prep_roi & roi) == roi, with cv::Rect &= (empty when disjoint) */
+	x1 = p->x > x ? p->x : x;
+	y1 = p->y > y ? p->y : y;
+	x2 = p->x + p->w < x + w ? p->x + p->w : x + w;
+	y2 = p->y + p->h < y + h ? p->y + p->h : y + h;
+	if (x2 - x1 <= 0 || y2 - y1 <= 0)
+		return w == 0 && h == 0 && x == 0 && y == 0;
+	return x1 == x && y1 == y && x2 - x1 == w && y2 - y1 == h;
+}
+
+int match__prep_roi(struct match__prep *p, int img_w, int img_h, int x, int y, int w, int h)
+{
+	if (p->valid && prep_contains(p, x, y, w, h))
+		return 0;
+	if (p->w <= 0 || p->h <= 0) {
+		p->x = x;
+		p->y = y;
+		p->w = w;
+		p->h = h;
+	} else if (w > 0 && h > 0) {
+		int x1 = p->x < x ? p->x : x, y1 = p->y < y ? p->y : y;
+		int x2 = p->x + p->w > x + w ? p->x + p->w : x + w;
+		int y2 = p->y + p->h > y + h ? p->y + p->h : y + h;
+		p->x = x1;
+		p->y = y1;
+		p->w = x2 - x1;
+		p->h = y2 - y1;
+	}
+	if ((double)img_w * (double)img_h * 0.5 <= (double)p->w * (double)p->h) {
+		p->x = p->y = 0;
+		p->w = img_w;
+		p->h = img_h;
+	}
+	p->valid = 1;
+	return 1;
+}
+
+int match__prep_even_end(const struct match__prep *p, int img_w, int img_h)
+{
+	if (p->x <= 0 && p->y <= 0 && p->x + p->w >= img_w && p->y + p->h >= img_h)
+		return 0;
+	return p->x + (p->w & ~3);
+}
+
+/* Blur of grey as tinycv's cache leaves it after prep(roi); dst keeps its
+ * contents when the cached rectangle already covers roi. */
+static void prep_apply(struct match__prep *p, const uint8_t *grey, uint8_t *dst, int img_w, int img_h,
+		       int x, int y, int w, int h)
+{
+	if (!match__prep_roi(p, img_w, img_h, x, y, w, h))
+		return;
+	blur_rows(grey, dst, img_w, img_h, p->x, p->y, p->x + p->w, p->y + p->h,
+		  match__prep_even_end(p, img_w, img_h));
 }
 
 double match_similarity(uint64_t ssd, uint64_t n)
@@ -320,7 +413,10 @@ double match__search(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, i
 	}
 	if (nl == 0)
 		goto out;
-	pick = match__closest(lx, ly, nl, cx, cy);
+	/* SortByClose(x, y) measures from the area's screen position, but
+	 * minVec's points are relative to the window: tinycv compares the two
+	 * as they are, and so do we. */
+	pick = match__closest(lx, ly, nl, x, y);
 	*bx = wx0 + lx[pick];
 	*by = wy0 + ly[pick];
 	{
@@ -342,10 +438,11 @@ out:
 
 struct match_screen {
 	const struct image *img;
-	uint8_t *grey;   /* grey of the screen, lazily */
-	uint8_t *blur;   /* grey + blur, lazily */
-	uint8_t *xgrey;  /* scratch: grey with exclude areas painted */
-	uint8_t *xblur;  /* scratch: blur of xgrey */
+	uint8_t *grey;            /* grey of the screen, lazily */
+	uint8_t *blur;            /* the screen as tinycv's cache holds it */
+	struct match__prep st;    /* its prepared rectangle */
+	uint8_t *xgrey;           /* scratch: grey with exclude areas painted */
+	uint8_t *xblur;           /* scratch: the painted copy's cache */
 };
 
 struct match_screen *match_screen_new(const struct image *img)
@@ -371,7 +468,7 @@ void match_screen_free(struct match_screen *s)
 	free(s);
 }
 
-static int screen_prepare(struct match_screen *s)
+static int screen_grey(struct match_screen *s)
 {
 	size_t n = (size_t)s->img->w * (size_t)s->img->h;
 
@@ -386,64 +483,62 @@ static int screen_prepare(struct match_screen *s)
 		return ERR_NOMEM;
 	}
 	match_grey_image(s->img, s->grey);
-	match_blur_rect(s->grey, s->blur, s->img->w, s->img->h, 0, 0, s->img->w, s->img->h);
 	return 0;
 }
 
-static int exclude_in_range(const struct needle_area *a, int w, int h)
+static int needle_has_exclude(const struct needle *n)
 {
-	return !(a->x < 0 || a->y < 0 || (long)a->y + a->h > h || (long)a->x + a->w > w);
+	size_t i;
+
+	for (i = 0; i < n->nareas; i++)
+		if (n->areas[i].type == NEEDLE_AREA_EXCLUDE)
+			return 1;
+	return 0;
 }
 
-/* The blurred screen with the needle's exclude areas painted green before
- * grey+blur: only the painted rectangles and a one-pixel rim differ from
- * the shared blurred screen, so only those are recomputed. Borrowed. */
-static const uint8_t *screen_excluded(struct match_screen *s, const struct needle *n)
+/* tinycv.pm search_ matches a needle with exclude areas on a fresh copy of
+ * the screenshot ($self->copy: no preparation cache) with the rectangles
+ * painted green (replacerect ignores those outside the image). Grey is per
+ * pixel, so painting the grey copy is the same. */
+static int screen_copy_excluded(struct match_screen *s, const struct needle *n)
 {
-	int w = s->img->w, h = s->img->h, painted = 0;
+	int w = s->img->w, h = s->img->h;
 	size_t i, bytes = (size_t)w * (size_t)h;
 	uint8_t green = match_grey(0, 255, 0);
 
-	for (i = 0; i < n->nareas; i++)
-		if (n->areas[i].type == NEEDLE_AREA_EXCLUDE && exclude_in_range(&n->areas[i], w, h))
-			painted = 1;
-	if (!painted)
-		return s->blur;
 	if (!s->xgrey)
 		s->xgrey = malloc(bytes);
 	if (!s->xblur)
 		s->xblur = malloc(bytes);
 	if (!s->xgrey || !s->xblur)
-		return NULL;
+		return ERR_NOMEM;
 	memcpy(s->xgrey, s->grey, bytes);
-	memcpy(s->xblur, s->blur, bytes);
 	for (i = 0; i < n->nareas; i++) {
 		const struct needle_area *a = &n->areas[i];
 		int j;
-		if (a->type != NEEDLE_AREA_EXCLUDE || !exclude_in_range(a, w, h))
+		if (a->type != NEEDLE_AREA_EXCLUDE || a->x < 0 || a->y < 0 ||
+		    (long)a->y + a->h > h || (long)a->x + a->w > w || a->w <= 0 || a->h <= 0)
 			continue;
 		for (j = a->y; j < a->y + a->h; j++)
 			memset(s->xgrey + (size_t)j * w + a->x, green, (size_t)a->w);
 	}
-	for (i = 0; i < n->nareas; i++) {
-		const struct needle_area *a = &n->areas[i];
-		if (a->type != NEEDLE_AREA_EXCLUDE || !exclude_in_range(a, w, h))
-			continue;
-		match_blur_rect(s->xgrey, s->xblur, w, h, a->x - 1, a->y - 1, a->x + a->w + 1, a->y + a->h + 1);
-	}
-	return s->xblur;
+	return 0;
 }
 
 /* ---- prepared needles ---- */
 
 struct prep_area {
-	uint8_t *tpl;   /* w*h grey+blurred needle pixels; NULL: outside the needle image */
+	uint8_t *up;    /* w*h blurred needle pixels, halves rounded up */
+	uint8_t *even;  /* the same, halves rounded to even */
+	uint8_t *tpl;   /* the template as the needle's cache state gives it */
+	int split;      /* tpl columns [0, split) come from even; -1: not built */
 };
 
 struct needle_prep {
 	int img_w, img_h;
-	size_t n;       /* number of match areas */
-	struct prep_area a[];
+	struct match__prep st;   /* the needle image's prepared rectangle */
+	size_t n;                /* number of match areas */
+	struct prep_area a[];    /* up/even NULL: area outside the needle image */
 };
 
 static void prep_free(void *p)
@@ -453,11 +548,24 @@ static void prep_free(void *p)
 
 	if (!np)
 		return;
-	for (i = 0; i < np->n; i++)
+	for (i = 0; i < np->n; i++) {
+		free(np->a[i].up);
+		free(np->a[i].even);
 		free(np->a[i].tpl);
+	}
 	free(np);
 }
 
+static void copy_rect(uint8_t *dst, const uint8_t *src, int stride, const struct needle_area *a)
+{
+	int j;
+
+	for (j = 0; j < a->h; j++)
+		memcpy(dst + (size_t)j * a->w, src + (size_t)(a->y + j) * stride + a->x, (size_t)a->w);
+}
+
+/* Both roundings of every match area are kept, so the decoded PNG can be
+ * dropped and any later state of the needle's cache rebuilt from them. */
 static int needle_prepare(struct needle *n, char *err, size_t errlen)
 {
 	const struct image *img;
@@ -488,21 +596,27 @@ static int needle_prepare(struct needle *n, char *err, size_t errlen)
 	match_grey_image(img, grey);
 	for (i = 0; i < n->nareas; i++) {
 		const struct needle_area *a = &n->areas[i];
-		int j;
+		struct prep_area *pa;
+		size_t ab;
 		if (a->type != NEEDLE_AREA_MATCH)
 			continue;
-		if (a->x >= 0 && a->y >= 0 && (long)a->x + a->w <= img->w && (long)a->y + a->h <= img->h) {
-			np->a[k].tpl = malloc((size_t)a->w * (size_t)a->h);
-			if (!np->a[k].tpl) {
-				rc = ERR_NOMEM;
-				goto out;
-			}
-			match_blur_rect(grey, blur, img->w, img->h, a->x, a->y, a->x + a->w, a->y + a->h);
-			for (j = 0; j < a->h; j++)
-				memcpy(np->a[k].tpl + (size_t)j * a->w, blur + (size_t)(a->y + j) * img->w + a->x,
-				       (size_t)a->w);
+		pa = &np->a[k++];
+		pa->split = -1;
+		if (a->x < 0 || a->y < 0 || a->w <= 0 || a->h <= 0 ||
+		    (long)a->x + a->w > img->w || (long)a->y + a->h > img->h)
+			continue;
+		ab = (size_t)a->w * (size_t)a->h;
+		pa->up = malloc(ab);
+		pa->even = malloc(ab);
+		pa->tpl = malloc(ab);
+		if (!pa->up || !pa->even || !pa->tpl) {
+			rc = ERR_NOMEM;
+			goto out;
 		}
-		k++;
+		blur_rows(grey, blur, img->w, img->h, a->x, a->y, a->x + a->w, a->y + a->h, a->x);
+		copy_rect(pa->up, blur, img->w, a);
+		blur_rows(grey, blur, img->w, img->h, a->x, a->y, a->x + a->w, a->y + a->h, a->x + a->w);
+		copy_rect(pa->even, blur, img->w, a);
 	}
 	n->prep = np;
 	n->prep_free = prep_free;
@@ -516,11 +630,34 @@ out:
 	return rc;
 }
 
+/* object->prep(area) on the needle image, then the area's template as the
+ * resulting cache holds it. */
+static const uint8_t *needle_template(struct needle_prep *np, struct prep_area *pa,
+				      const struct needle_area *a)
+{
+	int split, j;
+
+	match__prep_roi(&np->st, np->img_w, np->img_h, a->x, a->y, a->w, a->h);
+	split = match__prep_even_end(&np->st, np->img_w, np->img_h) - a->x;
+	split = split < 0 ? 0 : split > a->w ? a->w : split;
+	if (split != pa->split) {
+		for (j = 0; j < a->h; j++) {
+			size_t o = (size_t)j * a->w;
+			memcpy(pa->tpl + o, pa->even + o, (size_t)split);
+			memcpy(pa->tpl + o + split, pa->up + o + split, (size_t)(a->w - split));
+		}
+		pa->split = split;
+	}
+	return pa->tpl;
+}
+
 int match_needle_err(struct match_screen *s, struct needle *n, double search_ratio,
 		     double threshold, struct match_result *out, char *err, size_t errlen)
 {
-	const struct needle_prep *np;
-	const uint8_t *scene;
+	struct needle_prep *np;
+	struct match__prep xst = { 0 }, *st;
+	const uint8_t *grey;
+	uint8_t *scene;
 	char ebuf[512];
 	size_t i, k = 0;
 	double sum = 0;
@@ -535,12 +672,21 @@ int match_needle_err(struct match_screen *s, struct needle *n, double search_rat
 	rc = needle_prepare(n, err, errlen);
 	if (rc)
 		return rc;
-	rc = screen_prepare(s);
+	rc = screen_grey(s);
 	if (rc)
 		return rc;
-	scene = screen_excluded(s, n);
-	if (!scene)
-		return ERR_NOMEM;
+	if (needle_has_exclude(n)) {
+		rc = screen_copy_excluded(s, n);
+		if (rc)
+			return rc;
+		grey = s->xgrey;
+		scene = s->xblur;
+		st = &xst;
+	} else {
+		grey = s->grey;
+		scene = s->blur;
+		st = &s->st;
+	}
 	np = n->prep;
 	out->areas = calloc(np->n ? np->n : 1, sizeof(*out->areas));
 	if (!out->areas)
@@ -550,7 +696,7 @@ int match_needle_err(struct match_screen *s, struct needle *n, double search_rat
 	for (i = 0; i < n->nareas; i++) {
 		const struct needle_area *a = &n->areas[i];
 		struct match_area_result *r;
-		int margin, x, y;
+		int margin, x, y, wx0, wy0, wx1, wy1;
 		if (a->type != NEEDLE_AREA_MATCH)
 			continue;
 		r = &out->areas[k];
@@ -559,15 +705,26 @@ int match_needle_err(struct match_screen *s, struct needle *n, double search_rat
 		/* tinycv.pm: int(margin + ratio * (1024 - margin)), truncated. */
 		margin = (int)(a->margin + search_ratio * (1024 - a->margin));
 		/* tinycv_impl.cc checks the unscaled area against the screen,
-		 * then scales the position (not the size). */
-		if (a->x < 0 || a->y < 0 || (long)a->y + a->h > sh || (long)a->x + a->w > sw ||
-		    !np->a[k].tpl) {
-			r->similarity = 0;
-		} else {
-			x = (int)((long)a->x * sw / np->img_w);
-			y = (int)((long)a->y * sh / np->img_h);
-			r->similarity = match__search(scene, sw, sh, np->a[k].tpl, a->w, a->h,
-						      x, y, margin, &r->x, &r->y);
+		 * then scales the position (not the size); a no-op for needles
+		 * of the screen's size. */
+		x = np->img_w > 0 ? (int)((long)a->x * sw / np->img_w) : 0;
+		y = np->img_h > 0 ? (int)((long)a->y * sh / np->img_h) : 0;
+		wx0 = x - margin < 0 ? 0 : x - margin;
+		wy0 = y - margin < 0 ? 0 : y - margin;
+		wx1 = (long)x + a->w + margin > sw ? sw : x + a->w + margin;
+		wy1 = (long)y + a->h + margin > sh ? sh : y + a->h + margin;
+		r->similarity = 0;
+		if (a->x >= 0 && a->y >= 0 && (long)a->y + a->h <= sh && (long)a->x + a->w <= sw &&
+		    np->a[k].up && wx1 > wx0 && wy1 > wy0) {
+			const uint8_t *tpl;
+			/* scene->prep(window), then object->prep(area), as
+			 * search_TEMPLATE calls them; then its check that the
+			 * template fits the window. */
+			prep_apply(st, grey, scene, sw, sh, wx0, wy0, wx1 - wx0, wy1 - wy0);
+			tpl = needle_template(np, &np->a[k], a);
+			if (wx1 - wx0 >= a->w && wy1 - wy0 >= a->h)
+				r->similarity = match__search(scene, sw, sh, tpl, a->w, a->h,
+							      x, y, margin, &r->x, &r->y);
 		}
 		r->ok = !(r->similarity < (a->match ? a->match : NEEDLE_DEFAULT_MATCH) / 100 - threshold);
 		if (!r->ok)

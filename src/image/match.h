@@ -5,7 +5,22 @@
  * similarity = clamp(0.9 + (40 - mse) / 380, 0, 1). Exact but fast: the
  * screen is prepared once per frame, needle areas once per needle, and the
  * search prunes only positions that provably cannot be candidates.
- * Not thread-safe per screen or per needle (lazy caches). */
+ * Not thread-safe per screen or per needle (lazy caches).
+ *
+ * tinycv's results depend on history, and so do ours, on purpose: each
+ * tinycv Image caches one grey copy blurred inside a rectangle that grows
+ * with every search (Image::prep in tinycv_impl.cc), and OpenCV rounds the
+ * blur's halves differently for a part of the image than for all of it
+ * (see match_blur_rect_submat). So a match_screen stands for one tinycv
+ * screenshot object: match needles on it in the order os-autoinst searches
+ * them (tinycv.pm search: the needle list in its given order; `vigil needle
+ * match` uses name order, like its comparison test) and reuse it while
+ * os-autoinst would reuse the same image (baseclass keeps last_image until
+ * the screen changes). A needle with exclude areas is matched on a fresh
+ * copy of the screen (search_ copies it), and each struct needle carries
+ * the cache of its PNG across screens, like needle.pm's image cache (which
+ * os-autoinst empties beyond 30 images; a reloaded needle starts afresh,
+ * as a newly loaded struct needle does). */
 #ifndef VIGIL_MATCH_H
 #define VIGIL_MATCH_H
 
@@ -57,6 +72,20 @@ void match_results_sort(struct match_result *r, size_t n);
 
 /* ---- building blocks, exposed for tests and tools ---- */
 
+/* tinycv's per-image preparation cache (Image::_prep_roi): the rectangle
+ * of the grey image that is blurred. valid 0: nothing prepared yet. */
+struct match__prep {
+	int valid;
+	int x, y, w, h;
+};
+/* Image::prep(roi): returns 1 when the rectangle had to grow (tinycv then
+ * converts and blurs again), 0 when roi was already inside it. */
+int match__prep_roi(struct match__prep *p, int img_w, int img_h, int x, int y, int w, int h);
+/* Columns [p->x, end) of the prepared rectangle round halves to even, the
+ * rest round them up; returns end (0 when the whole image is prepared). */
+int match__prep_even_end(const struct match__prep *p, int img_w, int img_h);
+
+
 /* OpenCV COLOR_BGR2GRAY for 8-bit pixels (fixed point, rounded). */
 static inline uint8_t match_grey(uint8_t r, uint8_t g, uint8_t b)
 {
@@ -69,6 +98,12 @@ void match_grey_image(const struct image *img, uint8_t *grey);
  * src and dst must differ. */
 void match_blur_rect(const uint8_t *src, uint8_t *dst, int w, int h,
 		     int x0, int y0, int x1, int y1);
+/* The same blur as OpenCV computes it in place on a sub-Mat of the image
+ * (tinycv's prep of a part of the image): neighbours outside the rectangle
+ * are read unblurred, halves round to even in the first 4*floor(width/4)
+ * columns of the rectangle and up in the rest; the whole image rounds up. */
+void match_blur_rect_submat(const uint8_t *src, uint8_t *dst, int w, int h,
+			    int x0, int y0, int x1, int y1);
 /* Similarity from an SSD over n pixels (os-autoinst's mapping). */
 double match_similarity(uint64_t ssd, uint64_t n);
 

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <unistd.h>
 #include "image/needle.h"
 #include "runner/runner.h"
 #include "runner/shots.h"
@@ -353,7 +355,7 @@ static int load_needles(struct runner *r, char *err, size_t errlen)
 	return rc;
 }
 
-static int start_vm(struct runner *r, char *err, size_t errlen)
+static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errlen)
 {
 	struct qemu_cmd cmd;
 	const char *accel;
@@ -371,10 +373,15 @@ static int start_vm(struct runner *r, char *err, size_t errlen)
 		if (rc)
 			return rc;
 	}
+	if (loadvm && (qemu_cmd_append(&cmd, "-loadvm") || qemu_cmd_append(&cmd, loadvm))) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
 	line = qemu_cmd_string(&cmd);
 	log_info("starting QEMU: %s", line ? line : cmd.argv[0]);
 	free(line);
-	rc = qemu_prepare_disks(&cmd, err, errlen);
+	/* Resuming keeps the disks that hold the snapshot. */
+	rc = loadvm ? 0 : qemu_prepare_disks(&cmd, err, errlen);
 	if (!rc)
 		rc = qemu_start(&cmd, &r->qemu, err, errlen);
 	if (rc)
@@ -441,12 +448,58 @@ static void stop_vm(struct runner *r)
 	r->qemu = NULL;
 }
 
+/* savevm / loadvm NAME through the human monitor: QEMU answers with an
+ * empty string on success, else the error text. */
+static int vm_snapshot(struct runner *r, const char *what, const char *name, char *err, size_t errlen)
+{
+	json_t *args = json_object(), *ret = NULL;
+	char line[300];
+	int rc;
+
+	snprintf(line, sizeof(line), "%s %s", what, name);
+	json_object_set_new(args, "command-line", json_string(line));
+	rc = qmp_command(r->qmp, "human-monitor-command", args, &ret, err, errlen);
+	json_decref(args);
+	if (!rc && json_string_value(ret) && json_string_value(ret)[0]) {
+		snprintf(err, errlen, "%s", json_string_value(ret));
+		rc = ERR_IO;
+	}
+	json_decref(ret);
+	return rc;
+}
+
+static void milestone_name(const struct module *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "milestone-%s", m->name);
+}
+
+/* Removes the VM's disks and sockets after a run that keeps no snapshots. */
+static void clean_workdir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *p;
+		if (e->d_name[0] == '.')
+			continue;
+		p = path_join(dir, e->d_name);
+		if (p && unlink(p) != 0)
+			log_debug("could not remove '%s'", p);
+		free(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
 enum job_result runner_run(struct runner *r)
 {
 	enum job_result res = JOB_INCOMPLETE;
 	char err[1024] = "";
 	int needs_review = 0, rc;
-	size_t i;
+	size_t i, first;
 
 	r->start = time_mono();
 	r->vm_start = r->start;
@@ -486,23 +539,71 @@ enum job_result runner_run(struct runner *r)
 		}
 		lua_pop(r->L, 1);
 	}
-	rc = start_vm(r, err, sizeof(err));
+	r->last_milestone = -1;
+	first = 0;
+	if (r->resume_from) {
+		char name[300];
+		for (first = 0; first < r->nmodules; first++)
+			if (!strcmp(r->modules[first].name, r->resume_from))
+				break;
+		if (first == r->nmodules) {
+			runner_abort(r, JOB_INCOMPLETE, "--resume-from: no module '%s' in the schedule", r->resume_from);
+			goto out;
+		}
+		for (i = first; i > 0; i--)
+			if (r->modules[i - 1].flags & MODULE_FLAG_MILESTONE)
+				break;
+		if (i == 0) {
+			runner_abort(r, JOB_INCOMPLETE, "--resume-from %s: no milestone module before it", r->resume_from);
+			goto out;
+		}
+		r->last_milestone = (long)i - 1;
+		for (i = 0; i < first; i++)
+			r->modules[i].result = MODULE_SKIP;
+		milestone_name(&r->modules[r->last_milestone], name, sizeof(name));
+		rc = start_vm(r, name, err, sizeof(err));
+		if (!rc)
+			printf("resumed from snapshot %s in %s\n", name, r->workdir);
+	} else {
+		rc = start_vm(r, NULL, err, sizeof(err));
+	}
 	if (rc) {
 		runner_vm_dead(r);
 		runner_abort(r, JOB_INCOMPLETE, "cannot start the VM: %s", err);
 		goto out;
 	}
-	for (r->cur = 0; r->cur < r->nmodules && !r->abort; r->cur++) {
+	for (r->cur = first; r->cur < r->nmodules && !r->abort; r->cur++) {
 		struct module *m = &r->modules[r->cur];
+		char name[300];
 		if (load_module(r, m, err, sizeof(err))) {
 			runner_abort(r, JOB_INCOMPLETE, "%s", err);
 			break;
 		}
 		run_module(r, m);
-		if (m->result == MODULE_FAIL && (m->flags & MODULE_FLAG_FATAL) && !r->abort) {
+		if (r->abort)
+			break;
+		if (m->result == MODULE_FAIL && (m->flags & MODULE_FLAG_FATAL)) {
 			runner_progress(r, "fatal module failed: stopping");
 			r->cur++;
 			break;
+		}
+		if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) && (m->flags & MODULE_FLAG_MILESTONE)) {
+			double t0 = time_mono();
+			milestone_name(m, name, sizeof(name));
+			if (vm_snapshot(r, "savevm", name, err, sizeof(err)) == 0) {
+				r->last_milestone = (long)r->cur;
+				runner_progress(r, "saved snapshot %s (%.2fs)", name, time_mono() - t0);
+			} else {
+				runner_progress(r, "could not save snapshot %s: %s", name, err);
+			}
+		} else if (m->result == MODULE_FAIL && r->last_milestone >= 0 && r->cur + 1 < r->nmodules) {
+			/* The next module starts from the last good state, as os-autoinst does. */
+			double t0 = time_mono();
+			milestone_name(&r->modules[r->last_milestone], name, sizeof(name));
+			if (vm_snapshot(r, "loadvm", name, err, sizeof(err)) == 0)
+				runner_progress(r, "rolled back to snapshot %s (%.2fs)", name, time_mono() - t0);
+			else
+				runner_progress(r, "could not roll back to snapshot %s: %s", name, err);
 		}
 	}
 out:
@@ -511,6 +612,8 @@ out:
 			r->modules[i].result = MODULE_SKIP;
 	r->cur = r->nmodules;
 	stop_vm(r);
+	if (!r->keep_disks)
+		clean_workdir(r->workdir);
 	if (shots_free(r->shots))
 		log_err("some screenshots could not be written");
 	r->shots = NULL;

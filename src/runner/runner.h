@@ -30,7 +30,10 @@ struct runner {
 	char *distri_dir;     /* absolute */
 	char *out_dir;        /* absolute results directory */
 	char *testresults;    /* out_dir/testresults */
-	char *workdir;        /* out_dir/.vm: sockets, overlays */
+	char *workdir;        /* out_dir/.vm (or --snapshots DIR): sockets, overlays */
+	int keep_disks;       /* --snapshots: the overlays and their snapshots stay */
+	char *resume_from;    /* --resume-from MODULE, or NULL */
+	long last_milestone;  /* index of the last module whose snapshot was saved, -1 none */
 	struct needle_set *needles;
 	struct shots *shots;  /* background screenshot writer */
 

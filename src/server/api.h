@@ -17,6 +17,7 @@ struct db;
 /* Named limits of one API request. */
 #define LIMIT_API_BODY   (1u << 20)   /* form or JSON body bytes */
 #define LIMIT_API_PARAMS 4096         /* form/query parameters */
+#define LIMIT_API_NAME   256          /* a '*' route segment */
 
 struct param {
 	char *key;
@@ -49,12 +50,23 @@ struct api_req {
 	int64_t id;             /* the number matched by '#' in the route, else 0 */
 	const void *arg;        /* the route's argument */
 	enum auth_level level;  /* what the request's key allows */
+	const char *data_dir;   /* the server's DATA directory */
+	const char *name;       /* the segment matched by '*' in the route, else NULL */
+	const char *upload;     /* streamed body of an upload route: a temporary file the handler may rename */
+	uint64_t upload_len;
+	int64_t *poll_deadline_ms; /* long polls: per-connection deadline (monotonic ms), 0 before the first try */
+	bool stopping;          /* the server is shutting down: answer long polls now */
 };
 
 struct api_resp {
 	int status;
 	json_t *json;       /* owned; sent as application/json */
 	char *text;         /* owned; sent as text/plain when json is NULL */
+	char *file;         /* owned path; its bytes are sent when json and text are NULL */
+	const char *ctype;  /* Content-Type of file (static text) */
+	const char *hdr_name; /* one extra response header (static name), value below */
+	char hdr_value[96];
+	bool suspend;       /* long poll: park the connection, retry the handler later */
 };
 
 /* Set a JSON error {"error": text} (server.c adds error_status). */
@@ -64,7 +76,8 @@ void api_json(struct api_resp *out, json_t *j);
 
 typedef void (*api_handler)(struct api_req *req, struct api_resp *out);
 
-/* pattern: a path whose '#' segment matches a decimal id (into req->id). */
+/* pattern: a path whose '#' segment matches a decimal id (into req->id)
+ * and whose '*' segment matches one path segment (into req->name). */
 struct api_route {
 	const char *method;
 	const char *pattern;
@@ -77,6 +90,7 @@ struct api_route {
 extern const struct api_route api_jobs_routes[];
 extern const struct api_route api_isos_routes[];
 extern const struct api_route api_tables_routes[];
+extern const struct api_route api_workers_routes[];
 
 /* Uppercase ASCII copy of s (new string). */
 char *api_upper(const char *s);

@@ -3,12 +3,15 @@
  * details, status, direct creation from settings, delete, cancel, restart.
  * The job model is jobs.c; this file parses and validates requests. */
 #define LOG_MODULE "api"
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "server/api.h"
 #include "server/db.h"
+#include "server/artefacts.h"
 #include "server/jobs.h"
+#include "server/workers.h"
 #include "util/err.h"
 #include "util/util.h"
 
@@ -155,6 +158,28 @@ out:
 	json_decref(ids);
 }
 
+/* The artefact names of a job (screenshots or the others), sorted. */
+static json_t *job_logs(struct api_req *req, bool png)
+{
+	json_t *a = json_array();
+	char *dir = artefact_path(req->data_dir, req->id, NULL);
+	struct dirent **ents = NULL;
+	int n, i;
+
+	if (!dir)
+		return a;
+	n = scandir(dir, &ents, NULL, alphasort);
+	for (i = 0; i < n; i++) {
+		const char *nm = ents[i]->d_name;
+		if (nm[0] != '.' && str_ends_with(nm, ".png") == png)
+			json_array_append_new(a, json_string(nm));
+		free(ents[i]);
+	}
+	free(ents);
+	free(dir);
+	return a;
+}
+
 static void show(struct api_req *req, struct api_resp *out, bool details)
 {
 	json_t *j;
@@ -164,8 +189,16 @@ static void show(struct api_req *req, struct api_resp *out, bool details)
 		not_found(out, req->id);
 	else if (rc)
 		api_error(out, 500, "cannot read job %lld", (long long)req->id);
-	else
+	else {
+		json_t *mods = workers_job_modules(req->db, req->id);
+		if (details) {
+			json_object_set(j, "testresults", mods);
+			json_object_set_new(j, "logs", job_logs(req, false));
+			json_object_set_new(j, "screenshots", job_logs(req, true));
+		}
+		json_object_set_new(j, "modules", mods);
 		api_json(out, json_pack("{s:o}", "job", j));
+	}
 }
 
 static void job_show(struct api_req *req, struct api_resp *out)

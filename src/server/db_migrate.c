@@ -97,6 +97,27 @@ const struct db_migration db__migrations_sqlite[] = {
 	  " child_job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
 	  " dependency INTEGER NOT NULL,"
 	  " PRIMARY KEY (parent_job_id, child_job_id, dependency));" },
+	{ 2,
+	  /* Workers by (host, instance); t_seen_s is the epoch second of the
+	   * last request, what the lost-worker check compares. */
+	  "CREATE TABLE workers ("
+	  " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	  " host TEXT NOT NULL, instance INTEGER NOT NULL,"
+	  " worker_class TEXT NOT NULL,"
+	  " job_id INTEGER,"
+	  " error TEXT,"
+	  " t_seen TEXT, t_seen_s INTEGER NOT NULL DEFAULT 0,"
+	  " t_created TEXT NOT NULL,"
+	  " UNIQUE (host, instance));"
+	  "CREATE TABLE job_modules ("
+	  " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	  " job_id INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	  " name TEXT NOT NULL, category TEXT NOT NULL DEFAULT '', script TEXT NOT NULL DEFAULT '',"
+	  " result TEXT NOT NULL DEFAULT 'none',"
+	  " milestone INTEGER NOT NULL DEFAULT 0, important INTEGER NOT NULL DEFAULT 0,"
+	  " fatal INTEGER NOT NULL DEFAULT 0,"
+	  " UNIQUE (job_id, name));"
+	  "CREATE INDEX jobs_worker ON jobs (assigned_worker_id, state);" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

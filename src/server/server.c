@@ -1,11 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* server.c - HTTP plumbing of the API: libmicrohttpd setup, body collection
- * under LIMIT_API_BODY, the raw request target (for HMAC), parameter and
- * JSON body parsing, authentication, route dispatch, JSON responses. Owns
- * the daemon and the database connection; the handlers live in api_*.c. */
+ * under LIMIT_API_BODY (artefact uploads streamed to a temporary file under
+ * LIMIT_ARTEFACT instead), the raw request target (for HMAC), parameter and
+ * JSON body parsing, authentication, route dispatch, JSON and file
+ * responses, long polls parked with MHD_suspend_connection, and the
+ * housekeeping thread (resumes parked polls each second, ends the jobs of
+ * lost workers with its own database connection). Owns the daemon and the
+ * database connections; the handlers live in api_*.c. */
 #define LOG_MODULE "server"
 #include <errno.h>
+#include <fcntl.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +19,12 @@
 #include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include "server/api.h"
+#include "server/artefacts.h"
+#include "server/workers.h"
 #include "server/auth.h"
 #include "server/db.h"
 #include "server/server.h"
@@ -26,6 +37,18 @@ struct server {
 	struct MHD_Daemon *mhd;
 	struct db *db;
 	unsigned port;
+	char *data_dir;
+	char *db_path;
+	int worker_timeout_s;
+	/* Parked long polls; the lock also orders suspend before resume. */
+	pthread_mutex_t lock;
+	struct MHD_Connection **parked;
+	size_t nparked, cap_parked;
+	bool stopping;
+	pthread_t timer;
+	bool timer_started;
+	pthread_mutex_t timer_lock;
+	pthread_cond_t timer_cond;
 };
 
 /* One request, created in the URI log callback (which sees the target
@@ -35,10 +58,15 @@ struct conn_req {
 	struct buf body;
 	bool started;
 	bool too_big;
+	bool stream;        /* an upload route: the body goes to upload_fd */
+	int upload_fd;
+	char *upload_tmp;
+	uint64_t upload_len;
+	int64_t poll_deadline_ms;
 };
 
 static const struct api_route *const route_tables[] = {
-	api_jobs_routes, api_isos_routes, api_tables_routes,
+	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes,
 };
 
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
@@ -50,6 +78,7 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
 	if (!r)
 		return NULL;
 	r->target = strdup(uri ? uri : "/");
+	r->upload_fd = -1;
 	buf_init(&r->body, LIMIT_API_BODY);
 	return r;
 }
@@ -65,14 +94,30 @@ static void completed_cb(void *cls, struct MHD_Connection *con, void **req_cls, 
 		return;
 	free(r->target);
 	buf_release(&r->body);
+	if (r->upload_fd >= 0)
+		close(r->upload_fd);
+	if (r->upload_tmp)
+		(void)unlink(r->upload_tmp); /* gone already when the handler kept the file */
+	free(r->upload_tmp);
 	free(r);
 	*req_cls = NULL;
 }
 
-/* Match path against pattern segment by segment; '#' takes a decimal id. */
-static bool route_match(const char *pattern, const char *path, int64_t *id)
+/* Match path against pattern segment by segment; '#' takes a decimal id,
+ * '*' one whole segment (into name, LIMIT_API_NAME bytes). */
+static bool route_match(const char *pattern, const char *path, int64_t *id, char *name)
 {
 	while (*pattern && *path) {
+		if (*pattern == '*') {
+			size_t n = strcspn(path, "/");
+			if (n == 0 || n >= LIMIT_API_NAME)
+				return false;
+			memcpy(name, path, n);
+			name[n] = '\0';
+			path += n;
+			pattern++;
+			continue;
+		}
 		if (*pattern == '#') {
 			const char *e = path;
 			char num[24];
@@ -99,7 +144,8 @@ static bool route_match(const char *pattern, const char *path, int64_t *id)
 	return !*pattern && !*path;
 }
 
-static const struct api_route *route_find(const char *method, const char *path, int64_t *id, bool *path_known)
+static const struct api_route *route_find(const char *method, const char *path, int64_t *id, char *name,
+					  bool *path_known)
 {
 	size_t t;
 	const struct api_route *r;
@@ -107,7 +153,7 @@ static const struct api_route *route_find(const char *method, const char *path, 
 	*path_known = false;
 	for (t = 0; t < sizeof(route_tables) / sizeof(route_tables[0]); t++)
 		for (r = route_tables[t]; r->method; r++) {
-			if (!route_match(r->pattern, path, id))
+			if (!route_match(r->pattern, path, id, name))
 				continue;
 			*path_known = true;
 			if (!strcmp(r->method, method))
@@ -189,6 +235,29 @@ static enum MHD_Result send_resp(struct MHD_Connection *con, struct api_resp *ou
 	char *body = NULL;
 	const char *ctype = "application/json";
 
+	if (!out->json && !out->text && out->file) {
+		int fd = open(out->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		struct stat st;
+		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+			if (fd >= 0)
+				close(fd);
+			out->status = 404;
+			out->json = json_pack("{s:s}", "error", "file vanished");
+		} else {
+			resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd); /* takes fd */
+			if (!resp) {
+				close(fd);
+				return MHD_NO;
+			}
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+						out->ctype ? out->ctype : "application/octet-stream");
+			if (out->hdr_name)
+				MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
+			ret = MHD_queue_response(con, (unsigned)out->status, resp);
+			MHD_destroy_response(resp);
+			return ret;
+		}
+	}
 	if (!out->json && !out->text) {
 		out->status = 500;
 		out->json = json_pack("{s:s}", "error", "internal error: no response");
@@ -219,19 +288,34 @@ static void dispatch(struct server *s, struct MHD_Connection *con, struct conn_r
 {
 	struct api_req req;
 	const struct api_route *route;
+	char name[LIMIT_API_NAME];
 	bool known;
 
 	memset(&req, 0, sizeof(req));
 	params_init(&req.params);
 	req.db = s->db;
+	req.data_dir = s->data_dir;
+	req.poll_deadline_ms = &r->poll_deadline_ms;
+	pthread_mutex_lock(&s->lock);
+	req.stopping = s->stopping;
+	pthread_mutex_unlock(&s->lock);
+	if (r->stream && r->upload_tmp) {
+		req.upload = r->upload_tmp;
+		req.upload_len = r->upload_len;
+	}
 	req.method = !strcmp(method, "HEAD") ? "GET" : method;
 	req.path = url;
 	req.target = r->target;
 	if (r->too_big) {
-		api_error(out, 413, "request body over the limit of %u bytes", LIMIT_API_BODY);
+		if (r->stream)
+			api_error(out, 413, "upload over the limit of %llu bytes", (unsigned long long)LIMIT_ARTEFACT);
+		else
+			api_error(out, 413, "request body over the limit of %u bytes", LIMIT_API_BODY);
 		goto out;
 	}
-	route = route_find(req.method, url, &req.id, &known);
+	name[0] = '\0';
+	route = route_find(req.method, url, &req.id, name, &known);
+	req.name = name[0] ? name : NULL;
 	if (!route) {
 		if (known)
 			api_error(out, 404, "no route for %s %s (the path exists for other methods)", method, url);
@@ -243,13 +327,176 @@ static void dispatch(struct server *s, struct MHD_Connection *con, struct conn_r
 	/* Authenticate before looking at the body: strangers learn nothing from parse errors. */
 	if (authenticate(s, con, &req, route, out))
 		goto out;
-	if (parse_request(&req, r, MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
-			  out))
+	if (!r->stream &&
+	    parse_request(&req, r, MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), out))
 		goto out;
+	if (r->stream) {
+		/* The body is the file: only the query string holds parameters. */
+		const char *q = strchr(r->target, '?');
+		char msg[256];
+		if (q && params_parse(&req.params, q + 1, strlen(q + 1), msg, sizeof(msg))) {
+			api_error(out, 400, "bad query string: %s", msg);
+			goto out;
+		}
+	}
 	route->fn(&req, out);
 out:
 	json_decref(req.json);
 	params_release(&req.params);
+}
+
+static bool upload_route(const char *url)
+{
+	int64_t id;
+	char name[LIMIT_API_NAME];
+
+	return route_match("/api/v1/jobs/#/artefact", url, &id, name);
+}
+
+/* An upload's first call: authenticate from the headers alone (the HMAC
+ * covers no body), then open the temporary file the body streams into.
+ * Failures are answered once the body has been read (and dropped). */
+static enum MHD_Result stream_start(struct server *s, struct MHD_Connection *con, struct conn_req *r, const char *cl)
+{
+	const char *key = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Key");
+	const char *mt = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Microtime");
+	const char *hash = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Hash");
+	enum auth_level level = AUTH_PUBLIC;
+	char msg[256], *dir = NULL;
+	long n;
+
+	r->stream = true;
+	if (cl && !str_to_long(cl, &n) && (uint64_t)n > LIMIT_ARTEFACT) {
+		r->too_big = true;
+		return MHD_YES;
+	}
+	if (!key || auth_check(s->db, key, mt, hash, r->target, time_wall(), &level, msg, sizeof(msg)) ||
+	    level < AUTH_OPERATOR)
+		return MHD_YES; /* dispatch answers 403 */
+	dir = path_join(s->data_dir, "testresults/.incoming");
+	if (!dir || mkdir_p(dir, 0700)) {
+		free(dir);
+		return MHD_YES;
+	}
+	r->upload_tmp = path_join(dir, "up-XXXXXX");
+	free(dir);
+	if (!r->upload_tmp)
+		return MHD_YES;
+	r->upload_fd = mkostemp(r->upload_tmp, O_CLOEXEC);
+	if (r->upload_fd < 0) {
+		log_err("cannot create an upload file in '%s': %s", r->upload_tmp, strerror(errno));
+		free(r->upload_tmp);
+		r->upload_tmp = NULL;
+	}
+	return MHD_YES;
+}
+
+static void stream_write(struct conn_req *r, const char *data, size_t len)
+{
+	if (r->too_big || r->upload_fd < 0)
+		return;
+	if (r->upload_len + len > LIMIT_ARTEFACT) {
+		r->too_big = true;
+		return;
+	}
+	while (len) {
+		ssize_t w = write(r->upload_fd, data, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			log_err("upload file '%s': %s", r->upload_tmp, strerror(errno));
+			close(r->upload_fd);
+			r->upload_fd = -1;
+			(void)unlink(r->upload_tmp);
+			free(r->upload_tmp);
+			r->upload_tmp = NULL;
+			return;
+		}
+		data += w;
+		len -= (size_t)w;
+		r->upload_len += (uint64_t)w;
+	}
+}
+
+/* Park a long poll; the housekeeping thread resumes it within a second and
+ * the handler runs again. False when the list is full. */
+static bool park(struct server *s, struct MHD_Connection *con)
+{
+	bool ok = true;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->nparked == s->cap_parked) {
+		size_t cap = s->cap_parked ? 2 * s->cap_parked : 64;
+		struct MHD_Connection **v = cap <= 2 * SERVER_CONNECTION_LIMIT ?
+			realloc(s->parked, cap * sizeof(*v)) : NULL;
+		if (v) {
+			s->parked = v;
+			s->cap_parked = cap;
+		} else {
+			ok = false;
+		}
+	}
+	if (ok) {
+		s->parked[s->nparked++] = con;
+		MHD_suspend_connection(con);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+static void resume_all(struct server *s)
+{
+	size_t i;
+
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < s->nparked; i++)
+		MHD_resume_connection(s->parked[i]);
+	s->nparked = 0;
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* Housekeeping: resume parked polls every second; every few seconds end
+ * the jobs of workers silent for worker_timeout_s (own connection, so the
+ * HTTP thread's is never shared). */
+static void *timer_main(void *arg)
+{
+	struct server *s = arg;
+	struct db *db = NULL;
+	char err[256];
+	int tick = 0, every = s->worker_timeout_s / 4;
+
+	if (every < 1)
+		every = 1;
+	if (every > 5)
+		every = 5;
+	if (db_open(&db, s->db_path, err, sizeof(err)))
+		log_err("lost-worker check disabled: %s", err);
+	for (;;) {
+		struct timespec ts;
+		bool stop;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_mutex_lock(&s->timer_lock);
+		pthread_mutex_lock(&s->lock);
+		stop = s->stopping;
+		pthread_mutex_unlock(&s->lock);
+		if (!stop)
+			(void)pthread_cond_timedwait(&s->timer_cond, &s->timer_lock, &ts);
+		pthread_mutex_unlock(&s->timer_lock);
+		pthread_mutex_lock(&s->lock);
+		stop = s->stopping;
+		pthread_mutex_unlock(&s->lock);
+		resume_all(s);
+		if (stop)
+			break;
+		if (db && ++tick % every == 0) {
+			int n = 0;
+			if (workers_reap(db, (int64_t)time(NULL), s->worker_timeout_s, &n))
+				log_err("lost-worker check: %s", db_errmsg(db));
+		}
+	}
+	db_free(db);
+	return NULL;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *con, const char *url, const char *method,
@@ -257,10 +504,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con, const char 
 {
 	struct server *s = cls;
 	struct conn_req *r = *req_cls;
-	struct api_resp out = { 0, NULL, NULL };
+	struct api_resp out;
 	enum MHD_Result ret;
 
 	(void)version;
+	memset(&out, 0, sizeof(out));
 	if (!r)
 		return MHD_NO; /* out of memory in uri_log_cb: drop the connection */
 	if (!r->started) {
@@ -269,22 +517,40 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con, const char 
 		r->started = true;
 		if (!r->target)
 			return MHD_NO;
+		if (!strcmp(method, "POST") && upload_route(url))
+			return stream_start(s, con, r, cl);
 		if (cl && !str_to_long(cl, &n) && n > (long)LIMIT_API_BODY)
 			r->too_big = true; /* answered below without reading the body */
 		else
 			return MHD_YES;
 	}
 	if (*upload_data_size) {
-		if (!r->too_big && buf_append(&r->body, upload_data, *upload_data_size))
+		if (r->stream)
+			stream_write(r, upload_data, *upload_data_size);
+		else if (!r->too_big && buf_append(&r->body, upload_data, *upload_data_size))
 			r->too_big = true;
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (r->upload_fd >= 0) {
+		close(r->upload_fd);
+		r->upload_fd = -1;
+	}
 	dispatch(s, con, r, url, method, &out);
+	if (out.suspend) {
+		json_decref(out.json);
+		free(out.text);
+		free(out.file);
+		if (park(s, con))
+			return MHD_YES;
+		memset(&out, 0, sizeof(out));
+		api_error(&out, 503, "too many waiting workers");
+	}
 	log_info("%s %s -> %d", method, r->target, out.status ? out.status : 500);
 	ret = send_resp(con, &out);
 	json_decref(out.json);
 	free(out.text);
+	free(out.file);
 	return ret;
 }
 
@@ -364,7 +630,7 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	socklen_t sslen = 0;
 	char *dbpath = NULL;
 	const union MHD_DaemonInfo *info;
-	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG;
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	int rc;
 
 	*out = NULL;
@@ -376,6 +642,14 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 		return ERR_IO;
 	s = calloc(1, sizeof(*s));
 	if (!s) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->timer_lock, NULL);
+	pthread_cond_init(&s->timer_cond, NULL);
+	s->worker_timeout_s = cfg->worker_timeout_s > 0 ? cfg->worker_timeout_s : WORKERS_DEFAULT_TIMEOUT_S;
+	if (!(s->data_dir = strdup(cfg->data_dir)) || !(s->db_path = strdup(dbpath))) {
 		rc = ERR_NOMEM;
 		goto out;
 	}
@@ -397,6 +671,12 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	}
 	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? info->port : 0;
+	if (pthread_create(&s->timer, NULL, timer_main, s)) {
+		snprintf(err, errlen, "cannot start the housekeeping thread");
+		rc = ERR_IO;
+		goto out;
+	}
+	s->timer_started = true;
 	rc = 0;
 out:
 	free(dbpath);
@@ -412,9 +692,29 @@ void server_free(struct server *s)
 {
 	if (!s)
 		return;
-	if (s->mhd)
+	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
+	pthread_mutex_unlock(&s->lock);
+	if (s->timer_started) {
+		pthread_mutex_lock(&s->timer_lock);
+		pthread_cond_signal(&s->timer_cond);
+		pthread_mutex_unlock(&s->timer_lock);
+		pthread_join(s->timer, NULL);
+	}
+	resume_all(s);
+	if (s->mhd) {
+		/* Let resumed polls answer before the connections close. */
+		MHD_quiesce_daemon(s->mhd);
+		sleep_ms(100);
 		MHD_stop_daemon(s->mhd);
+	}
 	db_free(s->db);
+	free(s->parked);
+	free(s->data_dir);
+	free(s->db_path);
+	pthread_cond_destroy(&s->timer_cond);
+	pthread_mutex_destroy(&s->timer_lock);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
 

@@ -15,6 +15,7 @@ struct server_config {
 	const char *listen;    /* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" */
 	const char *data_dir;  /* created 0700 if missing */
 	unsigned connection_limit;  /* 0: SERVER_CONNECTION_LIMIT */
+	int worker_timeout_s;       /* silence after which a worker is lost; 0: WORKERS_DEFAULT_TIMEOUT_S */
 };
 
 /* Open (or create) DATA_DIR/vigil.db with path given by server_db_path, bind

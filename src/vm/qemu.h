@@ -57,6 +57,9 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 		   struct qemu_cmd *cmd, char *err, size_t errlen);
 void qemu_cmd_release(struct qemu_cmd *cmd);
 
+/* Append one argument to cmd's argv (e.g. "-loadvm" NAME). 0 or ERR_NOMEM. */
+int qemu_cmd_append(struct qemu_cmd *cmd, const char *arg);
+
 /* The command line as one shell-quoted line (for logs). New string. */
 char *qemu_cmd_string(const struct qemu_cmd *cmd);
 

@@ -243,6 +243,20 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 		goto out;
 	if ((rc = add_disks(c, get, ctx, wd, err, errlen)) < 0)
 		goto out;
+	{
+		/* A scratch qcow2 without a device: every VM has a writable
+		 * snapshot-capable disk for the VM state of savevm/loadvm. */
+		char *path = path_join(wd, "scratch.qcow2");
+
+		if (!path) {
+			rc = ERR_NOMEM;
+			goto out;
+		}
+		if ((rc = add_overlay(c, path, NULL, NULL, "1G")) < 0 ||
+		    (rc = add(c, "-drive")) < 0 ||
+		    (rc = addf(c, "id=scratch,if=none,format=qcow2,file=%s,cache=unsafe", path)) < 0)
+			goto out;
+	}
 	if ((v = get(ctx, "ISO")) && *v) {
 		char *path = path_join(wd, "cd0-overlay.qcow2");
 
@@ -354,4 +368,9 @@ char *qemu_cmd_string(const struct qemu_cmd *c)
 	if (!b.data)
 		return strdup("");
 	return buf_steal(&b);
+}
+
+int qemu_cmd_append(struct qemu_cmd *c, const char *arg)
+{
+	return add(c, arg) < 0 ? ERR_NOMEM : 0;
 }

@@ -38,10 +38,11 @@ while read -r dir shots; do
 		# shellcheck disable=SC2086
 		perl "$here/tinycv_match.pl" $mode "$dir" $shots > "$tmp/t.jsonl" 2>>"$tmp/t.err"
 		perl -MJSON::PP -e '
-			my ($vf, $tf, $mode) = @ARGV;
+			my ($vf, $tf, $mode, $here, $dir, $shots) = @ARGV;
+			my $mflag = $mode eq "margin" ? "" : "--full-screen";
 			open my $v, "<", $vf or die; open my $t, "<", $tf or die;
 			my @v = map { decode_json($_) } <$v>; my @t = map { decode_json($_) } <$t>;
-			my ($pass, $fail, $maxd) = (0, 0, 0);
+			my ($pass, $fail, $maxd, $ties) = (0, 0, 0, 0);
 			for my $i (0 .. $#t) {
 				my %vr = map { $_->{needle} => $_ } @{$v[$i]{results} || []};
 				for my $tr (@{$t[$i]{results}}) {
@@ -52,7 +53,22 @@ while read -r dir shots; do
 						my ($a, $b) = ($vr->{areas}[$k], $tr->{areas}[$k]);
 						my $d = abs($a->{similarity} - $b->{similarity});
 						$maxd = $d if $d > $maxd;
-						$ok = 0 if $a->{x} != $b->{x} || $a->{y} != $b->{y} || $d > 0.0001 + 5e-5;
+						$ok = 0 if $d > 0.0001 + 5e-5;
+						next if !$ok || ($a->{x} == $b->{x} && $a->{y} == $b->{y});
+						# A different position is accepted only as a provable
+						# float near-tie: vigil applies minVec to exact SSDs,
+						# OpenCV to float ones that may be off by E each, so
+						# tinycv may take any position whose exact SSD is within
+						# 10 + 2E of vigil'"'"'s candidate.
+						my @sh = split / /, $shots;
+						my $r = `perl "$here/tinycv_match.pl" --ssd $mflag "$dir" "$tr->{needle}" $k $b->{x} $b->{y} $a->{x} $a->{y} "$t[$i]{screen}" @sh`;
+						my ($st, $sv, $E) = split " ", $r // "";
+						if (defined $E && abs($st - $sv) <= 10 + 2 * $E) {
+							$ties++;
+							print STDERR "near-tie $mode $t[$i]{screen} $tr->{needle} area $k: tinycv ($b->{x},$b->{y}) exact SSD $st, vigil ($a->{x},$a->{y}) exact SSD $sv, OpenCV float error bound E=$E: |difference| <= 10 + 2E, both inside minVec'"'"'s +10 window within float noise\n";
+						} else {
+							$ok = 0;
+						}
 					}
 					if ($ok) { $pass++ } else {
 						$fail++;
@@ -60,8 +76,8 @@ while read -r dir shots; do
 					}
 				}
 			}
-			print "$pass $fail $maxd\n";
-		' "$tmp/v.jsonl" "$tmp/t.jsonl" "${mode:-margin}" >> "$tmp/counts"
+			print "$pass $fail $maxd $ties\n";
+		' "$tmp/v.jsonl" "$tmp/t.jsonl" "${mode:-margin}" "$here" "$dir" "$shots" >> "$tmp/counts"
 	done
 done < "$sets"
-awk '{ p += $1; f += $2; if ($3 > m) m = $3 } END { printf "needle x screenshot pairs compared (margin + full-screen): %d; max similarity difference %.6f\n%d passed, %d failed\n", p + f, m, p, f; exit f > 0 }' "$tmp/counts"
+awk '{ p += $1; f += $2; t += $4; if ($3 > m) m = $3 } END { printf "needle x screenshot pairs compared (margin + full-screen): %d; max similarity difference %.6f\n%d passed (%d with a different position at a provable float near-tie), %d failed\n", p + f, m, p, t, f; exit f > 0 }' "$tmp/counts"

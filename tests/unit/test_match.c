@@ -58,7 +58,8 @@ static double brute(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, in
 			ly[n] = j;
 			n++;
 		}
-	pick = match__closest(lx, ly, n, x - wx0, y - wy0);
+	/* SortByClose(x, y) against window-relative points, as tinycv does */
+	pick = match__closest(lx, ly, n, x, y);
 	*bx = wx0 + lx[pick];
 	*by = wy0 + ly[pick];
 	ssd = 0;
@@ -91,6 +92,60 @@ TEST(match_grey_blur_exact)
 	match_blur_rect(src, dst, 3, 3, 0, 0, 3, 3);
 	CHECK_INT(dst[4], 1);   /* 8/16 = 0.5 rounds up */
 	image_free(img);
+}
+
+/* OpenCV 4.6 blurs a sub-Mat in place through sepFilter2D, whose SIMD
+ * column pass rounds halves to even for the first 4*floor(width/4) columns
+ * of the rectangle; its scalar tail and the whole-image path round up
+ * (checked against libopencv 4.6 with a probe on random rectangles). */
+TEST(match_blur_submat_rounding)
+{
+	uint8_t src[6 * 3], up[6 * 3], sub[6 * 3];
+	int i;
+
+	/* grey 2 everywhere but a centre column of 0: the 3x3 sum next to it
+	 * is 2*12 = 24 -> 1.5 */
+	for (i = 0; i < 18; i++)
+		src[i] = (uint8_t)(i % 6 == 2 ? 0 : 2);
+	memset(up, 0, sizeof(up));
+	memset(sub, 0, sizeof(sub));
+	match_blur_rect(src, up, 6, 3, 0, 0, 6, 3);
+	match_blur_rect_submat(src, sub, 6, 3, 1, 1, 6, 2);
+	CHECK_INT(up[6 + 1], 2);   /* 24/16 = 1.5 rounds up */
+	CHECK_INT(sub[6 + 1], 2);  /* column 0 of the rectangle, 1.5 -> 2 (even) */
+	CHECK_INT(up[6 + 3], 2);   /* 24/16 again */
+	CHECK_INT(sub[6 + 3], 2);
+	/* t = 8: 0.5 -> 0 in the SIMD columns, 1 in the tail */
+	for (i = 0; i < 18; i++)
+		src[i] = 0;
+	src[6 + 1] = 2;            /* centre weight 4: t = 8 */
+	src[6 + 5] = 2;
+	match_blur_rect_submat(src, sub, 6, 3, 1, 1, 6, 2); /* width 5: columns 1-4 even, 5 up */
+	CHECK_INT(sub[6 + 1], 0);
+	CHECK_INT(sub[6 + 5], 1);
+	match_blur_rect_submat(src, sub, 6, 3, 0, 0, 6, 3); /* whole image: up */
+	CHECK_INT(sub[6 + 1], 1);
+}
+
+TEST(match_prep_cache_like_tinycv)
+{
+	struct match__prep p = { 0 };
+
+	CHECK_INT(match__prep_roi(&p, 100, 100, 10, 10, 20, 20), 1);
+	CHECK_INT(p.x, 10);
+	CHECK_INT(p.w, 20);
+	CHECK_INT(match__prep_even_end(&p, 100, 100), 30);
+	CHECK_INT(match__prep_roi(&p, 100, 100, 12, 12, 5, 5), 0);   /* inside: reused */
+	CHECK_INT(match__prep_roi(&p, 100, 100, 40, 5, 6, 6), 1);    /* bounding box */
+	CHECK_INT(p.x, 10);
+	CHECK_INT(p.y, 5);
+	CHECK_INT(p.w, 36);
+	CHECK_INT(p.h, 25);
+	CHECK_INT(match__prep_even_end(&p, 100, 100), 46);
+	CHECK_INT(match__prep_roi(&p, 100, 100, 0, 50, 80, 45), 1);  /* 80x90 >= half: whole */
+	CHECK_INT(p.w, 100);
+	CHECK_INT(p.h, 100);
+	CHECK_INT(match__prep_even_end(&p, 100, 100), 0);
 }
 
 TEST(match_similarity_formula)

@@ -66,8 +66,12 @@ TEST(qemu_cmd_defaults)
 	CHECK_STR(after(&c, "-chardev", ""), "socket,id=serial0,path=/w/serial.sock,server=on,wait=off");
 	CHECK_STR(after(&c, "-serial", ""), "chardev:serial0");
 	CHECK(after(&c, "-device", "qemu-xhci") && after(&c, "-device", "usb-tablet"));
-	CHECK(find(&c, "-boot") < 0 && find(&c, "-drive") < 0);
-	CHECK_INT(c.noverlays, 0);
+	CHECK(find(&c, "-boot") < 0);
+	/* Only the device-less scratch disk that takes snapshots' VM state. */
+	CHECK_STR(after(&c, "-drive", ""), "id=scratch,if=none,format=qcow2,file=/w/scratch.qcow2,cache=unsafe");
+	CHECK_INT(c.noverlays, 1);
+	CHECK(!c.overlays[0].backing);
+	CHECK_STR(c.overlays[0].size, "1G");
 	CHECK_STR(c.vnc_path, "/w/vnc.sock");
 	CHECK_INT(c.xres, 1024);
 	qemu_cmd_release(&c);
@@ -98,13 +102,14 @@ TEST(qemu_cmd_settings)
 	CHECK_STR(after(&c, "-drive", "id=hd0"), "id=hd0,if=none,format=qcow2,file=/w/hd0-overlay.qcow2,cache=unsafe,discard=unmap");
 	CHECK(after(&c, "-drive", "id=hd1"));
 	CHECK_STR(after(&c, "-device", "virtio-blk-pci"), "virtio-blk-pci,drive=hd0,id=hd0-device,serial=hd0");
-	CHECK_INT(c.noverlays, 3);
+	CHECK_INT(c.noverlays, 4);
 	CHECK_STR(c.overlays[0].backing, "/img/a.qcow2");
 	CHECK(!c.overlays[0].backing_fmt); /* detected when created */
 	CHECK(!c.overlays[1].backing);
 	CHECK_STR(c.overlays[1].size, "20G");
-	CHECK_STR(c.overlays[2].backing, "/img/x.iso");
-	CHECK_STR(c.overlays[2].backing_fmt, "raw");
+	CHECK_STR(c.overlays[2].path, "/w/scratch.qcow2");
+	CHECK_STR(c.overlays[3].backing, "/img/x.iso");
+	CHECK_STR(c.overlays[3].backing_fmt, "raw");
 	CHECK_STR(after(&c, "-kernel", ""), "/k/linux");
 	CHECK_STR(after(&c, "-initrd", ""), "/k/initrd.gz");
 	CHECK_STR(after(&c, "-append", ""), "console=ttyS0 quiet");

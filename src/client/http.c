@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: MIT */
+/* http.c - libcurl requests signed as openQA's clients sign them. The
+ * target is signed exactly as it is put on the wire, so callers encode
+ * queries with http_query_add before signing. */
+#define LOG_MODULE "http"
+#include <curl/curl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "client/http.h"
+#include "server/auth.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+
+int http_client_init(struct http_client *c, const char *base, const char *key, const char *secret)
+{
+	size_t n;
+
+	memset(c, 0, sizeof(*c));
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (strstr(base, "://")) {
+		c->base = strdup(base);
+	} else {
+		n = strlen(base) + 8;
+		if ((c->base = malloc(n)))
+			snprintf(c->base, n, "http://%s", base);
+	}
+	if (!c->base)
+		return ERR_NOMEM;
+	n = strlen(c->base);
+	while (n && c->base[n - 1] == '/')
+		c->base[--n] = '\0';
+	if ((key && !(c->key = strdup(key))) || (secret && !(c->secret = strdup(secret))))
+		return ERR_NOMEM;
+	c->curl = curl_easy_init();
+	return c->curl ? 0 : ERR_IO;
+}
+
+void http_client_release(struct http_client *c)
+{
+	if (c->curl)
+		curl_easy_cleanup(c->curl);
+	free(c->base);
+	free(c->key);
+	free(c->secret);
+	memset(c, 0, sizeof(*c));
+}
+
+int http_query_add(struct buf *b, const char *key, const char *value)
+{
+	char *k = curl_easy_escape(NULL, key, 0), *v = curl_easy_escape(NULL, value ? value : "", 0);
+	int rc = k && v ? buf_printf(b, "%s%s=%s", b->data && strchr(b->data, '?') ? "&" : "?", k, v) : ERR_NOMEM;
+
+	curl_free(k);
+	curl_free(v);
+	return rc;
+}
+
+static size_t write_buf(char *p, size_t sz, size_t n, void *arg)
+{
+	struct buf *b = arg;
+	return buf_append(b, p, sz * n) ? 0 : sz * n;
+}
+
+static size_t write_fd(char *p, size_t sz, size_t n, void *arg)
+{
+	int fd = *(int *)arg;
+	size_t len = sz * n, off = 0;
+
+	while (off < len) {
+		ssize_t w = write(fd, p + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return 0;
+		off += (size_t)w;
+	}
+	return len;
+}
+
+struct hdr_want {
+	const char *name;
+	char *value;
+	size_t len;
+};
+
+static size_t header_cb(char *p, size_t sz, size_t n, void *arg)
+{
+	struct hdr_want *h = arg;
+	size_t len = sz * n, nl = h->name ? strlen(h->name) : 0;
+
+	if (h->name && len > nl + 1 && !strncasecmp(p, h->name, nl) && p[nl] == ':') {
+		const char *v = p + nl + 1;
+		size_t vl = len - nl - 1;
+		while (vl && (*v == ' ' || *v == '\t')) {
+			v++;
+			vl--;
+		}
+		while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+			vl--;
+		if (vl >= h->len)
+			vl = h->len - 1;
+		memcpy(h->value, v, vl);
+		h->value[vl] = '\0';
+	}
+	return len;
+}
+
+static int progress_cb(void *arg, curl_off_t a, curl_off_t b, curl_off_t c2, curl_off_t d)
+{
+	volatile int *cancel = arg;
+
+	(void)a;
+	(void)b;
+	(void)c2;
+	(void)d;
+	return cancel && *cancel;
+}
+
+/* Common part: URL, signing headers, timeouts; then perform. */
+static int perform(struct http_client *c, const char *method, const char *target, struct curl_slist *hdrs,
+		   long timeout_s, long *status, char *err, size_t errlen)
+{
+	CURL *h = c->curl;
+	char url[8192], line[128], mt[32], hash[41];
+	CURLcode cc;
+	int rc = 0;
+
+	if ((size_t)snprintf(url, sizeof(url), "%s%s", c->base, target) >= sizeof(url)) {
+		snprintf(err, errlen, "URL too long");
+		curl_slist_free_all(hdrs);
+		return ERR_TOO_BIG;
+	}
+	if (c->key && c->secret) {
+		snprintf(mt, sizeof(mt), "%lld", (long long)time(NULL));
+		auth_hmac_hex(c->secret, target, mt, hash);
+		snprintf(line, sizeof(line), "X-API-Key: %s", c->key);
+		hdrs = curl_slist_append(hdrs, line);
+		snprintf(line, sizeof(line), "X-API-Microtime: %s", mt);
+		hdrs = curl_slist_append(hdrs, line);
+		snprintf(line, sizeof(line), "X-API-Hash: %s", hash);
+		hdrs = curl_slist_append(hdrs, line);
+	}
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, progress_cb);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)c->cancel);
+	cc = curl_easy_perform(h);
+	if (cc != CURLE_OK) {
+		snprintf(err, errlen, "%s %s%s: %s", method, c->base, target, curl_easy_strerror(cc));
+		rc = cc == CURLE_OPERATION_TIMEDOUT ? ERR_TIMEOUT : cc == CURLE_ABORTED_BY_CALLBACK ? ERR_CLOSED : ERR_IO;
+	} else {
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+	}
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	return rc;
+}
+
+int http_request(struct http_client *c, const char *method, const char *target, const char *ctype,
+		 const void *body, size_t len, long timeout_s, long *status, struct buf *resp, char *err,
+		 size_t errlen)
+{
+	CURL *h = c->curl;
+	struct curl_slist *hdrs = NULL;
+	char line[160];
+
+	curl_easy_reset(h);
+	buf_reset(resp);
+	if (body || !strcmp(method, "POST")) {
+		snprintf(line, sizeof(line), "Content-Type: %s", ctype ? ctype : "application/x-www-form-urlencoded");
+		hdrs = curl_slist_append(hdrs, line);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, body ? (const char *)body : "");
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? len : 0));
+	}
+	if (!strcmp(method, "HEAD"))
+		curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_buf);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	return perform(c, method, target, hdrs, timeout_s, status, err, errlen);
+}
+
+static size_t read_fd(char *p, size_t sz, size_t n, void *arg)
+{
+	ssize_t r;
+
+	do
+		r = read(*(int *)arg, p, sz * n);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? CURL_READFUNC_ABORT : (size_t)r;
+}
+
+int http_upload_file(struct http_client *c, const char *target, const char *path, long timeout_s, long *status,
+		     struct buf *resp, char *err, size_t errlen)
+{
+	CURL *h = c->curl;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		rc = -errno;
+		snprintf(err, errlen, "'%s': %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	curl_easy_reset(h);
+	buf_reset(resp);
+	curl_easy_setopt(h, CURLOPT_POST, 1L);
+	curl_easy_setopt(h, CURLOPT_READFUNCTION, read_fd);
+	curl_easy_setopt(h, CURLOPT_READDATA, &fd);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)st.st_size);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_buf);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	rc = perform(c, "POST", target, curl_slist_append(NULL, "Content-Type: application/octet-stream"), timeout_s,
+		     status, err, errlen);
+	close(fd);
+	return rc;
+}
+
+int http_download(struct http_client *c, const char *target, const char *path, long timeout_s, long *status,
+		  const char *hdr, char *hdr_value, size_t hvlen, char *err, size_t errlen)
+{
+	CURL *h = c->curl;
+	struct hdr_want want = { hdr, hdr_value, hvlen };
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600), rc;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "'%s': %s", path, strerror(errno));
+		return -errno;
+	}
+	if (hdr_value && hvlen)
+		hdr_value[0] = '\0';
+	curl_easy_reset(h);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_fd);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &fd);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &want);
+	rc = perform(c, "GET", target, NULL, timeout_s, status, err, errlen);
+	if (close(fd) && !rc)
+		rc = ERR_IO;
+	return rc;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/* http.h - the signed HTTP client of the worker and `vigil client`:
+ * libcurl plus openQA's HMAC headers (X-API-Key, X-API-Microtime,
+ * X-API-Hash = hex HMAC-SHA1(secret, path+query as sent + microtime)).
+ * One connection handle, reused; not thread-safe. */
+#ifndef VIGIL_CLIENT_HTTP_H
+#define VIGIL_CLIENT_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "util/buf.h"
+
+#define LIMIT_HTTP_RESPONSE (8u << 20)
+
+struct http_client {
+	char *base;      /* scheme://host[:port], no trailing slash */
+	char *key;       /* NULL: unsigned requests */
+	char *secret;
+	void *curl;      /* CURL * */
+	volatile int *cancel; /* when non-NULL and set, transfers abort (ERR_CLOSED) */
+};
+
+/* Fill c for base (a URL such as http://host:9526; a bare host gets
+ * http://). key/secret may be NULL. 0 or ERR_NOMEM/ERR_IO. */
+int http_client_init(struct http_client *c, const char *base, const char *key, const char *secret);
+void http_client_release(struct http_client *c);
+
+/* Send method target (path + query, already URL-encoded, e.g.
+ * "/api/v1/jobs?x=1") with an optional body of content type ctype (NULL
+ * body: none), waiting at most timeout_s. The response body goes to resp
+ * (cleared first, limit resp->max), the status to *status. 0 when a
+ * response came (any status), ERR_IO/ERR_TIMEOUT/ERR_CLOSED otherwise,
+ * with curl's reason in err. */
+int http_request(struct http_client *c, const char *method, const char *target, const char *ctype,
+		 const void *body, size_t len, long timeout_s, long *status, struct buf *resp, char *err,
+		 size_t errlen);
+
+/* POST the file at path as the raw body (application/octet-stream). */
+int http_upload_file(struct http_client *c, const char *target, const char *path, long timeout_s, long *status,
+		     struct buf *resp, char *err, size_t errlen);
+
+/* GET target into the file path (created 0600). The value of response
+ * header hdr (may be NULL) into hdr_value. */
+int http_download(struct http_client *c, const char *target, const char *path, long timeout_s, long *status,
+		  const char *hdr, char *hdr_value, size_t hvlen, char *err, size_t errlen);
+
+/* Append "key=value" URL-encoded to b, with '?' or '&' before it. 0 or ERR_*. */
+int http_query_add(struct buf *b, const char *key, const char *value);
+
+#endif

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* worker.c - `vigil worker --host URL --apikey K --apisecret S`: option
+ * parsing and signals; the worker's life cycle is src/worker/worker.c. */
+#define LOG_MODULE "worker"
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include "cmd/cmd.h"
+#include "util/log.h"
+#include "util/util.h"
+#include "worker/worker.h"
+
+static const char worker_usage[] =
+	"usage: vigil worker --host URL --apikey KEY --apisecret SECRET [--class C1,C2]\n"
+	"                    [--pool DIR] [--instance N] [-v]\n"
+	"\n"
+	"Registers with a 'vigil serve' server, waits for jobs whose WORKER_CLASS it\n"
+	"offers, runs each with 'vigil run', posts status, uploads the results\n"
+	"and marks the job done. Run any number of instances on one machine, each\n"
+	"with its own --instance and --pool.\n"
+	"\n"
+	"  --host URL        the server (http://HOST:PORT)\n"
+	"  --apikey KEY      an API key from 'vigil apikey new'\n"
+	"  --apisecret S     its secret\n"
+	"  --class C         worker classes offered (default qemu_x86_64,qemu_i686,qemu_i586)\n"
+	"  --pool DIR        working directory for jobs and cached test distributions\n"
+	"                    (default ./pool/<instance>)\n"
+	"  --instance N      instance number on this host (default 1)\n"
+	"  --hostname NAME   the host name to register as (default: this machine's)\n"
+	"  -v, --verbose     debug messages\n"
+	"  -h, --help        this text\n"
+	"\n"
+	"SIGINT/SIGTERM stop the current job (ended incomplete) and the worker.\n";
+
+static volatile int stop_flag;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+int cmd_worker(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "host", required_argument, NULL, 'H' },
+		{ "apikey", required_argument, NULL, 'k' },
+		{ "apisecret", required_argument, NULL, 's' },
+		{ "class", required_argument, NULL, 'c' },
+		{ "pool", required_argument, NULL, 'p' },
+		{ "instance", required_argument, NULL, 'i' },
+		{ "hostname", required_argument, NULL, 'n' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe" };
+	char pool[64];
+	struct sigaction sa;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'H': cfg.host = optarg; break;
+		case 'k': cfg.key = optarg; break;
+		case 's': cfg.secret = optarg; break;
+		case 'c': cfg.classes = optarg; break;
+		case 'p': cfg.pool = optarg; break;
+		case 'n': cfg.hostname = optarg; break;
+		case 'i':
+			if (str_to_long(optarg, &cfg.instance) || cfg.instance < 0 || cfg.instance > 100000) {
+				fprintf(stderr, "vigil worker: --instance '%s': expected a number 0..100000\n", optarg);
+				return 2;
+			}
+			break;
+		case 'v': log_set_stderr_level(LOG_DEBUG); break;
+		case 'h': fputs(worker_usage, stdout); return 0;
+		default: fputs(worker_usage, stderr); return 2;
+		}
+	}
+	if (optind < argc || !cfg.host || !cfg.key || !cfg.secret) {
+		fprintf(stderr, "vigil worker: %s\n%s", optind < argc ? "unexpected argument" :
+			"--host, --apikey and --apisecret are required", worker_usage);
+		return 2;
+	}
+	if (!cfg.pool) {
+		snprintf(pool, sizeof(pool), "pool/%ld", cfg.instance);
+		cfg.pool = pool;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return worker_main(&cfg, &stop_flag) ? 1 : 0;
+}

@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: MIT */
+/* api_workers.c - the worker protocol routes: registration, the long poll
+ * for work, job status, artefact upload, set_done, artefact download and
+ * test distribution archives. The model is workers.c / artefacts.c.
+ *
+ *   method path                               level     what
+ *   POST   /api/v1/workers                    operator  register host, instance, worker_class → {"id"} (openQA)
+ *   GET    /api/v1/workers                    public    {"workers": [...]} (openQA)
+ *   GET    /api/v1/workers/<id>/work?timeout=S operator long poll (vigil): {"job": {...}} or {"job": null}
+ *                                                       after S s (default 30, at most 60)
+ *   POST   /api/v1/jobs/<id>/status           operator  JSON {"status": {worker_id, test_order, result,
+ *                                                       uploading}} → {"result": 1, "command": "cancel"|...} (openQA)
+ *   POST   /api/v1/jobs/<id>/artefact?file=N  operator  raw body (streamed to disk) stored as
+ *                                                       testresults/<id>/N → "OK" (vigil; openQA sends multipart)
+ *   POST   /api/v1/jobs/<id>/set_done         operator  result, reason, worker_id → {"result", "reason"} (openQA)
+ *   GET    /tests/<id>/file/<name>            public    an artefact's bytes (openQA)
+ *   GET    /api/v1/distributions/<name>       public    {"name", "hash"} of DATA/tests/<name> (vigil)
+ *   GET    /api/v1/distributions/<name>/archive operator its tar, header X-Vigil-Hash (vigil)
+ */
+#define LOG_MODULE "api"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "server/api.h"
+#include "server/artefacts.h"
+#include "server/db.h"
+#include "server/jobs.h"
+#include "server/workers.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#define WORK_POLL_DEFAULT_S 30
+#define WORK_POLL_MAX_S 60
+
+static int64_t now_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static void worker_register(struct api_req *req, struct api_resp *out)
+{
+	const char *host = params_get(&req->params, "host");
+	const char *inst = params_get(&req->params, "instance");
+	const char *cls = params_get(&req->params, "worker_class");
+	int64_t id;
+	long n = 0;
+	int rc;
+
+	if (req->json) {
+		host = host ? host : json_string_value(json_object_get(req->json, "host"));
+		cls = cls ? cls : json_string_value(json_object_get(req->json, "worker_class"));
+		if (!inst && json_is_integer(json_object_get(req->json, "instance")))
+			n = (long)json_integer_value(json_object_get(req->json, "instance"));
+	}
+	if (!host || !*host) {
+		api_error(out, 400, "Erroneous parameters (host missing)");
+		return;
+	}
+	if (inst && (str_to_long(inst, &n) || n < 0)) {
+		api_error(out, 400, "Erroneous parameters (instance '%s' is not a number)", inst);
+		return;
+	}
+	rc = workers_register(req->db, host, n, cls, now_s(), &id);
+	if (rc) {
+		api_error(out, 500, "Failed: %s", db_errmsg(req->db));
+		return;
+	}
+	api_json(out, json_pack("{s:I,s:i}", "id", (json_int_t)id, "service_port_delta", 2));
+}
+
+static void workers_list(struct api_req *req, struct api_resp *out)
+{
+	api_json(out, workers_list_json(req->db));
+}
+
+static void worker_work(struct api_req *req, struct api_resp *out)
+{
+	const char *t = params_get(&req->params, "timeout");
+	long timeout = WORK_POLL_DEFAULT_S;
+	int64_t job_id;
+	json_t *job;
+	int rc;
+
+	if (t && (str_to_long(t, &timeout) || timeout < 0 || timeout > WORK_POLL_MAX_S)) {
+		api_error(out, 400, "timeout '%s': expected 0..%d seconds", t, WORK_POLL_MAX_S);
+		return;
+	}
+	rc = workers_seen(req->db, req->id, now_s());
+	if (rc == ERR_NOT_FOUND) {
+		api_error(out, 404, "worker %lld is not registered", (long long)req->id);
+		return;
+	}
+	if (*req->poll_deadline_ms == 0) {
+		int n = 0;
+		char reason[128];
+		/* A worker asking for work holds none: whatever the database still
+		 * gives it was lost on the way (a crash between jobs). */
+		snprintf(reason, sizeof(reason), "abandoned: worker %lld asked for new work", (long long)req->id);
+		(void)workers_abandon_jobs(req->db, req->id, reason, &n);
+		*req->poll_deadline_ms = time_mono_ms() + timeout * 1000;
+	}
+	rc = sched_pick(req->db, req->id, &job_id);
+	if (rc == 0) {
+		if (jobs_to_json(req->db, job_id, false, &job)) {
+			api_error(out, 500, "cannot read job %lld", (long long)job_id);
+			return;
+		}
+		api_json(out, json_pack("{s:o}", "job", job));
+		return;
+	}
+	if (rc != ERR_NOT_FOUND) {
+		api_error(out, 500, "scheduler: %s", db_errmsg(req->db));
+		return;
+	}
+	if (!req->stopping && time_mono_ms() < *req->poll_deadline_ms) {
+		out->suspend = true;
+		return;
+	}
+	api_json(out, json_pack("{s:n}", "job"));
+}
+
+static void job_status_post(struct api_req *req, struct api_resp *out)
+{
+	const json_t *status = json_object_get(req->json, "status");
+	const char *cmd = NULL;
+	char msg[256], res[24] = "none";
+	struct db_stmt *st;
+	int rc;
+
+	if (!json_is_object(status)) {
+		api_error(out, 400, "No status information provided");
+		return;
+	}
+	if (json_is_integer(json_object_get(status, "worker_id")))
+		(void)workers_seen(req->db, json_integer_value(json_object_get(status, "worker_id")), now_s());
+	rc = workers_job_status(req->db, req->id, status, &cmd, msg, sizeof(msg));
+	if (rc == ERR_NOT_FOUND) {
+		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
+		return;
+	}
+	if (rc == ERR_INVALID) {
+		api_error(out, 400, "%s", msg);
+		return;
+	}
+	if (rc) {
+		api_error(out, 500, "cannot update job %lld: %s", (long long)req->id, db_errmsg(req->db));
+		return;
+	}
+	if (!db_prepare(req->db, &st, "SELECT result FROM jobs WHERE id = ?", "i", req->id)) {
+		if (db_step(st) == 1)
+			snprintf(res, sizeof(res), "%s", db_col_text(st, 0));
+		db_finalize(st);
+	}
+	api_json(out, json_pack("{s:i,s:s,s:s?}", "result", cmd && !strcmp(cmd, "abort") ? 0 : 1, "job_result", res,
+				"command", cmd));
+}
+
+/* The job accepts uploads while a worker holds it. 0, or an error set in out. */
+static int job_uploadable(struct api_req *req, struct api_resp *out)
+{
+	int64_t w;
+	int rc = db_query_int(req->db, &w, "SELECT COALESCE(assigned_worker_id, 0) FROM jobs WHERE id = ?"
+			      " AND state IN ('assigned', 'setup', 'running', 'uploading')", "i", req->id);
+
+	if (rc == ERR_NOT_FOUND || (!rc && w == 0)) {
+		api_error(out, 404, "Job %lld does not exist or is not running on a worker", (long long)req->id);
+		return -1;
+	}
+	if (rc) {
+		api_error(out, 500, "cannot read job %lld", (long long)req->id);
+		return -1;
+	}
+	(void)workers_seen(req->db, w, now_s());
+	return 0;
+}
+
+static void job_artefact(struct api_req *req, struct api_resp *out)
+{
+	const char *name = params_get(&req->params, "file");
+	int rc;
+
+	if (!name || !artefact_name_valid(name, strlen(name))) {
+		api_error(out, 400, "artefact name '%s' refused: use 1..%d characters of [A-Za-z0-9._+@-], not starting"
+			  " with '.'", name ? name : "", LIMIT_ARTEFACT_NAME);
+		return;
+	}
+	if (!req->upload) {
+		api_error(out, 400, "no file in the request body");
+		return;
+	}
+	if (job_uploadable(req, out))
+		return;
+	rc = artefact_store(req->data_dir, req->id, name, req->upload);
+	if (rc) {
+		log_err("job %lld: storing artefact '%s': %s", (long long)req->id, name, err_str(rc));
+		api_error(out, 500, "cannot store artefact '%s': %s", name, err_str(rc));
+		return;
+	}
+	out->status = 200;
+	out->text = strdup("OK");
+}
+
+static void job_set_done(struct api_req *req, struct api_resp *out)
+{
+	const char *result = params_get(&req->params, "result");
+	const char *reason = params_get(&req->params, "reason");
+	const char *wid = params_get(&req->params, "worker_id");
+	int64_t worker = 0;
+	char msg[256];
+	struct db_stmt *st;
+	int rc;
+
+	if (result && !*result)
+		result = NULL;
+	if (wid && api_parse_id(wid, &worker)) {
+		api_error(out, 400, "worker_id '%s' is not an id", wid);
+		return;
+	}
+	if (worker)
+		(void)workers_seen(req->db, worker, now_s());
+	rc = workers_job_done(req->db, req->id, worker, result, reason, msg, sizeof(msg));
+	if (rc == ERR_NOT_FOUND) {
+		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
+		return;
+	}
+	if (rc == ERR_INVALID) {
+		api_error(out, 400, "%s", msg);
+		return;
+	}
+	if (rc) {
+		api_error(out, 500, "cannot finish job %lld: %s", (long long)req->id, db_errmsg(req->db));
+		return;
+	}
+	if (db_prepare(req->db, &st, "SELECT result, reason FROM jobs WHERE id = ?", "i", req->id) ||
+	    db_step(st) != 1) {
+		api_error(out, 500, "cannot read job %lld", (long long)req->id);
+		return;
+	}
+	log_info("job %lld done: %s%s%s", (long long)req->id, db_col_text(st, 0), db_col_text(st, 1) ? ", " : "",
+		 db_col_text(st, 1) ? db_col_text(st, 1) : "");
+	api_json(out, json_pack("{s:s,s:s?}", "result", db_col_text(st, 0), "reason", db_col_text(st, 1)));
+	db_finalize(st);
+}
+
+static void test_file(struct api_req *req, struct api_resp *out)
+{
+	char *path;
+
+	if (!req->name || !artefact_name_valid(req->name, strlen(req->name))) {
+		api_error(out, 400, "bad file name");
+		return;
+	}
+	path = artefact_path(req->data_dir, req->id, req->name);
+	if (!path || !file_exists(path)) {
+		free(path);
+		api_error(out, 404, "no file '%s' for job %lld", req->name, (long long)req->id);
+		return;
+	}
+	out->status = 200;
+	out->file = path;
+	out->ctype = str_ends_with(req->name, ".png")    ? "image/png"
+		     : str_ends_with(req->name, ".json") ? "application/json"
+		     : str_ends_with(req->name, ".webm") ? "video/webm"
+		     : str_ends_with(req->name, ".txt")  ? "text/plain; charset=utf-8"
+							 : "application/octet-stream";
+}
+
+static void distri_show(struct api_req *req, struct api_resp *out)
+{
+	char hash[ARTEFACTS_HASH_HEX];
+	int rc;
+
+	if (!distri_name_valid(req->name)) {
+		api_error(out, 400, "bad distribution name");
+		return;
+	}
+	rc = distri_hash(req->data_dir, req->name, hash);
+	if (rc == ERR_NOT_FOUND)
+		api_error(out, 404, "no test distribution '%s' under the server's tests/ directory", req->name);
+	else if (rc)
+		api_error(out, rc == ERR_TOO_BIG ? 413 : 500, "test distribution '%s': %s", req->name, err_str(rc));
+	else
+		api_json(out, json_pack("{s:s,s:s}", "name", req->name, "hash", hash));
+}
+
+static void distri_get_archive(struct api_req *req, struct api_resp *out)
+{
+	char hash[ARTEFACTS_HASH_HEX], *path = NULL;
+	int rc;
+
+	if (!distri_name_valid(req->name)) {
+		api_error(out, 400, "bad distribution name");
+		return;
+	}
+	rc = distri_archive(req->data_dir, req->name, &path, hash);
+	if (rc == ERR_NOT_FOUND) {
+		api_error(out, 404, "no test distribution '%s' under the server's tests/ directory", req->name);
+		return;
+	}
+	if (rc) {
+		api_error(out, rc == ERR_TOO_BIG ? 413 : 500, "test distribution '%s': %s", req->name, err_str(rc));
+		return;
+	}
+	out->status = 200;
+	out->file = path;
+	out->ctype = "application/x-tar";
+	out->hdr_name = "X-Vigil-Hash";
+	snprintf(out->hdr_value, sizeof(out->hdr_value), "%s", hash);
+}
+
+const struct api_route api_workers_routes[] = {
+	{ "POST", "/api/v1/workers", AUTH_OPERATOR, worker_register, NULL },
+	{ "GET", "/api/v1/workers", AUTH_PUBLIC, workers_list, NULL },
+	{ "GET", "/api/v1/workers/#/work", AUTH_OPERATOR, worker_work, NULL },
+	{ "POST", "/api/v1/jobs/#/status", AUTH_OPERATOR, job_status_post, NULL },
+	{ "POST", "/api/v1/jobs/#/artefact", AUTH_OPERATOR, job_artefact, NULL },
+	{ "POST", "/api/v1/jobs/#/set_done", AUTH_OPERATOR, job_set_done, NULL },
+	{ "GET", "/tests/#/file/*", AUTH_PUBLIC, test_file, NULL },
+	{ "GET", "/api/v1/distributions/*", AUTH_PUBLIC, distri_show, NULL },
+	{ "GET", "/api/v1/distributions/*/archive", AUTH_OPERATOR, distri_get_archive, NULL },
+	{ NULL, NULL, AUTH_PUBLIC, NULL, NULL },
+};

@@ -1,0 +1,486 @@
+/* SPDX-License-Identifier: MIT */
+/* workers.c - worker rows, the scheduler's pick, lost and restarted workers
+ * (their jobs ended incomplete and cloned once), job status updates from
+ * workers, job modules and set_done. Portable SQL with bound parameters;
+ * never called with a transaction open by the caller. */
+#define LOG_MODULE "sched"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "server/db.h"
+#include "server/jobs.h"
+#include "server/workers.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define EXEC_STATES "('assigned', 'setup', 'running', 'uploading')"
+#define SCHED_MAX_CLASSES 32
+
+static bool class_offered(const char *offered, const char *cls)
+{
+	size_t n = strlen(cls);
+	const char *p = offered;
+
+	while (p && *p) {
+		size_t len = strcspn(p, ",");
+		if (len == n && !strncmp(p, cls, n))
+			return true;
+		p += len + (p[len] == ',');
+	}
+	return false;
+}
+
+bool sched_classes_match(const char *offered, const char *const *needed, size_t n)
+{
+	size_t i;
+
+	if (!offered || n == 0)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!needed[i] || !*needed[i] || !class_offered(offered, needed[i]))
+			return false;
+	return true;
+}
+
+static void now_text(char out[DB_TIME_LEN])
+{
+	db_now(out);
+}
+
+int workers_register(struct db *db, const char *host, long instance, const char *classes, int64_t now_s,
+		     int64_t *id)
+{
+	char now[DB_TIME_LEN], reason[512];
+	int rc, n = 0;
+
+	if (!host || !*host)
+		return ERR_INVALID;
+	if (!classes || !*classes)
+		classes = WORKERS_DEFAULT_CLASS;
+	now_text(now);
+	rc = db_query_int(db, id, "SELECT id FROM workers WHERE host = ? AND instance = ?", "ti", host,
+			  (int64_t)instance);
+	if (rc == ERR_NOT_FOUND) {
+		rc = db_exec(db, "INSERT INTO workers (host, instance, worker_class, t_seen, t_seen_s, t_created)"
+			     " VALUES (?, ?, ?, ?, ?, ?)", "tittit", host, (int64_t)instance, classes, now, now_s, now);
+		if (rc < 0)
+			return rc;
+		*id = db_last_id(db);
+		log_info("worker %lld registered: %s:%ld, classes %s", (long long)*id, host, instance, classes);
+		return 0;
+	}
+	if (rc)
+		return rc;
+	rc = db_exec(db, "UPDATE workers SET worker_class = ?, t_seen = ?, t_seen_s = ?, error = NULL WHERE id = ?",
+		     "ttii", classes, now, now_s, *id);
+	if (rc < 0)
+		return rc;
+	snprintf(reason, sizeof(reason), "abandoned: associated worker %s:%ld re-connected but abandoned the job",
+		 host, instance);
+	rc = workers_abandon_jobs(db, *id, reason, &n);
+	log_info("worker %lld re-registered: %s:%ld, classes %s, %d job(s) abandoned", (long long)*id, host,
+		 instance, classes, n);
+	return rc;
+}
+
+int workers_seen(struct db *db, int64_t worker_id, int64_t now_s)
+{
+	char now[DB_TIME_LEN];
+	int rc;
+
+	now_text(now);
+	rc = db_exec(db, "UPDATE workers SET t_seen = ?, t_seen_s = ? WHERE id = ?", "tii", now, now_s, worker_id);
+	if (rc < 0)
+		return rc;
+	return rc == 0 ? ERR_NOT_FOUND : 0;
+}
+
+int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, int *n)
+{
+	struct db_stmt *st = NULL;
+	int64_t ids[64];
+	size_t count = 0, i;
+	char now[DB_TIME_LEN], msg[256];
+	int rc;
+
+	*n = 0;
+	rc = db_prepare(db, &st, "SELECT id FROM jobs WHERE assigned_worker_id = ? AND state IN " EXEC_STATES
+			" ORDER BY id", "i", worker_id);
+	if (rc)
+		return rc;
+	while ((rc = db_step(st)) == 1 && count < sizeof(ids) / sizeof(ids[0]))
+		ids[count++] = db_col_int(st, 0);
+	db_finalize(st);
+	if (rc < 0)
+		return rc;
+	now_text(now);
+	for (i = 0; i < count; i++) {
+		int64_t clone;
+		/* A job never started goes back to the queue, as openQA does. */
+		rc = db_exec(db, "UPDATE jobs SET state = 'scheduled', assigned_worker_id = NULL, t_updated = ?"
+			     " WHERE id = ? AND state = 'assigned'", "ti", now, ids[i]);
+		if (rc < 0)
+			return rc;
+		if (rc == 0) {
+			rc = db_exec(db, "UPDATE jobs SET state = 'done', t_finished = ?, t_updated = ?,"
+				     " result = CASE WHEN result = 'none' THEN 'incomplete' ELSE result END,"
+				     " reason = CASE WHEN result = 'none' THEN ? ELSE COALESCE(reason, ?) END"
+				     " WHERE id = ?", "tttti", now, now, reason, reason, ids[i]);
+			if (rc < 0)
+				return rc;
+			/* Clone only what ended incomplete here, not a cancelled job. */
+			if (db_query_int(db, &clone, "SELECT id FROM jobs WHERE id = ? AND result = 'incomplete'"
+					 " AND clone_id IS NULL", "i", ids[i]) == 0) {
+				rc = jobs_restart(db, ids[i], &clone, msg, sizeof(msg));
+				if (rc && rc != ERR_BADSTATE)
+					return rc;
+				if (!rc)
+					log_info("job %lld: %s; cloned as %lld", (long long)ids[i], reason, (long long)clone);
+			}
+		} else {
+			log_info("job %lld: back to scheduled (%s)", (long long)ids[i], reason);
+		}
+		(*n)++;
+	}
+	rc = db_exec(db, "UPDATE workers SET job_id = NULL WHERE id = ?", "i", worker_id);
+	return rc < 0 ? rc : 0;
+}
+
+int workers_reap(struct db *db, int64_t now_s, int timeout_s, int *n)
+{
+	struct db_stmt *st = NULL;
+	struct { int64_t id; char host[128]; int64_t inst; } w[32];
+	size_t count = 0, i;
+	int rc;
+
+	*n = 0;
+	rc = db_prepare(db, &st, "SELECT DISTINCT w.id, w.host, w.instance FROM workers w JOIN jobs j"
+			" ON j.assigned_worker_id = w.id WHERE j.state IN " EXEC_STATES " AND w.t_seen_s < ?"
+			" ORDER BY w.id", "i", now_s - timeout_s);
+	if (rc)
+		return rc;
+	while ((rc = db_step(st)) == 1 && count < sizeof(w) / sizeof(w[0])) {
+		w[count].id = db_col_int(st, 0);
+		snprintf(w[count].host, sizeof(w[count].host), "%s", db_col_text(st, 1));
+		w[count].inst = db_col_int(st, 2);
+		count++;
+	}
+	db_finalize(st);
+	if (rc < 0)
+		return rc;
+	for (i = 0; i < count; i++) {
+		char reason[300];
+		int k = 0;
+		snprintf(reason, sizeof(reason), "abandoned: worker %lld (%s:%lld) lost, no status for %d s",
+			 (long long)w[i].id, w[i].host, (long long)w[i].inst, timeout_s);
+		log_warn("worker %lld (%s:%lld): no request for %d s, abandoning its jobs", (long long)w[i].id,
+			 w[i].host, (long long)w[i].inst, timeout_s);
+		if ((rc = workers_abandon_jobs(db, w[i].id, reason, &k)))
+			return rc;
+		*n += k;
+	}
+	return 0;
+}
+
+/* Classes of one job (one job_settings row each) into cls (strings owned). */
+static int job_classes(struct db *db, int64_t job_id, char **cls, size_t *n)
+{
+	struct db_stmt *st;
+	int rc;
+
+	*n = 0;
+	rc = db_prepare(db, &st, "SELECT value FROM job_settings WHERE job_id = ? AND key = 'WORKER_CLASS'", "i",
+			job_id);
+	if (rc)
+		return rc;
+	while ((rc = db_step(st)) == 1) {
+		if (*n >= SCHED_MAX_CLASSES)
+			continue; /* more classes than any worker offers: cannot match anyway */
+		cls[*n] = strdup(db_col_text(st, 0));
+		if (cls[*n])
+			(*n)++;
+	}
+	db_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
+int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
+{
+	struct db_stmt *st = NULL;
+	char *offered = NULL, now[DB_TIME_LEN];
+	int64_t cand[SCHED_SCAN_LIMIT];
+	size_t count = 0, i;
+	int rc;
+
+	rc = db_prepare(db, &st, "SELECT worker_class FROM workers WHERE id = ?", "i", worker_id);
+	if (rc)
+		return rc;
+	if ((rc = db_step(st)) == 1)
+		offered = strdup(db_col_text(st, 0));
+	db_finalize(st);
+	if (rc != 1)
+		return rc == 0 ? ERR_NOT_FOUND : rc;
+	if (!offered)
+		return ERR_NOMEM;
+	rc = db_prepare(db, &st, "SELECT id FROM jobs WHERE state = 'scheduled' AND blocked_by_id IS NULL"
+			" ORDER BY priority, id LIMIT ?", "i", (int64_t)SCHED_SCAN_LIMIT);
+	if (rc)
+		goto out;
+	while ((rc = db_step(st)) == 1 && count < SCHED_SCAN_LIMIT)
+		cand[count++] = db_col_int(st, 0);
+	db_finalize(st);
+	if (rc < 0)
+		goto out;
+	rc = ERR_NOT_FOUND;
+	for (i = 0; i < count; i++) {
+		char *cls[SCHED_MAX_CLASSES];
+		size_t n = 0, k;
+		bool match;
+		int r2 = job_classes(db, cand[i], cls, &n);
+		if (r2) {
+			rc = r2;
+			goto out;
+		}
+		match = sched_classes_match(offered, (const char *const *)cls, n);
+		for (k = 0; k < n; k++)
+			free(cls[k]);
+		if (!match)
+			continue;
+		now_text(now);
+		r2 = db_exec(db, "UPDATE jobs SET state = 'assigned', assigned_worker_id = ?, t_started = NULL,"
+			     " t_updated = ? WHERE id = ? AND state = 'scheduled'", "iti", worker_id, now, cand[i]);
+		if (r2 < 0) {
+			rc = r2;
+			goto out;
+		}
+		if (r2 == 0)
+			continue;
+		r2 = db_exec(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", cand[i], worker_id);
+		if (r2 < 0) {
+			rc = r2;
+			goto out;
+		}
+		*job_id = cand[i];
+		log_info("job %lld assigned to worker %lld", (long long)cand[i], (long long)worker_id);
+		rc = 0;
+		break;
+	}
+out:
+	free(offered);
+	return rc;
+}
+
+static const char *module_result(const char *raw, int64_t dents)
+{
+	if (!raw)
+		return "none";
+	if (!strcmp(raw, "ok") || !strcmp(raw, "passed"))
+		return dents > 0 ? "softfailed" : "passed";
+	if (!strcmp(raw, "fail") || !strcmp(raw, "failed"))
+		return "failed";
+	if (!strcmp(raw, "softfail") || !strcmp(raw, "softfailed"))
+		return "softfailed";
+	if (!strcmp(raw, "skip") || !strcmp(raw, "skipped"))
+		return "skipped";
+	if (!strcmp(raw, "running"))
+		return "running";
+	if (!strcmp(raw, "cancelled"))
+		return "cancelled";
+	return "none";
+}
+
+static int flag_of(const json_t *flags, const char *k)
+{
+	const json_t *v = json_object_get(flags, k);
+	return json_is_true(v) || (json_is_integer(v) && json_integer_value(v) != 0);
+}
+
+static int apply_modules(struct db *db, int64_t job_id, const json_t *status)
+{
+	const json_t *order = json_object_get(status, "test_order");
+	const json_t *res = json_object_get(status, "result");
+	const char *key;
+	json_t *m;
+	size_t i;
+	int rc;
+
+	json_array_foreach((json_t *)order, i, m) {
+		const json_t *flags = json_object_get(m, "flags");
+		const char *name = json_string_value(json_object_get(m, "name"));
+		const char *cat = json_string_value(json_object_get(m, "category"));
+		const char *script = json_string_value(json_object_get(m, "script"));
+		if (!name)
+			continue;
+		rc = db_exec(db, "INSERT INTO job_modules (job_id, name, category, script, milestone, important, fatal)"
+			     " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, name) DO NOTHING", "ittiiii",
+			     job_id, name, cat ? cat : "", script ? script : "", (int64_t)flag_of(flags, "milestone"),
+			     (int64_t)!flag_of(flags, "ignore_failure"), (int64_t)flag_of(flags, "fatal"));
+		if (rc < 0)
+			return rc;
+	}
+	json_object_foreach((json_t *)res, key, m) {
+		const json_t *d = json_object_get(m, "dents");
+		const char *r = module_result(json_string_value(json_object_get(m, "result")),
+					      json_is_integer(d) ? json_integer_value(d) : 0);
+		rc = db_exec(db, "UPDATE job_modules SET result = ? WHERE job_id = ? AND name = ?", "tit", r, job_id,
+			     key);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int workers_job_status(struct db *db, int64_t job_id, const json_t *status, const char **command, char *msg,
+		       size_t msglen)
+{
+	struct db_stmt *st = NULL;
+	char state[16], result[24], now[DB_TIME_LEN];
+	int64_t assigned = 0, wid;
+	const json_t *w = json_object_get(status, "worker_id");
+	int rc;
+
+	*command = NULL;
+	if (!json_is_integer(w)) {
+		snprintf(msg, msglen, "status.worker_id missing or not a number");
+		return ERR_INVALID;
+	}
+	wid = json_integer_value(w);
+	rc = db_prepare(db, &st, "SELECT state, result, assigned_worker_id FROM jobs WHERE id = ?", "i", job_id);
+	if (rc)
+		return rc;
+	rc = db_step(st);
+	if (rc == 1) {
+		snprintf(state, sizeof(state), "%s", db_col_text(st, 0));
+		snprintf(result, sizeof(result), "%s", db_col_text(st, 1));
+		assigned = db_col_null(st, 2) ? 0 : db_col_int(st, 2);
+	}
+	db_finalize(st);
+	if (rc != 1)
+		return rc == 0 ? ERR_NOT_FOUND : rc;
+	if (assigned != wid) {
+		snprintf(msg, msglen, "Got status update for job %lld with unexpected worker ID %lld (expected %lld, job is %s)",
+			 (long long)job_id, (long long)wid, (long long)assigned, state);
+		return ERR_INVALID;
+	}
+	if (!strcmp(state, "done") || !strcmp(state, "cancelled") || !strcmp(state, "scheduled")) {
+		*command = "abort";
+		return 0;
+	}
+	now_text(now);
+	if (json_is_true(json_object_get(status, "uploading")) ||
+	    json_integer_value(json_object_get(status, "uploading")) == 1)
+		rc = db_exec(db, "UPDATE jobs SET state = 'uploading', t_updated = ? WHERE id = ?", "ti", now, job_id);
+	else
+		rc = db_exec(db, "UPDATE jobs SET state = 'running', t_updated = ?,"
+			     " t_started = COALESCE(t_started, ?) WHERE id = ? AND state IN ('assigned', 'setup')",
+			     "tti", now, now, job_id);
+	if (rc < 0)
+		return rc;
+	if ((rc = apply_modules(db, job_id, status)))
+		return rc;
+	if (!strcmp(result, "user_cancelled"))
+		*command = "cancel";
+	return 0;
+}
+
+static const char *computed_result(struct db *db, int64_t job_id)
+{
+	int64_t n;
+
+	if (db_query_int(db, &n, "SELECT COUNT(*) FROM job_modules WHERE job_id = ?", "i", job_id) || n == 0)
+		return "incomplete";
+	if (!db_query_int(db, &n, "SELECT COUNT(*) FROM job_modules WHERE job_id = ? AND result = 'failed'", "i",
+			  job_id) && n > 0)
+		return "failed";
+	if (!db_query_int(db, &n, "SELECT COUNT(*) FROM job_modules WHERE job_id = ? AND result IN ('none',"
+			  " 'running', 'cancelled')", "i", job_id) && n > 0)
+		return "incomplete";
+	if (!db_query_int(db, &n, "SELECT COUNT(*) FROM job_modules WHERE job_id = ? AND result = 'softfailed'", "i",
+			  job_id) && n > 0)
+		return "softfailed";
+	return "passed";
+}
+
+int workers_job_done(struct db *db, int64_t job_id, int64_t worker_id, const char *result, const char *reason,
+		     char *msg, size_t msglen)
+{
+	char now[DB_TIME_LEN], why[301];
+	int64_t assigned = 0;
+	int rc;
+
+	if (result && !jobs_result_valid(result)) {
+		snprintf(msg, msglen, "invalid result '%s'", result);
+		return ERR_INVALID;
+	}
+	rc = db_query_int(db, &assigned, "SELECT COALESCE(assigned_worker_id, 0) FROM jobs WHERE id = ?", "i", job_id);
+	if (rc)
+		return rc;
+	if (worker_id && assigned != worker_id) {
+		snprintf(msg, msglen, "Refusing to set result because job %lld is currently assigned to worker %lld",
+			 (long long)job_id, (long long)assigned);
+		return ERR_INVALID;
+	}
+	if (!result)
+		result = computed_result(db, job_id);
+	if (reason)
+		snprintf(why, sizeof(why), "%s", reason); /* openQA keeps 300 characters */
+	now_text(now);
+	rc = db_exec(db, "UPDATE jobs SET state = 'done', t_finished = COALESCE(t_finished, ?), t_updated = ?,"
+		     " result = CASE WHEN result = 'none' THEN ? ELSE result END, reason = COALESCE(?, reason)"
+		     " WHERE id = ? AND state NOT IN ('done', 'cancelled')", "tttti", now, now, result,
+		     reason ? why : NULL, job_id);
+	if (rc < 0)
+		return rc;
+	if (assigned) {
+		rc = db_exec(db, "UPDATE workers SET job_id = NULL WHERE id = ? AND job_id = ?", "ii", assigned, job_id);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
+}
+
+json_t *workers_job_modules(struct db *db, int64_t job_id)
+{
+	json_t *a = json_array();
+	struct db_stmt *st;
+
+	if (db_prepare(db, &st, "SELECT name, category, script, result, milestone, important, fatal FROM job_modules"
+		       " WHERE job_id = ? ORDER BY id", "i", job_id))
+		return a;
+	while (db_step(st) == 1) {
+		json_t *flags = json_array();
+		if (db_col_int(st, 4))
+			json_array_append_new(flags, json_string("milestone"));
+		if (db_col_int(st, 5))
+			json_array_append_new(flags, json_string("important"));
+		if (db_col_int(st, 6))
+			json_array_append_new(flags, json_string("fatal"));
+		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", db_col_text(st, 0), "category",
+						   db_col_text(st, 1), "script", db_col_text(st, 2), "result",
+						   db_col_text(st, 3), "flags", flags));
+	}
+	db_finalize(st);
+	return a;
+}
+
+json_t *workers_list_json(struct db *db)
+{
+	json_t *a = json_array();
+	struct db_stmt *st;
+
+	if (db_prepare(db, &st, "SELECT id, host, instance, worker_class, job_id, error, t_seen FROM workers"
+		       " ORDER BY id", ""))
+		return json_pack("{s:o}", "workers", a);
+	while (db_step(st) == 1) {
+		json_t *w = json_pack("{s:I,s:s,s:I,s:s,s:{s:s}}", "id", (json_int_t)db_col_int(st, 0), "host",
+				      db_col_text(st, 1), "instance", (json_int_t)db_col_int(st, 2), "name",
+				      db_col_text(st, 1), "properties", "WORKER_CLASS", db_col_text(st, 3));
+		json_object_set_new(w, "jobid", db_col_null(st, 4) ? json_null() : json_integer(db_col_int(st, 4)));
+		json_object_set_new(w, "status", json_string(db_col_null(st, 4) ? "idle" : "running"));
+		json_object_set_new(w, "error", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
+		json_object_set_new(w, "t_seen", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
+		json_array_append_new(a, w);
+	}
+	db_finalize(st);
+	return json_pack("{s:o}", "workers", a);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/* workers.h - workers and the scheduler: registration by (host, instance),
+ * liveness (t_seen), picking the job a worker gets (WORKER_CLASS matching,
+ * priority order), abandoning the jobs of a lost or restarted worker (ended
+ * incomplete and cloned once, as openQA), job modules and set_done. All
+ * through the db module; callers serialise access to one connection. */
+#ifndef VIGIL_WORKERS_H
+#define VIGIL_WORKERS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct db;
+
+/* openQA's default classes of a qemu worker on x86_64. */
+#define WORKERS_DEFAULT_CLASS "qemu_x86_64,qemu_i686,qemu_i586"
+/* Seconds without any request after which a worker's job is abandoned. */
+#define WORKERS_DEFAULT_TIMEOUT_S 60
+/* Scheduled jobs looked at per pick (highest priority first). */
+#define SCHED_SCAN_LIMIT 500
+
+/* True when every class in needed[0..n) is one of the comma-separated
+ * classes of offered (AND semantics, as openQA's check_class). A job with no
+ * class matches no worker. */
+bool sched_classes_match(const char *offered, const char *const *needed, size_t n);
+
+/* Register (or re-register) the worker host:instance offering classes
+ * (comma-separated; NULL or "" for WORKERS_DEFAULT_CLASS). A worker that
+ * registers again has abandoned whatever it ran: its assigned jobs are
+ * rescheduled, its running ones end incomplete and are cloned. 0 and *id,
+ * ERR_INVALID (empty host), or a db error. */
+int workers_register(struct db *db, const char *host, long instance, const char *classes, int64_t now_s,
+		     int64_t *id);
+
+/* Mark the worker seen at now_s. 0, ERR_NOT_FOUND, or a db error. */
+int workers_seen(struct db *db, int64_t worker_id, int64_t now_s);
+
+/* End every job still in an execution state on worker_id: assigned ones go
+ * back to scheduled, later ones end done/incomplete with reason (unless a
+ * result is already set, e.g. user_cancelled) and get one clone. *n counts
+ * the jobs. 0 or a db error. Must not run inside a transaction. */
+int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, int *n);
+
+/* Abandon the jobs of workers not seen since now_s - timeout_s with the
+ * reason "abandoned: worker N (host:instance) lost, no status for T s".
+ * *n counts the jobs. 0 or a db error. */
+int workers_reap(struct db *db, int64_t now_s, int timeout_s, int *n);
+
+/* Assign to worker_id the scheduled, unblocked job of lowest priority number
+ * (then lowest id) whose WORKER_CLASS values the worker all offers: state
+ * assigned, assigned_worker_id set. 0 and *job_id, ERR_NOT_FOUND when none
+ * fits, or a db error. */
+int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id);
+
+/* Apply a worker's status body ({"worker_id", "test_order", "result",
+ * "uploading"}) to job_id: assigned/setup → running, uploading → uploading,
+ * module rows created and results updated (ok→passed, fail→failed, ...).
+ * *command is set to "cancel" when the job was cancelled meanwhile, "abort"
+ * when the job is no longer this worker's to run, else NULL (static text).
+ * 0, ERR_NOT_FOUND, ERR_INVALID (worker mismatch, message in msg), or a db error. */
+int workers_job_status(struct db *db, int64_t job_id, const json_t *status, const char **command, char *msg,
+		       size_t msglen);
+
+/* Finish job_id: state done, result (if still none) from result or, when
+ * NULL, from the module results, reason, the worker freed. worker_id 0
+ * skips the worker check. 0, ERR_NOT_FOUND, ERR_INVALID (bad result or
+ * worker, message in msg), or a db error. */
+int workers_job_done(struct db *db, int64_t job_id, int64_t worker_id, const char *result, const char *reason,
+		     char *msg, size_t msglen);
+
+/* The job's modules as openQA's [{name, category, result, flags}]. New array. */
+json_t *workers_job_modules(struct db *db, int64_t job_id);
+
+/* GET /api/v1/workers shape: {"workers": [...]}. New object or NULL. */
+json_t *workers_list_json(struct db *db);
+
+#endif

@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: MIT */
+/* worker.c - the worker's life cycle: register, long-poll, fetch the test
+ * distribution (cached by content hash in POOL/cache), run `vigil run` in
+ * its own process group with PDEATHSIG, post status every few seconds and
+ * obey cancel, upload screenshots as they appear and everything else at the
+ * end, set_done. One thread; bad server answers are retried, never fatal. */
+#define LOG_MODULE "worker"
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include "client/http.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/proc.h"
+#include "util/util.h"
+#include "worker/worker.h"
+
+#define WORKER_MAX_FILES 4096
+
+struct uploaded {
+	char *name;
+	long long size, mtime;
+};
+
+struct job_run {
+	long long id;
+	json_t *job;
+	char *dir, *out;
+	pid_t pid;
+	int status;
+	bool exited, cancelled, aborted;
+	double kill_at;
+	struct uploaded *files;
+	size_t nfiles;
+};
+
+struct worker {
+	const struct worker_config *cfg;
+	struct http_client http;
+	struct buf resp;
+	long long id;
+	char hostname[256];
+	volatile int *stop;
+};
+
+static int rm_rf(const char *path)
+{
+	char *argv[] = { "rm", "-rf", "--", (char *)path, NULL };
+	int st = 0;
+
+	return proc_run(argv, 60000, &st, NULL);
+}
+
+/* A request with retries on transport errors and 5xx; *status set. */
+static int call(struct worker *w, const char *method, const char *target, const char *ctype, const char *body,
+		long timeout_s, long *status)
+{
+	char err[512];
+	int attempt, rc = ERR_IO;
+
+	for (attempt = 0; attempt < 5 && !*w->stop; attempt++) {
+		rc = http_request(&w->http, method, target, ctype, body, body ? strlen(body) : 0, timeout_s, status,
+				  &w->resp, err, sizeof(err));
+		if (rc == 0 && *status < 500)
+			return 0;
+		log_warn("%s", rc ? err : "server error, retrying");
+		sleep_ms(1000 << (attempt < 3 ? attempt : 3));
+	}
+	return rc ? rc : ERR_IO;
+}
+
+static int do_register(struct worker *w)
+{
+	struct buf q;
+	long st = 0;
+	json_t *j;
+	int rc;
+
+	buf_init(&q, 4096);
+	buf_puts(&q, "/api/v1/workers");
+	http_query_add(&q, "host", w->hostname);
+	{
+		char inst[24];
+		snprintf(inst, sizeof(inst), "%ld", w->cfg->instance);
+		http_query_add(&q, "instance", inst);
+	}
+	http_query_add(&q, "worker_class", w->cfg->classes ? w->cfg->classes : "qemu_x86_64,qemu_i686,qemu_i586");
+	http_query_add(&q, "websocket_api_version", "1");
+	rc = call(w, "POST", q.data, NULL, NULL, 30, &st);
+	buf_release(&q);
+	if (rc)
+		return rc;
+	j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL);
+	if (st != 200 || !json_is_integer(json_object_get(j, "id"))) {
+		log_err("registration refused (HTTP %ld): %s", st, w->resp.data ? w->resp.data : "");
+		json_decref(j);
+		return ERR_PROTO;
+	}
+	w->id = json_integer_value(json_object_get(j, "id"));
+	json_decref(j);
+	log_info("registered as worker %lld (%s:%ld)", w->id, w->hostname, w->cfg->instance);
+	return 0;
+}
+
+/* Extract the tar at path into dir (which must not exist yet), refusing
+ * absolute names, '..' and links out. */
+static int extract(const char *tar, const char *dir)
+{
+	struct archive *a = archive_read_new(), *disk = archive_write_disk_new();
+	struct archive_entry *e;
+	int rc = 0, r;
+
+	archive_read_support_format_tar(a);
+	archive_write_disk_set_options(disk, ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+					     ARCHIVE_EXTRACT_PERM);
+	if (archive_read_open_filename(a, tar, 65536) != ARCHIVE_OK) {
+		rc = ERR_PROTO;
+		goto out;
+	}
+	while ((r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		const char *name = archive_entry_pathname(e);
+		char *full;
+		const void *blk;
+		size_t sz;
+		int64_t off;
+		/* Names stay inside dir: libarchive's checks below refuse '..' and
+		 * links out; absolute names are refused here since dir is prefixed. */
+		if (!name || name[0] == '/' || archive_entry_filetype(e) != AE_IFREG) {
+			if (name && name[0] != '/' && archive_entry_filetype(e) == AE_IFDIR)
+				continue;
+			log_err("distribution archive: entry '%s' refused", name ? name : "");
+			rc = ERR_PROTO;
+			break;
+		}
+		if (!(full = path_join(dir, name))) {
+			rc = ERR_NOMEM;
+			break;
+		}
+		archive_entry_set_pathname(e, full);
+		free(full);
+		if (archive_write_header(disk, e) != ARCHIVE_OK) {
+			log_err("distribution archive: %s", archive_error_string(disk));
+			rc = ERR_PROTO;
+			break;
+		}
+		while ((r = archive_read_data_block(a, &blk, &sz, &off)) == ARCHIVE_OK)
+			if (archive_write_data_block(disk, blk, sz, off) != ARCHIVE_OK) {
+				rc = ERR_IO;
+				break;
+			}
+		if (rc)
+			break;
+		archive_write_finish_entry(disk);
+	}
+	if (!rc && r != ARCHIVE_EOF)
+		rc = ERR_PROTO;
+out:
+	archive_read_free(a);
+	archive_write_free(disk);
+	return rc;
+}
+
+/* The directory of the job's test distribution: CASEDIR when it is a
+ * directory on this machine, else DISTRI from the server (cached). New string. */
+static char *distribution(struct worker *w, const json_t *settings, char *why, size_t whylen)
+{
+	const char *casedir = json_string_value(json_object_get(settings, "CASEDIR"));
+	const char *distri = json_string_value(json_object_get(settings, "DISTRI"));
+	char target[512], rel[400], hash[80], err[400], *dir = NULL, *part = NULL, *tar = NULL, *cache = NULL;
+	long st = 0;
+	json_t *j = NULL;
+	int rc;
+
+	if (casedir && casedir[0] == '/' && dir_exists(casedir))
+		return strdup(casedir);
+	if (!distri || !*distri || strchr(distri, '/') || distri[0] == '.') {
+		snprintf(why, whylen, "setup failure: the job has neither a CASEDIR on this worker nor a DISTRI");
+		return NULL;
+	}
+	snprintf(target, sizeof(target), "/api/v1/distributions/%s", distri);
+	if (call(w, "GET", target, NULL, NULL, 60, &st) || st != 200 ||
+	    !(j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL)) ||
+	    !json_string_value(json_object_get(j, "hash"))) {
+		snprintf(why, whylen, "setup failure: test distribution '%s' not available from the server (HTTP %ld)",
+			 distri, st);
+		goto out;
+	}
+	snprintf(hash, sizeof(hash), "%s", json_string_value(json_object_get(j, "hash")));
+	cache = path_join(w->cfg->pool, "cache");
+	snprintf(rel, sizeof(rel), "%s-%.16s", distri, hash);
+	dir = cache ? path_join(cache, rel) : NULL;
+	if (!dir || mkdir_p(cache, 0700))
+		goto fail;
+	if (dir_exists(dir))
+		goto out; /* cached: same content hash */
+	snprintf(rel, sizeof(rel), "%s-%.16s.part", distri, hash);
+	part = path_join(cache, rel);
+	snprintf(rel, sizeof(rel), "%s-%.16s.tar", distri, hash);
+	tar = path_join(cache, rel);
+	if (!part || !tar)
+		goto fail;
+	snprintf(target, sizeof(target), "/api/v1/distributions/%s/archive", distri);
+	rc = http_download(&w->http, target, tar, 300, &st, NULL, NULL, 0, err, sizeof(err));
+	if (rc || st != 200) {
+		snprintf(why, whylen, "setup failure: downloading test distribution '%s': %s", distri,
+			 rc ? err : "HTTP error");
+		goto fail;
+	}
+	(void)rm_rf(part);
+	if (mkdir_p(part, 0700) || extract(tar, part) || rename(part, dir)) {
+		snprintf(why, whylen, "setup failure: unpacking test distribution '%s' failed", distri);
+		(void)rm_rf(part);
+		goto fail;
+	}
+	log_info("test distribution '%s' %.16s cached in %s", distri, hash, dir);
+	goto out;
+fail:
+	free(dir);
+	dir = NULL;
+out:
+	if (tar)
+		(void)unlink(tar);
+	free(tar);
+	free(part);
+	free(cache);
+	json_decref(j);
+	return dir;
+}
+
+static pid_t spawn_runner(struct worker *w, const char *distri, const char *vars, const char *out, const char *log)
+{
+	pid_t parent = getpid(), pid;
+	char *argv[] = { (char *)w->cfg->self, "run", (char *)distri, "--vars", (char *)vars, "--out", (char *)out,
+			 NULL };
+	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+	pid = fork();
+	if (pid == 0) {
+		/* Own process group: cancel kills the runner and its QEMU together. */
+		setpgid(0, 0);
+		proc_child_exec(argv, fd, parent);
+	}
+	if (pid > 0)
+		setpgid(pid, pid); /* also from here: no race with an early kill */
+	if (fd >= 0)
+		close(fd);
+	return pid;
+}
+
+static struct uploaded *find_file(struct job_run *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nfiles; i++)
+		if (!strcmp(r->files[i].name, name))
+			return &r->files[i];
+	return NULL;
+}
+
+/* Upload path as artefact name unless already sent unchanged. */
+static void upload_one(struct worker *w, struct job_run *r, const char *path, const char *name)
+{
+	struct stat st;
+	struct uploaded *u;
+	struct buf q;
+	char err[512];
+	long code = 0;
+	int attempt, rc = ERR_IO;
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return;
+	u = find_file(r, name);
+	if (u && u->size == (long long)st.st_size && u->mtime == (long long)st.st_mtime)
+		return;
+	buf_init(&q, 4096);
+	buf_printf(&q, "/api/v1/jobs/%lld/artefact", r->id);
+	http_query_add(&q, "file", name);
+	for (attempt = 0; attempt < 3; attempt++) {
+		rc = http_upload_file(&w->http, q.data, path, 600, &code, &w->resp, err, sizeof(err));
+		if (!rc && code < 500)
+			break;
+		sleep_ms(500);
+	}
+	buf_release(&q);
+	if (rc || code != 200) {
+		log_warn("job %lld: upload of '%s' failed: %s", r->id, name, rc ? err : (w->resp.data ? w->resp.data : ""));
+		return;
+	}
+	if (!u && r->nfiles < WORKER_MAX_FILES) {
+		struct uploaded *v = realloc(r->files, (r->nfiles + 1) * sizeof(*v));
+		if (!v)
+			return;
+		r->files = v;
+		u = &r->files[r->nfiles++];
+		u->name = strdup(name);
+	}
+	if (u) {
+		u->size = (long long)st.st_size;
+		u->mtime = (long long)st.st_mtime;
+	}
+}
+
+/* Upload the files of dir (not recursive); only screenshots when pngs_only. */
+static void upload_dir(struct worker *w, struct job_run *r, const char *dir, bool pngs_only)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *p;
+		if (e->d_name[0] == '.' || (pngs_only && !str_ends_with(e->d_name, ".png")))
+			continue;
+		if ((p = path_join(dir, e->d_name))) {
+			upload_one(w, r, p, e->d_name);
+			free(p);
+		}
+	}
+	closedir(d);
+}
+
+static json_t *read_json(const char *dir, const char *name)
+{
+	char *p = path_join(dir, name);
+	json_t *j = p ? json_load_file(p, 0, NULL) : NULL;
+
+	free(p);
+	return j;
+}
+
+/* POST status; handles the command in the reply. */
+static void post_status(struct worker *w, struct job_run *r, bool uploading)
+{
+	char *tr = path_join(r->out, "testresults");
+	json_t *order = tr ? read_json(tr, "test_order.json") : NULL, *res = json_object(), *m, *body;
+	char target[128], *text;
+	const char *current = NULL;
+	long st = 0;
+	size_t i;
+
+	json_array_foreach(order, i, m) {
+		const char *name = json_string_value(json_object_get(m, "name"));
+		char fn[300];
+		json_t *mr;
+		if (!name)
+			continue;
+		snprintf(fn, sizeof(fn), "result-%s.json", name);
+		mr = read_json(tr, fn);
+		if (mr) {
+			json_object_set_new(res, name, json_pack("{s:O?,s:O?}", "result", json_object_get(mr, "result"),
+								 "dents", json_object_get(mr, "dents")));
+			json_decref(mr);
+		} else if (!current) {
+			current = name;
+			json_object_set_new(res, name, json_pack("{s:s}", "result", "running"));
+		}
+	}
+	body = json_pack("{s:{s:I,s:o,s:o,s:s?,s:i}}", "status", "worker_id", (json_int_t)w->id, "test_order",
+			 order ? order : json_array(), "result", res, "current_module", current, "uploading",
+			 uploading ? 1 : 0);
+	text = json_dumps(body, JSON_COMPACT);
+	json_decref(body);
+	free(tr);
+	snprintf(target, sizeof(target), "/api/v1/jobs/%lld/status", r->id);
+	if (!text || call(w, "POST", target, "application/json", text, 30, &st)) {
+		free(text);
+		return; /* the next status tries again */
+	}
+	free(text);
+	if (st >= 400 && st < 500) {
+		log_warn("job %lld: status refused (HTTP %ld): %s; abandoning it", r->id, st,
+			 w->resp.data ? w->resp.data : "");
+		r->aborted = true;
+	} else {
+		json_t *j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL);
+		const char *cmd = json_string_value(json_object_get(j, "command"));
+		if (cmd && !strcmp(cmd, "cancel") && !r->cancelled) {
+			log_info("job %lld: cancelled by the server", r->id);
+			r->cancelled = true;
+		} else if (cmd && !strcmp(cmd, "abort")) {
+			log_info("job %lld: no longer ours, aborting", r->id);
+			r->aborted = true;
+		}
+		json_decref(j);
+	}
+	if ((r->cancelled || r->aborted) && !r->exited && r->kill_at == 0) {
+		kill(-r->pid, r->aborted ? SIGKILL : SIGTERM);
+		r->kill_at = time_mono() + WORKER_CANCEL_GRACE_S;
+	}
+}
+
+static void job_result(struct job_run *r, char *result, size_t rlen, char *reason, size_t whylen)
+{
+	char *tr = path_join(r->out, "testresults");
+	json_t *j = tr ? read_json(tr, "results.json") : NULL;
+	const char *res = json_string_value(json_object_get(j, "result"));
+	const char *why = json_string_value(json_object_get(j, "reason"));
+
+	reason[0] = '\0';
+	if (r->cancelled) {
+		snprintf(result, rlen, "user_cancelled");
+		snprintf(reason, whylen, "cancelled by user");
+	} else if (res && *res && strcmp(res, "none")) {
+		snprintf(result, rlen, "%s", res);
+		if (why)
+			snprintf(reason, whylen, "%s", why);
+	} else {
+		int code = WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
+		snprintf(result, rlen, "%s", code == 0 ? "passed" : code == 1 ? "failed" : "incomplete");
+		if (WIFSIGNALED(r->status))
+			snprintf(reason, whylen, "died: runner killed by signal %d", WTERMSIG(r->status));
+		else if (code > 1)
+			snprintf(reason, whylen, "died: runner exited with status %d", code);
+	}
+	if (!strcmp(result, "incomplete") && !reason[0])
+		snprintf(reason, whylen, "backend died: see vigil-log.txt");
+	json_decref(j);
+	free(tr);
+}
+
+static void set_done(struct worker *w, struct job_run *r, const char *result, const char *reason)
+{
+	struct buf q;
+	char wid[24];
+	long st = 0;
+
+	buf_init(&q, 8192);
+	buf_printf(&q, "/api/v1/jobs/%lld/set_done", r->id);
+	http_query_add(&q, "result", result);
+	if (reason && *reason)
+		http_query_add(&q, "reason", reason);
+	snprintf(wid, sizeof(wid), "%lld", w->id);
+	http_query_add(&q, "worker_id", wid);
+	if (call(w, "POST", q.data, NULL, NULL, 60, &st) || st != 200)
+		log_warn("job %lld: set_done failed (HTTP %ld): %s", r->id, st, w->resp.data ? w->resp.data : "");
+	else
+		log_info("job %lld done: %s%s%s", r->id, result, reason && *reason ? ", " : "", reason ? reason : "");
+	buf_release(&q);
+}
+
+static void run_job(struct worker *w, json_t *job)
+{
+	struct job_run r;
+	const json_t *settings = json_object_get(job, "settings");
+	char rel[64], why[512] = "", result[32], reason[512];
+	char *distri = NULL, *vars = NULL, *log = NULL, *tr = NULL;
+	double next_status = 0, next_scan = 0;
+	int i;
+
+	memset(&r, 0, sizeof(r));
+	r.id = json_integer_value(json_object_get(job, "id"));
+	r.pid = -1;
+	snprintf(rel, sizeof(rel), "job-%lld", r.id);
+	r.dir = path_join(w->cfg->pool, rel);
+	r.out = r.dir ? path_join(r.dir, "out") : NULL;
+	vars = r.dir ? path_join(r.dir, "job-vars.json") : NULL;
+	log = r.dir ? path_join(r.dir, "runner-output.txt") : NULL;
+	tr = r.out ? path_join(r.out, "testresults") : NULL;
+	if (!tr || !vars || !log) {
+		snprintf(why, sizeof(why), "setup failure: out of memory");
+		goto done;
+	}
+	log_info("job %lld: %s", r.id, json_string_value(json_object_get(job, "name")));
+	(void)rm_rf(r.dir);
+	if (mkdir_p(r.dir, 0700)) {
+		snprintf(why, sizeof(why), "setup failure: cannot create '%s'", r.dir);
+		goto done;
+	}
+	if (!(distri = distribution(w, settings, why, sizeof(why))))
+		goto done;
+	if (json_dump_file(settings, vars, JSON_INDENT(1))) {
+		snprintf(why, sizeof(why), "setup failure: cannot write '%s'", vars);
+		goto done;
+	}
+	r.pid = spawn_runner(w, distri, vars, r.out, log);
+	if (r.pid < 0) {
+		snprintf(why, sizeof(why), "setup failure: fork: %s", strerror(errno));
+		goto done;
+	}
+	while (!r.exited) {
+		pid_t p = waitpid(r.pid, &r.status, WNOHANG);
+		double now = time_mono();
+		if (p == r.pid) {
+			r.exited = true;
+			break;
+		}
+		if (*w->stop && r.kill_at == 0) {
+			kill(-r.pid, SIGTERM);
+			r.kill_at = now + WORKER_CANCEL_GRACE_S;
+		}
+		if (r.kill_at > 0 && now > r.kill_at) {
+			kill(-r.pid, SIGKILL);
+			r.kill_at = now + 3600;
+		}
+		if (now >= next_status) {
+			post_status(w, &r, false);
+			next_status = now + WORKER_STATUS_INTERVAL_S;
+		}
+		if (now >= next_scan && !r.aborted) {
+			upload_dir(w, &r, tr, true); /* screenshots as they appear */
+			next_scan = now + 1;
+		}
+		sleep_ms(200);
+	}
+	/* Whatever the runner left in its group (it normally takes QEMU down itself). */
+	kill(-r.pid, SIGKILL);
+	if (r.aborted)
+		goto out;
+	post_status(w, &r, true);
+	if (r.aborted)
+		goto out;
+	upload_dir(w, &r, tr, false);
+	upload_dir(w, &r, r.out, false);
+	{
+		char *p = path_join(r.dir, "runner-output.txt");
+		if (p)
+			upload_one(w, &r, p, "runner-output.txt");
+		free(p);
+	}
+	job_result(&r, result, sizeof(result), reason, sizeof(reason));
+	if (*w->stop && !r.cancelled && strcmp(result, "passed")) {
+		snprintf(result, sizeof(result), "incomplete");
+		snprintf(reason, sizeof(reason), "quit: worker stopped");
+	}
+	set_done(w, &r, result, reason);
+	goto out;
+done:
+	set_done(w, &r, "incomplete", why);
+out:
+	if (r.dir && !getenv("VIGIL_WORKER_KEEP"))
+		(void)rm_rf(r.dir);
+	for (i = 0; i < (int)r.nfiles; i++)
+		free(r.files[i].name);
+	free(r.files);
+	free(r.dir);
+	free(r.out);
+	free(distri);
+	free(vars);
+	free(log);
+	free(tr);
+}
+
+int worker_main(const struct worker_config *cfg, volatile int *stop)
+{
+	struct worker w;
+	char target[128];
+	int rc;
+
+	memset(&w, 0, sizeof(w));
+	w.cfg = cfg;
+	w.stop = stop;
+	buf_init(&w.resp, LIMIT_HTTP_RESPONSE);
+	if (cfg->hostname)
+		snprintf(w.hostname, sizeof(w.hostname), "%s", cfg->hostname);
+	else if (gethostname(w.hostname, sizeof(w.hostname) - 1))
+		snprintf(w.hostname, sizeof(w.hostname), "localhost");
+	if ((rc = mkdir_p(cfg->pool, 0700))) {
+		log_err("pool directory '%s': %s", cfg->pool, err_str(rc));
+		return rc;
+	}
+	if ((rc = http_client_init(&w.http, cfg->host, cfg->key, cfg->secret)))
+		return rc;
+	w.http.cancel = stop;
+	while (!*stop) {
+		long st = 0;
+		json_t *j, *job;
+		if (w.id == 0) {
+			if (do_register(&w)) {
+				sleep_ms(3000);
+				continue;
+			}
+		}
+		snprintf(target, sizeof(target), "/api/v1/workers/%lld/work?timeout=%d", w.id, WORKER_POLL_S);
+		if (call(&w, "GET", target, NULL, NULL, WORKER_POLL_S + 30, &st))
+			continue;
+		if (st == 404 || st == 403) {
+			log_warn("work poll refused (HTTP %ld): registering again", st);
+			w.id = 0;
+			sleep_ms(1000);
+			continue;
+		}
+		j = json_loads(w.resp.data ? w.resp.data : "", 0, NULL);
+		job = json_object_get(j, "job");
+		if (st == 200 && json_is_object(job) && json_is_integer(json_object_get(job, "id")) &&
+		    json_is_object(json_object_get(job, "settings")))
+			run_job(&w, job);
+		else if (st != 200)
+			sleep_ms(2000);
+		json_decref(j);
+	}
+	log_info("stopping");
+	http_client_release(&w.http);
+	buf_release(&w.resp);
+	return 0;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* worker.h - `vigil worker`: registers with the server, long-polls for a
+ * job, runs `vigil run` for it in a child process group (PDEATHSIG, so
+ * the runner and its QEMU die with the worker), posts status, uploads
+ * artefacts (screenshots as they appear, the rest at the end), set_done. */
+#ifndef VIGIL_WORKER_H
+#define VIGIL_WORKER_H
+
+#define WORKER_STATUS_INTERVAL_S 5
+#define WORKER_POLL_S 30
+#define WORKER_CANCEL_GRACE_S 10
+
+struct worker_config {
+	const char *host;      /* server URL */
+	const char *key, *secret;
+	const char *classes;   /* NULL: qemu_x86_64,qemu_i686,qemu_i586 */
+	const char *pool;      /* pool directory (created) */
+	const char *hostname;  /* NULL: gethostname() */
+	long instance;
+	const char *self;      /* the vigil binary to run ("/proc/self/exe") */
+};
+
+/* Run until *stop is set (SIGINT/SIGTERM). 0, or an error code when the
+ * worker cannot start (bad pool directory). Never exits on bad input. */
+int worker_main(const struct worker_config *cfg, volatile int *stop);
+
+#endif

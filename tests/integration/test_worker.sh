@@ -1,0 +1,142 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_worker.sh - the worker protocol end to end: `vigil serve`, two
+# `vigil worker` instances, the grub and shell examples scheduled through
+# the API (openqa-cli), run for real, artefacts uploaded and served; a
+# cancel, a worker killed with SIGKILL (job incomplete + clone, no QEMU
+# left), a restarted worker taking new work, and a path traversal refused.
+. "$(dirname "$0")/lib.sh"
+
+PY=/usr/bin/python3
+PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+URL=http://127.0.0.1:$PORT
+DATA=$TMP/data
+PIDS=
+cleanup() {
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	sleep 1
+	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+}
+trap cleanup EXIT INT TERM
+
+$VIGIL apikey new --data "$DATA" --admin > "$TMP/key"
+read -r KEY SECRET < "$TMP/key"
+mkdir -p "$DATA/tests"
+cp -r examples/grub "$DATA/tests/grub"
+cp -r examples/shell "$DATA/tests/shell"
+$VIGIL serve --listen "127.0.0.1:$PORT" --data "$DATA" --worker-timeout 5 > "$TMP/serve.log" 2>&1 &
+PIDS="$PIDS $!"
+i=0
+until curl -s "$URL/api/v1/jobs" > /dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+check "server answers" curl -sf -o /dev/null "$URL/api/v1/jobs"
+
+cli() { openqa-cli api --host "$URL" --apikey "$KEY" --apisecret "$SECRET" "$@"; }
+start_worker() { # start_worker INSTANCE -> pid in WPID
+	$VIGIL worker --host "$URL" --apikey "$KEY" --apisecret "$SECRET" --instance "$1" --pool "$TMP/pool$1" \
+		>> "$TMP/worker$1.log" 2>&1 &
+	WPID=$!
+	PIDS="$PIDS $WPID"
+}
+state_of() { cli "jobs/$1" | $PY -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["result"])'; }
+wait_state() { # wait_state JOB "STATE RESULT" SECONDS
+	n=0
+	while [ "$(state_of "$1")" != "$2" ] && [ $n -lt $(($3 * 2)) ]; do sleep 0.5; n=$((n + 1)); done
+	[ "$(state_of "$1")" = "$2" ]
+}
+wait_running() { # wait_running JOB SECONDS
+	n=0
+	while ! state_of "$1" | grep -q '^running' && [ $n -lt $(($2 * 2)) ]; do sleep 0.5; n=$((n + 1)); done
+	state_of "$1" | grep -q '^running'
+}
+
+# The build trigger path, as openQA users schedule: machine, product, suites, templates, isos.
+cli -X POST machines name=64bit backend=qemu > /dev/null
+cli -X POST products distri=grub version=1 flavor=cd arch=x86_64 > /dev/null
+cli -X POST test_suites name=grub > /dev/null
+cli -X POST job_groups name=examples > /dev/null
+cli -X POST job_templates group_id=1 machine_name=64bit test_suite_name=grub distri=grub version=1 flavor=cd arch=x86_64 > /dev/null
+cli -X POST isos DISTRI=grub VERSION=1 FLAVOR=cd ARCH=x86_64 BUILD=1 > "$TMP/iso.json"
+check "isos: grub job scheduled" [ "$(json_get "$TMP/iso.json" 'j["ids"]')" = "[1]" ]
+cli -X POST jobs TEST=shell DISTRI=shell ARCH=x86_64 MACHINE=64bit BUILD=1 > /dev/null  # job 2
+
+start_worker 1; W1=$WPID
+start_worker 2; W2=$WPID
+check "job 1 (grub) done/passed" wait_state 1 "done passed" 90
+check "job 2 (shell) done/passed" wait_state 2 "done passed" 90
+cli jobs/1 > "$TMP/j1.json"
+cli jobs/1/details > "$TMP/j1d.json"
+check "job 1: modules and their results" [ "$(json_get "$TMP/j1.json" '" ".join(m["name"]+"="+m["result"] for m in j["job"]["modules"])')" = "boot=passed menu=passed cmdline=passed" ]
+check "job 1: worker recorded" [ "$(json_get "$TMP/j1.json" 'j["job"]["assigned_worker_id"] in (1, 2)')" = True ]
+check "job 1 details: logs listed" sh -c "json_get() { python3 -c \"import json,sys; j=json.load(open(sys.argv[1])); print(\$2)\" \"\$1\"; }; [ \"\$(json_get $TMP/j1d.json '\"vigil-log.txt\" in j[\"job\"][\"logs\"] and \"video.webm\" in j[\"job\"][\"logs\"] and \"results.json\" in j[\"job\"][\"logs\"]')\" = True ]"
+NSHOT=$(json_get "$TMP/j1d.json" 'len(j["job"]["screenshots"])')
+check "job 1: screenshots uploaded ($NSHOT)" [ "$NSHOT" -ge 10 ]
+curl -sf "$URL/tests/1/file/boot-1.png" -o "$TMP/boot.png"
+check "screenshot served (PNG)" sh -c "head -c 8 '$TMP/boot.png' | od -c | grep -q 'P   N   G'"
+curl -sf "$URL/tests/1/file/results.json" -o "$TMP/res.json"
+check "results.json served" [ "$(json_get "$TMP/res.json" 'j["result"]')" = passed ]
+curl -sf "$URL/tests/2/file/serial0.txt" -o "$TMP/serial.txt"
+check "serial log served" [ -s "$TMP/serial.txt" ]
+NIMG=$(ls "$DATA/images" | wc -l)
+NLINKED=$(find "$DATA/testresults/1" "$DATA/testresults/2" -name '*.png' | wc -l)
+check "screenshots stored once by content ($NIMG images for $NLINKED links)" [ "$NIMG" -le "$NLINKED" -a "$NIMG" -gt 0 ]
+check "distribution cached in the pool" sh -c "ls -d '$TMP'/pool*/cache/grub-* > /dev/null"
+
+# Cancel a running job: the worker kills the runner, uploads, result user_cancelled.
+cli -X POST jobs TEST=grub DISTRI=grub ARCH=x86_64 BUILD=2 > "$TMP/j3.json"
+J3=$(json_get "$TMP/j3.json" 'j["id"]')
+check "job $J3 starts" wait_running "$J3" 30
+sleep 1
+cli -X POST "jobs/$J3/cancel" > /dev/null
+check "cancelled job ends user_cancelled" wait_state "$J3" "done user_cancelled" 30
+check "cancelled job: no QEMU left in either pool" sh -c "! pgrep -f '[q]emu-system.*$TMP/pool' > /dev/null"
+
+# Kill a worker mid-job with SIGKILL: the job ends incomplete and is cloned.
+kill -9 "$W2" 2>/dev/null
+kill "$W1"; wait "$W1" 2>/dev/null
+start_worker 2; W2=$WPID
+cli -X POST jobs TEST=grub DISTRI=grub ARCH=x86_64 BUILD=3 > "$TMP/j4.json"
+J4=$(json_get "$TMP/j4.json" 'j["id"]')
+check "job $J4 starts on worker 2" wait_running "$J4" 30
+sleep 1
+kill -9 "$W2"
+sleep 1
+check "killed worker: no QEMU left in its pool" sh -c "! pgrep -f '[q]emu-system.*$TMP/pool2' > /dev/null"
+check "lost worker: job $J4 ends incomplete" wait_state "$J4" "done incomplete" 30
+cli "jobs/$J4" > "$TMP/j4b.json"
+check "lost worker: reason names the worker" sh -c "grep -q 'lost' '$TMP/j4b.json'"
+CLONE=$(json_get "$TMP/j4b.json" 'j["job"]["clone_id"]')
+check "lost worker: job cloned ($CLONE)" [ "$CLONE" != None ]
+start_worker 2; W2=$WPID
+check "restarted worker runs the clone to done/passed" wait_state "$CLONE" "done passed" 90
+
+# A worker restarted mid-job abandons the job at once (re-registration).
+cli -X POST jobs TEST=grub DISTRI=grub ARCH=x86_64 BUILD=4 > "$TMP/j5.json"
+J5=$(json_get "$TMP/j5.json" 'j["id"]')
+check "job $J5 starts" wait_running "$J5" 30
+kill -9 "$W2"
+start_worker 2; W2=$WPID
+check "re-registered worker: job $J5 abandoned (incomplete)" wait_state "$J5" "done incomplete" 15
+check "re-registered worker: reason says abandoned" sh -c "openqa-cli api --host $URL jobs/$J5 | grep -q 're-connected but abandoned'"
+CLONE5=$(cli "jobs/$J5" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["clone_id"])')
+check "re-registered worker runs the clone ($CLONE5) to done/passed" wait_state "$CLONE5" "done passed" 90
+
+# Bad requests: path traversal in an artefact name -> 4xx, nothing written outside.
+sign() { $PY -c 'import hmac,hashlib,sys; print(hmac.new(sys.argv[1].encode(), (sys.argv[2]+sys.argv[3]).encode(), hashlib.sha1).hexdigest())' "$SECRET" "$1" "$2"; }
+cli -X POST jobs TEST=held DISTRI=none WORKER_CLASS=nobody > /dev/null
+for name in '..%2F..%2Fescape.txt' '%2Ftmp%2Fescape.txt' '..' 'a%00b' '.hidden'; do
+	T="/api/v1/jobs/1/artefact?file=$name"
+	NOW=$(date +%s)
+	CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST -H "X-API-Key: $KEY" -H "X-API-Microtime: $NOW" \
+		-H "X-API-Hash: $(sign "$T" "$NOW")" -H 'Content-Type: application/octet-stream' --data-binary 'evil' "$URL$T")
+	check "artefact name '$name' refused ($CODE)" [ "$CODE" -ge 400 -a "$CODE" -lt 500 ]
+done
+check "nothing written outside the job's directory" sh -c "! ls '$DATA/escape.txt' '$DATA/testresults/escape.txt' /tmp/escape.txt 2>/dev/null | grep -q ."
+CODE=$(curl -s -o /dev/null -w '%{http_code}' "$URL/tests/1/file/..%2Fvigil.db")
+check "download of ../vigil.db refused ($CODE)" [ "$CODE" -ge 400 -a "$CODE" -lt 500 ]
+CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary x "$URL/api/v1/jobs/1/artefact?file=x.txt")
+check "unsigned upload refused ($CODE)" [ "$CODE" = 403 ]
+
+kill "$W2"; wait "$W2" 2>/dev/null
+check "no qemu-system left in any pool" sh -c "! pgrep -f '[q]emu-system.*$TMP/pool' > /dev/null"
+finish

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/* test_server_workers.c - the scheduler without HTTP: WORKER_CLASS
+ * matching (AND over the job's classes), priority then id order, a
+ * restarted worker's job ended incomplete and cloned once, lost workers,
+ * and artefact name validation. */
+#include <stdlib.h>
+#include <string.h>
+#include "unit.h"
+#include "server/artefacts.h"
+#include "server/db.h"
+#include "server/jobs.h"
+#include "server/workers.h"
+#include "util/err.h"
+#include "util/util.h"
+
+TEST(sched_classes_match_all)
+{
+	const char *one[] = { "qemu_x86_64" };
+	const char *two[] = { "qemu_x86_64", "tap" };
+	const char *other[] = { "qemu_aarch64" };
+	const char *prefix[] = { "qemu_x86" };
+
+	CHECK(sched_classes_match(WORKERS_DEFAULT_CLASS, one, 1));
+	CHECK(!sched_classes_match(WORKERS_DEFAULT_CLASS, two, 2));
+	CHECK(sched_classes_match("tap,qemu_x86_64", two, 2));
+	CHECK(!sched_classes_match(WORKERS_DEFAULT_CLASS, other, 1));
+	CHECK(!sched_classes_match(WORKERS_DEFAULT_CLASS, prefix, 1));
+	CHECK(!sched_classes_match(WORKERS_DEFAULT_CLASS, one, 0)); /* a job without class runs nowhere */
+	CHECK(!sched_classes_match(NULL, one, 1));
+}
+
+static struct db *fresh_db(void)
+{
+	struct db *db = NULL;
+	char err[256], *path = path_join(unit_tmpdir(), "vigil.db");
+
+	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
+	free(path);
+	return db;
+}
+
+static int64_t add_job(struct db *db, const char *test, const char *cls, int64_t prio)
+{
+	json_t *s = json_pack("{s:s,s:s}", "TEST", test, "WORKER_CLASS", cls);
+	int64_t id = 0;
+
+	CHECK_INT(jobs_insert(db, s, prio, 0, 0, &id), 0);
+	json_decref(s);
+	return id;
+}
+
+TEST(sched_pick_priority_and_class)
+{
+	struct db *db = fresh_db();
+	int64_t w = 0, arm = 0, job = 0;
+	int64_t low = add_job(db, "low", "qemu_x86_64", 60);
+	int64_t tap = add_job(db, "tap", "qemu_x86_64,tap", 10);
+	int64_t first = add_job(db, "first", "qemu_i586", 40);
+	int64_t second = add_job(db, "second", "qemu_x86_64", 40);
+	int64_t a64 = add_job(db, "arm", "qemu_aarch64", 1);
+
+	CHECK_INT(workers_register(db, "h", 1, NULL, 1000, &w), 0);
+	CHECK_INT(workers_register(db, "h", 2, "qemu_aarch64", 1000, &arm), 0);
+	/* tap (prio 10) needs a class the worker lacks; then 40s by id; then 60. */
+	CHECK_INT(sched_pick(db, w, &job), 0);
+	CHECK_INT(job, first);
+	CHECK_INT(sched_pick(db, w, &job), 0);
+	CHECK_INT(job, second);
+	CHECK_INT(sched_pick(db, w, &job), 0);
+	CHECK_INT(job, low);
+	CHECK_INT(sched_pick(db, w, &job), ERR_NOT_FOUND);
+	CHECK_INT(sched_pick(db, arm, &job), 0);
+	CHECK_INT(job, a64);
+	CHECK(tap > 0);
+	db_free(db);
+}
+
+TEST(sched_restarted_worker_abandons_job)
+{
+	struct db *db = fresh_db();
+	int64_t w = 0, w2 = 0, job = 0, id = add_job(db, "t", "qemu_x86_64", 50), clone = 0;
+	json_t *st = json_pack("{s:i}", "worker_id", 1);
+	const char *cmd = NULL;
+	char msg[256];
+
+	CHECK_INT(workers_register(db, "h", 1, NULL, 1000, &w), 0);
+	CHECK_INT(sched_pick(db, w, &job), 0);
+	CHECK_INT(workers_job_status(db, job, st, &cmd, msg, sizeof(msg)), 0); /* now running */
+	CHECK_INT(workers_register(db, "h", 1, NULL, 1001, &w2), 0);
+	CHECK_INT(w2, w);
+	CHECK_INT(db_query_int(db, &clone, "SELECT clone_id FROM jobs WHERE id = ? AND state = 'done' AND"
+			       " result = 'incomplete'", "i", id), 0);
+	CHECK(clone > id);
+	/* The clone is scheduled again and goes to the next free worker. */
+	CHECK_INT(sched_pick(db, w, &job), 0);
+	CHECK_INT(job, clone);
+	json_decref(st);
+	db_free(db);
+}
+
+TEST(sched_lost_worker_reaped_once)
+{
+	struct db *db = fresh_db();
+	int64_t w = 0, job = 0, clone = 0, n64 = 0;
+	int n = 0;
+
+	add_job(db, "t", "qemu_x86_64", 50);
+	CHECK_INT(workers_register(db, "h", 1, NULL, 1000, &w), 0);
+	CHECK_INT(sched_pick(db, w, &job), 0);
+	/* Assigned but never started: back to the queue, no clone. */
+	CHECK_INT(workers_reap(db, 1100, 60, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(db_query_int(db, &n64, "SELECT COUNT(*) FROM jobs", ""), 0);
+	CHECK_INT(n64, 1);
+	CHECK_INT(sched_pick(db, w, &job), 0);
+	CHECK_INT(db_exec(db, "UPDATE jobs SET state = 'running' WHERE id = ?", "i", job), 1);
+	CHECK_INT(workers_reap(db, 1030, 60, &n), 0); /* seen 30 s ago: alive */
+	CHECK_INT(n, 0);
+	CHECK_INT(workers_reap(db, 1100, 60, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(db_query_int(db, &clone, "SELECT clone_id FROM jobs WHERE id = ? AND result = 'incomplete'"
+			       " AND reason LIKE '%lost%'", "i", job), 0);
+	CHECK_INT(workers_reap(db, 1200, 60, &n), 0); /* nothing left to reap */
+	CHECK_INT(n, 0);
+	CHECK_INT(db_query_int(db, &n64, "SELECT COUNT(*) FROM jobs", ""), 0);
+	CHECK_INT(n64, 2);
+	db_free(db);
+}
+
+TEST(artefact_names)
+{
+	CHECK(artefact_name_valid("boot-1.png", 10));
+	CHECK(artefact_name_valid("serial0.txt", 11));
+	CHECK(artefact_name_valid("result-a_b+c@d.json", 19));
+	CHECK(!artefact_name_valid("", 0));
+	CHECK(!artefact_name_valid("..", 2));
+	CHECK(!artefact_name_valid("../x", 4));
+	CHECK(!artefact_name_valid("a/../../x", 9));
+	CHECK(!artefact_name_valid("/etc/passwd", 11));
+	CHECK(!artefact_name_valid(".hidden", 7));
+	CHECK(!artefact_name_valid("a\0b", 3)); /* NUL inside */
+	CHECK(!artefact_name_valid("a b", 3));
+	CHECK(!artefact_name_valid("a\\b", 3));
+	{
+		char long_name[LIMIT_ARTEFACT_NAME + 2];
+		memset(long_name, 'a', sizeof(long_name) - 1);
+		long_name[sizeof(long_name) - 1] = '\0';
+		CHECK(!artefact_name_valid(long_name, strlen(long_name)));
+		long_name[LIMIT_ARTEFACT_NAME] = '\0';
+		CHECK(artefact_name_valid(long_name, strlen(long_name)));
+	}
+}
