@@ -55,6 +55,7 @@ $VIGIL run $D --var FAULT=wait --out "$TMP/vkill" > "$TMP/vkill.out" 2>&1 &
 vpid=$!
 i=0
 while [ $i -lt 60 ] && ! grep -q "starting module" "$TMP/vkill.out" 2>/dev/null; do sleep 1; i=$((i + 1)); done
+sleep 3 # let the video flush a cluster or two
 check "vigil killed: QEMU was running" qemu_left "$TMP/vkill/.vm"
 kill -KILL $vpid
 wait $vpid 2>/dev/null

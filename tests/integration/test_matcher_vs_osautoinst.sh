@@ -80,4 +80,4 @@ while read -r dir shots; do
 		' "$tmp/v.jsonl" "$tmp/t.jsonl" "${mode:-margin}" "$here" "$dir" "$shots" >> "$tmp/counts"
 	done
 done < "$sets"
-awk '{ p += $1; f += $2; t += $4; if ($3 > m) m = $3 } END { printf "needle x screenshot pairs compared (margin + full-screen): %d; max similarity difference %.6f\n%d passed (%d with a different position at a provable float near-tie), %d failed\n", p + f, m, p, t, f; exit f > 0 }' "$tmp/counts"
+awk '{ p += $1; f += $2; t += $4; if ($3 > m) m = $3 } END { printf "needle x screenshot pairs compared (margin + full-screen): %d; max similarity difference %.6f\n%d of them with a different position at a provable float near-tie\n%d passed, %d failed\n", p + f, m, t, p, f; exit f > 0 }' "$tmp/counts"
