@@ -385,6 +385,10 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 				goto out;
 			}
 		}
+		/* A still screen already searched whole: the next full search is
+		 * due 5 s from now, not in the past. */
+		if (full && f && f->seq == searched_full)
+			last_full = now;
 		now = time_mono();
 		if (now >= deadline) {
 			/* The deadline's whole-screen search of the last frame. */

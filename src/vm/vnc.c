@@ -483,6 +483,8 @@ int vnc_next_frame(struct vnc *v, uint64_t after_seq, int timeout_ms,
 	int rc = ERR_TIMEOUT, i;
 
 	*out = NULL;
+	if (timeout_ms < 0)
+		timeout_ms = 0; /* a negative wait would make the deadline invalid */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	ts.tv_sec += timeout_ms / 1000;
 	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
