@@ -339,18 +339,44 @@ static void trim_right(char *s)
 		s[--n] = '\0';
 }
 
+/* Types cmd (which prints BEGIN alone on a line, its output, then
+ * END-<exit code>-) and waits for that block on the serial port. Returns 1
+ * with *text (caller frees) and *m (group 1 = output, 2 = exit code), 0 on
+ * time-out; raises when the port closed or the job was aborted. */
+static int type_and_capture(lua_State *L, struct runner *r, struct buf *cmd, const char *begin,
+			    const char *end, double timeout, char **text, struct serial_match *m)
+{
+	char pattern[160];
+	pcre2_code *re;
+	size_t len;
+	int rc;
+
+	tapi_type(L, r, cmd->data, cmd->len, r->typing_interval, 0);
+	buf_release(cmd);
+	snprintf(pattern, sizeof(pattern), "(?s)(?:^|\\n)%s\\r?\\n(.*?)%s-(\\d+)-", begin, end);
+	re = compile(L, pattern, 0);
+	rc = serial_search(r, re, timeout, text, &len, m);
+	pcre2_code_free(re);
+	if (rc != 1) {
+		free(*text);
+		*text = NULL;
+		tapi_check_abort(L, r);
+		if (rc < 0)
+			luaL_error(L, "serial port closed");
+	}
+	return rc;
+}
+
 static int l_script_output(lua_State *L)
 {
 	struct runner *r = tapi_runner(L);
 	const char *script = luaL_checkstring(L, 1);
 	double timeout = tapi_timeout(L, r, 2, 30);
 	int proceed = tapi_opt_bool(L, 2, "proceed_on_failure", 0);
-	char marker[6], pattern[128];
+	char marker[6], end[32];
 	struct serial_match m;
 	struct buf b;
-	pcre2_code *re;
 	char *text = NULL, *out;
-	size_t len;
 	long code = -1;
 	int rc;
 	double t0 = time_mono();
@@ -369,20 +395,10 @@ static int l_script_output(lua_State *L)
 		buf_release(&b);
 		return luaL_error(L, "script too long");
 	}
-	tapi_type(L, r, b.data, b.len, r->typing_interval, 0);
-	buf_release(&b);
 	/* The marker alone on a line starts the output; digits end it. */
-	snprintf(pattern, sizeof(pattern), "(?s)(?:^|\\n)%s\\r?\\n(.*?)SCRIPT_FINISHED%s-(\\d+)-", marker, marker);
-	re = compile(L, pattern, 0);
-	rc = serial_search(r, re, timeout, &text, &len, &m);
-	pcre2_code_free(re);
-	if (rc < 0) {
-		free(text);
-		tapi_check_abort(L, r);
-		return luaL_error(L, "serial port closed");
-	}
+	snprintf(end, sizeof(end), "SCRIPT_FINISHED%s", marker);
+	rc = type_and_capture(L, r, &b, marker, end, timeout, &text, &m);
 	if (rc == 0) {
-		tapi_check_abort(L, r);
 		runner_progress(r, "script_output: timed out after %.2fs", time_mono() - t0);
 		return luaL_error(L, "script_output timed out: '%s'", script);
 	}
@@ -444,11 +460,9 @@ static int l_upload_logs(lua_State *L)
 	int failok = tapi_opt_bool(L, 2, "failok", 0);
 	const char *log_name = tapi_opt_string(L, 2, "log_name", NULL);
 	struct module *m = runner_module(r);
-	char marker[6], pattern[128], *text = NULL, *base, *dir = NULL, *path = NULL, *upname = NULL;
+	char marker[6], begin[32], end[32], *text = NULL, *base, *dir = NULL, *path = NULL, *upname = NULL;
 	struct serial_match sm;
 	struct buf b, data;
-	pcre2_code *re;
-	size_t len;
 	long code = -1;
 	int rc;
 
@@ -462,17 +476,9 @@ static int l_upload_logs(lua_State *L)
 		buf_release(&b);
 		return luaL_error(L, "file name too long");
 	}
-	tapi_type(L, r, b.data, b.len, r->typing_interval, 0);
-	buf_release(&b);
-	snprintf(pattern, sizeof(pattern), "(?s)(?:^|\\n)UPLOAD%s\\r?\\n(.*?)UPLOADED%s-(\\d+)-", marker, marker);
-	re = compile(L, pattern, 0);
-	rc = serial_search(r, re, timeout, &text, &len, &sm);
-	pcre2_code_free(re);
-	if (rc < 0) {
-		free(text);
-		tapi_check_abort(L, r);
-		return luaL_error(L, "serial port closed");
-	}
+	snprintf(begin, sizeof(begin), "UPLOAD%s", marker);
+	snprintf(end, sizeof(end), "UPLOADED%s", marker);
+	rc = type_and_capture(L, r, &b, begin, end, timeout, &text, &sm);
 	if (rc == 1) {
 		code = text[sm.cap_start[2]] == '0' && sm.cap_end[2] - sm.cap_start[2] == 1 ? 0 : 1;
 		if (code == 0 && decode_base64(text + sm.cap_start[1], sm.cap_end[1] - sm.cap_start[1], &data))
