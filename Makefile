@@ -89,7 +89,7 @@ unit: $(BUILD)/test_unit
 check:
 	scripts/install-deps --check-only || scripts/install-deps
 	$(MAKE) all
-	$(MAKE) SAN=1 build-san/test_unit build-san/vigil
+	$(MAKE) SAN=1 all build-san/test_unit
 	scripts/fetch-images
 	tests/run-all
 
