@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* err.c - text for the error table and for negative errno values. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 #include "util/err.h"
 
@@ -20,4 +22,15 @@ const char *err_str(int code)
 	if (code < 0 && code > ERR_BASE)
 		return strerror(-code);
 	return "unknown error";
+}
+
+void err_set(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 }

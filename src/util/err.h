@@ -20,4 +20,9 @@ enum {
 /* Human-readable text for a code from this table or a -errno value. Borrowed. */
 const char *err_str(int code);
 
+#include <stddef.h>
+
+/* Format a message into err (err may be NULL or errlen 0: nothing done). */
+void err_set(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

@@ -59,20 +59,6 @@ struct video {
 	bool unflushed;           /* packets written since then */
 };
 
-static void fill_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void fill_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* Map an FFmpeg error to our table. */
 static int av_code(int averr)
 {
@@ -371,13 +357,13 @@ static int open_ff(struct video *v, char *err, size_t errlen)
 	int ret;
 
 	if (!codec) {
-		fill_err(err, errlen, "video '%s': this FFmpeg has no libvpx VP8 encoder "
+		err_set(err, errlen, "video '%s': this FFmpeg has no libvpx VP8 encoder "
 			 "(install a libavcodec built with libvpx, or set NOVIDEO=1)", v->path);
 		return ERR_NOT_FOUND;
 	}
 	ret = avformat_alloc_output_context2(&v->fmt, NULL, "webm", v->path);
 	if (ret < 0 || !v->fmt) {
-		fill_err(err, errlen, "video '%s': this FFmpeg has no webm muxer", v->path);
+		err_set(err, errlen, "video '%s': this FFmpeg has no webm muxer", v->path);
 		return ret == AVERROR(ENOMEM) ? ERR_NOMEM : ERR_NOT_FOUND;
 	}
 	v->enc = avcodec_alloc_context3(codec);
@@ -385,7 +371,7 @@ static int open_ff(struct video *v, char *err, size_t errlen)
 	v->pkt = av_packet_alloc();
 	v->st = avformat_new_stream(v->fmt, NULL);
 	if (!v->enc || !v->yuv || !v->pkt || !v->st) {
-		fill_err(err, errlen, "video '%s': out of memory", v->path);
+		err_set(err, errlen, "video '%s': out of memory", v->path);
 		return ERR_NOMEM;
 	}
 	v->enc->width = v->w;
@@ -408,7 +394,7 @@ static int open_ff(struct video *v, char *err, size_t errlen)
 		goto out;
 	ret = avcodec_open2(v->enc, codec, &copts);
 	if (ret < 0) {
-		fill_err(err, errlen, "video '%s': cannot open the VP8 encoder for %dx%d: %s",
+		err_set(err, errlen, "video '%s': cannot open the VP8 encoder for %dx%d: %s",
 			 v->path, v->w, v->h, av_err2str(ret));
 		ret = av_code(ret);
 		goto out;
@@ -416,7 +402,7 @@ static int open_ff(struct video *v, char *err, size_t errlen)
 	ret = avcodec_parameters_from_context(v->st->codecpar, v->enc);
 	if (ret < 0) {
 		ret = av_code(ret);
-		fill_err(err, errlen, "video '%s': %s", v->path, err_str(ret));
+		err_set(err, errlen, "video '%s': %s", v->path, err_str(ret));
 		goto out;
 	}
 	v->st->time_base = v->enc->time_base;
@@ -425,13 +411,13 @@ static int open_ff(struct video *v, char *err, size_t errlen)
 	v->yuv->height = v->h;
 	ret = av_frame_get_buffer(v->yuv, 0);
 	if (ret < 0) {
-		fill_err(err, errlen, "video '%s': out of memory", v->path);
+		err_set(err, errlen, "video '%s': out of memory", v->path);
 		ret = ERR_NOMEM;
 		goto out;
 	}
 	ret = avio_open(&v->fmt->pb, v->path, AVIO_FLAG_WRITE);
 	if (ret < 0) {
-		fill_err(err, errlen, "video '%s': cannot create the file: %s",
+		err_set(err, errlen, "video '%s': cannot create the file: %s",
 			 v->path, av_err2str(ret));
 		ret = av_code(ret);
 		goto out;
@@ -442,7 +428,7 @@ static int open_ff(struct video *v, char *err, size_t errlen)
 		goto out;
 	ret = avformat_write_header(v->fmt, &mopts);
 	if (ret < 0) {
-		fill_err(err, errlen, "video '%s': cannot write the header: %s",
+		err_set(err, errlen, "video '%s': cannot write the header: %s",
 			 v->path, av_err2str(ret));
 		ret = av_code(ret);
 		goto out;
@@ -497,17 +483,17 @@ int video_open(const char *path, int w, int h, double t0,
 	*out = NULL;
 	pthread_once(&log_once, av_log_setup);
 	if (w < 16 || h < 16 || w > 16384 || h > 16384 || (w & 1) || (h & 1)) {
-		fill_err(err, errlen, "video '%s': cannot encode %dx%d frames "
+		err_set(err, errlen, "video '%s': cannot encode %dx%d frames "
 			 "(even sizes from 16 to 16384 only)", path, w, h);
 		return ERR_INVALID;
 	}
 	if (strlen(path) >= sizeof(v->path)) {
-		fill_err(err, errlen, "video path is too long: '%s'", path);
+		err_set(err, errlen, "video path is too long: '%s'", path);
 		return ERR_INVALID;
 	}
 	v = calloc(1, sizeof(*v));
 	if (!v) {
-		fill_err(err, errlen, "video '%s': out of memory", path);
+		err_set(err, errlen, "video '%s': out of memory", path);
 		return ERR_NOMEM;
 	}
 	snprintf(v->path, sizeof(v->path), "%s", path);
@@ -525,7 +511,7 @@ int video_open(const char *path, int w, int h, double t0,
 	v->last_flush = time_mono();
 	ret = -pthread_create(&v->thread, NULL, encoder_main, v);
 	if (ret) {
-		fill_err(err, errlen, "video '%s': cannot start the encoder thread: %s",
+		err_set(err, errlen, "video '%s': cannot start the encoder thread: %s",
 			 path, strerror(-ret));
 		goto fail;
 	}

@@ -30,20 +30,6 @@ struct qmp {
 	unsigned long ev_dropped;
 };
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static void queue_event(struct qmp *q, json_t *ev)
 {
 	if (q->ev_len == QMP_EVENT_MAX) {
@@ -67,7 +53,7 @@ static int read_msg(struct qmp *q, int64_t deadline, json_t **out, char *err, si
 {
 	*out = NULL;
 	if (q->dead) {
-		set_err(err, errlen, "qmp connection is closed");
+		err_set(err, errlen, "qmp connection is closed");
 		return ERR_CLOSED;
 	}
 	for (;;) {
@@ -89,7 +75,7 @@ static int read_msg(struct qmp *q, int64_t deadline, json_t **out, char *err, si
 			msg = json_loadb(q->rbuf.data, linelen, 0, &jerr);
 			buf_consume(&q->rbuf, linelen + 1);
 			if (!msg || !json_is_object(msg)) {
-				set_err(err, errlen, "malformed qmp message (column %d): %s",
+				err_set(err, errlen, "malformed qmp message (column %d): %s",
 					msg ? 0 : jerr.column, msg ? "not an object" : jerr.text);
 				json_decref(msg);
 				q->dead = 1;
@@ -109,12 +95,12 @@ static int read_msg(struct qmp *q, int64_t deadline, json_t **out, char *err, si
 			if (errno == EINTR)
 				continue;
 			rc = -errno;
-			set_err(err, errlen, "qmp poll: %s", strerror(errno));
+			err_set(err, errlen, "qmp poll: %s", strerror(errno));
 			q->dead = 1;
 			return rc;
 		}
 		if (rc == 0) {
-			set_err(err, errlen, "no qmp message within the deadline");
+			err_set(err, errlen, "no qmp message within the deadline");
 			return ERR_TIMEOUT;
 		}
 		n = read(q->fd, tmp, sizeof(tmp));
@@ -122,17 +108,17 @@ static int read_msg(struct qmp *q, int64_t deadline, json_t **out, char *err, si
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
 			rc = -errno;
-			set_err(err, errlen, "qmp read: %s", strerror(errno));
+			err_set(err, errlen, "qmp read: %s", strerror(errno));
 			q->dead = 1;
 			return rc;
 		}
 		if (n == 0) {
-			set_err(err, errlen, "qemu closed the qmp connection");
+			err_set(err, errlen, "qemu closed the qmp connection");
 			q->dead = 1;
 			return ERR_CLOSED;
 		}
 		if (buf_append(&q->rbuf, tmp, (size_t)n) < 0) {
-			set_err(err, errlen, "qmp message longer than %u bytes", LIMIT_QMP_MSG);
+			err_set(err, errlen, "qmp message longer than %u bytes", LIMIT_QMP_MSG);
 			q->dead = 1;
 			return ERR_PROTO;
 		}
@@ -150,7 +136,7 @@ static int write_all(struct qmp *q, const char *data, size_t len, char *err, siz
 			if (errno == EINTR)
 				continue;
 			q->dead = 1;
-			set_err(err, errlen, "qmp write: %s", strerror(errno));
+			err_set(err, errlen, "qmp write: %s", strerror(errno));
 			return errno == EPIPE || errno == ECONNRESET ? ERR_CLOSED : rc;
 		}
 		data += n;
@@ -172,7 +158,7 @@ static int execute(struct qmp *q, const char *name, json_t *args, json_t **ret,
 	if (ret)
 		*ret = NULL;
 	if (q->dead) {
-		set_err(err, errlen, "qmp connection is closed");
+		err_set(err, errlen, "qmp connection is closed");
 		return ERR_CLOSED;
 	}
 	cmd = json_pack("{s:s, s:I}", "execute", name, "id", (json_int_t)id);
@@ -194,7 +180,7 @@ static int execute(struct qmp *q, const char *name, json_t *args, json_t **ret,
 
 		rc = read_msg(q, deadline, &reply, err, errlen);
 		if (rc == ERR_TIMEOUT) {
-			set_err(err, errlen, "no reply to qmp '%s' within %d ms", name, timeout_ms);
+			err_set(err, errlen, "no reply to qmp '%s' within %d ms", name, timeout_ms);
 			q->dead = 1;
 		}
 		if (rc < 0)
@@ -221,11 +207,11 @@ static int execute(struct qmp *q, const char *name, json_t *args, json_t **ret,
 			const char *cls = json_string_value(json_object_get(val, "class"));
 			const char *desc = json_string_value(json_object_get(val, "desc"));
 
-			set_err(err, errlen, "%s: %s", cls ? cls : "Error", desc ? desc : "(no description)");
+			err_set(err, errlen, "%s: %s", cls ? cls : "Error", desc ? desc : "(no description)");
 			rc = ERR_PROTO;
 			goto out;
 		}
-		set_err(err, errlen, "qmp reply to '%s' has neither return nor error", name);
+		err_set(err, errlen, "qmp reply to '%s' has neither return nor error", name);
 		q->dead = 1;
 		rc = ERR_PROTO;
 		goto out;
@@ -256,7 +242,7 @@ int qmp_connect_fd(int fd, struct qmp **out, char *err, size_t errlen)
 	if (rc < 0)
 		goto out;
 	if (!json_object_get(greet, "QMP")) {
-		set_err(err, errlen, "qmp greeting lacks the \"QMP\" member");
+		err_set(err, errlen, "qmp greeting lacks the \"QMP\" member");
 		rc = ERR_PROTO;
 		goto out;
 	}
@@ -279,7 +265,7 @@ int qmp_connect(const char *path, int connect_timeout_ms, struct qmp **out,
 
 	*out = NULL;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		set_err(err, errlen, "qmp socket path '%s' is too long", path);
+		err_set(err, errlen, "qmp socket path '%s' is too long", path);
 		return ERR_INVALID;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
@@ -292,7 +278,7 @@ int qmp_connect(const char *path, int connect_timeout_ms, struct qmp **out,
 		rc = -errno;
 		close(fd);
 		if (time_mono_ms() >= deadline) {
-			set_err(err, errlen, "cannot connect to qmp socket '%s': %s",
+			err_set(err, errlen, "cannot connect to qmp socket '%s': %s",
 				path, err_str(rc));
 			return rc;
 		}
@@ -374,7 +360,7 @@ int qmp_query_status(struct qmp *q, char *status, size_t statuslen,
 		return rc;
 	s = json_string_value(json_object_get(ret, "status"));
 	if (!s) {
-		set_err(err, errlen, "query-status reply lacks \"status\"");
+		err_set(err, errlen, "query-status reply lacks \"status\"");
 		json_decref(ret);
 		return ERR_PROTO;
 	}
