@@ -27,6 +27,13 @@ check "faults: broken JSON needle reported with its file" grep -q "badjson.json"
 check "faults: needle without png reported" grep -q "nopng" "$TMP/modules.out"
 check "faults: unknown area type reported" grep -q "blob" "$TMP/modules.out"
 
+# A long check on a still screen ends at its timeout (this once hung).
+timeout -k 10 120 $VIGIL run $D --var FAULT=still --var NEEDLES_DIR="$PWD/examples/grub/needles" --out "$TMP/still" > "$TMP/still.out" 2>&1
+rc=$?
+cat "$TMP/still.out"
+check "still screen: check_screen timed out and the job passed (exit $rc)" [ $rc -eq 0 ]
+check "still screen: the check took its full timeout" grep -q "check_screen 'tag-no-needle-has': no match in 1[23]" "$TMP/still.out"
+
 # MAX_JOB_TIME
 $VIGIL run $D --var FAULT=wait --var MAX_JOB_TIME=15 --out "$TMP/timeout" > "$TMP/timeout.out" 2>&1
 rc=$?

@@ -4,6 +4,8 @@ if fault == "modules" then
    loadtest "luaerror"
    loadtest "busy"
    loadtest "ok"
+elseif fault == "still" then
+   loadtest "still"
 else
    loadtest "never"
 end
