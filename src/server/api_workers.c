@@ -121,6 +121,20 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 	api_json(out, json_pack("{s:n}", "job"));
 }
 
+/* Answers a failed job update: unknown job 404, bad input 400 (msg),
+ * else 500 naming the verb. Returns 1 when an error was sent. */
+static int reply_job_error(struct api_req *req, struct api_resp *out, int rc, const char *msg,
+			   const char *verb)
+{
+	if (rc == ERR_NOT_FOUND)
+		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
+	else if (rc == ERR_INVALID)
+		api_error(out, 400, "%s", msg);
+	else if (rc)
+		api_error(out, 500, "cannot %s job %lld: %s", verb, (long long)req->id, db_errmsg(req->db));
+	return rc != 0;
+}
+
 static void job_status_post(struct api_req *req, struct api_resp *out)
 {
 	const json_t *status = json_object_get(req->json, "status");
@@ -136,18 +150,8 @@ static void job_status_post(struct api_req *req, struct api_resp *out)
 	if (json_is_integer(json_object_get(status, "worker_id")))
 		(void)workers_seen(req->db, json_integer_value(json_object_get(status, "worker_id")), now_s());
 	rc = workers_job_status(req->db, req->id, status, &cmd, msg, sizeof(msg));
-	if (rc == ERR_NOT_FOUND) {
-		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
+	if (reply_job_error(req, out, rc, msg, "update"))
 		return;
-	}
-	if (rc == ERR_INVALID) {
-		api_error(out, 400, "%s", msg);
-		return;
-	}
-	if (rc) {
-		api_error(out, 500, "cannot update job %lld: %s", (long long)req->id, db_errmsg(req->db));
-		return;
-	}
 	if (!db_prepare(req->db, &st, "SELECT result FROM jobs WHERE id = ?", "i", req->id)) {
 		if (db_step(st) == 1)
 			snprintf(res, sizeof(res), "%s", db_col_text(st, 0));
@@ -221,18 +225,8 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	if (worker)
 		(void)workers_seen(req->db, worker, now_s());
 	rc = workers_job_done(req->db, req->id, worker, result, reason, msg, sizeof(msg));
-	if (rc == ERR_NOT_FOUND) {
-		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
+	if (reply_job_error(req, out, rc, msg, "finish"))
 		return;
-	}
-	if (rc == ERR_INVALID) {
-		api_error(out, 400, "%s", msg);
-		return;
-	}
-	if (rc) {
-		api_error(out, 500, "cannot finish job %lld: %s", (long long)req->id, db_errmsg(req->db));
-		return;
-	}
 	if (db_prepare(req->db, &st, "SELECT result, reason FROM jobs WHERE id = ?", "i", req->id) ||
 	    db_step(st) != 1) {
 		api_error(out, 500, "cannot read job %lld", (long long)req->id);
