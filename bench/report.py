@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # report.py - merges the parts' JSON into bench/results.json (machine, date,
 # git commit, raw figures, goals) and prints the table.
-# usage: report.py RESULTS.json NEEDLES.json RUNNER.json LATENCY.json GRUB_EXAMPLE_DIR
+# usage: report.py RESULTS.json NEEDLES.json RUNNER.json LATENCY.json GRUB_EXAMPLE_DIR [API.json]
 import datetime, json, os, platform, subprocess, sys
 
 def load(p):
@@ -17,9 +17,50 @@ def sh(cmd):
     except OSError:
         return None
 
+def api_rows(api, row):
+    v, o = api['vigil'], api['openqa']
+    src = 'openQA ' + ('recorded' if o['source'].startswith('recorded') else 'measured')
+    goals = {'jobs500': 50, 'job': 20, 'job_groups': None}
+    for ep, name in (('jobs500', 'GET jobs?limit=500'), ('job', 'GET jobs/200'), ('job_groups', 'GET job_groups')):
+        for c in ('c1', 'c16'):
+            a, b = v['endpoints'][ep][c], o['endpoints'].get(ep, {}).get(c)
+            ratio = a['rps'] / b['rps'] if b and b.get('rps') else None
+            want = goals[ep] if c == 'c1' else None
+            met = None
+            goal = 'info'
+            if want:
+                goal = f'>= {want}x openQA' + (', p99 <= 50 ms' if ep == 'jobs500' else '')
+                met = ratio is not None and ratio >= want and (ep != 'jobs500' or (a['p99'] or 1e9) <= 50)
+            row(f'API {name} {c[1:]} connection(s), req/s', f"vigil {a['rps']:.1f} (p50 {a['p50']} ms, p99 {a['p99']} ms), "
+                f"{src} {b['rps'] if b else '?'} (p99 {b.get('p99') if b else '?'} ms)"
+                + (f' ({ratio:.0f}x)' if ratio else ''), goal, met)
+    posts = sorted(v['post_isos_timed_s'])
+    med = posts[len(posts) // 2] * 1000
+    oq = (o.get('post_isos_openqa_cli_median_s') or 0) - (o.get('openqa_cli_floor_s') or 0)
+    row('API POST isos (50 jobs), server-side ms (median of 5)',
+        f"vigil {med:.1f}; through openqa-cli vigil {v['post_isos_openqa_cli_wall_s']:.2f} s (cli floor "
+        f"{v['openqa_cli_floor_s']:.2f} s), {src} {o.get('post_isos_openqa_cli_median_s')} s (~{oq:.2f} s server-side)",
+        '<= 50 ms', med <= 50)
+    peak = max(v['endpoints'][ep][c]['pss_mb_peak'] or 0 for ep in v['endpoints'] for c in ('c1', 'c16'))
+    row('API server memory PSS MB (at rest / peak under load)',
+        f"vigil {v['rest']['pss_mb_start']} / {peak}, {src} {o.get('rest_pss_mb')} / {o.get('load_pss_mb')}",
+        '<= 50 MB', peak <= 50)
+    warm = sorted(v['startup_warm_s'])[len(v['startup_warm_s']) // 2] * 1000
+    row('API start-up to first 200, ms (cold / warm median)',
+        f"vigil {v['startup_cold_s'] * 1000:.0f} / {warm:.0f}, {src} {o.get('startup_cold_s')} s / "
+        f"{sorted(o.get('startup_warm_s') or [0])[len(o.get('startup_warm_s') or [0]) // 2]} s", '<= 50 ms',
+        max(v['startup_cold_s'] * 1000, warm) <= 50)
+    s = v['scale']
+    row(f"scheduler: {s['jobs_scheduled']} scheduled jobs, {s['workers']} workers polling at once",
+        f"every worker got a distinct job in {s['assign_all_s']:.2f} s ({s['distinct_jobs']}/{s['workers']}; "
+        f"{s['jobs_assigned_in_db']} assigned in the database)", '<= 1 s, all assigned',
+        s['assign_all_s'] is not None and s['assign_all_s'] <= 1 and s['distinct_jobs'] == s['workers'])
+
+
 def main():
     out, nf, rf, lf, gdir = sys.argv[1:6]
     needles, runner, lat = load(nf), load(rf), load(lf)
+    api = load(sys.argv[6]) if len(sys.argv) > 6 else None
     rows = []
 
     def row(name, value, goal, met):
@@ -73,6 +114,8 @@ def main():
             f"max {lat.get('max_latency_ms')})", '<= 50 ms', m is not None and m <= 50)
         row('vanishing 300 ms message caught', f"{lat['flash_caught']}/{len(lat['flash'])} (isotovideo: 1/5)",
             f"{lat['flash_iters']}/{lat['flash_iters']}", lat['flash_caught'] == lat['flash_iters'] == len(lat['flash']))
+    if api:
+        api_rows(api, row)
     gex = load(os.path.join(gdir, 'testresults/results.json'))
     gvid = [f for f in os.listdir(gdir) if f.startswith('video.')] if os.path.isdir(gdir) else []
     row('vigil run examples/grub --var NOVIDEO=0', f"{gex and gex.get('result')}, video: {', '.join(gvid) or 'none'}",
@@ -88,7 +131,7 @@ def main():
                        'opencv': sh("/usr/bin/python3 -c 'import cv2; print(cv2.__version__)'"),
                        'accel': 'tcg'},
            'quick': os.environ.get('BENCH_QUICK') == '1',
-           'table': rows, 'needles': needles, 'runner': runner, 'latency': lat}
+           'table': rows, 'needles': needles, 'runner': runner, 'latency': lat, 'api': api}
     json.dump(res, open(out, 'w'), indent=1)
     w = max(len(r['measure']) for r in rows)
     print(f"\nvigil bench {res['date']} commit {res['git_commit'][:12] if res['git_commit'] else '?'}"

@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* db.c - SQLite behind the db.h interface: WAL, busy timeout, numbered
  * migrations in a schema_version table, bound parameters only. Owns the
- * connection. Dialect details stay here so PostgreSQL can be added beside it. */
+ * connection and a small cache of prepared statements (SQL parsing was the
+ * largest cost of listing jobs). A connection belongs to one thread, so
+ * SQLite runs without its own mutexes. Dialect details stay here so
+ * PostgreSQL can be added beside it. */
 #define LOG_MODULE "db"
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,15 +22,80 @@
 #include "util/err.h"
 #include "util/log.h"
 
-struct db {
-	sqlite3 *h;
-	int version;
-};
+/* Prepared statements kept for reuse, looked up by their SQL text. A
+ * cached statement in use is not handed out twice (nested queries of the
+ * same text prepare a private one). */
+#define DB_STMT_CACHE 64
 
 struct db_stmt {
 	sqlite3_stmt *s;
 	struct db *db;
+	bool cached;   /* lives in db->cache: db_finalize resets it */
+	bool in_use;
 };
+
+struct db_cache_entry {
+	const char *sql;   /* sqlite3_sql() of the statement */
+	uint32_t hash;
+	struct db_stmt st;
+};
+
+struct db {
+	sqlite3 *h;
+	int version;
+	struct db_cache_entry cache[DB_STMT_CACHE];
+	size_t ncache, evict;
+};
+
+static uint32_t sql_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* A free cached statement for sql, or a new cache entry for it; NULL when
+ * the text is in use already or nothing can be evicted. */
+static struct db_stmt *cache_get(struct db *db, const char *sql)
+{
+	uint32_t h = sql_hash(sql);
+	struct db_cache_entry *e;
+	size_t i, k;
+
+	for (i = 0; i < db->ncache; i++) {
+		e = &db->cache[i];
+		if (e->hash == h && !strcmp(e->sql, sql))
+			return e->st.in_use ? NULL : &e->st;
+	}
+	if (db->ncache < DB_STMT_CACHE) {
+		e = &db->cache[db->ncache];
+	} else {
+		for (k = 0; k < DB_STMT_CACHE; k++) {
+			e = &db->cache[(db->evict + k) % DB_STMT_CACHE];
+			if (!e->st.in_use)
+				break;
+		}
+		if (k == DB_STMT_CACHE)
+			return NULL;
+		db->evict = (db->evict + k + 1) % DB_STMT_CACHE;
+		sqlite3_finalize(e->st.s);
+		memset(e, 0, sizeof(*e));
+	}
+	if (sqlite3_prepare_v3(db->h, sql, -1, SQLITE_PREPARE_PERSISTENT, &e->st.s, NULL) != SQLITE_OK || !e->st.s) {
+		sqlite3_finalize(e->st.s);
+		memset(e, 0, sizeof(*e));
+		return NULL;
+	}
+	e->sql = sqlite3_sql(e->st.s);
+	e->hash = h;
+	e->st.db = db;
+	e->st.cached = true;
+	if (e == &db->cache[db->ncache])
+		db->ncache++;
+	return &e->st;
+}
 
 static int bind_va(struct db_stmt *st, const char *types, va_list ap)
 {
@@ -58,17 +128,21 @@ static int bind_va(struct db_stmt *st, const char *types, va_list ap)
 
 static int prepare_va(struct db *db, struct db_stmt **out, const char *sql, const char *types, va_list ap)
 {
-	struct db_stmt *st = calloc(1, sizeof(*st));
+	struct db_stmt *st = cache_get(db, sql);
 	int rc;
 
 	*out = NULL;
-	if (!st)
-		return ERR_NOMEM;
-	st->db = db;
-	if (sqlite3_prepare_v2(db->h, sql, -1, &st->s, NULL) != SQLITE_OK) {
-		log_err("cannot prepare '%s': %s", sql, sqlite3_errmsg(db->h));
-		free(st);
-		return ERR_IO;
+	if (st) {
+		st->in_use = true;
+	} else {
+		if (!(st = calloc(1, sizeof(*st))))
+			return ERR_NOMEM;
+		st->db = db;
+		if (sqlite3_prepare_v2(db->h, sql, -1, &st->s, NULL) != SQLITE_OK) {
+			log_err("cannot prepare '%s': %s", sql, sqlite3_errmsg(db->h));
+			free(st);
+			return ERR_IO;
+		}
 	}
 	rc = bind_va(st, types, ap);
 	if (rc) {
@@ -135,6 +209,12 @@ void db_finalize(struct db_stmt *st)
 {
 	if (!st)
 		return;
+	if (st->cached) {
+		sqlite3_reset(st->s);
+		sqlite3_clear_bindings(st->s);
+		st->in_use = false;
+		return;
+	}
 	sqlite3_finalize(st->s);
 	free(st);
 }
@@ -178,6 +258,14 @@ int db_query_int(struct db *db, int64_t *out, const char *sql, const char *types
 	}
 	db_finalize(st);
 	return rc;
+}
+
+int db_change_stamp(struct db *db, int64_t stamp[2])
+{
+	int rc = db_query_int(db, &stamp[0], "PRAGMA data_version", NULL);
+
+	stamp[1] = sqlite3_total_changes64(db->h);
+	return rc ? ERR_IO : 0;
 }
 
 int64_t db_last_id(struct db *db)
@@ -274,18 +362,24 @@ int db_open(struct db **out, const char *path, char *err, size_t errlen)
 	int fd, rc = ERR_IO;
 
 	*out = NULL;
-	/* Create the file ourselves so it is 0600 from the first byte: it holds API secrets. */
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	/* Create the file ourselves so it is 0600 from the first byte: it holds
+	 * API secrets. Never open and close an existing database file here: a
+	 * close() drops every POSIX lock this process holds on it, including
+	 * those of its other open connections, and another process then takes
+	 * itself for the last user, checkpoints and resets the WAL under them. */
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		close(fd);
+	} else if (errno != EEXIST) {
 		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
 		return -errno;
+	} else {
+		(void)chmod(path, 0600); /* best effort on an existing file */
 	}
-	(void)fchmod(fd, 0600); /* best effort on an existing file */
-	close(fd);
 	db = calloc(1, sizeof(*db));
 	if (!db)
 		return ERR_NOMEM;
-	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open database '%s': %s", path, db->h ? sqlite3_errmsg(db->h) : "out of memory");
 		goto out;
 	}
@@ -307,8 +401,12 @@ out:
 
 void db_free(struct db *db)
 {
+	size_t i;
+
 	if (!db)
 		return;
+	for (i = 0; i < db->ncache; i++)
+		sqlite3_finalize(db->cache[i].st.s);
 	sqlite3_close_v2(db->h);
 	free(db);
 }

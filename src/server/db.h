@@ -21,6 +21,10 @@ struct db_stmt;
  * err) or ERR_NOMEM. The connection may be used from one thread at a time. */
 int db_open(struct db **out, const char *path, char *err, size_t errlen);
 void db_free(struct db *db);
+/* A stamp that changes whenever the database does, by this connection or
+ * any other (PRAGMA data_version + this connection's total changes).
+ * 0 or ERR_IO. */
+int db_change_stamp(struct db *db, int64_t stamp[2]);
 
 /* The schema version after migrations (the highest applied number). */
 int db_schema_version(struct db *db);
