@@ -36,12 +36,13 @@ class Server:
         self.url = f'http://127.0.0.1:{self.port}'
         self.proc = None
 
-    def start(self):
+    def start(self, env=None):
         """Starts vigil serve; returns seconds from fork to the first 200."""
         t0 = time.monotonic()
         self.proc = subprocess.Popen([self.vigil, 'serve', '--listen', f'127.0.0.1:{self.port}', '--data', self.data,
                                       '--connections', str(SCALE_WORKERS + 200)],
-                                     stdout=open(self.log, 'a'), stderr=subprocess.STDOUT)
+                                     stdout=open(self.log, 'a'), stderr=subprocess.STDOUT,
+                                     env=dict(os.environ, **(env or {})))
         while True:
             try:
                 with urllib.request.urlopen(self.url + '/api/v1/job_groups', timeout=5) as r:
@@ -272,6 +273,13 @@ def vigil_side(vigil, anchor, work):
         subprocess.run(['openqa-cli', 'api', '--host', srv.url, 'job_groups'], check=True, stdout=subprocess.DEVNULL)
         res['openqa_cli_floor_s'] = time.monotonic() - t0
         res['rest_after'] = procsample(anchor, os.path.join(work, 'rest-after.json'), srv.proc.pid)
+        # The same list without the response cache: every request built anew.
+        srv.stop()
+        srv.start({'VIGIL_NO_RESPONSE_CACHE': '1'})
+        wout = os.path.join(work, 'wrk-jobs500-uncached-c1.txt')
+        subprocess.run(['sh', '-c', f"wrk -t1 -c1 -d{DUR}s --timeout 60s --latency '{srv.url}{urls['jobs500']}' "
+                                    f"> '{wout}' 2>&1"], check=True)
+        res['jobs500_uncached_c1'] = wrk_parse(wout)
     finally:
         srv.stop()
     res['scale'] = scale(vigil, anchor, work, key, secret)

@@ -34,6 +34,12 @@ def api_rows(api, row):
             row(f'API {name} {c[1:]} connection(s), req/s', f"vigil {a['rps']:.1f} (p50 {a['p50']} ms, p99 {a['p99']} ms), "
                 f"{src} {b['rps'] if b else '?'} (p99 {b.get('p99') if b else '?'} ms)"
                 + (f' ({ratio:.0f}x)' if ratio else ''), goal, met)
+    u = v.get('jobs500_uncached_c1')
+    if u:
+        b = o['endpoints'].get('jobs500', {}).get('c1')
+        row('API GET jobs?limit=500 1 connection, response cache off', f"vigil {u['rps']:.1f} (p50 {u['p50']} ms, "
+            f"p99 {u['p99']} ms), {src} {b['rps'] if b else '?'}" + (f" ({u['rps'] / b['rps']:.0f}x)" if b else ''),
+            'info', None)
     posts = sorted(v['post_isos_timed_s'])
     med = posts[len(posts) // 2] * 1000
     oq = (o.get('post_isos_openqa_cli_median_s') or 0) - (o.get('openqa_cli_floor_s') or 0)

@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <unistd.h>
 #include "image/needle.h"
+#include "runner/live.h"
 #include "runner/runner.h"
 #include "runner/shots.h"
 #include "runner/testapi.h"
@@ -401,6 +402,8 @@ static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errl
 	rc = vnc_connect(cmd.vnc_path, r->xres, r->yres, 10000, &r->vnc, err, errlen);
 	if (rc)
 		goto out;
+	if (live_start(r->vnc, r->out_dir, &r->live))
+		log_warn("no live view frames: cannot start their thread");
 	if (!vars_get_bool(&r->vars, "NOVIDEO", 0)) {
 		char *vpath = path_join(r->out_dir, "video.webm"), verr[512];
 		/* The video's time 0 is QEMU's start, as every step's frametime. */
@@ -422,6 +425,8 @@ out:
 
 static void stop_vm(struct runner *r)
 {
+	live_stop(r->live);
+	r->live = NULL;
 	/* The capture thread feeds the video: close VNC before the video. */
 	if (r->vnc)
 		vnc_close(r->vnc);

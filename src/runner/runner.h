@@ -25,6 +25,8 @@ struct video;
 
 enum console_kind { CONSOLE_VGA, CONSOLE_SERIAL };
 
+struct live;
+
 struct runner {
 	struct vars vars;
 	char *distri_dir;     /* absolute */
@@ -42,6 +44,7 @@ struct runner {
 	struct vnc *vnc;
 	struct serial *serial;
 	struct video *video;  /* video.webm encoder, NULL with NOVIDEO=1 */
+	struct live *live;    /* live view frames (live.on -> live.png) */
 	int xres, yres;
 
 	struct lua_State *L;

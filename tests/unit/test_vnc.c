@@ -2,13 +2,16 @@
 /* test_vnc.c - the VNC client against tests/fixtures/vncfixture, a
  * libvncserver server that shows a screen for exactly one update: proves
  * deterministically that such a screen becomes a frame, plus DesktopSize,
- * input events, the refresh nudge and a dying server. */
+ * input events, the refresh nudge, a dying server, and the live view's
+ * frame writer on top of it. */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "unit.h"
+#include "image/image.h"
+#include "runner/live.h"
 #include "util/err.h"
 #include "vm/vnc.h"
 #include "util/log.h"
@@ -243,4 +246,50 @@ TEST(vnc_connect_timeout)
 	CHECK_INT(vnc_connect(path, 1024, 768, 300, &v, err, sizeof(err)), ERR_TIMEOUT);
 	CHECK(!v);
 	CHECK(strstr(err, "absent.sock"));
+}
+
+/* The live view writer: nothing while nobody watches; the newest frame as
+ * live.png once live.on exists; gone again after live_stop. */
+TEST(vnc_live_view_frames)
+{
+	struct fixture fx;
+	struct vnc *v = NULL;
+	struct vnc_frame *f = NULL;
+	struct live *l = NULL;
+	struct image *img = NULL;
+	char err[256] = "", on[600], png[600];
+	uint64_t seq = 0;
+	int i;
+	FILE *fp;
+
+	snprintf(on, sizeof(on), "%s/%s", unit_tmpdir(), LIVE_ON_FILE);
+	snprintf(png, sizeof(png), "%s/%s", unit_tmpdir(), LIVE_PNG_FILE);
+	fixture_start(&fx, "single");
+	CHECK_INT(vnc_connect(fx.sock, 1024, 768, 5000, &v, err, sizeof(err)), 0);
+	while (seq < 3) {
+		CHECK_INT(vnc_next_frame(v, seq, 10000, &f), 0);
+		seq = f->seq;
+		vnc_frame_unref(f);
+	}
+	CHECK_INT(live_start(v, unit_tmpdir(), &l), 0);
+	usleep(3 * LIVE_INTERVAL_MS * 1000);
+	CHECK(access(png, F_OK) != 0);
+	fp = fopen(on, "w");
+	CHECK(fp);
+	fclose(fp);
+	for (i = 0; i < 50 && access(png, F_OK) != 0; i++)
+		usleep(100000);
+	CHECK_INT(image_load_png(png, &img, err, sizeof(err)), 0);
+	CHECK_INT(img->w, 1024);
+	/* The newest screen of the fixture is C (blue at 10,10). */
+	CHECK(img->px[(10 * 1024 + 10) * 3 + 2] == 255 && img->px[(10 * 1024 + 10) * 3] == 0);
+	image_free(img);
+	/* An unchanged screen is not written again. */
+	CHECK(unlink(png) == 0);
+	usleep(3 * LIVE_INTERVAL_MS * 1000);
+	CHECK(access(png, F_OK) != 0);
+	live_stop(l);
+	CHECK(access(png, F_OK) != 0);
+	vnc_close(v);
+	fixture_stop(&fx);
 }

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* live.c - the live view's frame writer (see live.h): a thread that polls
+ * for OUT/live.on and writes the newest VNC frame to OUT/live.png. Owns its
+ * thread and paths; never touches the check path or the frame queue. */
+#define LOG_MODULE "live"
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "runner/live.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+
+struct live {
+	struct vnc *vnc;
+	char *on_path, *png_path, *tmp_path;
+	uint64_t last_seq;
+	bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+};
+
+int live_tick(struct live *l)
+{
+	struct vnc_frame *f;
+	struct stat st;
+	int rc = 0;
+
+	if (stat(l->on_path, &st) != 0)
+		return 0;
+	f = vnc_latest(l->vnc);
+	if (!f || f->seq == l->last_seq) {
+		vnc_frame_unref(f);
+		return 0;
+	}
+	if ((rc = image_save_png(f->img, l->tmp_path)) == 0 && rename(l->tmp_path, l->png_path) != 0)
+		rc = -errno;
+	if (rc == 0) {
+		l->last_seq = f->seq;
+		rc = 1;
+	} else {
+		log_warn("live view: cannot write '%s': %s", l->png_path, err_str(rc));
+		unlink(l->tmp_path);
+	}
+	vnc_frame_unref(f);
+	return rc;
+}
+
+static void *live_main(void *arg)
+{
+	struct live *l = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&l->lock);
+	while (!l->stop) {
+		pthread_mutex_unlock(&l->lock);
+		(void)live_tick(l);
+		pthread_mutex_lock(&l->lock);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)LIVE_INTERVAL_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		if (!l->stop)
+			pthread_cond_timedwait(&l->cond, &l->lock, &ts);
+	}
+	pthread_mutex_unlock(&l->lock);
+	return NULL;
+}
+
+static void live_free(struct live *l)
+{
+	free(l->on_path);
+	free(l->png_path);
+	free(l->tmp_path);
+	free(l);
+}
+
+int live_start(struct vnc *v, const char *out_dir, struct live **out)
+{
+	struct live *l = calloc(1, sizeof(*l));
+	int rc;
+
+	*out = NULL;
+	if (!l)
+		return ERR_NOMEM;
+	l->vnc = v;
+	l->on_path = path_join(out_dir, LIVE_ON_FILE);
+	l->png_path = path_join(out_dir, LIVE_PNG_FILE);
+	l->tmp_path = path_join(out_dir, "." LIVE_PNG_FILE ".tmp");
+	if (!l->on_path || !l->png_path || !l->tmp_path) {
+		live_free(l);
+		return ERR_NOMEM;
+	}
+	pthread_mutex_init(&l->lock, NULL);
+	pthread_cond_init(&l->cond, NULL);
+	if ((rc = pthread_create(&l->thread, NULL, live_main, l)) != 0) {
+		pthread_mutex_destroy(&l->lock);
+		pthread_cond_destroy(&l->cond);
+		live_free(l);
+		return -rc;
+	}
+	*out = l;
+	return 0;
+}
+
+void live_stop(struct live *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&l->lock);
+	l->stop = true;
+	pthread_cond_signal(&l->cond);
+	pthread_mutex_unlock(&l->lock);
+	pthread_join(l->thread, NULL);
+	unlink(l->png_path);
+	pthread_mutex_destroy(&l->lock);
+	pthread_cond_destroy(&l->cond);
+	live_free(l);
+}
