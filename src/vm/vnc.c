@@ -251,7 +251,10 @@ static void publish(struct vnc *v)
 		vnc_frame_unref(v->latest);
 	vnc_frame_ref(f);
 	v->latest = f;
-	if (v->qlen >= v->qmax) {
+	/* Checks start from the newest frame: while none is pending, older
+	 * frames matter only to a wait_screen_change that began before, so a
+	 * few are kept, not a whole queue of 2.4 MB screens. */
+	while (v->qlen >= (v->watch || v->qmax < VNC_IDLE_QUEUE ? v->qmax : VNC_IDLE_QUEUE)) {
 		struct vnc_frame *old = v->queue[v->qhead];
 
 		if (v->watch)

@@ -29,6 +29,8 @@ struct vnc_frame {
 /* Default and largest number of frames the checker queue holds. */
 #define VNC_QUEUE_DEFAULT 32
 #define VNC_QUEUE_MAX 256
+/* Frames kept while no check is pending (vnc_set_watch off). */
+#define VNC_IDLE_QUEUE 4
 /* While watching, a no-op client message is sent at least this often. */
 #define VNC_NUDGE_MS 80
 
@@ -61,7 +63,8 @@ struct vnc_frame *vnc_latest(struct vnc *v);
 
 /* The oldest queued frame with seq > after_seq, referenced, waiting up to
  * timeout_ms for one to arrive. A consumer looping with after_seq = the
- * last seq it got sees every changed frame, unless the queue overflowed:
+ * last seq it got sees every changed frame while watching (vnc_set_watch;
+ * VNC_IDLE_QUEUE frames otherwise), unless the queue overflowed:
  * then a gap in seq shows it (and the drop was logged). The newest frame is
  * never dropped. Queued frames with seq <= after_seq are released: the
  * consumer has moved past them (so they are not reported as dropped).
