@@ -6,7 +6,7 @@
 # procmon.py (QEMU in its own cgroup), plus the bare-QEMU floor
 # (run-bare-qemu.sh, MODES=full). The anchors are run from a writable copy.
 # usage: runner.py OUT.json RUNS VIGIL ANCHORS_COPY WORKDIR
-import glob, json, os, statistics, subprocess, sys
+import glob, json, os, re, statistics, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = '/usr/bin/python3'
@@ -62,6 +62,10 @@ def vigil(runs, vig, work):
             r['result'] = None
         r['passed'] = r['result'] == 'passed'
         r['video'] = video_of(d)
+        # Seconds vigil spent typing at its pace (TYPING_LIMIT): the anchor's
+        # floor sends keys back to back, the floor types at this pace.
+        r['typing_s'] = round(sum(float(m) for m in re.findall(r"type_string '.*' \(([0-9.]+)s\)",
+                                                                   open(d + '.log').read())), 3)
         out.append(r)
     return out
 
@@ -93,7 +97,7 @@ def main():
     print(f"runner: bare QEMU floor minimal {fl['minimal']['total_s']} s, isoto {fl['isoto']['total_s']} s", file=sys.stderr)
     res = {'scenario': 'GRUB rescue ISO: menu, c, cmdline, echo (anchors distri-grub)', 'runs': runs,
            'isotovideo': {'runs': iso, 'median': summary(iso, KEYS)},
-           'vigil': {'runs': vg, 'median': summary(vg, KEYS)}, 'floor': fl}
+           'vigil': {'runs': vg, 'median': summary(vg, KEYS + ['typing_s'])}, 'floor': fl}
     json.dump(res, open(out, 'w'), indent=1)
 
 main()
