@@ -113,9 +113,13 @@ size_t keys_for_char(unsigned char c, uint32_t syms[2])
 	}
 	if (c < 0x20 || c >= 0x7f)
 		return 0;
+	/* Shift plus the upper-case keysym, as a real keyboard's VNC client
+	 * sends it: QEMU's VNC server keeps Caps Lock in step with the case
+	 * of a letter keysym, so Shift with a lower-case keysym would toggle
+	 * Caps Lock and the guest would get a lower-case letter. */
 	if (isupper(c)) {
 		syms[0] = 0xffe1;
-		syms[1] = (uint32_t)tolower(c);
+		syms[1] = c;
 		return 2;
 	}
 	if (c != '\0' && (s = strchr(shifted, c))) {

@@ -1,0 +1,30 @@
+-- Back to the main menu, "Execute a shell" (one above the last entry),
+-- and commands in busybox ash whose output comes back over the serial
+-- port (script_output writes its markers to /dev/$SERIALDEV).
+return {
+   flags = { fatal = true },
+   run = function()
+      send_key("esc")
+      assert_screen("di-text-main-menu", 60)
+      send_key("end")
+      send_key("up")
+      assert_screen("di-text-menu-shell", 30)
+      send_key("ret")
+      assert_screen("di-text-shell-note", 60)
+      send_key("ret")
+      assert_screen("di-text-shell", 60)
+      local hostname = script_output("hostname", 60)
+      if hostname ~= "vigil-di" then
+         error("hostname in the installer is '" .. hostname .. "', not vigil-di")
+      end
+      local mirror = script_output("debconf-get mirror/http/hostname", 60)
+      if mirror ~= "deb.debian.org" then
+         error("debconf has mirror '" .. mirror .. "', not deb.debian.org")
+      end
+      -- "Do not configure the network": no address on the NIC.
+      local addrs = script_output("ip -4 -o addr show scope global | wc -l", 60)
+      if addrs ~= "0" then
+         error("the installer has " .. addrs .. " global IPv4 addresses, want none")
+      end
+   end,
+}
