@@ -28,7 +28,19 @@
  * sharp at crf 10; sparse frames get a large share of the cap anyway. */
 #define VIDEO__CRF "10"
 #define VIDEO__MAX_RATE 2000000
-#define VIDEO__CPU_USED "8"
+/* libvpx's fastest realtime speed: on screens it costs a fraction of the
+ * time of speed 8 for the same size and sharpness. */
+#define VIDEO__CPU_USED "16"
+/* Macroblocks whose prediction error stays below this are coded as
+ * unchanged without searching: the still part of a screen. Low enough
+ * that a single changed glyph is always coded. */
+#define VIDEO__STATIC_THRESH "100"
+/* Colour conversion in strips of this many rows (even, for 4:2:0), so a
+ * frame that changed in a few rows converts only their strips. With point
+ * sampling a strip's output depends on its own rows only: converting some
+ * strips gives exactly what converting the whole picture would. */
+#define VIDEO__STRIP 16
+#define VIDEO__SWS_FLAGS (SWS_POINT | SWS_FULL_CHR_H_INP)
 
 struct video {
 	char path[512];
@@ -50,8 +62,12 @@ struct video {
 	AVFormatContext *fmt;
 	AVCodecContext *enc;
 	AVStream *st;
-	struct SwsContext *sws;
+	struct SwsContext *sws;   /* whole frames of another size */
+	struct SwsContext *strip; /* w x VIDEO__STRIP strips */
+	struct SwsContext *tail;  /* the last strip when h is not a multiple */
 	AVFrame *yuv;             /* the last frame encoded, kept for the end */
+	uint64_t yuv_seq;         /* the vnc frame in yuv, if yuv_valid */
+	bool yuv_valid;
 	AVPacket *pkt;
 	bool have_frame;
 	int64_t last_pts, last_key_pts;
@@ -199,41 +215,97 @@ static int fill_black(AVFrame *yuv)
 	return 0;
 }
 
+/* Convert rows [y0, y1) (multiples of VIDEO__STRIP, y1 may be h) of a
+ * w x h frame into v->yuv, strip by strip. 0 or ERR_NOMEM. */
+static int convert_rows(struct video *v, const struct image *img, int y0, int y1)
+{
+	int y, n;
+
+	for (y = y0; y < y1; y += VIDEO__STRIP) {
+		struct SwsContext **ctx = &v->strip;
+		const uint8_t *src[1] = { img->px + (size_t)y * (size_t)img->w * 3 };
+		int src_stride[1] = { img->w * 3 };
+		uint8_t *dst[3] = {
+			v->yuv->data[0] + (size_t)y * (size_t)v->yuv->linesize[0],
+			v->yuv->data[1] + (size_t)(y / 2) * (size_t)v->yuv->linesize[1],
+			v->yuv->data[2] + (size_t)(y / 2) * (size_t)v->yuv->linesize[2],
+		};
+
+		n = y1 - y < VIDEO__STRIP ? y1 - y : VIDEO__STRIP;
+		if (n < VIDEO__STRIP)
+			ctx = &v->tail;
+		*ctx = sws_getCachedContext(*ctx, v->w, n, AV_PIX_FMT_RGB24, v->w, n,
+					    AV_PIX_FMT_YUV420P, VIDEO__SWS_FLAGS, NULL, NULL, NULL);
+		if (!*ctx)
+			return ERR_NOMEM;
+		sws_scale(*ctx, src, src_stride, 0, n, dst, v->yuv->linesize);
+	}
+	return 0;
+}
+
+/* Convert f into v->yuv: when yuv holds the frame just before f, only the
+ * strips of the rows f changed (vnc_frame.same_top/same_bottom). */
+static int convert_frame(struct video *v, const struct vnc_frame *f)
+{
+	const struct image *img = f->img;
+	const uint8_t *src[1] = { img->px };
+	int src_stride[1] = { img->w * 3 }, y0 = 0, y1 = v->h;
+
+	if (img->w != v->w || img->h != v->h) {
+		v->sws = sws_getCachedContext(v->sws, img->w, img->h, AV_PIX_FMT_RGB24,
+					      v->w, v->h, AV_PIX_FMT_YUV420P,
+					      SWS_BILINEAR, NULL, NULL, NULL);
+		if (!v->sws)
+			return ERR_NOMEM;
+		sws_scale(v->sws, src, src_stride, 0, img->h, v->yuv->data, v->yuv->linesize);
+		return 0;
+	}
+	if (v->yuv_valid && f->seq == v->yuv_seq + 1 && f->same_top >= 0 &&
+	    f->same_bottom >= 0 && f->same_top + f->same_bottom < v->h) {
+		y0 = f->same_top / VIDEO__STRIP * VIDEO__STRIP;
+		y1 = v->h - f->same_bottom;
+		y1 = (y1 + VIDEO__STRIP - 1) / VIDEO__STRIP * VIDEO__STRIP;
+		if (y1 > v->h)
+			y1 = v->h;
+	}
+	return convert_rows(v, img, y0, y1);
+}
+
 /* Convert one captured frame and encode it at its capture time. The video
  * starts at 0 in every player only if a frame stands there: before the
  * first capture, that is a black one. */
 static void encode_frame(struct video *v, const struct vnc_frame *f)
 {
-	const uint8_t *src[1];
-	int src_stride[1], ret;
+	int ret;
 	int64_t ms = llround((f->t - v->t0) * 1000.0);
 
-	v->sws = sws_getCachedContext(v->sws, f->img->w, f->img->h, AV_PIX_FMT_RGB24,
-				      v->w, v->h, AV_PIX_FMT_YUV420P,
-				      SWS_BILINEAR, NULL, NULL, NULL);
-	if (!v->sws) {
-		fail(v, ERR_NOMEM, "setting up the colour conversion", 0);
-		return;
-	}
 	if (!v->have_frame && ms > 0) {
 		ret = fill_black(v->yuv);
 		if (ret < 0) {
 			fail(v, av_code(ret), "allocating a picture", ret);
 			return;
 		}
+		v->yuv_valid = false;
 		if (encode_at(v, 0))
 			return;
 		account(v, true);
 	}
-	/* The encoder may still hold the previous picture. */
+	/* The encoder may still hold the previous picture: this copies it,
+	 * so the rows a partial conversion keeps stay. */
 	ret = av_frame_make_writable(v->yuv);
 	if (ret < 0) {
 		fail(v, av_code(ret), "allocating a picture", ret);
 		return;
 	}
-	src[0] = f->img->px;
-	src_stride[0] = f->img->w * 3;
-	sws_scale(v->sws, src, src_stride, 0, f->img->h, v->yuv->data, v->yuv->linesize);
+	ret = convert_frame(v, f);
+	if (ret) {
+		v->yuv_valid = false;
+		fail(v, ret, "setting up the colour conversion", 0);
+		return;
+	}
+	/* A scaled picture is no base for the next frame's changed rows. */
+	v->yuv_valid = f->img->w == v->w && f->img->h == v->h;
+	v->yuv_seq = f->seq;
 	if (encode_at(v, ms) == 0)
 		account(v, true);
 }
@@ -340,6 +412,10 @@ static void free_ff(struct video *v)
 	avcodec_free_context(&v->enc);
 	sws_freeContext(v->sws);
 	v->sws = NULL;
+	sws_freeContext(v->strip);
+	v->strip = NULL;
+	sws_freeContext(v->tail);
+	v->tail = NULL;
 	av_frame_free(&v->yuv);
 	av_packet_free(&v->pkt);
 }
@@ -390,7 +466,8 @@ static int open_ff(struct video *v, char *err, size_t errlen)
 	if ((ret = set_opt(&copts, "deadline", "realtime")) ||
 	    (ret = set_opt(&copts, "cpu-used", VIDEO__CPU_USED)) ||
 	    (ret = set_opt(&copts, "lag-in-frames", "0")) ||
-	    (ret = set_opt(&copts, "crf", VIDEO__CRF)))
+	    (ret = set_opt(&copts, "crf", VIDEO__CRF)) ||
+	    (ret = set_opt(&copts, "static-thresh", VIDEO__STATIC_THRESH)))
 		goto out;
 	ret = avcodec_open2(v->enc, codec, &copts);
 	if (ret < 0) {

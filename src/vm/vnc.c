@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* vnc.c - the VNC capture thread: owns the libvncclient connection, turns
- * each complete, changed framebuffer update into a normalised frame, queues
- * it (bounded, drops logged) and hands it to listeners. Input and the
- * refresh nudge come from other threads and write under wlock, which the
- * capture thread also holds while libvncclient handles a message. */
+ * each complete, changed framebuffer update into a normalised frame (only
+ * the rows the server rewrote are converted, the rest copied from the last
+ * frame; buffers recycled through a small pool), queues it (bounded, drops
+ * logged) and hands it to listeners. Input and the refresh nudge come from
+ * other threads and write under wlock, which the capture thread also holds
+ * while libvncclient handles a message. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -20,6 +22,21 @@
 #include "vm/vnc.h"
 
 #define VNC__LISTENERS 4
+/* Released frames of the connection's size kept for reuse. */
+#define VNC__POOL_LEN 2
+
+/* Frames whose last reference went away keep their buffers here for the
+ * next frame: a fresh 2.4 MB allocation per frame means page faults and
+ * zeroing in the kernel every time. Shared by the connection and by every
+ * frame it lent, since a frame may outlive its connection. */
+struct vnc__pool {
+	pthread_mutex_t lock;
+	int refs;                 /* the connection, and each frame out */
+	bool closed;              /* the connection is gone: keep nothing */
+	int w, h;
+	int n;
+	struct vnc_frame *free[VNC__POOL_LEN];
+};
 
 struct vnc__listener {
 	vnc_frame_fn fn;
@@ -40,9 +57,10 @@ struct vnc {
 	int fb_w, fb_h;
 	/* Capture thread only. */
 	uint8_t *fb;              /* the framebuffer we allocated for libvncclient */
-	uint8_t *prev;            /* copy of the last frame's framebuffer */
-	int prev_w, prev_h;
 	bool dirty;
+	int dirty_y0, dirty_y1;   /* rows the server rewrote since the last frame */
+	bool base_ok;             /* the framebuffer outside them equals latest */
+	struct vnc__pool *pool;
 	struct vnc_frame *pending;
 	/* Frames. */
 	uint64_t seq;
@@ -117,13 +135,117 @@ void vnc_frame_ref(struct vnc_frame *f)
 	__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
 }
 
+static void frame_destroy(struct vnc_frame *f)
+{
+	image_free(f->img);
+	free(f);
+}
+
+static void pool_destroy(struct vnc__pool *p)
+{
+	int i;
+
+	for (i = 0; i < p->n; i++)
+		frame_destroy(p->free[i]);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+static struct vnc__pool *pool_new(int w, int h)
+{
+	struct vnc__pool *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	p->refs = 1;
+	p->w = w;
+	p->h = h;
+	return p;
+}
+
+/* A frame of the pool's size with refs 1 and every other field zero; its
+ * pixels are whatever an earlier frame left: the caller writes them all. */
+static struct vnc_frame *pool_get(struct vnc__pool *p)
+{
+	struct vnc_frame *f = NULL;
+	struct image *img;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->n)
+		f = p->free[--p->n];
+	pthread_mutex_unlock(&p->lock);
+	if (f) {
+		img = f->img;
+		memset(f, 0, sizeof(*f));
+		f->img = img;
+	} else {
+		f = calloc(1, sizeof(*f));
+		if (!f)
+			return NULL;
+		f->img = image_new(p->w, p->h);
+		if (!f->img) {
+			free(f);
+			return NULL;
+		}
+	}
+	pthread_mutex_lock(&p->lock);
+	p->refs++;
+	pthread_mutex_unlock(&p->lock);
+	f->pool = p;
+	f->refs = 1;
+	return f;
+}
+
+/* A frame of the pool came back (any thread). */
+static void pool_put(struct vnc_frame *f)
+{
+	struct vnc__pool *p = f->pool;
+	bool keep, last;
+
+	pthread_mutex_lock(&p->lock);
+	keep = !p->closed && p->n < VNC__POOL_LEN;
+	if (keep)
+		p->free[p->n++] = f;
+	last = --p->refs == 0;
+	pthread_mutex_unlock(&p->lock);
+	if (!keep)
+		frame_destroy(f);
+	if (last)
+		pool_destroy(p);
+}
+
+/* The connection lets go: free what is kept, let frames out free theirs. */
+static void pool_close(struct vnc__pool *p)
+{
+	struct vnc_frame *keep[VNC__POOL_LEN];
+	int i, n;
+	bool last;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->closed = true;
+	n = p->n;
+	memcpy(keep, p->free, sizeof(keep));
+	p->n = 0;
+	last = --p->refs == 0;
+	pthread_mutex_unlock(&p->lock);
+	for (i = 0; i < n; i++)
+		frame_destroy(keep[i]);
+	if (last)
+		pool_destroy(p);
+}
+
 void vnc_frame_unref(struct vnc_frame *f)
 {
 	if (!f)
 		return;
 	if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-		image_free(f->img);
-		free(f);
+		if (f->pool)
+			pool_put(f);
+		else
+			frame_destroy(f);
 	}
 }
 
@@ -149,6 +271,7 @@ static rfbBool malloc_fb(rfbClient *cl)
 	cl->frameBuffer = fb;
 	if (v) {
 		v->fb = fb;
+		v->base_ok = false; /* a new, black framebuffer */
 		pthread_mutex_lock(&v->lock);
 		v->fb_w = cl->width;
 		v->fb_h = cl->height;
@@ -161,77 +284,165 @@ static rfbBool malloc_fb(rfbClient *cl)
 static void got_update(rfbClient *cl, int x, int y, int w, int h)
 {
 	struct vnc *v = vnc_of(cl);
+	int y1;
 
-	(void)x, (void)y, (void)w, (void)h;
-	if (v)
-		v->dirty = true;
+	(void)x, (void)w;
+	if (!v)
+		return;
+	/* libvncclient checked the rectangle against the framebuffer; clamp
+	 * anyway, it decides which rows are copied instead of converted. */
+	y1 = h > 0 && y < cl->height - h ? y + h : cl->height;
+	if (y < 0)
+		y = 0;
+	if (y > y1)
+		y = y1;
+	if (!v->dirty) {
+		v->dirty_y0 = y;
+		v->dirty_y1 = y1;
+	} else {
+		if (y < v->dirty_y0)
+			v->dirty_y0 = y;
+		if (y1 > v->dirty_y1)
+			v->dirty_y1 = y1;
+	}
+	v->dirty = true;
+}
+
+/* Pixels arrive as bytes R, G, B, X (32 bpp, shifts 0/8/16, LE). */
+static void rgbx_rows(uint8_t *dst, const uint8_t *src, size_t px)
+{
+	size_t i;
+
+	for (i = 0; i < px; i++) {
+		dst[3 * i] = src[4 * i];
+		dst[3 * i + 1] = src[4 * i + 1];
+		dst[3 * i + 2] = src[4 * i + 2];
+	}
+}
+
+/* A framebuffer larger than xres x yres, scaled down as a new frame
+ * (image_normalise; rare, not pooled). */
+static struct vnc_frame *frame_scaled(struct vnc *v, const uint8_t *src, int w, int h)
+{
+	struct image *raw = image_new(w, h), *img = NULL;
+	struct vnc_frame *f = NULL;
+
+	if (!raw)
+		return NULL;
+	rgbx_rows(raw->px, src, (size_t)w * (size_t)h);
+	img = image_normalise(raw, v->xres, v->yres);
+	image_free(raw);
+	if (img)
+		f = calloc(1, sizeof(*f));
+	if (!f) {
+		image_free(img);
+		return NULL;
+	}
+	f->img = img;
+	f->refs = 1;
+	return f;
+}
+
+/* Rows [y0, y1) of a w x h framebuffer into f, pasted top-left as
+ * image_normalise does for a framebuffer no larger than the frame: grey
+ * (120) right of it. */
+static void paste_rows(struct vnc_frame *f, const uint8_t *src, int w, int y0, int y1)
+{
+	size_t row = (size_t)f->img->w * 3;
+	int y;
+
+	if (w == f->img->w) {
+		rgbx_rows(f->img->px + (size_t)y0 * row, src + (size_t)y0 * (size_t)w * 4,
+			  (size_t)(y1 - y0) * (size_t)w);
+		return;
+	}
+	for (y = y0; y < y1; y++) {
+		uint8_t *dst = f->img->px + (size_t)y * row;
+
+		rgbx_rows(dst, src + (size_t)y * (size_t)w * 4, (size_t)w);
+		memset(dst + (size_t)w * 3, 120, row - (size_t)w * 3);
+	}
+}
+
+static bool row_same(const struct image *a, const struct image *b, int y)
+{
+	size_t row = (size_t)a->w * 3;
+
+	return !memcmp(a->px + (size_t)y * row, b->px + (size_t)y * row, row);
 }
 
 /* Build the frame for the framebuffer as it is now, if it changed since the
  * last frame. Runs on the capture thread only, which alone touches the
- * framebuffer and the previous copy. */
+ * framebuffer and writes latest. Rows the server did not rewrite since the
+ * last frame are copied from it; the rewritten ones are converted and
+ * compared with it, so a rewrite with the same pixels makes no frame. */
 static void finished_update(rfbClient *cl)
 {
 	struct vnc *v = vnc_of(cl);
-	size_t bytes = (size_t)cl->width * (size_t)cl->height * 4, i, n;
-	struct image *raw = NULL, *img = NULL;
+	const struct vnc_frame *last;
 	struct vnc_frame *f = NULL;
 	const uint8_t *src = cl->frameBuffer;
+	int w = cl->width, h = cl->height, y0 = 0, y1 = h, lo, hi;
+	size_t row;
+	bool same_fb, partial;
 
 	if (!v || !v->dirty || !src)
 		return;
 	v->dirty = false;
-	if (v->prev && v->prev_w == cl->width && v->prev_h == cl->height &&
-	    !memcmp(v->prev, src, bytes))
-		return; /* rewritten with the same pixels */
-	if (!v->prev || v->prev_w != cl->width || v->prev_h != cl->height) {
-		uint8_t *p = realloc(v->prev, bytes);
-
-		if (!p)
+	row = (size_t)v->xres * 3;
+	last = v->latest; /* written by this thread only */
+	same_fb = last && last->fb_w == w && last->fb_h == h;
+	if (w <= v->xres && h <= v->yres) {
+		f = pool_get(v->pool);
+		if (!f)
 			goto oom;
-		v->prev = p;
-		v->prev_w = cl->width;
-		v->prev_h = cl->height;
-	}
-	memcpy(v->prev, src, bytes);
-	raw = image_new(cl->width, cl->height);
-	if (!raw)
-		goto oom;
-	/* Pixels arrive as bytes R, G, B, X (32 bpp, shifts 0/8/16, LE). */
-	n = (size_t)cl->width * (size_t)cl->height;
-	for (i = 0; i < n; i++) {
-		raw->px[3 * i] = src[4 * i];
-		raw->px[3 * i + 1] = src[4 * i + 1];
-		raw->px[3 * i + 2] = src[4 * i + 2];
-	}
-	if (cl->width == v->xres && cl->height == v->yres) {
-		img = raw;
-		raw = NULL;
+		partial = same_fb && v->base_ok;
+		if (partial) {
+			y0 = v->dirty_y0 < h ? v->dirty_y0 : h;
+			y1 = v->dirty_y1 < h ? v->dirty_y1 : h;
+			if (y1 < y0)
+				y1 = y0;
+		}
+		paste_rows(f, src, w, y0, y1);
+		if (partial) {
+			memcpy(f->img->px, last->img->px, (size_t)y0 * row);
+			memcpy(f->img->px + (size_t)y1 * row, last->img->px + (size_t)y1 * row,
+			       (size_t)(v->yres - y1) * row);
+		} else {
+			memset(f->img->px + (size_t)h * row, 120, (size_t)(v->yres - h) * row);
+		}
 	} else {
-		img = image_normalise(raw, v->xres, v->yres);
-		if (!img)
+		f = frame_scaled(v, src, w, h);
+		if (!f)
 			goto oom;
+		y1 = v->yres;
 	}
-	f = calloc(1, sizeof(*f));
-	if (!f)
-		goto oom;
-	f->img = img;
+	f->fb_w = w;
+	f->fb_h = h;
+	v->base_ok = true;
+	if (same_fb) {
+		/* Only rows [y0, y1) can differ from the last frame. */
+		lo = y0;
+		hi = y1;
+		while (lo < hi && row_same(f->img, last->img, lo))
+			lo++;
+		if (lo == hi) {
+			vnc_frame_unref(f); /* rewritten with the same pixels */
+			return;
+		}
+		while (row_same(f->img, last->img, hi - 1))
+			hi--;
+		f->same_top = lo;
+		f->same_bottom = v->yres - hi;
+	}
 	f->t = time_mono();
-	f->fb_w = cl->width;
-	f->fb_h = cl->height;
-	f->refs = 1;
-	img = NULL;
 	vnc_frame_unref(v->pending); /* only one per message; defensive */
 	v->pending = f;
-	image_free(raw);
 	return;
 oom:
-	/* Forget the copy so the next update retries instead of matching it. */
-	free(v->prev);
-	v->prev = NULL;
-	image_free(raw);
-	image_free(img);
-	log_err("out of memory building a %dx%d frame: frame lost", cl->width, cl->height);
+	/* Convert everything next time: the last frame is not this state. */
+	v->base_ok = false;
+	log_err("out of memory building a %dx%d frame: frame lost", w, h);
 }
 
 /* Publish the frame built by the last message: number it, queue it, tell
@@ -252,8 +463,8 @@ static void publish(struct vnc *v)
 	vnc_frame_ref(f);
 	v->latest = f;
 	/* Checks start from the newest frame: while none is pending, older
-	 * frames matter only to a wait_screen_change that began before, so a
-	 * few are kept, not a whole queue of 2.4 MB screens. */
+	 * frames matter only to a wait_screen_change that began before, and
+	 * the newest shows it the change; VNC_IDLE_QUEUE keeps just that. */
 	while (v->qlen >= (v->watch || v->qmax < VNC_IDLE_QUEUE ? v->qmax : VNC_IDLE_QUEUE)) {
 		struct vnc_frame *old = v->queue[v->qhead];
 
@@ -361,6 +572,11 @@ int vnc_connect(const char *path, int xres, int yres, int timeout_ms,
 	v->xres = xres;
 	v->yres = yres;
 	v->qmax = VNC_QUEUE_DEFAULT;
+	v->pool = pool_new(xres, yres);
+	if (!v->pool) {
+		rc = ERR_NOMEM;
+		goto fail;
+	}
 	for (;;) {
 		char *argv[] = { prog, NULL };
 		int argc = 1;
@@ -443,7 +659,7 @@ void vnc_close(struct vnc *v)
 	}
 	vnc_frame_unref(v->latest);
 	vnc_frame_unref(v->pending);
-	free(v->prev);
+	pool_close(v->pool);
 	pthread_cond_destroy(&v->cond);
 	pthread_mutex_destroy(&v->wlock);
 	pthread_mutex_destroy(&v->lock);

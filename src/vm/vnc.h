@@ -3,7 +3,9 @@
  * A capture thread owns the connection: it applies updates and turns every
  * complete, changed framebuffer update into a frame normalised to XRES x YRES
  * (image_normalise), numbered and timestamped, kept in a bounded queue and
- * handed to frame listeners. Input (keys, pointer) is safe from any thread.
+ * handed to frame listeners. Only the rows the server updated are converted;
+ * frame buffers are recycled through a small pool. Input (keys, pointer) is
+ * safe from any thread.
  * Lossless encodings only (raw, zrle), 32 bpp, no remote cursor. */
 #ifndef VIGIL_VNC_H
 #define VIGIL_VNC_H
@@ -14,6 +16,7 @@
 #include "image/image.h"
 
 struct vnc;
+struct vnc__pool;
 
 /* One captured screen. img is normalised to the connection's xres x yres;
  * fb_w/fb_h is the guest framebuffer size it came from. Frames are shared
@@ -23,14 +26,23 @@ struct vnc_frame {
 	uint64_t seq;   /* 1, 2, 3... in capture order; no two frames share one */
 	double t;       /* time_mono() when the update completed */
 	int fb_w, fb_h;
+	/* Rows at the top and at the bottom of img that are identical to the
+	 * frame numbered seq - 1 (same size); 0 and 0 when unknown. Only rows
+	 * [same_top, img->h - same_bottom) changed: consumers such as the
+	 * video convert just those. */
+	int same_top, same_bottom;
 	int refs;       /* atomic; use the functions below */
+	struct vnc__pool *pool; /* vnc.c's: where the buffers go back; NULL: freed */
 };
 
 /* Default and largest number of frames the checker queue holds. */
 #define VNC_QUEUE_DEFAULT 32
 #define VNC_QUEUE_MAX 256
-/* Frames kept while no check is pending (vnc_set_watch off). */
-#define VNC_IDLE_QUEUE 4
+/* Frames kept while no check is pending (vnc_set_watch off): only the
+ * newest. Every check starts from the newest frame; a wait for a change
+ * from an older frame still sees the newest one since. Each kept frame
+ * costs 2.4 MB at 1024x768. */
+#define VNC_IDLE_QUEUE 1
 /* While watching, a no-op client message is sent at least this often. */
 #define VNC_NUDGE_MS 80
 

@@ -102,6 +102,8 @@ TEST(vnc_single_update_frame_is_caught)
 		log_set_stderr_level(LOG_DEBUG);
 	fixture_start(&fx, "single");
 	CHECK_INT(vnc_connect(fx.sock, 1024, 768, 5000, &v, err, sizeof(err)), 0);
+	/* As a screen check does: every frame is kept until it is seen. */
+	vnc_set_watch(v, true);
 	while (n < sizeof(seen) - 1) {
 		CHECK_INT(vnc_next_frame(v, seq, 10000, &f), 0);
 		CHECK(f->seq > seq);
@@ -166,6 +168,98 @@ TEST(vnc_desktop_size_normalised)
 	CHECK_STR(line, "ptr 719 399 0\n");
 	vnc_close(v);
 	fixture_stop(&fx);
+}
+
+/* The fixture's "band" screens as vnc.c must build them, pasted top-left
+ * on grey when the frame is larger than the 1024x768 framebuffer. */
+static struct image *band_expected(int xres, int yres, int step)
+{
+	struct image *img = image_new(xres, yres);
+
+	CHECK(img);
+	image_fill_rect(img, 0, 0, xres, yres, 120, 120, 120);
+	image_fill_rect(img, 0, 0, 1024, 768, 255, 0, 0);
+	if (step >= 1)
+		image_fill_rect(img, 0, 100, 1024, 32, 0, 255, 0);
+	if (step >= 2)
+		image_fill_rect(img, 10, 300, 10, 10, 0, 0, 255);
+	return img;
+}
+
+static void check_band_frames(int xres, int yres)
+{
+	struct fixture fx;
+	struct vnc *v = NULL;
+	struct vnc_frame *f = NULL;
+	struct image *want;
+	char err[256] = "";
+	uint64_t seq = 0;
+	int step;
+
+	fixture_start(&fx, "band");
+	CHECK_INT(vnc_connect(fx.sock, xres, yres, 5000, &v, err, sizeof(err)), 0);
+	vnc_set_watch(v, true); /* keep every frame until it is seen */
+	for (step = 0; step < 3; step++) {
+		CHECK_INT(vnc_next_frame(v, seq, 10000, &f), 0);
+		/* Frame by frame: the unchanged rewrite between made none. */
+		CHECK_INT(f->seq, seq + 1);
+		seq = f->seq;
+		want = band_expected(xres, yres, step);
+		CHECK_INT(f->img->w, xres);
+		CHECK_INT(f->img->h, yres);
+		CHECK(!memcmp(f->img->px, want->px, (size_t)xres * (size_t)yres * 3));
+		image_free(want);
+		if (step == 0) {
+			CHECK_INT(f->same_top, 0); /* nothing before: unknown */
+			CHECK_INT(f->same_bottom, 0);
+		} else if (step == 1) {
+			CHECK_INT(f->same_top, 100);
+			CHECK_INT(f->same_bottom, yres - 132);
+		} else {
+			CHECK_INT(f->same_top, 300);
+			CHECK_INT(f->same_bottom, yres - 310);
+		}
+		vnc_frame_unref(f);
+	}
+	CHECK_INT(vnc_next_frame(v, seq, 300, &f), ERR_TIMEOUT);
+	vnc_close(v);
+	fixture_stop(&fx);
+	unlink(fx.sock); /* killed: the next fixture binds the same path */
+}
+
+/* Updates of a few rows: only those are converted, the rest comes from
+ * the previous frame, a rewrite with the same pixels makes no frame, and
+ * the frame says which rows changed; also when pasted on a larger canvas. */
+TEST(vnc_partial_updates_build_whole_frames)
+{
+	check_band_frames(1024, 768);
+	check_band_frames(1280, 1024);
+}
+
+/* Frames outlive their connection; released ones go back to the pool
+ * while it is open and are freed after (ASan checks both). */
+TEST(vnc_frames_outlive_the_connection)
+{
+	struct fixture fx;
+	struct vnc *v = NULL;
+	struct vnc_frame *f = NULL, *g = NULL;
+	char err[256] = "";
+
+	fixture_start(&fx, "band");
+	CHECK_INT(vnc_connect(fx.sock, 1024, 768, 5000, &v, err, sizeof(err)), 0);
+	vnc_set_watch(v, true);
+	CHECK_INT(vnc_next_frame(v, 0, 10000, &f), 0);
+	CHECK_INT(vnc_next_frame(v, f->seq, 10000, &g), 0);
+	vnc_frame_unref(g); /* still referenced by the connection */
+	CHECK_INT(vnc_next_frame(v, f->seq + 1, 10000, &g), 0);
+	vnc_close(v);
+	fixture_stop(&fx);
+	CHECK(screen_of(f) == 'A');
+	CHECK_INT(f->img->px[(110 * 1024 + 10) * 3 + 1], 0); /* all red */
+	CHECK_INT(g->img->px[(110 * 1024 + 10) * 3 + 1], 255); /* green band */
+	CHECK_INT(g->img->px[(305 * 1024 + 15) * 3 + 2], 255); /* blue square */
+	vnc_frame_unref(f);
+	vnc_frame_unref(g);
 }
 
 TEST(vnc_input_and_nudge)
