@@ -63,6 +63,16 @@ int http_query_add(struct buf *b, const char *key, const char *value)
 	return rc;
 }
 
+int http_form_add(struct buf *b, const char *key, const char *value)
+{
+	char *k = curl_easy_escape(NULL, key, 0), *v = curl_easy_escape(NULL, value ? value : "", 0);
+	int rc = k && v ? buf_printf(b, "%s%s=%s", b->len ? "&" : "", k, v) : ERR_NOMEM;
+
+	curl_free(k);
+	curl_free(v);
+	return rc;
+}
+
 static size_t write_buf(char *p, size_t sz, size_t n, void *arg)
 {
 	struct buf *b = arg;

@@ -47,4 +47,8 @@ int http_download(struct http_client *c, const char *target, const char *path, l
 /* Append "key=value" URL-encoded to b, with '?' or '&' before it. 0 or ERR_*. */
 int http_query_add(struct buf *b, const char *key, const char *value);
 
+/* Append "key=value" URL-encoded to the form body b, with '&' before it
+ * unless b is empty (application/x-www-form-urlencoded). 0 or ERR_*. */
+int http_form_add(struct buf *b, const char *key, const char *value);
+
 #endif

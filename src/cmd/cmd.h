@@ -9,5 +9,6 @@ int cmd_needle(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_apikey(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
+int cmd_client(int argc, char **argv);
 
 #endif

@@ -40,6 +40,8 @@ int params_add(struct params *p, const char *key, const char *value);
 /* The last value of key, as Mojolicious' param(); NULL if absent. Borrowed. */
 const char *params_get(const struct params *p, const char *key);
 
+struct live_map;
+
 struct api_req {
 	struct db *db;
 	const char *method;     /* GET, POST, PUT, DELETE (HEAD is served as GET) */
@@ -54,8 +56,12 @@ struct api_req {
 	const char *name;       /* the segment matched by '*' in the route, else NULL */
 	const char *upload;     /* streamed body of an upload route: a temporary file the handler may rename */
 	uint64_t upload_len;
+	const char *upload_sha256; /* hex sha256 of the streamed body, hashed as it arrived */
 	int64_t *poll_deadline_ms; /* long polls: per-connection deadline (monotonic ms), 0 before the first try */
 	bool stopping;          /* the server is shutting down: answer long polls now */
+	const char *key;        /* the API key that signed the request (borrowed), NULL when unsigned */
+	const char *accept;     /* the Accept header (borrowed), NULL when absent */
+	struct live_map *live;  /* watched jobs (the server's, request thread only) */
 };
 
 struct api_resp {
@@ -63,10 +69,12 @@ struct api_resp {
 	json_t *json;       /* owned; sent as application/json */
 	char *text;         /* owned; sent as text/plain when json is NULL */
 	char *file;         /* owned path; its bytes are sent when json and text are NULL */
-	const char *ctype;  /* Content-Type of file (static text) */
+	const char *ctype;  /* Content-Type of file or text (static text; text defaults to text/plain) */
 	const char *hdr_name; /* one extra response header (static name), value below */
 	char hdr_value[96];
 	bool suspend;       /* long poll: park the connection, retry the handler later */
+	const char *raw;    /* borrowed JSON text sent as is (the response cache) */
+	size_t raw_len;
 };
 
 /* Set a JSON error {"error": text} (server.c adds error_status). */
@@ -91,6 +99,10 @@ extern const struct api_route api_jobs_routes[];
 extern const struct api_route api_isos_routes[];
 extern const struct api_route api_tables_routes[];
 extern const struct api_route api_workers_routes[];
+extern const struct api_route api_comments_routes[];
+extern const struct api_route api_yaml_routes[];
+extern const struct api_route api_assets_routes[];
+extern const struct api_route api_live_routes[];
 
 /* Uppercase ASCII copy of s (new string). */
 char *api_upper(const char *s);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* api_jobs.c - the /api/v1/jobs routes (Job.pm): list with filters, show,
- * details, status, direct creation from settings, delete, cancel, restart.
+ * details, status, direct creation from settings (one job, or several
+ * chained ones as openqa-clone-job posts them), delete, cancel, restart.
  * The job model is jobs.c; this file parses and validates requests. */
 #define LOG_MODULE "api"
 #include <dirent.h>
@@ -10,6 +11,8 @@
 #include "server/api.h"
 #include "server/db.h"
 #include "server/artefacts.h"
+#include "server/assets.h"
+#include "server/deps.h"
 #include "server/jobs.h"
 #include "server/workers.h"
 #include "util/err.h"
@@ -180,6 +183,26 @@ static json_t *job_logs(struct api_req *req, bool png)
 	return a;
 }
 
+/* check_assets=1: the job's assets not (or no longer) under factory/, as "type/name". */
+static json_t *missing_assets(struct api_req *req, const json_t *assets)
+{
+	json_t *missing = json_array(), *names, *v;
+	const char *type;
+	size_t i;
+
+	json_object_foreach((json_t *)assets, type, names)
+		json_array_foreach(names, i, v) {
+			char *path = asset_path(req->data_dir, type, json_string_value(v));
+			if (!path || !file_exists(path)) {
+				char both[300];
+				snprintf(both, sizeof(both), "%s/%s", type, json_string_value(v));
+				json_array_append_new(missing, json_string(both));
+			}
+			free(path);
+		}
+	return missing;
+}
+
 static void show(struct api_req *req, struct api_resp *out, bool details)
 {
 	json_t *j;
@@ -197,6 +220,8 @@ static void show(struct api_req *req, struct api_resp *out, bool details)
 			json_object_set_new(j, "screenshots", job_logs(req, true));
 		}
 		json_object_set_new(j, "modules", mods);
+		if (params_get(&req->params, "check_assets"))
+			json_object_set_new(j, "missing_assets", missing_assets(req, json_object_get(j, "assets")));
 		api_json(out, json_pack("{s:o}", "job", j));
 	}
 }
@@ -230,56 +255,47 @@ static void job_status(struct api_req *req, struct api_resp *out)
 	db_finalize(st);
 }
 
-static void job_create(struct api_req *req, struct api_resp *out)
-{
-	json_t *post = json_object(), *s = json_object();
-	const char *v;
-	int64_t id, group = 0, prio = JOBS_DEFAULT_PRIORITY, rowid;
-	bool clone;
-	size_t i;
-	int rc;
+/* Limits of one POST /api/v1/jobs. */
+#define JOBS_POST_MAX 64
 
-	if (req->json) {
-		api_error(out, 400, "send job settings as form parameters (KEY=VALUE)");
-		goto out;
-	}
-	for (i = 0; i < req->params.n; i++) {
-		char *u = api_upper(req->params.v[i].key);
-		if (strchr(u, ':')) {
-			api_error(out, 400, "multi-job posts (KEY:SUFFIX) are not supported yet: '%s'", req->params.v[i].key);
-			free(u);
-			goto out;
-		}
-		json_object_set_new(post, u, json_string(req->params.v[i].value));
-		free(u);
-	}
+/* Settings of one posted job (keys uppercased, '_' controls included)
+ * completed from the tables unless clone, then inserted. 0 and *id, or an
+ * HTTP status with the reason in msg. */
+static int create_one(struct api_req *req, const json_t *post, bool clone, int64_t *id, char *msg, size_t msglen)
+{
+	json_t *s = json_object(), *keep = json_object(), *val;
+	const char *v, *key;
+	int64_t group = 0, prio = JOBS_DEFAULT_PRIORITY, rowid;
+	int status = 0;
+
 	v = json_string_value(json_object_get(post, "TEST"));
 	if (!v || !*v) {
-		api_error(out, 400, "TEST field mandatory");
+		snprintf(msg, msglen, "TEST field mandatory");
+		status = 400;
 		goto out;
 	}
-	v = json_string_value(json_object_get(post, "_PRIORITY"));
-	if (v) {
+	if ((v = json_string_value(json_object_get(post, "_PRIORITY")))) {
 		long p;
 		if (str_to_long(v, &p)) {
-			api_error(out, 400, "_PRIORITY must be an integer");
+			snprintf(msg, msglen, "_PRIORITY must be an integer, not '%s'", v);
+			status = 400;
 			goto out;
 		}
 		prio = p;
 	}
 	if ((v = json_string_value(json_object_get(post, "_GROUP_ID")))) {
 		if (api_parse_id(v, &group) || db_query_int(req->db, &rowid, "SELECT id FROM job_groups WHERE id = ?", "i", group)) {
-			api_error(out, 400, "job group '%s' does not exist", v);
+			snprintf(msg, msglen, "_GROUP_ID: job group '%s' does not exist", v);
+			status = 400;
 			goto out;
 		}
 	} else if ((v = json_string_value(json_object_get(post, "_GROUP")))) {
 		if (db_query_int(req->db, &group, "SELECT id FROM job_groups WHERE name = ?", "t", v)) {
-			api_error(out, 400, "job group '%s' does not exist", v);
+			snprintf(msg, msglen, "_GROUP: job group '%s' does not exist", v);
+			status = 400;
 			goto out;
 		}
 	}
-	clone = (v = json_string_value(json_object_get(post, "IS_CLONE_JOB"))) && strcmp(v, "0");
-	json_object_del(post, "IS_CLONE_JOB");
 	if (!clone) {
 		/* Settings from the tables under the posted ones, as generate_settings. */
 		const char *d = json_string_value(json_object_get(post, "DISTRI"));
@@ -292,47 +308,182 @@ static void job_create(struct api_req *req, struct api_resp *out)
 							"tttt", d, ver, f, a))
 			(void)jobs_table_settings(req->db, "product", rowid, s);
 		if (m && !db_query_int(req->db, &rowid, "SELECT id FROM machines WHERE name = ?", "t", m)) {
+			struct db_stmt *st;
 			(void)jobs_table_settings(req->db, "machine", rowid, s);
-			if (!db_query_int(req->db, &rowid, "SELECT id FROM machines WHERE name = ?", "t", m)) {
-				struct db_stmt *st;
-				if (!db_prepare(req->db, &st, "SELECT backend FROM machines WHERE id = ?", "i", rowid)) {
-					if (db_step(st) == 1 && !json_object_get(s, "BACKEND"))
-						json_object_set_new(s, "BACKEND", json_string(db_col_text(st, 0)));
-					db_finalize(st);
-				}
+			if (!db_prepare(req->db, &st, "SELECT backend FROM machines WHERE id = ?", "i", rowid)) {
+				if (db_step(st) == 1 && !json_object_get(s, "BACKEND"))
+					json_object_set_new(s, "BACKEND", json_string(db_col_text(st, 0)));
+				db_finalize(st);
 			}
 		}
 		if (!db_query_int(req->db, &rowid, "SELECT id FROM test_suites WHERE name = ?", "t",
 				  json_string_value(json_object_get(post, "TEST"))))
 			(void)jobs_table_settings(req->db, "test_suite", rowid, s);
 	}
-	{
-		const char *key;
-		json_t *val, *keep = json_object();
-		json_object_foreach(post, key, val)
-			if (key[0] != '_')
-				json_object_set(keep, key, val);
-		jobs_settings_merge(s, keep);
-		json_decref(keep);
-	}
+	json_object_foreach((json_t *)post, key, val)
+		if (key[0] != '_')
+			json_object_set(keep, key, val);
+	jobs_settings_merge(s, keep);
 	if (!clone) {
 		jobs_settings_default_class(s);
 		jobs_settings_expand(s);
 	}
+	if (jobs_insert(req->db, s, prio, group, 0, id)) {
+		snprintf(msg, msglen, "cannot create the job: %s", db_errmsg(req->db));
+		status = 500;
+	}
+out:
+	json_decref(s);
+	json_decref(keep);
+	return status;
+}
+
+/* The dependencies one posted job names: _START_AFTER / _START_DIRECTLY_AFTER
+ * (suffixes of this post) and _START_AFTER_JOBS / _START_DIRECTLY_AFTER_JOBS
+ * (ids of existing jobs). 0 or an HTTP status with msg. */
+static int link_one(struct api_req *req, const json_t *post, int64_t child, const json_t *ids, char *msg, size_t msglen)
+{
+	static const struct { const char *key; int type; bool existing; } kinds[] = {
+		{ "_START_AFTER", DEPS_CHAINED, false },
+		{ "_START_DIRECTLY_AFTER", DEPS_DIRECTLY_CHAINED, false },
+		{ "_START_AFTER_JOBS", DEPS_CHAINED, true },
+		{ "_START_DIRECTLY_AFTER_JOBS", DEPS_DIRECTLY_CHAINED, true },
+	};
+	size_t k;
+
+	if (json_object_get(post, "_PARALLEL") || json_object_get(post, "_PARALLEL_JOBS")) {
+		snprintf(msg, msglen, "parallel jobs (_PARALLEL, _PARALLEL_JOBS) are not supported");
+		return 400;
+	}
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		const char *p = json_string_value(json_object_get(post, kinds[k].key));
+		while (p && *p) {
+			size_t n = strcspn(p, ",");
+			char ref[64];
+			int64_t parent = 0;
+			int rc;
+			if (n == 0 || n >= sizeof(ref)) {
+				snprintf(msg, msglen, "%s: bad entry '%.*s'", kinds[k].key, (int)(n < 64 ? n : 64), p);
+				return 400;
+			}
+			memcpy(ref, p, n);
+			ref[n] = '\0';
+			if (kinds[k].existing) {
+				if (api_parse_id(ref, &parent)) {
+					snprintf(msg, msglen, "%s: '%s' is not a job id", kinds[k].key, ref);
+					return 400;
+				}
+			} else if (!json_is_integer(json_object_get(ids, ref))) {
+				snprintf(msg, msglen, "Specified dependency '%s' does not relate to a present job-suffix.", ref);
+				return 400;
+			} else {
+				parent = json_integer_value(json_object_get(ids, ref));
+			}
+			rc = deps_add(req->db, parent, child, kinds[k].type, msg, msglen);
+			if (rc == ERR_NOT_FOUND || rc == ERR_INVALID)
+				return 400;
+			if (rc) {
+				snprintf(msg, msglen, "cannot record the dependency: %s", db_errmsg(req->db));
+				return 500;
+			}
+			p += n + (p[n] == ',');
+		}
+	}
+	return 0;
+}
+
+/* POST /api/v1/jobs: one job from KEY=VALUE, or several from KEY:SUFFIX=VALUE
+ * (split at the last ':'; keys without a suffix apply to every job), as
+ * openqa-clone-job posts a job with its parents. All in one transaction. */
+static void job_create(struct api_req *req, struct api_resp *out)
+{
+	json_t *global = json_object(), *per = json_object(), *ids = json_object(), *post, *v;
+	const char *suffix;
+	char msg[512];
+	bool clone, multi;
+	size_t i;
+	int status;
+
+	if (req->json) {
+		api_error(out, 400, "send job settings as form parameters (KEY=VALUE)");
+		goto out;
+	}
+	for (i = 0; i < req->params.n; i++) {
+		char *u = api_upper(req->params.v[i].key), *colon;
+		json_t *into = global;
+		if (!u) {
+			api_error(out, 500, "out of memory");
+			goto out;
+		}
+		colon = strrchr(u, ':');
+		if (colon) {
+			const char *sfx = req->params.v[i].key + (colon - u) + 1;
+			*colon = '\0';
+			if (*sfx) {
+				into = json_object_get(per, sfx);
+				if (!into) {
+					if (json_object_size(per) >= JOBS_POST_MAX) {
+						api_error(out, 400, "more than %d jobs in one post", JOBS_POST_MAX);
+						free(u);
+						goto out;
+					}
+					json_object_set_new(per, sfx, json_object());
+					into = json_object_get(per, sfx);
+				}
+			}
+		}
+		if (*u)
+			json_object_set_new(into, u, json_string(req->params.v[i].value));
+		free(u);
+	}
+	v = json_object_get(global, "IS_CLONE_JOB");
+	clone = v && strcmp(json_string_value(v), "0");
+	json_object_del(global, "IS_CLONE_JOB");
+	multi = json_object_size(per) > 0;
+	if (!multi)
+		json_object_set(per, "", global);
 	if (db_begin(req->db)) {
 		api_error(out, 500, "cannot start a transaction");
 		goto out;
 	}
-	rc = jobs_insert(req->db, s, prio, group, 0, &id);
-	if (rc || db_commit(req->db)) {
+	json_object_foreach(per, suffix, post) {
+		json_t *all = json_deep_copy(global);
+		int64_t id = 0;
+		json_object_update(all, post);
+		json_object_del(all, "IS_CLONE_JOB");
+		status = create_one(req, all, clone, &id, msg, sizeof(msg));
+		json_decref(all);
+		if (status) {
+			db_rollback(req->db);
+			api_error(out, status, "%s%s%s", multi ? suffix : "", multi ? ": " : "", msg);
+			goto out;
+		}
+		json_object_set_new(ids, suffix, json_integer(id));
+	}
+	json_object_foreach(per, suffix, post) {
+		json_t *all = json_deep_copy(global);
+		json_object_update(all, post);
+		status = link_one(req, all, json_integer_value(json_object_get(ids, suffix)), ids, msg, sizeof(msg));
+		json_decref(all);
+		if (status) {
+			db_rollback(req->db);
+			api_error(out, status, "%s", msg);
+			goto out;
+		}
+	}
+	if (db_commit(req->db)) {
 		db_rollback(req->db);
-		api_error(out, 500, "cannot create the job: %s", db_errmsg(req->db));
+		api_error(out, 500, "cannot create the jobs: %s", db_errmsg(req->db));
 		goto out;
 	}
-	api_json(out, json_pack("{s:I}", "id", (json_int_t)id));
+	if (multi)
+		api_json(out, json_pack("{s:O}", "ids", ids));
+	else
+		api_json(out, json_pack("{s:O}", "id", json_object_get(ids, "")));
 out:
-	json_decref(post);
-	json_decref(s);
+	json_decref(global);
+	json_decref(per);
+	json_decref(ids);
 }
 
 static void job_delete(struct api_req *req, struct api_resp *out)
@@ -363,9 +514,15 @@ static void job_cancel(struct api_req *req, struct api_resp *out)
 static void job_restart(struct api_req *req, struct api_resp *out)
 {
 	char msg[256], key[24], url[48];
-	int64_t new_id;
-	int rc = jobs_restart(req->db, req->id, &new_id, msg, sizeof(msg));
+	int64_t new_id, before = 0;
+	json_t *map, *urls;
+	struct db_stmt *st;
+	int rc;
 
+	/* The clones made by this restart (the job and the chained children it
+	 * skipped) are those with ids above the highest one now. */
+	(void)db_query_int(req->db, &before, "SELECT COALESCE(MAX(id), 0) FROM jobs", NULL);
+	rc = jobs_restart(req->db, req->id, &new_id, msg, sizeof(msg));
 	if (rc == ERR_NOT_FOUND) {
 		not_found(out, req->id);
 		return;
@@ -378,9 +535,22 @@ static void job_restart(struct api_req *req, struct api_resp *out)
 		api_error(out, 500, "cannot restart job %lld", (long long)req->id);
 		return;
 	}
+	map = json_object();
+	urls = json_object();
+	if (!db_prepare(req->db, &st, "SELECT id, clone_id FROM jobs WHERE clone_id > ? ORDER BY id", "i", before)) {
+		while (db_step(st) == 1) {
+			snprintf(key, sizeof(key), "%lld", (long long)db_col_int(st, 0));
+			snprintf(url, sizeof(url), "/tests/%lld", (long long)db_col_int(st, 1));
+			json_object_set_new(map, key, json_integer(db_col_int(st, 1)));
+			json_object_set_new(urls, key, json_string(url));
+		}
+		db_finalize(st);
+	}
 	snprintf(key, sizeof(key), "%lld", (long long)req->id);
 	snprintf(url, sizeof(url), "/tests/%lld", (long long)new_id);
-	api_json(out, json_pack("{s:[{s:I}],s:[{s:s}]}", "result", key, (json_int_t)new_id, "test_url", key, url));
+	json_object_set_new(map, key, json_integer(new_id));
+	json_object_set_new(urls, key, json_string(url));
+	api_json(out, json_pack("{s:[o],s:[o]}", "result", map, "test_url", urls));
 }
 
 const struct api_route api_jobs_routes[] = {

@@ -323,8 +323,8 @@ static void groups_list(struct api_req *req, struct api_resp *out)
 	struct db_stmt *st;
 	json_t *a;
 
-	if (db_prepare(req->db, &st, "SELECT id, name, parent_id, default_priority, sort_order, description"
-		       " FROM job_groups WHERE (? = 0 OR id = ?) ORDER BY id", "ii", req->id, req->id)) {
+	if (db_prepare(req->db, &st, "SELECT id, name, parent_id, default_priority, sort_order, description,"
+		       " template FROM job_groups WHERE (? = 0 OR id = ?) ORDER BY id", "ii", req->id, req->id)) {
 		api_error(out, 500, "cannot read job groups");
 		return;
 	}
@@ -337,7 +337,7 @@ static void groups_list(struct api_req *req, struct api_resp *out)
 		json_object_set_new(g, "default_priority", json_integer(db_col_int(st, 3)));
 		json_object_set_new(g, "sort_order", db_col_null(st, 4) ? json_null() : json_integer(db_col_int(st, 4)));
 		json_object_set_new(g, "description", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
-		json_object_set_new(g, "template", json_null());
+		json_object_set_new(g, "template", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
 		json_object_set_new(g, "build_version_sort", json_integer(1));
 		json_object_set_new(g, "carry_over_bugrefs", json_integer(1));
 		json_array_append_new(a, g);
@@ -469,6 +469,16 @@ static void templates_create(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "Erroneous parameters (group_id or group_name missing or unknown)");
 		return;
 	}
+	{
+		int64_t yaml;
+		/* openQA: a group whose templates came from YAML changes only through its YAML. */
+		if (!db_query_int(req->db, &yaml, "SELECT id FROM job_groups WHERE id = ? AND template IS NOT NULL", "i",
+				  group)) {
+			api_error(out, 400, "Group %lld must be updated through the YAML template (job_templates_scheduling)",
+				  (long long)group);
+			return;
+		}
+	}
 	if (lookup_id(req, "machine_id", "machine_name", "SELECT id FROM machines WHERE name = ?", &machine)) {
 		api_error(out, 400, "Erroneous parameters (machine_id or machine_name missing or unknown)");
 		return;
@@ -514,7 +524,16 @@ static void templates_create(struct api_req *req, struct api_resp *out)
 
 static void templates_delete(struct api_req *req, struct api_resp *out)
 {
-	int rc = db_exec(req->db, "DELETE FROM job_templates WHERE id = ?", "i", req->id);
+	int64_t group;
+	int rc;
+
+	if (!db_query_int(req->db, &group, "SELECT g.id FROM job_templates jt JOIN job_groups g ON g.id = jt.group_id"
+			  " WHERE jt.id = ? AND g.template IS NOT NULL", "i", req->id)) {
+		api_error(out, 400, "Test suites in group %lld must be updated through the YAML template"
+			  " (job_templates_scheduling)", (long long)group);
+		return;
+	}
+	rc = db_exec(req->db, "DELETE FROM job_templates WHERE id = ?", "i", req->id);
 
 	if (rc <= 0) {
 		api_error(out, rc == 0 ? 404 : 500, "Job template %lld does not exist", (long long)req->id);

@@ -11,7 +11,9 @@
  *   POST   /api/v1/jobs/<id>/status           operator  JSON {"status": {worker_id, test_order, result,
  *                                                       uploading}} → {"result": 1, "command": "cancel"|...} (openQA)
  *   POST   /api/v1/jobs/<id>/artefact?file=N  operator  raw body (streamed to disk) stored as
- *                                                       testresults/<id>/N → "OK" (vigil; openQA sends multipart)
+ *                                                       testresults/<id>/N → "OK" (vigil; openQA sends multipart);
+ *                                                       with asset=public|private: factory/<type>/N →
+ *                                                       {"status": "ok", "id", "type", "name"}
  *   POST   /api/v1/jobs/<id>/set_done         operator  result, reason, worker_id → {"result", "reason"} (openQA)
  *   GET    /tests/<id>/file/<name>            public    an artefact's bytes (openQA)
  *   GET    /api/v1/distributions/<name>       public    {"name", "hash"} of DATA/tests/<name> (vigil)
@@ -23,7 +25,9 @@
 #include <string.h>
 #include <time.h>
 #include "server/api.h"
+#include "server/api_live.h"
 #include "server/artefacts.h"
+#include "server/assets.h"
 #include "server/db.h"
 #include "server/jobs.h"
 #include "server/workers.h"
@@ -159,6 +163,8 @@ static void job_status_post(struct api_req *req, struct api_resp *out)
 	}
 	api_json(out, json_pack("{s:i,s:s,s:s?}", "result", cmd && !strcmp(cmd, "abort") ? 0 : 1, "job_result", res,
 				"command", cmd));
+	if (out->json)
+		api_live_status(req, status, out->json);
 }
 
 /* The job accepts uploads while a worker holds it. 0, or an error set in out. */
@@ -180,9 +186,41 @@ static int job_uploadable(struct api_req *req, struct api_resp *out)
 	return 0;
 }
 
+/* An upload with asset=public|private: a disk or ISO a job made, stored
+ * as DATA/factory/<type>/<name> (private ones prefixed with the job id, as
+ * openQA does) for later jobs. */
+static void job_asset_upload(struct api_req *req, struct api_resp *out, const char *name, const char *scope)
+{
+	char stored[LIMIT_ARTEFACT_NAME + 16];
+	const char *type = asset_type_of_name(name);
+	int64_t id;
+	int rc;
+
+	if (strcmp(scope, "public") && strcmp(scope, "private")) {
+		api_error(out, 400, "asset '%s': expected public or private", scope);
+		return;
+	}
+	if (!strcmp(scope, "private"))
+		snprintf(stored, sizeof(stored), "%08lld-%s", (long long)req->id, name);
+	else
+		snprintf(stored, sizeof(stored), "%s", name);
+	if (!asset_name_valid(stored)) {
+		api_error(out, 400, "asset name '%s' refused: too long", stored);
+		return;
+	}
+	rc = assets_store(req->db, req->data_dir, type, stored, req->upload, req->upload_sha256, req->id, &id);
+	if (rc) {
+		log_err("job %lld: storing asset %s/%s: %s", (long long)req->id, type, stored, err_str(rc));
+		api_error(out, 500, "Failed receiving asset: %s", err_str(rc));
+		return;
+	}
+	api_json(out, json_pack("{s:s,s:I,s:s,s:s}", "status", "ok", "id", (json_int_t)id, "type", type, "name", stored));
+}
+
 static void job_artefact(struct api_req *req, struct api_resp *out)
 {
 	const char *name = params_get(&req->params, "file");
+	const char *asset = params_get(&req->params, "asset");
 	int rc;
 
 	if (!name || !artefact_name_valid(name, strlen(name))) {
@@ -196,6 +234,10 @@ static void job_artefact(struct api_req *req, struct api_resp *out)
 	}
 	if (job_uploadable(req, out))
 		return;
+	if (asset) {
+		job_asset_upload(req, out, name, asset);
+		return;
+	}
 	rc = artefact_store(req->data_dir, req->id, name, req->upload);
 	if (rc) {
 		log_err("job %lld: storing artefact '%s': %s", (long long)req->id, name, err_str(rc));

@@ -118,6 +118,33 @@ const struct db_migration db__migrations_sqlite[] = {
 	  " fatal INTEGER NOT NULL DEFAULT 0,"
 	  " UNIQUE (job_id, name));"
 	  "CREATE INDEX jobs_worker ON jobs (assigned_worker_id, state);" },
+	{ 3,
+	  /* Files under DATA/factory/<type>/<name>; mtime_s and size tell a
+	   * worker's cache when a file changed, checksum (sha256) is set for
+	   * uploads, hashed while they arrive. */
+	  "CREATE TABLE assets ("
+	  " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	  " type TEXT NOT NULL, name TEXT NOT NULL,"
+	  " size INTEGER, mtime_s INTEGER NOT NULL DEFAULT 0, checksum TEXT,"
+	  " last_use_job_id INTEGER, fixed INTEGER NOT NULL DEFAULT 0,"
+	  " t_created TEXT NOT NULL, t_updated TEXT NOT NULL,"
+	  " UNIQUE (type, name));"
+	  "CREATE INDEX job_dependencies_child ON job_dependencies (child_job_id);" },
+	{ 4,
+	  /* Comments on jobs or job groups (exactly one of job_id, group_id);
+	   * api_key is the key that wrote it (only its author may edit it),
+	   * user_name what the API shows as userName. A group's YAML job
+	   * templates are kept as posted, as openQA keeps them. */
+	  "CREATE TABLE comments ("
+	  " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	  " job_id INTEGER REFERENCES jobs(id) ON DELETE CASCADE,"
+	  " group_id INTEGER REFERENCES job_groups(id) ON DELETE CASCADE,"
+	  " text TEXT NOT NULL,"
+	  " user_name TEXT NOT NULL, api_key TEXT,"
+	  " t_created TEXT NOT NULL, t_updated TEXT NOT NULL);"
+	  "CREATE INDEX comments_job ON comments (job_id);"
+	  "CREATE INDEX comments_group ON comments (group_id);"
+	  "ALTER TABLE job_groups ADD COLUMN template TEXT;" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

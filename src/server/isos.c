@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/db.h"
+#include "server/deps.h"
 #include "server/isos.h"
 #include "server/jobs.h"
 #include "util/err.h"
@@ -78,9 +79,11 @@ static int template_settings(struct db *db, int64_t id, json_t *into)
 	return rc;
 }
 
-/* One job for one template row; appends its id to ids. */
+/* One job for one template row; appends its id to ids and
+ * {id, test, machine, name, START_AFTER_TEST, START_DIRECTLY_AFTER_TEST}
+ * to made (for the dependencies). */
 static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t product_id, struct db_stmt *t,
-		    json_t *ids)
+		    json_t *ids, json_t *made)
 {
 	json_t *s = json_object(), *post = json_object();
 	const char *key, *prio_s = pget(params, "_PRIORITY");
@@ -111,17 +114,94 @@ static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t 
 	if (prio_s && !str_to_long(prio_s, &p))
 		prio = p;
 	rc = jobs_insert(db, s, prio, db_col_int(t, 2), sp_id, &job_id);
-	if (!rc)
+	if (!rc) {
 		json_array_append_new(ids, json_integer(job_id));
+		json_array_append_new(made, json_pack("{s:I,s:O,s:O,s:O?,s:O?,s:O?}", "id", (json_int_t)job_id, "test",
+						      json_object_get(s, "TEST"), "machine", json_object_get(s, "MACHINE"),
+						      "name", json_object_get(s, "JOB_TEMPLATE_NAME"), "START_AFTER_TEST",
+						      json_object_get(s, "START_AFTER_TEST"), "START_DIRECTLY_AFTER_TEST",
+						      json_object_get(s, "START_DIRECTLY_AFTER_TEST")));
+	}
 out:
 	json_decref(s);
 	json_decref(post);
 	return rc;
 }
 
+/* The job in made whose TEST (or job template name) and MACHINE are
+ * test and machine; 0 when none. */
+static int64_t find_made(const json_t *made, const char *test, const char *machine)
+{
+	size_t i;
+	json_t *m;
+
+	json_array_foreach(made, i, m) {
+		const char *t = json_string_value(json_object_get(m, "test"));
+		const char *n = json_string_value(json_object_get(m, "name"));
+		const char *mach = json_string_value(json_object_get(m, "machine"));
+		if (((t && !strcmp(t, test)) || (n && !strcmp(n, test))) && mach && !strcmp(mach, machine))
+			return json_integer_value(json_object_get(m, "id"));
+	}
+	return 0;
+}
+
+/* START_AFTER_TEST (and START_DIRECTLY_AFTER_TEST, kept as its own type
+ * but only ordered, not pinned to one worker) of each job made: edges to
+ * the jobs of this scheduled product they name ("test[@machine]",
+ * comma-separated); what cannot be resolved goes to failed as openQA
+ * reports it. */
+static int link_chained(struct db *db, const json_t *made, json_t *failed)
+{
+	static const struct { const char *key; int type; } kinds[] = {
+		{ "START_AFTER_TEST", DEPS_CHAINED },
+		{ "START_DIRECTLY_AFTER_TEST", DEPS_DIRECTLY_CHAINED },
+	};
+	size_t i, k;
+	json_t *m;
+
+	json_array_foreach(made, i, m) {
+		const char *machine = json_string_value(json_object_get(m, "machine"));
+		int64_t child = json_integer_value(json_object_get(m, "id"));
+		json_t *errors = json_array();
+
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			const char *p = json_string_value(json_object_get(m, kinds[k].key));
+			while (p && *p) {
+				size_t n = strcspn(p, ",");
+				char test[DEPS_MAX_ENTRY], mach[DEPS_MAX_ENTRY], msg[256], text[2 * DEPS_MAX_ENTRY + 128];
+				int64_t parent;
+				int rc;
+				if (n && !deps_parse_entry(p, n, machine, test, mach)) {
+					parent = find_made(made, test, mach);
+					rc = parent ? deps_add(db, parent, child, kinds[k].type, msg, sizeof(msg)) : ERR_NOT_FOUND;
+					if (rc == ERR_NOT_FOUND || rc == ERR_INVALID) {
+						snprintf(text, sizeof(text), "%s=%s@%s not found - check for dependency typos and"
+							 " dependency cycles", kinds[k].key, test, mach);
+						json_array_append_new(errors, json_string(text));
+					} else if (rc) {
+						json_decref(errors);
+						return rc;
+					}
+				} else if (n) {
+					snprintf(text, sizeof(text), "%s: malformed entry '%.*s'", kinds[k].key,
+						 (int)(n < 200 ? n : 200), p);
+					json_array_append_new(errors, json_string(text));
+				}
+				p += n + (p[n] == ',');
+			}
+		}
+		if (json_array_size(errors))
+			json_array_append_new(failed, json_pack("{s:I,s:o}", "job_id", (json_int_t)child, "error_messages",
+								errors));
+		else
+			json_decref(errors);
+	}
+	return 0;
+}
+
 int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 {
-	json_t *products = NULL, *ids = json_array(), *results;
+	json_t *products = NULL, *ids = json_array(), *made = json_array(), *failed = json_array(), *results;
 	char now[DB_TIME_LEN], *settings_text = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS), *results_text;
 	int64_t sp_id = 0;
 	size_t i, templates = 0;
@@ -154,14 +234,16 @@ int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 			templates++;
 			if (!list_has(pget(params, "TEST"), test) || !list_has(pget(params, "MACHINE"), db_col_text(t, 4)))
 				continue;
-			if ((rc = make_job(db, params, sp_id, pid, t, ids)))
+			if ((rc = make_job(db, params, sp_id, pid, t, ids, made)))
 				break;
 		}
 		db_finalize(t);
 		if (rc < 0)
 			goto fail_tx;
 	}
-	results = json_pack("{s:O,s:[]}", "successful_job_ids", ids, "failed_job_info");
+	if ((rc = link_chained(db, made, failed)))
+		goto fail_tx;
+	results = json_pack("{s:O,s:O}", "successful_job_ids", ids, "failed_job_info", failed);
 	results_text = results ? json_dumps(results, JSON_COMPACT) : NULL;
 	json_decref(results);
 	rc = db_exec(db, "UPDATE scheduled_products SET status = 'scheduled', results = ?, t_updated = ? WHERE id = ?",
@@ -179,12 +261,14 @@ int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 				  "no templates found for ", pget(params, "DISTRI"), "-", pget(params, "FLAVOR"), "-",
 				  pget(params, "ARCH"), "count", 0, "ids", "failed");
 	} else {
-		*resp = json_pack("{s:I,s:I,s:O,s:[]}", "scheduled_product_id", (json_int_t)sp_id, "count",
-				  (json_int_t)json_array_size(ids), "ids", ids, "failed");
+		*resp = json_pack("{s:I,s:I,s:O,s:O}", "scheduled_product_id", (json_int_t)sp_id, "count",
+				  (json_int_t)json_array_size(ids), "ids", ids, "failed", failed);
 	}
 	log_info("scheduled product %lld: %zu jobs", (long long)sp_id, json_array_size(ids));
 	json_decref(products);
 	json_decref(ids);
+	json_decref(made);
+	json_decref(failed);
 	free(settings_text);
 	return *resp ? status : 500;
 fail_tx:
@@ -193,6 +277,8 @@ fail:
 	log_err("cannot schedule the product: %s", db_errmsg(db));
 	json_decref(products);
 	json_decref(ids);
+	json_decref(made);
+	json_decref(failed);
 	free(settings_text);
 	*resp = json_pack("{s:s}", "error", "cannot schedule the product (database error)");
 	return 500;

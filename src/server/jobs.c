@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "server/assets.h"
 #include "server/db.h"
+#include "server/deps.h"
 #include "server/jobs.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -285,18 +287,9 @@ static json_t *assets_of(const json_t *settings)
 	const char *key;
 
 	json_object_foreach((json_t *)settings, key, v) {
-		const char *s = json_string_value(v), *type = NULL;
+		const char *s = json_string_value(v), *type = asset_type_of_setting(key);
 		if (!s || !*s || strchr(s, '/'))
 			continue;
-		if (!strcmp(key, "ISO") || (str_starts_with(key, "ISO_") && isdigit((unsigned char)key[4])))
-			type = "iso";
-		else if ((str_starts_with(key, "HDD_") && isdigit((unsigned char)key[4])) || !strcmp(key, "UEFI_PFLASH_VARS"))
-			type = "hdd";
-		else if (str_starts_with(key, "REPO_") && isdigit((unsigned char)key[5]))
-			type = "repo";
-		else if ((str_starts_with(key, "ASSET_") && isdigit((unsigned char)key[6])) || !strcmp(key, "KERNEL") ||
-			 !strcmp(key, "INITRD"))
-			type = "other";
 		if (!type)
 			continue;
 		if (!json_object_get(a, type))
@@ -306,7 +299,7 @@ static json_t *assets_of(const json_t *settings)
 	return a;
 }
 
-static json_t *deps_of(struct db *db, int64_t id, bool parents)
+static json_t *dependencies_of(struct db *db, int64_t id, bool parents)
 {
 	static const char *const names[] = { "", "Chained", "Parallel", "Directly chained" };
 	json_t *d = json_pack("{s:[],s:[],s:[]}", "Chained", "Directly chained", "Parallel");
@@ -413,14 +406,14 @@ int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
 	}
 	json_object_set_new(j, "assets", assets_of(settings));
 	json_object_set_new(j, "settings", settings);
-	parents = deps_of(db, id, true);
+	parents = dependencies_of(db, id, true);
 	json_object_set_new(j, "has_parents",
 			    json_integer(json_array_size(json_object_get(parents, "Chained")) +
 						 json_array_size(json_object_get(parents, "Directly chained")) +
 						 json_array_size(json_object_get(parents, "Parallel")) > 0));
-	json_object_set_new(j, "parents_ok", json_integer(1));
+	json_object_set_new(j, "parents_ok", json_integer(deps_parents_ok(db, id)));
 	json_object_set_new(j, "parents", parents);
-	json_object_set_new(j, "children", deps_of(db, id, false));
+	json_object_set_new(j, "children", dependencies_of(db, id, false));
 	if (details) {
 		json_object_set_new(j, "testresults", json_array());
 		json_object_set_new(j, "logs", json_array());
@@ -451,10 +444,66 @@ int jobs_cancel(struct db *db, int64_t id, const char *reason, int *changed)
 	if (rc < 0)
 		return rc;
 	*changed = rc;
-	return 0;
+	/* A job cancelled before it ran takes its chained children with it. */
+	return rc > 0 ? deps_job_final(db, id) : 0;
 }
 
-int jobs_restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen)
+static int restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen, int depth);
+
+/* The newest clone of id (id itself when it has none). */
+static int64_t newest_clone(struct db *db, int64_t id)
+{
+	int64_t next;
+	int hops = 0;
+
+	while (hops++ < DEPS_MAX_DEPTH &&
+	       db_query_int(db, &next, "SELECT clone_id FROM jobs WHERE id = ? AND clone_id IS NOT NULL", "i", id) == 0)
+		id = next;
+	return id;
+}
+
+/* The clone of a chained job keeps its place in the chain: it waits for
+ * (the newest clones of) the original's parents, and children that were
+ * skipped because the original failed are cloned after it. */
+static int restart_chain(struct db *db, int64_t id, int64_t clone, char *msg, size_t msglen, int depth)
+{
+	int64_t par[DEPS_MAX_PARENTS], type[DEPS_MAX_PARENTS], *kids = NULL;
+	size_t np = 0, nk = 0, i;
+	struct db_stmt *st;
+	int rc;
+
+	if ((rc = db_prepare(db, &st, "SELECT parent_job_id, dependency FROM job_dependencies WHERE child_job_id = ?"
+			     " AND dependency IN (1, 3) ORDER BY parent_job_id", "i", id)))
+		return rc;
+	while (db_step(st) == 1 && np < DEPS_MAX_PARENTS) {
+		par[np] = db_col_int(st, 0);
+		type[np++] = db_col_int(st, 1);
+	}
+	db_finalize(st);
+	for (i = 0; i < np; i++) {
+		rc = deps_add(db, newest_clone(db, par[i]), clone, (int)type[i], msg, msglen);
+		if (rc && rc != ERR_INVALID && rc != ERR_NOT_FOUND)
+			return rc;
+	}
+	/* Children still waiting follow the clone. */
+	if ((rc = deps_job_final(db, id)))
+		return rc;
+	if (depth >= DEPS_MAX_DEPTH)
+		return 0;
+	if ((rc = deps_children(db, id, DEPS_SKIPPED, &kids, &nk)))
+		return rc;
+	for (i = 0; i < nk; i++) {
+		int64_t kid_clone;
+		rc = restart(db, kids[i], &kid_clone, msg, msglen, depth + 1);
+		if (rc && rc != ERR_BADSTATE)
+			break;
+		rc = 0;
+	}
+	free(kids);
+	return rc;
+}
+
+static int restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen, int depth)
 {
 	struct db_stmt *st = NULL;
 	json_t *settings = NULL;
@@ -507,16 +556,33 @@ int jobs_restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t m
 		goto out;
 	}
 	rc = db_commit(db);
+	if (!rc)
+		rc = restart_chain(db, id, *new_id, msg, msglen, depth);
 out:
 	json_decref(settings);
 	return rc < 0 ? rc : 0;
 }
 
+int jobs_restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen)
+{
+	return restart(db, id, new_id, msg, msglen, 0);
+}
+
 int jobs_delete(struct db *db, int64_t id)
 {
-	int rc = db_exec(db, "DELETE FROM jobs WHERE id = ?", "i", id);
+	int64_t *kids = NULL;
+	size_t n = 0, i;
+	int rc;
 
-	if (rc < 0)
+	/* Children blocked by this job are looked at again once it is gone. */
+	if ((rc = deps_children(db, id, DEPS_ALL, &kids, &n)))
 		return rc;
-	return rc == 0 ? ERR_NOT_FOUND : 0;
+	rc = db_exec(db, "DELETE FROM jobs WHERE id = ?", "i", id);
+	if (rc == 0)
+		rc = ERR_NOT_FOUND;
+	for (i = 0; rc > 0 && i < n; i++)
+		if ((rc = deps_update_child(db, kids[i])) == 0)
+			rc = 1;
+	free(kids);
+	return rc < 0 ? rc : 0;
 }

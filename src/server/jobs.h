@@ -50,8 +50,10 @@ int jobs_cancel(struct db *db, int64_t id, const char *reason, int *changed);
 
 /* Clone the job (a new scheduled job with its settings, priority and group),
  * linking it by clone_id; a scheduled original is cancelled as
- * user_restarted. 0 and *new_id; ERR_NOT_FOUND; ERR_BADSTATE (already
- * cloned, message in msg); or a db error. */
+ * user_restarted. In a chain, the clone waits for the newest clones of the
+ * original's parents, the original's waiting children wait for the clone,
+ * and children it had skipped are cloned after it. 0 and *new_id;
+ * ERR_NOT_FOUND; ERR_BADSTATE (already cloned, message in msg); or a db error. */
 int jobs_restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen);
 
 /* Delete a job with its settings and dependencies. 0, ERR_NOT_FOUND, or a db error. */

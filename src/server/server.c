@@ -8,9 +8,11 @@
  * lost workers with its own database connection). Owns the daemon and the
  * database connections; the handlers live in api_*.c. */
 #define LOG_MODULE "server"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <microhttpd.h>
+#include <openssl/evp.h>
 #include <pthread.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -24,9 +26,12 @@
 #include <unistd.h>
 #include "server/api.h"
 #include "server/artefacts.h"
+#include "server/assets.h"
 #include "server/workers.h"
 #include "server/auth.h"
 #include "server/db.h"
+#include "server/live.h"
+#include "server/resp_cache.h"
 #include "server/server.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -49,6 +54,8 @@ struct server {
 	bool timer_started;
 	pthread_mutex_t timer_lock;
 	pthread_cond_t timer_cond;
+	struct resp_cache cache;  /* the request thread's */
+	struct live_map live;     /* watched jobs, request thread only */
 };
 
 /* One request, created in the URI log callback (which sees the target
@@ -62,11 +69,15 @@ struct conn_req {
 	int upload_fd;
 	char *upload_tmp;
 	uint64_t upload_len;
+	uint64_t upload_limit; /* LIMIT_ARTEFACT, or LIMIT_ASSET for an asset upload */
+	EVP_MD_CTX *sha;       /* hashes the upload as it streams in */
+	char sha_hex[ARTEFACTS_HASH_HEX];
 	int64_t poll_deadline_ms;
 };
 
 static const struct api_route *const route_tables[] = {
-	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes,
+	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes, api_assets_routes,
+	api_comments_routes, api_yaml_routes, api_live_routes,
 };
 
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
@@ -99,6 +110,7 @@ static void completed_cb(void *cls, struct MHD_Connection *con, void **req_cls, 
 	if (r->upload_tmp)
 		(void)unlink(r->upload_tmp); /* gone already when the handler kept the file */
 	free(r->upload_tmp);
+	EVP_MD_CTX_free(r->sha);
 	free(r);
 	*req_cls = NULL;
 }
@@ -221,6 +233,7 @@ static int authenticate(struct server *s, struct MHD_Connection *con, struct api
 		api_error(out, 403, "%s", msg);
 		return -1;
 	}
+	req->key = key;
 	if (req->level < route->level) {
 		api_error(out, 403, route->level == AUTH_ADMIN ? "Administrator level required" : "Operator level required");
 		return -1;
@@ -235,6 +248,15 @@ static enum MHD_Result send_resp(struct MHD_Connection *con, struct api_resp *ou
 	char *body = NULL;
 	const char *ctype = "application/json";
 
+	if (out->raw) {
+		resp = MHD_create_response_from_buffer(out->raw_len, (void *)out->raw, MHD_RESPMEM_MUST_COPY);
+		if (!resp)
+			return MHD_NO;
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+		ret = MHD_queue_response(con, (unsigned)out->status, resp);
+		MHD_destroy_response(resp);
+		return ret;
+	}
 	if (!out->json && !out->text && out->file) {
 		int fd = open(out->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		struct stat st;
@@ -268,7 +290,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *con, struct api_resp *ou
 		body = json_dumps(out->json, JSON_COMPACT);
 	} else {
 		body = strdup(out->text);
-		ctype = "text/plain; charset=utf-8";
+		ctype = out->ctype ? out->ctype : "text/plain; charset=utf-8";
 	}
 	if (!body)
 		return MHD_NO;
@@ -289,7 +311,8 @@ static void dispatch(struct server *s, struct MHD_Connection *con, struct conn_r
 	struct api_req req;
 	const struct api_route *route;
 	char name[LIMIT_API_NAME];
-	bool known;
+	int64_t stamp[2];
+	bool known, cacheable;
 
 	memset(&req, 0, sizeof(req));
 	params_init(&req.params);
@@ -302,13 +325,23 @@ static void dispatch(struct server *s, struct MHD_Connection *con, struct conn_r
 	if (r->stream && r->upload_tmp) {
 		req.upload = r->upload_tmp;
 		req.upload_len = r->upload_len;
+		if (r->sha) {
+			unsigned char md[32];
+			unsigned mdlen = 0, i;
+			EVP_DigestFinal_ex(r->sha, md, &mdlen);
+			for (i = 0; i < 32 && i < mdlen; i++)
+				snprintf(r->sha_hex + 2 * i, 3, "%02x", md[i]);
+			req.upload_sha256 = r->sha_hex;
+		}
 	}
 	req.method = !strcmp(method, "HEAD") ? "GET" : method;
 	req.path = url;
 	req.target = r->target;
+	req.accept = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	req.live = &s->live;
 	if (r->too_big) {
 		if (r->stream)
-			api_error(out, 413, "upload over the limit of %llu bytes", (unsigned long long)LIMIT_ARTEFACT);
+			api_error(out, 413, "upload over the limit of %llu bytes", (unsigned long long)r->upload_limit);
 		else
 			api_error(out, 413, "request body over the limit of %u bytes", LIMIT_API_BODY);
 		goto out;
@@ -339,7 +372,22 @@ static void dispatch(struct server *s, struct MHD_Connection *con, struct conn_r
 			goto out;
 		}
 	}
+	cacheable = !r->stream && !strcmp(req.method, "GET") && resp_cache_route(url) &&
+		    db_change_stamp(s->db, stamp) == 0;
+	if (cacheable && (out->raw = resp_cache_get(&s->cache, r->target, stamp, &out->raw_len))) {
+		out->status = 200;
+		goto out;
+	}
 	route->fn(&req, out);
+	if (cacheable && out->status == 200 && out->json && !out->suspend) {
+		char *body = json_dumps(out->json, JSON_COMPACT);
+		if (body && (out->raw = resp_cache_put(&s->cache, r->target, stamp, body, strlen(body)))) {
+			out->raw_len = strlen(out->raw);
+			json_decref(out->json);
+			out->json = NULL;
+		}
+		free(body);
+	}
 out:
 	json_decref(req.json);
 	params_release(&req.params);
@@ -366,7 +414,9 @@ static enum MHD_Result stream_start(struct server *s, struct MHD_Connection *con
 	long n;
 
 	r->stream = true;
-	if (cl && !str_to_long(cl, &n) && (uint64_t)n > LIMIT_ARTEFACT) {
+	/* Assets (disk images) may be far larger than other artefacts. */
+	r->upload_limit = strstr(r->target, "?asset=") || strstr(r->target, "&asset=") ? LIMIT_ASSET : LIMIT_ARTEFACT;
+	if (cl && !str_to_long(cl, &n) && (uint64_t)n > r->upload_limit) {
 		r->too_big = true;
 		return MHD_YES;
 	}
@@ -383,6 +433,8 @@ static enum MHD_Result stream_start(struct server *s, struct MHD_Connection *con
 	if (!r->upload_tmp)
 		return MHD_YES;
 	r->upload_fd = mkostemp(r->upload_tmp, O_CLOEXEC);
+	if (r->upload_fd >= 0 && (r->sha = EVP_MD_CTX_new()))
+		EVP_DigestInit_ex(r->sha, EVP_sha256(), NULL);
 	if (r->upload_fd < 0) {
 		log_err("cannot create an upload file in '%s': %s", r->upload_tmp, strerror(errno));
 		free(r->upload_tmp);
@@ -395,7 +447,7 @@ static void stream_write(struct conn_req *r, const char *data, size_t len)
 {
 	if (r->too_big || r->upload_fd < 0)
 		return;
-	if (r->upload_len + len > LIMIT_ARTEFACT) {
+	if (r->upload_len + len > r->upload_limit) {
 		r->too_big = true;
 		return;
 	}
@@ -412,6 +464,8 @@ static void stream_write(struct conn_req *r, const char *data, size_t len)
 			r->upload_tmp = NULL;
 			return;
 		}
+		if (r->sha)
+			EVP_DigestUpdate(r->sha, data, (size_t)w);
 		data += w;
 		len -= (size_t)w;
 		r->upload_len += (uint64_t)w;
@@ -613,6 +667,27 @@ static int resolve(const char *listen, struct sockaddr_storage *ss, socklen_t *s
 	return 0;
 }
 
+/* Uploads a killed server left half-written (they never reached their
+ * place: the worker sends them again). */
+static void clean_incoming(const char *data_dir)
+{
+	char *dir = path_join(data_dir, "testresults/.incoming");
+	DIR *d = dir ? opendir(dir) : NULL;
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char *p;
+		if (strncmp(e->d_name, "up-", 3) || !(p = path_join(dir, e->d_name)))
+			continue;
+		if (unlink(p) == 0)
+			log_info("removed the unfinished upload '%s'", p);
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+}
+
 static void raise_nofile(void)
 {
 	struct rlimit rl;
@@ -653,8 +728,12 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 		rc = ERR_NOMEM;
 		goto out;
 	}
+	resp_cache_init(&s->cache);
 	if ((rc = db_open(&s->db, dbpath, err, errlen)))
 		goto out;
+	if (workers_grace(s->db, (int64_t)time(NULL)))
+		log_warn("cannot reset the workers' last-seen times: %s", db_errmsg(s->db));
+	clean_incoming(s->data_dir);
 	raise_nofile();
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
@@ -708,6 +787,7 @@ void server_free(struct server *s)
 		sleep_ms(100);
 		MHD_stop_daemon(s->mhd);
 	}
+	resp_cache_release(&s->cache);
 	db_free(s->db);
 	free(s->parked);
 	free(s->data_dir);

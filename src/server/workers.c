@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/db.h"
+#include "server/deps.h"
 #include "server/jobs.h"
 #include "server/workers.h"
 #include "util/err.h"
@@ -83,6 +84,13 @@ int workers_register(struct db *db, const char *host, long instance, const char 
 	return rc;
 }
 
+int workers_grace(struct db *db, int64_t now_s)
+{
+	int rc = db_exec(db, "UPDATE workers SET t_seen_s = ? WHERE t_seen_s < ?", "ii", now_s, now_s);
+
+	return rc < 0 ? rc : 0;
+}
+
 int workers_seen(struct db *db, int64_t worker_id, int64_t now_s)
 {
 	char now[DB_TIME_LEN];
@@ -137,6 +145,8 @@ int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, i
 				if (!rc)
 					log_info("job %lld: %s; cloned as %lld", (long long)ids[i], reason, (long long)clone);
 			}
+			if ((rc = deps_job_final(db, ids[i])))
+				return rc;
 		} else {
 			log_info("job %lld: back to scheduled (%s)", (long long)ids[i], reason);
 		}
@@ -436,7 +446,8 @@ int workers_job_done(struct db *db, int64_t job_id, int64_t worker_id, const cha
 		if (rc < 0)
 			return rc;
 	}
-	return 0;
+	/* Its chained children may run now, or are skipped. */
+	return deps_job_final(db, job_id);
 }
 
 json_t *workers_job_modules(struct db *db, int64_t job_id)

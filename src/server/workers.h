@@ -34,6 +34,11 @@ bool sched_classes_match(const char *offered, const char *const *needed, size_t 
 int workers_register(struct db *db, const char *host, long instance, const char *classes, int64_t now_s,
 		     int64_t *id);
 
+/* At server start: count every worker as seen at now_s. While the server
+ * was down nobody could reach it, so a worker gets a full timeout from the
+ * restart to report again before its job is abandoned. 0 or a db error. */
+int workers_grace(struct db *db, int64_t now_s);
+
 /* Mark the worker seen at now_s. 0, ERR_NOT_FOUND, or a db error. */
 int workers_seen(struct db *db, int64_t worker_id, int64_t now_s);
 

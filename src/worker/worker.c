@@ -3,7 +3,10 @@
  * distribution (cached by content hash in POOL/cache), run `vigil run` in
  * its own process group with PDEATHSIG, post status every few seconds and
  * obey cancel, upload screenshots as they appear and everything else at the
- * end, set_done. One thread; bad server answers are retried, never fatal. */
+ * end, set_done. Assets named by bare file names are fetched into
+ * POOL/cache/assets; PUBLISH_HDD_n disks are flattened and uploaded after a
+ * passed run. One thread; bad server answers are retried, never fatal, and
+ * a job's end waits out a server that is away. */
 #define LOG_MODULE "worker"
 #include <archive.h>
 #include <archive_entry.h>
@@ -24,9 +27,13 @@
 #include "util/log.h"
 #include "util/proc.h"
 #include "util/util.h"
+#include "worker/live.h"
 #include "worker/worker.h"
 
 #define WORKER_MAX_FILES 4096
+#define WORKER_MAX_DISKS 16
+#define WORKER_ASSET_TIMEOUT_S 3600
+#define WORKER_ASSET_NAME_MAX 200
 
 struct uploaded {
 	char *name;
@@ -43,6 +50,7 @@ struct job_run {
 	double kill_at;
 	struct uploaded *files;
 	size_t nfiles;
+	struct worker_live live;  /* someone watches: frames in the status posts */
 };
 
 struct worker {
@@ -238,11 +246,232 @@ out:
 	return dir;
 }
 
-static pid_t spawn_runner(struct worker *w, const char *distri, const char *vars, const char *out, const char *log)
+/* The asset type a setting names, as the server sees it; NULL for others. */
+static const char *asset_type(const char *key)
+{
+	static const struct { const char *prefix; bool numbered; const char *type; } keys[] = {
+		{ "ISO", false, "iso" },    { "ISO_", true, "iso" },       { "HDD_", true, "hdd" },
+		{ "UEFI_PFLASH_VARS", false, "hdd" }, { "ASSET_", true, "other" }, { "KERNEL", false, "other" },
+		{ "INITRD", false, "other" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		size_t n = strlen(keys[i].prefix);
+		if (!keys[i].numbered) {
+			if (!strcmp(key, keys[i].prefix))
+				return keys[i].type;
+		} else if (!strncmp(key, keys[i].prefix, n) && key[n] && strspn(key + n, "0123456789") == strlen(key + n)) {
+			return keys[i].type;
+		}
+	}
+	return NULL;
+}
+
+/* True for a bare asset file name (what the server's factory/ holds), not
+ * a path on this worker or a ${VAR} reference. */
+static bool asset_name_ok(const char *v)
+{
+	size_t n = v ? strlen(v) : 0;
+
+	return n > 0 && n <= WORKER_ASSET_NAME_MAX && v[0] != '.' &&
+	       strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+@-") == n;
+}
+
+/* The local path of asset type/name, downloaded into POOL/cache/assets
+ * unless the cached copy is current (same checksum, or same size and
+ * mtime when the server knows no checksum). New string, or NULL with why. */
+static char *fetch_asset(struct worker *w, const char *type, const char *name, char *why, size_t whylen)
+{
+	char target[512], key[80], rel[400], err[400], *dir = NULL, *file = NULL, *part = NULL;
+	const char *sum;
+	json_t *j = NULL;
+	json_int_t size;
+	struct stat sb;
+	long st = 0;
+	int rc;
+
+	snprintf(target, sizeof(target), "/api/v1/assets/%s/%s", type, name);
+	if (call(w, "GET", target, NULL, NULL, 60, &st) || st != 200 ||
+	    !(j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL)) || !json_is_integer(json_object_get(j, "size"))) {
+		snprintf(why, whylen, "setup failure: asset %s/%s %s", type, name,
+			 st == 404 ? "not found on the server" : "could not be looked up on the server");
+		goto fail;
+	}
+	size = json_integer_value(json_object_get(j, "size"));
+	sum = json_string_value(json_object_get(j, "checksum"));
+	if (sum && strlen(sum) >= 32 && strspn(sum, "0123456789abcdef") == strlen(sum))
+		snprintf(key, sizeof(key), "%.32s", sum);
+	else
+		snprintf(key, sizeof(key), "s%lld-m%lld", (long long)size,
+			 (long long)json_integer_value(json_object_get(j, "mtime")));
+	snprintf(rel, sizeof(rel), "cache/assets/%s/%s", type, key);
+	if (!(dir = path_join(w->cfg->pool, rel)) || !(file = path_join(dir, name)))
+		goto nomem;
+	if (stat(file, &sb) == 0 && (json_int_t)sb.st_size == size)
+		goto out; /* cached */
+	if (mkdir_p(dir, 0700)) {
+		snprintf(why, whylen, "setup failure: cannot create the asset cache '%s'", dir);
+		goto fail;
+	}
+	snprintf(rel, sizeof(rel), ".%s.part", name);
+	if (!(part = path_join(dir, rel)))
+		goto nomem;
+	snprintf(target, sizeof(target), "/assets/%s/%s", type, name);
+	rc = http_download(&w->http, target, part, WORKER_ASSET_TIMEOUT_S, &st, NULL, NULL, 0, err, sizeof(err));
+	if (rc || st != 200 || stat(part, &sb) || (json_int_t)sb.st_size != size) {
+		snprintf(why, whylen, "setup failure: downloading asset %s/%s: %s", type, name,
+			 rc ? err : st != 200 ? "HTTP error" : "size differs from the server's");
+		(void)unlink(part);
+		goto fail;
+	}
+	if (rename(part, file)) {
+		snprintf(why, whylen, "setup failure: asset cache '%s': %s", file, strerror(errno));
+		(void)unlink(part);
+		goto fail;
+	}
+	log_info("asset %s/%s (%lld bytes) cached in %s", type, name, (long long)size, dir);
+	goto out;
+nomem:
+	snprintf(why, whylen, "setup failure: out of memory");
+fail:
+	free(file);
+	file = NULL;
+out:
+	free(dir);
+	free(part);
+	json_decref(j);
+	return file;
+}
+
+/* Replace every bare asset name among the settings by its cached copy. 0,
+ * or -1 with why. */
+static int resolve_assets(struct worker *w, json_t *settings, char *why, size_t whylen)
+{
+	const char *key;
+	json_t *v, *tmp;
+
+	json_object_foreach_safe(settings, tmp, key, v) {
+		const char *type = asset_type(key), *name = json_string_value(v);
+		char *path;
+		if (!type || !asset_name_ok(name))
+			continue;
+		if (!(path = fetch_asset(w, type, name, why, whylen)))
+			return -1;
+		json_object_set_new(settings, key, json_string(path));
+		free(path);
+	}
+	return 0;
+}
+
+/* True when the job publishes a disk (PUBLISH_HDD_n). */
+static bool publishes(const json_t *settings)
+{
+	int n;
+
+	for (n = 1; n <= WORKER_MAX_DISKS; n++) {
+		char key[32];
+		const char *v;
+		snprintf(key, sizeof(key), "PUBLISH_HDD_%d", n);
+		if ((v = json_string_value(json_object_get(settings, key))) && *v)
+			return true;
+	}
+	return false;
+}
+
+/* Upload a file as a public asset, trying again while the server is away. */
+static int upload_asset(struct worker *w, struct job_run *r, const char *path, const char *name, double deadline)
+{
+	struct buf q;
+	char err[512];
+	long code = 0;
+	int rc;
+
+	buf_init(&q, 4096);
+	buf_printf(&q, "/api/v1/jobs/%lld/artefact", r->id);
+	http_query_add(&q, "file", name);
+	http_query_add(&q, "asset", "public");
+	for (;;) {
+		rc = http_upload_file(&w->http, q.data, path, WORKER_ASSET_TIMEOUT_S, &code, &w->resp, err, sizeof(err));
+		if ((!rc && code < 500) || *w->stop || time_mono() > deadline)
+			break;
+		log_warn("job %lld: upload of asset '%s' failed (%s), trying again", r->id, name,
+			 rc ? err : "server error");
+		sleep_ms(2000);
+	}
+	buf_release(&q);
+	if (rc || code != 200) {
+		log_warn("job %lld: asset '%s' not accepted: %s", r->id, name, rc ? err : (w->resp.data ? w->resp.data : ""));
+		return -1;
+	}
+	return 0;
+}
+
+/* After a passed run: every PUBLISH_HDD_n disk of the VM (its overlay in
+ * vmdir, flattened with qemu-img convert) uploaded as asset hdd/<name>, so
+ * chained children can boot from it. 0, or -1 with why. */
+static int publish_disks(struct worker *w, struct job_run *r, const json_t *settings, const char *vmdir,
+			 double deadline, char *why, size_t whylen)
+{
+	int n;
+
+	for (n = 1; n <= WORKER_MAX_DISKS; n++) {
+		char key[32], rel[64], out_name[WORKER_ASSET_NAME_MAX + 16], *src = NULL, *dst = NULL;
+		const char *name;
+		struct buf out;
+		int st = 0, rc;
+
+		snprintf(key, sizeof(key), "PUBLISH_HDD_%d", n);
+		name = json_string_value(json_object_get(settings, key));
+		if (!name || !*name)
+			continue;
+		if (!asset_name_ok(name)) {
+			snprintf(why, whylen, "%s='%s': not a valid asset name ([A-Za-z0-9._+@-], no leading '.')", key, name);
+			return -1;
+		}
+		snprintf(rel, sizeof(rel), "hd%d-overlay.qcow2", n - 1);
+		snprintf(out_name, sizeof(out_name), "publish-%s", name);
+		src = path_join(vmdir, rel);
+		dst = path_join(r->dir, out_name);
+		if (!src || !dst || !file_exists(src)) {
+			snprintf(why, whylen, "%s: the VM had no disk %d to publish", key, n);
+			free(src);
+			free(dst);
+			return -1;
+		}
+		{
+			char *argv[] = { "qemu-img", "convert", "-O", "qcow2", src, dst, NULL };
+			buf_init(&out, 4096);
+			rc = proc_run(argv, WORKER_ASSET_TIMEOUT_S * 1000, &st, &out);
+		}
+		if (rc || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			snprintf(why, whylen, "%s: qemu-img convert of '%s' failed: %s", key, src,
+				 out.data ? out.data : err_str(rc));
+			rc = -1;
+		} else {
+			log_info("job %lld: publishing disk %d as hdd/%s", r->id, n, name);
+			rc = upload_asset(w, r, dst, name, deadline);
+			if (rc)
+				snprintf(why, whylen, "api failure: uploading asset hdd/%s failed", name);
+		}
+		buf_release(&out);
+		(void)unlink(dst);
+		free(src);
+		free(dst);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+/* Start `vigil run`; with vmdir, the VM's disks stay there (--snapshots)
+ * for publishing. */
+static pid_t spawn_runner(struct worker *w, const char *distri, const char *vars, const char *out, const char *log,
+			  const char *vmdir)
 {
 	pid_t parent = getpid(), pid;
 	char *argv[] = { (char *)w->cfg->self, "run", (char *)distri, "--vars", (char *)vars, "--out", (char *)out,
-			 NULL };
+			 vmdir ? "--snapshots" : NULL, (char *)vmdir, NULL };
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
 	pid = fork();
@@ -268,8 +497,9 @@ static struct uploaded *find_file(struct job_run *r, const char *name)
 	return NULL;
 }
 
-/* Upload path as artefact name unless already sent unchanged. */
-static void upload_one(struct worker *w, struct job_run *r, const char *path, const char *name)
+/* Upload path as artefact name unless already sent unchanged. 0 when the
+ * server has it, -1 when the upload failed (to be tried again). */
+static int upload_one(struct worker *w, struct job_run *r, const char *path, const char *name)
 {
 	struct stat st;
 	struct uploaded *u;
@@ -279,10 +509,10 @@ static void upload_one(struct worker *w, struct job_run *r, const char *path, co
 	int attempt, rc = ERR_IO;
 
 	if (stat(path, &st) || !S_ISREG(st.st_mode))
-		return;
+		return 0;
 	u = find_file(r, name);
 	if (u && u->size == (long long)st.st_size && u->mtime == (long long)st.st_mtime)
-		return;
+		return 0;
 	buf_init(&q, 4096);
 	buf_printf(&q, "/api/v1/jobs/%lld/artefact", r->id);
 	http_query_add(&q, "file", name);
@@ -295,12 +525,13 @@ static void upload_one(struct worker *w, struct job_run *r, const char *path, co
 	buf_release(&q);
 	if (rc || code != 200) {
 		log_warn("job %lld: upload of '%s' failed: %s", r->id, name, rc ? err : (w->resp.data ? w->resp.data : ""));
-		return;
+		/* A refused file (4xx) will not be taken later either. */
+		return rc || code >= 500 ? -1 : 0;
 	}
 	if (!u && r->nfiles < WORKER_MAX_FILES) {
 		struct uploaded *v = realloc(r->files, (r->nfiles + 1) * sizeof(*v));
 		if (!v)
-			return;
+			return 0;
 		r->files = v;
 		u = &r->files[r->nfiles++];
 		u->name = strdup(name);
@@ -309,26 +540,53 @@ static void upload_one(struct worker *w, struct job_run *r, const char *path, co
 		u->size = (long long)st.st_size;
 		u->mtime = (long long)st.st_mtime;
 	}
+	return 0;
 }
 
-/* Upload the files of dir (not recursive); only screenshots when pngs_only. */
-static void upload_dir(struct worker *w, struct job_run *r, const char *dir, bool pngs_only)
+/* Upload the files of dir (not recursive); only screenshots when
+ * pngs_only. Stops at the first file that fails: 1 then, else 0. */
+static int upload_dir(struct worker *w, struct job_run *r, const char *dir, bool pngs_only)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
+	int failed = 0;
 
 	if (!d)
-		return;
+		return 0;
 	while ((e = readdir(d))) {
 		char *p;
 		if (e->d_name[0] == '.' || (pngs_only && !str_ends_with(e->d_name, ".png")))
 			continue;
 		if ((p = path_join(dir, e->d_name))) {
-			upload_one(w, r, p, e->d_name);
+			failed += upload_one(w, r, p, e->d_name) ? 1 : 0;
 			free(p);
 		}
+		if (failed)
+			break; /* the server is away: the caller tries again later */
 	}
 	closedir(d);
+	return failed;
+}
+
+/* Everything the job left, uploaded; while the server is away (restarted,
+ * unreachable) tried again until WORKER_FINISH_DEADLINE_S has passed. 0
+ * when all arrived. */
+static int upload_all(struct worker *w, struct job_run *r, const char *tr, double deadline)
+{
+	int failed;
+
+	for (;;) {
+		char *p = path_join(r->dir, "runner-output.txt");
+		failed = upload_dir(w, r, tr, false) + upload_dir(w, r, r->out, false);
+		if (p)
+			failed += upload_one(w, r, p, "runner-output.txt") ? 1 : 0;
+		free(p);
+		if (!failed || *w->stop || time_mono() > deadline)
+			break;
+		log_warn("job %lld: %d file(s) not uploaded yet, trying again", r->id, failed);
+		sleep_ms(2000);
+	}
+	return failed ? -1 : 0;
 }
 
 static json_t *read_json(const char *dir, const char *name)
@@ -345,10 +603,11 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 {
 	char *tr = path_join(r->out, "testresults");
 	json_t *order = tr ? read_json(tr, "test_order.json") : NULL, *res = json_object(), *m, *body;
-	char target[128], *text;
+	char target[128], err[512], *text;
 	const char *current = NULL;
 	long st = 0;
 	size_t i;
+	int rc = 0;
 
 	json_array_foreach(order, i, m) {
 		const char *name = json_string_value(json_object_get(m, "name"));
@@ -367,14 +626,19 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 			json_object_set_new(res, name, json_pack("{s:s}", "result", "running"));
 		}
 	}
-	body = json_pack("{s:{s:I,s:o,s:o,s:s?,s:i}}", "status", "worker_id", (json_int_t)w->id, "test_order",
+	body = json_pack("{s:{s:I,s:o,s:o,s:s?,s:i,s:o?}}", "status", "worker_id", (json_int_t)w->id, "test_order",
 			 order ? order : json_array(), "result", res, "current_module", current, "uploading",
-			 uploading ? 1 : 0);
+			 uploading ? 1 : 0, "screen", uploading ? NULL : worker_live_frame(&r->live, r->out));
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
 	free(tr);
 	snprintf(target, sizeof(target), "/api/v1/jobs/%lld/status", r->id);
-	if (!text || call(w, "POST", target, "application/json", text, 30, &st)) {
+	/* One try: the next status comes in a few seconds anyway, and a server
+	 * that is away must not keep this loop from seeing the runner end. */
+	if (!text || (rc = http_request(&w->http, "POST", target, "application/json", text, strlen(text), 30, &st,
+					&w->resp, err, sizeof(err))) || st >= 500) {
+		if (text)
+			log_warn("job %lld: status not delivered: %s", r->id, rc ? err : "server error");
 		free(text);
 		return; /* the next status tries again */
 	}
@@ -393,6 +657,7 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 			log_info("job %lld: no longer ours, aborting", r->id);
 			r->aborted = true;
 		}
+		worker_live_set(&r->live, r->out, json_is_true(json_object_get(j, "live")) && !uploading);
 		json_decref(j);
 	}
 	if ((r->cancelled || r->aborted) && !r->exited && r->kill_at == 0) {
@@ -430,11 +695,16 @@ static void job_result(struct job_run *r, char *result, size_t rlen, char *reaso
 	free(tr);
 }
 
+/* Mark the job done; while the server is away, tried again until the
+ * deadline (after that the server ends the job itself when this worker
+ * asks for new work). */
 static void set_done(struct worker *w, struct job_run *r, const char *result, const char *reason)
 {
+	double deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
 	struct buf q;
 	char wid[24];
 	long st = 0;
+	int rc;
 
 	buf_init(&q, 8192);
 	buf_printf(&q, "/api/v1/jobs/%lld/set_done", r->id);
@@ -443,7 +713,9 @@ static void set_done(struct worker *w, struct job_run *r, const char *result, co
 		http_query_add(&q, "reason", reason);
 	snprintf(wid, sizeof(wid), "%lld", w->id);
 	http_query_add(&q, "worker_id", wid);
-	if (call(w, "POST", q.data, NULL, NULL, 60, &st) || st != 200)
+	while ((rc = call(w, "POST", q.data, NULL, NULL, 60, &st)) && !*w->stop && time_mono() < deadline)
+		log_warn("job %lld: server unreachable for set_done, trying again", r->id);
+	if (rc || st != 200)
 		log_warn("job %lld: set_done failed (HTTP %ld): %s", r->id, st, w->resp.data ? w->resp.data : "");
 	else
 		log_info("job %lld done: %s%s%s", r->id, result, reason && *reason ? ", " : "", reason ? reason : "");
@@ -455,8 +727,9 @@ static void run_job(struct worker *w, json_t *job)
 	struct job_run r;
 	const json_t *settings = json_object_get(job, "settings");
 	char rel[64], why[512] = "", result[32], reason[512];
-	char *distri = NULL, *vars = NULL, *log = NULL, *tr = NULL;
-	double next_status = 0, next_scan = 0;
+	char *distri = NULL, *vars = NULL, *log = NULL, *tr = NULL, *vmdir = NULL;
+	json_t *local = NULL;
+	double next_status = 0, next_scan = 0, deadline;
 	int i;
 
 	memset(&r, 0, sizeof(r));
@@ -480,11 +753,22 @@ static void run_job(struct worker *w, json_t *job)
 	}
 	if (!(distri = distribution(w, settings, why, sizeof(why))))
 		goto done;
-	if (json_dump_file(settings, vars, JSON_INDENT(1))) {
+	/* The runner sees local paths for the server's assets. */
+	if (!(local = json_deep_copy(settings))) {
+		snprintf(why, sizeof(why), "setup failure: out of memory");
+		goto done;
+	}
+	if (resolve_assets(w, local, why, sizeof(why)))
+		goto done;
+	if (json_dump_file(local, vars, JSON_INDENT(1))) {
 		snprintf(why, sizeof(why), "setup failure: cannot write '%s'", vars);
 		goto done;
 	}
-	r.pid = spawn_runner(w, distri, vars, r.out, log);
+	if (publishes(settings) && !(vmdir = path_join(r.dir, "vm"))) {
+		snprintf(why, sizeof(why), "setup failure: out of memory");
+		goto done;
+	}
+	r.pid = spawn_runner(w, distri, vars, r.out, log, vmdir);
 	if (r.pid < 0) {
 		snprintf(why, sizeof(why), "setup failure: fork: %s", strerror(errno));
 		goto done;
@@ -506,7 +790,7 @@ static void run_job(struct worker *w, json_t *job)
 		}
 		if (now >= next_status) {
 			post_status(w, &r, false);
-			next_status = now + WORKER_STATUS_INTERVAL_S;
+			next_status = now + (r.live.on ? WORKER_LIVE_INTERVAL_S : WORKER_STATUS_INTERVAL_S);
 		}
 		if (now >= next_scan && !r.aborted) {
 			upload_dir(w, &r, tr, true); /* screenshots as they appear */
@@ -521,15 +805,17 @@ static void run_job(struct worker *w, json_t *job)
 	post_status(w, &r, true);
 	if (r.aborted)
 		goto out;
-	upload_dir(w, &r, tr, false);
-	upload_dir(w, &r, r.out, false);
-	{
-		char *p = path_join(r.dir, "runner-output.txt");
-		if (p)
-			upload_one(w, &r, p, "runner-output.txt");
-		free(p);
-	}
+	deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
+	if (upload_all(w, &r, tr, deadline))
+		log_warn("job %lld: some files could not be uploaded", r.id);
 	job_result(&r, result, sizeof(result), reason, sizeof(reason));
+	/* A passed job hands its disks to the jobs chained after it, before
+	 * set_done lets them start. */
+	if (vmdir && !r.cancelled && (!strcmp(result, "passed") || !strcmp(result, "softfailed")) &&
+	    publish_disks(w, &r, settings, vmdir, deadline, why, sizeof(why))) {
+		snprintf(result, sizeof(result), "incomplete");
+		snprintf(reason, sizeof(reason), "%s", why);
+	}
 	if (*w->stop && !r.cancelled && strcmp(result, "passed")) {
 		snprintf(result, sizeof(result), "incomplete");
 		snprintf(reason, sizeof(reason), "quit: worker stopped");
@@ -550,6 +836,8 @@ out:
 	free(vars);
 	free(log);
 	free(tr);
+	free(vmdir);
+	json_decref(local);
 }
 
 int worker_main(const struct worker_config *cfg, volatile int *stop)

@@ -2,13 +2,19 @@
 /* worker.h - `vigil worker`: registers with the server, long-polls for a
  * job, runs `vigil run` for it in a child process group (PDEATHSIG, so
  * the runner and its QEMU die with the worker), posts status, uploads
- * artefacts (screenshots as they appear, the rest at the end), set_done. */
+ * artefacts (screenshots as they appear, the rest at the end), set_done.
+ * Assets the job names by bare file name (ISO, HDD_n, KERNEL, ...) come
+ * from the server and are cached in POOL/cache/assets; disks named by
+ * PUBLISH_HDD_n go back to the server after a passed run. */
 #ifndef VIGIL_WORKER_H
 #define VIGIL_WORKER_H
 
 #define WORKER_STATUS_INTERVAL_S 5
 #define WORKER_POLL_S 30
 #define WORKER_CANCEL_GRACE_S 10
+/* How long the end of a job (uploads, set_done) waits for a server that
+ * went away (restarted, unreachable). */
+#define WORKER_FINISH_DEADLINE_S 600
 
 struct worker_config {
 	const char *host;      /* server URL */

@@ -25,6 +25,7 @@ read -r KEY SECRET < "$TMP/key"
 mkdir -p "$DATA/tests"
 cp -r examples/grub "$DATA/tests/grub"
 cp -r examples/shell "$DATA/tests/shell"
+cp -r tests/integration/distri-faults "$DATA/tests/faults"
 $VIGIL serve --listen "127.0.0.1:$PORT" --data "$DATA" --worker-timeout 5 > "$TMP/serve.log" 2>&1 &
 PIDS="$PIDS $!"
 i=0
@@ -90,6 +91,24 @@ sleep 1
 cli -X POST "jobs/$J3/cancel" > /dev/null
 check "cancelled job ends user_cancelled" wait_state "$J3" "done user_cancelled" 30
 check "cancelled job: no QEMU left in either pool" sh -c "! pgrep -f '[q]emu-system.*$TMP/pool' > /dev/null"
+
+# Live view: a viewer asking for a running job's frame makes the worker send
+# frames within a few seconds; they stop being served when the job ends.
+cli -X POST jobs TEST=never DISTRI=faults FAULT=never ARCH=x86_64 BUILD=live > "$TMP/jl.json"
+JL=$(json_get "$TMP/jl.json" 'j["id"]')
+check "job $JL (waits forever) starts" wait_running "$JL" 30
+check "live: nobody watched yet, no frame" sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$URL/tests/$JL/live.png')\" = 404 ]"
+n=0
+until curl -sf "$URL/tests/$JL/live.png" -o "$TMP/live.png" 2>/dev/null || [ $n -ge 60 ]; do sleep 0.5; n=$((n + 1)); done
+check "live: a frame arrives while someone watches (after $((n / 2)) s)" [ $n -lt 60 ]
+check "live: the frame is a 1024x768 PNG" $PY -c "import struct,sys; d=open('$TMP/live.png','rb').read(); sys.exit(not (d[:8]==b'\x89PNG\r\n\x1a\n' and struct.unpack('>II', d[16:24])==(1024,768)))"
+curl -sf "$URL/api/v1/jobs/$JL/live" -o "$TMP/live.json"
+check "live: the job says it is watched and where its frame is" [ "$(json_get "$TMP/live.json" 'j["watching"] and j["frame"]')" = "/tests/$JL/live.png" ]
+cli -X POST "jobs/$JL/cancel" > /dev/null
+check "live: the watched job ends when cancelled" wait_state "$JL" "done user_cancelled" 30
+check "live: no frame served after the end" sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$URL/tests/$JL/live.png')\" = 404 ]"
+cli "jobs/$JL/details" > "$TMP/jld.json"
+check "live: the frame is no artefact of the job" sh -c "! grep -q 'live.png' '$TMP/jld.json'"
 
 # Kill a worker mid-job with SIGKILL: the job ends incomplete and is cloned.
 kill -9 "$W2" 2>/dev/null

@@ -3,13 +3,14 @@
  * statements reused and nested safely, the change stamp moving with this
  * connection's and other processes' commits, a second connection in the
  * same process not breaking the first one's view of other processes'
- * commits, and the LRU of serialized answers. */
+ * commits, the LRU of serialized answers and the live view's watch map. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "unit.h"
 #include "server/db.h"
+#include "server/live.h"
 #include "server/resp_cache.h"
 #include "util/err.h"
 
@@ -172,4 +173,25 @@ TEST(server_resp_cache_lru_and_stamps)
 	CHECK(resp_cache_put(&c, "/a", s1, "x", 1) == NULL);
 	CHECK(resp_cache_get(&c, "/a", s1, &len) == NULL);
 	resp_cache_release(&c);
+}
+
+TEST(server_live_watch_map)
+{
+	static struct live_map m;
+	int64_t id;
+
+	CHECK(!live_watched(&m, 7, 100.0));
+	live_watch(&m, 7, 100.0);
+	CHECK(live_watched(&m, 7, 100.0 + LIVE_WATCH_S));
+	CHECK(!live_watched(&m, 7, 100.0 + LIVE_WATCH_S + 0.1));
+	CHECK(!live_watched(&m, 8, 100.0));
+	/* Watching again extends it. */
+	live_watch(&m, 7, 110.0);
+	CHECK(live_watched(&m, 7, 110.0 + LIVE_WATCH_S));
+	/* A full map forgets the mark that ends first. */
+	for (id = 1000; id < 1000 + LIVE_MAX_JOBS; id++)
+		live_watch(&m, id, 200.0 + (double)id / 1000);
+	CHECK_INT(m.n, LIVE_MAX_JOBS);
+	CHECK(!live_watched(&m, 7, 200.0));
+	CHECK(live_watched(&m, 1000 + LIVE_MAX_JOBS - 1, 201.0));
 }

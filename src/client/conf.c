@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: MIT */
+/* conf.c - client.conf lookup and a small INI reader for it: bounded
+ * line by line over an explicit length, never trusting the file. Owns
+ * nothing beyond the caller's buffers. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "client/conf.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/util.h"
+
+size_t client_conf_sections(const char *url, char names[][CLIENT_CONF_VALUE], size_t max)
+{
+	const char *hp = strstr(url, "://");
+	size_t n = 0, hl, ul;
+	const char *colon;
+
+	hp = hp ? hp + 3 : url;
+	hl = strcspn(hp, "/?#");
+	if (hl == 0 || hl >= CLIENT_CONF_VALUE)
+		return 0;
+	/* host:port (the python client's netloc) */
+	if (n < max) {
+		memcpy(names[n], hp, hl);
+		names[n++][hl] = '\0';
+	}
+	/* host alone (openqa-cli's), without brackets of an IPv6 address */
+	colon = hp[0] == '[' ? memchr(hp, ']', hl) : memchr(hp, ':', hl);
+	if (colon && n < max) {
+		size_t h = (size_t)(colon - hp);
+		const char *s = hp;
+		if (hp[0] == '[') {
+			s++;
+			h--;
+		}
+		if (h && (h != hl || hp[0] == '[')) {
+			memcpy(names[n], s, h);
+			names[n++][h] = '\0';
+		}
+	}
+	/* the whole base URL */
+	ul = (size_t)(hp - url) + hl;
+	if (hp != url && ul < CLIENT_CONF_VALUE && n < max) {
+		memcpy(names[n], url, ul);
+		names[n++][ul] = '\0';
+	}
+	return n;
+}
+
+static void trim(const char **s, size_t *len)
+{
+	while (*len && isspace((unsigned char)**s)) {
+		(*s)++;
+		(*len)--;
+	}
+	while (*len && isspace((unsigned char)(*s)[*len - 1]))
+		(*len)--;
+}
+
+int client_conf_parse(const char *text, size_t len, char names[][CLIENT_CONF_VALUE], size_t n,
+		      struct client_cred *cred, char *err, size_t errlen)
+{
+	size_t pos = 0, i, best = n;
+	int line = 0, cur = -1;
+	struct client_cred found[8];
+
+	if (len > LIMIT_CLIENT_CONF) {
+		err_set(err, errlen, "%zu bytes, over the limit of %u", len, LIMIT_CLIENT_CONF);
+		return ERR_TOO_BIG;
+	}
+	if (n > 8)
+		n = 8;
+	memset(found, 0, sizeof(found));
+	while (pos < len) {
+		const char *l = text + pos, *eq;
+		size_t ll = strcspn(l, "\n");
+		if (pos + ll > len)
+			ll = len - pos;
+		pos += ll + 1;
+		line++;
+		if (memchr(l, '\0', ll)) {
+			err_set(err, errlen, "line %d: NUL byte", line);
+			return ERR_PROTO;
+		}
+		trim(&l, &ll);
+		if (!ll || l[0] == '#' || l[0] == ';')
+			continue;
+		if (l[0] == '[') {
+			const char *close = memchr(l, ']', ll);
+			if (!close) {
+				err_set(err, errlen, "line %d: section header without ']'", line);
+				return ERR_PROTO;
+			}
+			cur = -1;
+			for (i = 0; i < n; i++)
+				if ((size_t)(close - l - 1) == strlen(names[i]) && !strncmp(l + 1, names[i], strlen(names[i])))
+					cur = (int)i;
+			continue;
+		}
+		eq = memchr(l, '=', ll);
+		if (!eq) {
+			err_set(err, errlen, "line %d: expected 'name = value' or '[section]'", line);
+			return ERR_PROTO;
+		}
+		if (cur >= 0) {
+			const char *k = l, *v = eq + 1;
+			size_t kl = (size_t)(eq - l), vl = ll - kl - 1;
+			char *dst = NULL;
+			trim(&k, &kl);
+			trim(&v, &vl);
+			if (kl == 3 && !strncmp(k, "key", 3))
+				dst = found[cur].key;
+			else if (kl == 6 && !strncmp(k, "secret", 6))
+				dst = found[cur].secret;
+			if (dst) {
+				if (vl >= CLIENT_CONF_VALUE) {
+					err_set(err, errlen, "line %d: value longer than %d bytes", line, CLIENT_CONF_VALUE - 1);
+					return ERR_PROTO;
+				}
+				memcpy(dst, v, vl);
+				dst[vl] = '\0';
+			}
+		}
+	}
+	for (i = 0; i < n && best == n; i++)
+		if (found[i].key[0] || found[i].secret[0])
+			best = i;
+	if (best == n) {
+		err_set(err, errlen, "no section [%s]", n ? names[0] : "?");
+		return ERR_NOT_FOUND;
+	}
+	if (!found[best].key[0] || !found[best].secret[0]) {
+		err_set(err, errlen, "section [%s] has no '%s =' line", names[best], found[best].key[0] ? "secret" : "key");
+		return ERR_NOT_FOUND;
+	}
+	*cred = found[best];
+	return 0;
+}
+
+static int try_file(const char *path, char names[][CLIENT_CONF_VALUE], size_t n, struct client_cred *cred,
+		    char *err, size_t errlen)
+{
+	struct buf b;
+	char msg[256];
+	int rc;
+
+	buf_init(&b, LIMIT_CLIENT_CONF);
+	rc = file_read_all(path, &b);
+	if (rc) {
+		err_set(err, errlen, "'%s': %s", path, rc == ERR_TOO_BIG ? "over 64 KiB" : err_str(rc));
+		buf_release(&b);
+		return rc;
+	}
+	rc = client_conf_parse(b.data ? b.data : "", b.len, names, n, cred, msg, sizeof(msg));
+	if (rc)
+		err_set(err, errlen, "'%s': %s", path, msg);
+	buf_release(&b);
+	return rc;
+}
+
+int client_conf_lookup(const char *file, const char *url, struct client_cred *cred, char *used, size_t usedlen,
+		       char *err, size_t errlen)
+{
+	char names[3][CLIENT_CONF_VALUE], *paths[4] = { NULL }, searched[1024] = "";
+	const char *env = getenv("OPENQA_CONFIG"), *home = getenv("HOME");
+	size_t n = client_conf_sections(url, names, 3), i, np = 0;
+	int rc = ERR_NOT_FOUND;
+
+	if (!n) {
+		err_set(err, errlen, "cannot tell the host name of '%s'", url);
+		return ERR_INVALID;
+	}
+	if (file) {
+		rc = try_file(file, names, n, cred, err, errlen);
+		if (!rc && used)
+			snprintf(used, usedlen, "%s", file);
+		return rc;
+	}
+	if (env && *env)
+		paths[np++] = path_join(env, "client.conf");
+	if (home && *home)
+		paths[np++] = path_join(home, ".config/openqa/client.conf");
+	paths[np++] = xstrdup("/etc/openqa/client.conf");
+	paths[np++] = xstrdup("/usr/etc/openqa/client.conf");
+	for (i = 0; i < np; i++) {
+		char msg[512];
+		int r;
+		if (!paths[i] || !file_exists(paths[i]))
+			continue;
+		r = try_file(paths[i], names, n, cred, msg, sizeof(msg));
+		if (r == 0) {
+			if (used)
+				snprintf(used, usedlen, "%s", paths[i]);
+			rc = 0;
+			break;
+		}
+		if (r != ERR_NOT_FOUND || strstr(msg, "has no")) {
+			/* A broken file, or the right section half filled: say so rather than look further. */
+			err_set(err, errlen, "%s", msg);
+			rc = r;
+			break;
+		}
+		if (strlen(searched) + strlen(paths[i]) + 3 < sizeof(searched)) {
+			if (searched[0])
+				strncat(searched, ", ", sizeof(searched) - strlen(searched) - 1);
+			strncat(searched, paths[i], sizeof(searched) - strlen(searched) - 1);
+		}
+	}
+	if (rc == ERR_NOT_FOUND)
+		err_set(err, errlen, "no section [%s] or [%s] in %s", names[0], n > 1 ? names[1] : names[0],
+			searched[0] ? searched : "any client.conf ($OPENQA_CONFIG, ~/.config/openqa, /etc/openqa)");
+	for (i = 0; i < np; i++)
+		free(paths[i]);
+	return rc;
+}

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/* assets.c - the assets table and DATA/factory: validated types and names,
+ * registration from stat (size, mtime; the sha256 of uploads, hashed while
+ * they stream in), openQA's JSON rows, storing uploads, deleting. Never
+ * hashes a file on the caller's thread: a checksum is either given or
+ * absent, and workers then key their cache by size and mtime. */
+#define LOG_MODULE "assets"
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "server/artefacts.h"
+#include "server/assets.h"
+#include "server/db.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/util.h"
+
+static const char *const types[] = { "iso", "hdd", "repo", "other", NULL };
+
+bool asset_type_valid(const char *type)
+{
+	size_t i;
+
+	for (i = 0; type && types[i]; i++)
+		if (!strcmp(type, types[i]))
+			return true;
+	return false;
+}
+
+bool asset_name_valid(const char *name)
+{
+	return name && artefact_name_valid(name, strlen(name));
+}
+
+/* True when key is prefix followed by one or more digits only. */
+static bool numbered(const char *key, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	const char *p;
+
+	if (strncmp(key, prefix, n) || !key[n])
+		return false;
+	for (p = key + n; *p; p++)
+		if (!isdigit((unsigned char)*p))
+			return false;
+	return true;
+}
+
+const char *asset_type_of_setting(const char *key)
+{
+	if (!key)
+		return NULL;
+	if (!strcmp(key, "ISO") || numbered(key, "ISO_"))
+		return "iso";
+	if (numbered(key, "HDD_") || !strcmp(key, "UEFI_PFLASH_VARS"))
+		return "hdd";
+	if (numbered(key, "REPO_"))
+		return "repo";
+	if (numbered(key, "ASSET_") || !strcmp(key, "KERNEL") || !strcmp(key, "INITRD"))
+		return "other";
+	return NULL;
+}
+
+const char *asset_type_of_name(const char *name)
+{
+	if (str_ends_with(name, ".iso"))
+		return "iso";
+	if (str_ends_with(name, ".qcow2") || str_ends_with(name, ".raw") || str_ends_with(name, ".vhd") ||
+	    str_ends_with(name, ".vhdx"))
+		return "hdd";
+	return "other";
+}
+
+char *asset_path(const char *data_dir, const char *type, const char *name)
+{
+	char rel[32 + LIMIT_ARTEFACT_NAME];
+
+	if (!asset_type_valid(type) || (name && !asset_name_valid(name)))
+		return NULL;
+	if (name)
+		snprintf(rel, sizeof(rel), "factory/%s/%s", type, name);
+	else
+		snprintf(rel, sizeof(rel), "factory/%s", type);
+	return path_join(data_dir, rel);
+}
+
+int assets_register(struct db *db, const char *data_dir, const char *type, const char *name, const char *checksum,
+		    int64_t job_id, int64_t *id)
+{
+	char *path = asset_path(data_dir, type, name), now[DB_TIME_LEN];
+	struct stat st;
+	int rc;
+
+	if (!path)
+		return asset_type_valid(type) && asset_name_valid(name) ? ERR_NOMEM : ERR_INVALID;
+	if (stat(path, &st) || !S_ISREG(st.st_mode)) {
+		free(path);
+		return ERR_NOT_FOUND;
+	}
+	free(path);
+	db_now(now);
+	/* A changed file loses a checksum nobody vouched for. */
+	rc = db_exec(db,
+		     "INSERT INTO assets (type, name, size, mtime_s, checksum, last_use_job_id, t_created, t_updated)"
+		     " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (type, name) DO UPDATE SET"
+		     " checksum = CASE WHEN excluded.checksum IS NOT NULL THEN excluded.checksum"
+		     " WHEN assets.size = excluded.size AND assets.mtime_s = excluded.mtime_s THEN assets.checksum END,"
+		     " size = excluded.size, mtime_s = excluded.mtime_s,"
+		     " last_use_job_id = COALESCE(excluded.last_use_job_id, assets.last_use_job_id),"
+		     " t_updated = excluded.t_updated",
+		     "ttiitItt", type, name, (int64_t)st.st_size, (int64_t)st.st_mtime, checksum, job_id, now, now);
+	if (rc < 0)
+		return rc;
+	return db_query_int(db, id, "SELECT id FROM assets WHERE type = ? AND name = ?", "tt", type, name);
+}
+
+int assets_find(struct db *db, const char *data_dir, const char *type, const char *name, int64_t *id)
+{
+	char *path = asset_path(data_dir, type, name);
+	struct stat st;
+	int64_t size = -1, mtime = -1;
+	struct db_stmt *q;
+	int rc, exists;
+
+	if (!path)
+		return ERR_NOT_FOUND;
+	exists = stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	free(path);
+	if ((rc = db_prepare(db, &q, "SELECT id, size, mtime_s FROM assets WHERE type = ? AND name = ?", "tt", type,
+			     name)))
+		return rc;
+	rc = db_step(q);
+	if (rc == 1) {
+		*id = db_col_int(q, 0);
+		size = db_col_null(q, 1) ? -1 : db_col_int(q, 1);
+		mtime = db_col_int(q, 2);
+	}
+	db_finalize(q);
+	if (rc < 0)
+		return rc;
+	if (!exists)
+		return rc == 1 ? 0 : ERR_NOT_FOUND; /* a registered asset whose file is gone: size says so */
+	if (rc == 1 && size == (int64_t)st.st_size && mtime == (int64_t)st.st_mtime)
+		return 0;
+	/* Placed under factory/ by hand, or replaced: (re)register from stat. */
+	return assets_register(db, data_dir, type, name, NULL, 0, id);
+}
+
+static json_t *row_json(struct db_stmt *q)
+{
+	json_t *a = json_object();
+	static const char *const texts[] = { "type", "name" };
+	size_t i;
+
+	json_object_set_new(a, "id", json_integer(db_col_int(q, 0)));
+	for (i = 0; i < 2; i++)
+		json_object_set_new(a, texts[i], json_string(db_col_text(q, 1 + (int)i)));
+	json_object_set_new(a, "size", db_col_null(q, 3) ? json_null() : json_integer(db_col_int(q, 3)));
+	json_object_set_new(a, "checksum", db_col_text(q, 4) ? json_string(db_col_text(q, 4)) : json_null());
+	json_object_set_new(a, "last_use_job_id", db_col_null(q, 5) ? json_null() : json_integer(db_col_int(q, 5)));
+	json_object_set_new(a, "fixed", json_integer(db_col_int(q, 6)));
+	/* openQA's raw rows carry "YYYY-MM-DD HH:MM:SS". */
+	for (i = 0; i < 2; i++) {
+		char t[DB_TIME_LEN];
+		snprintf(t, sizeof(t), "%s", db_col_text(q, 7 + (int)i) ? db_col_text(q, 7 + (int)i) : "");
+		if (t[10] == 'T')
+			t[10] = ' ';
+		json_object_set_new(a, i ? "t_updated" : "t_created", json_string(t));
+	}
+	json_object_set_new(a, "mtime", json_integer(db_col_int(q, 9)));
+	return a;
+}
+
+#define ASSET_COLS "id, type, name, size, checksum, last_use_job_id, fixed, t_created, t_updated, mtime_s"
+
+json_t *assets_json(struct db *db, int64_t id)
+{
+	struct db_stmt *q;
+	json_t *a = NULL;
+
+	if (db_prepare(db, &q, "SELECT " ASSET_COLS " FROM assets WHERE id = ?", "i", id))
+		return NULL;
+	if (db_step(q) == 1)
+		a = row_json(q);
+	db_finalize(q);
+	return a;
+}
+
+json_t *assets_list_json(struct db *db, long limit, long offset)
+{
+	json_t *list = json_array();
+	struct db_stmt *q;
+
+	if (!db_prepare(db, &q, "SELECT " ASSET_COLS " FROM assets ORDER BY id LIMIT ? OFFSET ?", "ii", (int64_t)limit,
+			(int64_t)offset)) {
+		while (db_step(q) == 1)
+			json_array_append_new(list, row_json(q));
+		db_finalize(q);
+	}
+	return json_pack("{s:o}", "assets", list);
+}
+
+int assets_store(struct db *db, const char *data_dir, const char *type, const char *name, const char *tmp,
+		 const char *checksum, int64_t job_id, int64_t *id)
+{
+	char *dir = asset_path(data_dir, type, NULL), *dest = asset_path(data_dir, type, name);
+	int rc;
+
+	if (!dir || !dest) {
+		rc = ERR_INVALID;
+		goto out;
+	}
+	if ((rc = mkdir_p(dir, 0755)))
+		goto out;
+	if (rename(tmp, dest)) {
+		rc = -errno;
+		goto out;
+	}
+	(void)chmod(dest, 0644);
+	rc = assets_register(db, data_dir, type, name, checksum, job_id, id);
+	if (!rc)
+		log_info("asset %s/%s stored (job %lld)", type, name, (long long)job_id);
+out:
+	free(dir);
+	free(dest);
+	return rc;
+}
+
+int assets_delete(struct db *db, const char *data_dir, int64_t id)
+{
+	struct db_stmt *q;
+	char type[16] = "", name[LIMIT_ARTEFACT_NAME + 1] = "", *path;
+	int rc;
+
+	if ((rc = db_prepare(db, &q, "SELECT type, name FROM assets WHERE id = ?", "i", id)))
+		return rc;
+	rc = db_step(q);
+	if (rc == 1) {
+		snprintf(type, sizeof(type), "%s", db_col_text(q, 0));
+		snprintf(name, sizeof(name), "%s", db_col_text(q, 1));
+	}
+	db_finalize(q);
+	if (rc != 1)
+		return rc == 0 ? ERR_NOT_FOUND : rc;
+	path = asset_path(data_dir, type, name);
+	if (path && unlink(path) && errno != ENOENT)
+		log_warn("asset %s/%s: cannot remove '%s': %s", type, name, path, strerror(errno));
+	free(path);
+	rc = db_exec(db, "DELETE FROM assets WHERE id = ?", "i", id);
+	return rc < 0 ? rc : 0;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* live.c - the worker's live view switch and frame reader (see live.h).
+ * Reads the runner's live.png; never writes anything but live.on. */
+#define LOG_MODULE "worker"
+#include <errno.h>
+#include <fcntl.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "util/log.h"
+#include "util/util.h"
+#include "worker/live.h"
+
+void worker_live_set(struct worker_live *l, const char *out_dir, bool on)
+{
+	char *p;
+
+	if (l->on == on)
+		return;
+	p = path_join(out_dir, "live.on");
+	if (!p)
+		return;
+	if (on) {
+		int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0)
+			close(fd);
+		else
+			log_warn("live view: cannot create '%s': %s", p, strerror(errno));
+		log_info("live view on: someone watches");
+	} else {
+		unlink(p);
+		log_info("live view off");
+	}
+	l->on = on;
+	free(p);
+}
+
+json_t *worker_live_frame(struct worker_live *l, const char *out_dir)
+{
+	char *p = NULL, *b64 = NULL;
+	unsigned char *png = NULL;
+	json_t *j = NULL;
+	struct stat st;
+	ssize_t got;
+	int fd = -1;
+
+	if (!l->on || !(p = path_join(out_dir, "live.png")))
+		goto out;
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || st.st_size <= 0 || (size_t)st.st_size > WORKER_LIVE_FRAME_MAX)
+		goto out;
+	if (st.st_mtim.tv_sec == l->sent.tv_sec && st.st_mtim.tv_nsec == l->sent.tv_nsec)
+		goto out;
+	png = malloc((size_t)st.st_size);
+	b64 = malloc(((size_t)st.st_size + 2) / 3 * 4 + 1);
+	if (!png || !b64)
+		goto out;
+	got = read(fd, png, (size_t)st.st_size);
+	if (got != st.st_size)
+		goto out;
+	EVP_EncodeBlock((unsigned char *)b64, png, (int)got);
+	j = json_pack("{s:s,s:s}", "name", "live.png", "png", b64);
+	l->sent = st.st_mtim;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(p);
+	free(png);
+	free(b64);
+	return j;
+}
