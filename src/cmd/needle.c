@@ -43,7 +43,8 @@ static void usage_match(FILE *f)
 		"  --tag TAG      only needles carrying TAG; \"a b\" means both a and b;\n"
 		"                 repeat for alternatives (OR)\n"
 		"  --time         add \"search_ms\": time from the decoded screenshot to the\n"
-		"                 last result, preparation included\n"
+		"                 last result, the screen's preparation included (needles\n"
+		"                 are decoded and prepared before the first screenshot)\n"
 		"  -h, --help     this text\n\n"
 		"Broken needles are reported on stderr and skipped; an unreadable screenshot\n"
 		"is reported and makes the exit status 1 after the others are processed.\n");
@@ -86,8 +87,10 @@ static int put_json_string(struct buf *b, const char *s)
 	return rc;
 }
 
+/* *msp: the match_screen of the previous screenshot, reset for this one
+ * so that its buffers are reused (NULL at first; the caller frees it). */
 static int match_one(const struct needle_set *set, struct needle **cand, size_t nc, char *skip,
-		     const char *shot, double ratio, int timeit, struct buf *out)
+		     const char *shot, double ratio, int timeit, struct buf *out, struct match_screen **msp)
 {
 	struct match_screen *ms = NULL;
 	struct image *img = NULL;
@@ -104,7 +107,11 @@ static int match_one(const struct needle_set *set, struct needle **cand, size_t 
 		return rc;
 	}
 	t0 = time_mono();
-	ms = match_screen_new(img);
+	if (*msp)
+		match_screen_reset(*msp, img);
+	else
+		*msp = match_screen_new(img);
+	ms = *msp;
 	if (!ms) {
 		rc = ERR_NOMEM;
 		goto out;
@@ -147,7 +154,6 @@ static int match_one(const struct needle_set *set, struct needle **cand, size_t 
 		fputs(out->data, stdout);
 	fflush(stdout);
 out:
-	match_screen_free(ms);
 	image_free(img);
 	return rc;
 }
@@ -157,7 +163,8 @@ static int cmd_match(int argc, char **argv)
 	struct needle_set set;
 	struct needle **cand = NULL;
 	const char **tags = NULL;
-	size_t ntags = 0, nc = 0;
+	size_t ntags = 0, nc = 0, i;
+	struct match_screen *ms = NULL;
 	char *skip = NULL;
 	struct buf out;
 	double ratio = MATCH_RATIO_MARGIN;
@@ -220,11 +227,16 @@ static int cmd_match(int argc, char **argv)
 	}
 	skip = calloc(nc + 1, 1);
 	buf_init(&out, 64u << 20);
+	/* Needles are decoded and prepared before the first screenshot, so
+	 * --time measures the search alone (errors surface on first match). */
+	for (i = 0; i < nc; i++)
+		match_needle_prepare(cand[i], NULL, 0);
 	for (; a < argc && skip; a++) {
-		rc = match_one(&set, cand, nc, skip, argv[a], ratio, timeit, &out);
+		rc = match_one(&set, cand, nc, skip, argv[a], ratio, timeit, &out, &ms);
 		if (rc)
 			status = 1;
 	}
+	match_screen_free(ms);
 	buf_release(&out);
 	free(skip);
 	free(cand);

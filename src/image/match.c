@@ -4,24 +4,23 @@
  * sub-Mat blur, integer SSD (where OpenCV uses a float DFT), the minVec rule
  * in float as tinycv keeps it, libstdc++'s sort for the closest candidate.
  * The search prunes with proven lower bounds only, so it returns what an
- * exhaustive search returns. Owns the prepared screen and needle caches. */
+ * exhaustive search returns (match__search_ref, kept for the tests). Owns
+ * the prepared screen, its search buffers and the needle caches; the SSD
+ * kernels are in match_ssd.c. */
 #include <float.h>
 #include <math.h>
-#include <smmintrin.h>
+#include <immintrin.h>
 #include <stdlib.h>
 #include <string.h>
 #include "image/match.h"
+#include "image/match_ssd.h"
 #include "util/err.h"
 
 /* ---- grey and blur ---- */
 
 void match_grey_image(const struct image *img, uint8_t *grey)
 {
-	size_t i, n = (size_t)img->w * (size_t)img->h;
-	const uint8_t *p = img->px;
-
-	for (i = 0; i < n; i++, p += 3)
-		grey[i] = match_grey(p[0], p[1], p[2]);
+	match__grey_row(img->px, grey, (size_t)img->w * (size_t)img->h);
 }
 
 static inline int reflect101(int i, int n)
@@ -35,6 +34,50 @@ static inline int reflect101(int i, int n)
 	return i;
 }
 
+/* v[-1] + 2 v[0] + v[1] for 8 columns of vertical sums. */
+static inline __m128i blur_h8(const uint16_t *v)
+{
+	__m128i l = _mm_loadu_si128((const __m128i *)(const void *)(v - 1));
+	__m128i m = _mm_loadu_si128((const __m128i *)(const void *)v);
+	__m128i r = _mm_loadu_si128((const __m128i *)(const void *)(v + 1));
+
+	return _mm_add_epi16(_mm_add_epi16(l, r), _mm_slli_epi16(m, 1));
+}
+
+/* The AVX2 steps of blur_rows, 16 columns at a time; each returns the
+ * column it reached (the SSE4.1 and scalar loops finish the row). */
+__attribute__((target("avx2")))
+static int blur_v_avx2(const uint8_t *ra, const uint8_t *rb, const uint8_t *rc, uint16_t *vv, int x, int xz)
+{
+	for (; x + 16 <= xz; x += 16) {
+		__m256i a = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(ra + x)));
+		__m256i b = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(rb + x)));
+		__m256i c = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(rc + x)));
+		_mm256_storeu_si256((__m256i *)(void *)(vv + x), _mm256_add_epi16(_mm256_add_epi16(a, c), _mm256_slli_epi16(b, 1)));
+	}
+	return x;
+}
+
+__attribute__((target("avx2")))
+static int blur_h_avx2(const uint16_t *vv, uint8_t *d, int x, int x1, int even)
+{
+	const __m256i seven = _mm256_set1_epi16(7), eight = _mm256_set1_epi16(8), one = _mm256_set1_epi16(1);
+
+	for (; x + 16 <= x1; x += 16) {
+		__m256i l = _mm256_loadu_si256((const __m256i *)(const void *)(vv + x - 1));
+		__m256i m = _mm256_loadu_si256((const __m256i *)(const void *)(vv + x));
+		__m256i r = _mm256_loadu_si256((const __m256i *)(const void *)(vv + x + 1));
+		__m256i t = _mm256_add_epi16(_mm256_add_epi16(l, r), _mm256_slli_epi16(m, 1));
+		t = even ? _mm256_add_epi16(t, _mm256_add_epi16(seven, _mm256_and_si256(_mm256_srli_epi16(t, 4), one)))
+			 : _mm256_add_epi16(t, eight);
+		t = _mm256_srli_epi16(t, 4);
+		/* bytes 0-7 of each lane hold the results; gather them in 128 bits */
+		t = _mm256_permute4x64_epi64(_mm256_packus_epi16(t, t), 0x08);
+		_mm_storeu_si128((__m128i *)(void *)(d + x), _mm256_castsi256_si128(t));
+	}
+	return x;
+}
+
 /* The [1 2 1] x [1 2 1] kernel is exact in OpenCV's fixed point, so every
  * output is t / 16 for the integer 3x3 weighted sum t; only the rounding of
  * the halves differs between OpenCV's code paths (see match.h): columns
@@ -43,7 +86,7 @@ static void blur_rows(const uint8_t *src, uint8_t *dst, int w, int h,
 		      int x0, int y0, int x1, int y1, int even_end)
 {
 	uint16_t *v;
-	int x, y, xe;
+	int x, y, xe, avx2;
 
 	if (x0 < 0)
 		x0 = 0;
@@ -56,6 +99,7 @@ static void blur_rows(const uint8_t *src, uint8_t *dst, int w, int h,
 	if (x1 <= x0 || y1 <= y0)
 		return;
 	xe = even_end < x0 ? x0 : even_end > x1 ? x1 : even_end;
+	avx2 = match__simd_level() >= MATCH_SIMD_AVX2;
 	v = malloc(sizeof(*v) * (size_t)(x1 - x0 + 2));
 	if (!v) {
 		/* Out of memory: the direct formula, pixel by pixel. */
@@ -78,17 +122,44 @@ static void blur_rows(const uint8_t *src, uint8_t *dst, int w, int h,
 		int xs = x0 - 1 < 0 ? 0 : x0 - 1, xz = x1 + 1 > w ? w : x1 + 1;
 		uint16_t *vv = v + 1 - x0; /* vv[x] for x in [x0-1, x1] */
 
-		for (x = xs; x < xz; x++)
+		x = avx2 ? blur_v_avx2(ra, rb, rc, vv, xs, xz) : xs;
+		for (; x + 16 <= xz; x += 16) {
+			__m128i z = _mm_setzero_si128();
+			__m128i a = _mm_loadu_si128((const __m128i *)(const void *)(ra + x));
+			__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(rb + x));
+			__m128i c = _mm_loadu_si128((const __m128i *)(const void *)(rc + x));
+			__m128i lo = _mm_add_epi16(_mm_add_epi16(_mm_unpacklo_epi8(a, z), _mm_unpacklo_epi8(c, z)),
+						   _mm_slli_epi16(_mm_unpacklo_epi8(b, z), 1));
+			__m128i hi = _mm_add_epi16(_mm_add_epi16(_mm_unpackhi_epi8(a, z), _mm_unpackhi_epi8(c, z)),
+						   _mm_slli_epi16(_mm_unpackhi_epi8(b, z), 1));
+			_mm_storeu_si128((__m128i *)(void *)(vv + x), lo);
+			_mm_storeu_si128((__m128i *)(void *)(vv + x + 8), hi);
+		}
+		for (; x < xz; x++)
 			vv[x] = (uint16_t)(ra[x] + 2 * rb[x] + rc[x]);
 		if (x0 == 0)
 			vv[-1] = vv[reflect101(-1, w)];
 		if (x1 == w)
 			vv[w] = vv[reflect101(w, w)];
-		for (x = x0; x < xe; x++) {
+		/* t <= 16 * 255 fits 16 bits; halves to even: t + 7 + bit 4 */
+		x = avx2 ? blur_h_avx2(vv, d, x0, xe, 1) : x0;
+		for (; x + 8 <= xe; x += 8) {
+			__m128i t = blur_h8(vv + x);
+			t = _mm_add_epi16(t, _mm_add_epi16(_mm_set1_epi16(7),
+							   _mm_and_si128(_mm_srli_epi16(t, 4), _mm_set1_epi16(1))));
+			_mm_storel_epi64((__m128i *)(void *)(d + x), _mm_packus_epi16(_mm_srli_epi16(t, 4), t));
+		}
+		for (; x < xe; x++) {
 			unsigned t = (unsigned)vv[x - 1] + 2u * vv[x] + vv[x + 1];
 			d[x] = (uint8_t)((t + 7 + ((t >> 4) & 1)) >> 4);
 		}
-		for (x = xe; x < x1; x++)
+		if (avx2)
+			x = blur_h_avx2(vv, d, x, x1, 0);
+		for (; x + 8 <= x1; x += 8) {
+			__m128i t = _mm_add_epi16(blur_h8(vv + x), _mm_set1_epi16(8));
+			_mm_storel_epi64((__m128i *)(void *)(d + x), _mm_packus_epi16(_mm_srli_epi16(t, 4), t));
+		}
+		for (; x < x1; x++)
 			d[x] = (uint8_t)(((unsigned)vv[x - 1] + 2u * vv[x] + vv[x + 1] + 8) >> 4);
 	}
 	free(v);
@@ -170,17 +241,6 @@ int match__prep_even_end(const struct match__prep *p, int img_w, int img_h)
 	return p->x + (p->w & ~3);
 }
 
-/* Blur of grey as tinycv's cache leaves it after prep(roi); dst keeps its
- * contents when the cached rectangle already covers roi. */
-static void prep_apply(struct match__prep *p, const uint8_t *grey, uint8_t *dst, int img_w, int img_h,
-		       int x, int y, int w, int h)
-{
-	if (!match__prep_roi(p, img_w, img_h, x, y, w, h))
-		return;
-	blur_rows(grey, dst, img_w, img_h, p->x, p->y, p->x + p->w, p->y + p->h,
-		  match__prep_even_end(p, img_w, img_h));
-}
-
 double match_similarity(uint64_t ssd, uint64_t n)
 {
 	double mse = (double)ssd / (double)n;
@@ -191,56 +251,6 @@ double match_similarity(uint64_t ssd, uint64_t n)
 	if (sim > 1)
 		sim = 1;
 	return sim;
-}
-
-/* ---- SSD kernels ---- */
-
-static inline uint32_t row_ssd(const uint8_t *a, const uint8_t *b, int n)
-{
-	__m128i acc = _mm_setzero_si128(), z = _mm_setzero_si128();
-	uint32_t s;
-	int i = 0;
-
-	for (; i + 16 <= n; i += 16) {
-		__m128i va = _mm_loadu_si128((const __m128i *)(const void *)(a + i));
-		__m128i vb = _mm_loadu_si128((const __m128i *)(const void *)(b + i));
-		__m128i dl = _mm_sub_epi16(_mm_unpacklo_epi8(va, z), _mm_unpacklo_epi8(vb, z));
-		__m128i dh = _mm_sub_epi16(_mm_unpackhi_epi8(va, z), _mm_unpackhi_epi8(vb, z));
-		acc = _mm_add_epi32(acc, _mm_madd_epi16(dl, dl));
-		acc = _mm_add_epi32(acc, _mm_madd_epi16(dh, dh));
-	}
-	if (i + 8 <= n) {
-		__m128i va = _mm_loadl_epi64((const __m128i *)(const void *)(a + i));
-		__m128i vb = _mm_loadl_epi64((const __m128i *)(const void *)(b + i));
-		__m128i dl = _mm_sub_epi16(_mm_unpacklo_epi8(va, z), _mm_unpacklo_epi8(vb, z));
-		acc = _mm_add_epi32(acc, _mm_madd_epi16(dl, dl));
-		i += 8;
-	}
-	acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0x4e));
-	acc = _mm_add_epi32(acc, _mm_shuffle_epi32(acc, 0xb1));
-	s = (uint32_t)_mm_cvtsi128_si32(acc);
-	for (; i < n; i++) {
-		int d = (int)a[i] - (int)b[i];
-		s += (uint32_t)(d * d);
-	}
-	return s;
-}
-
-/* SSD of the template at window position (px, py); gives up as soon as
- * the partial sum exceeds bound and returns a value > bound then. */
-static inline int64_t ssd_at(const uint8_t *scene, int sw, const uint8_t *tpl, int w, int h,
-			     int px, int py, int64_t bound)
-{
-	const uint8_t *s = scene + (size_t)py * sw + px;
-	int64_t acc = 0;
-	int j;
-
-	for (j = 0; j < h; j++) {
-		acc += row_ssd(s + (size_t)j * sw, tpl + (size_t)j * w, w);
-		if (acc > bound)
-			return acc;
-	}
-	return acc;
 }
 
 /* Largest integer s with (float)s <= b (b finite, >= 0). */
@@ -263,108 +273,310 @@ static int64_t float_floor_bound(float b)
 
 /* ---- one area search ---- */
 
-double match__search(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, int w, int h,
-		     int x, int y, int margin, int *bx, int *by)
+struct window {
+	int wx0, wy0, wx1, wy1, rw, rh, cx, cy;
+};
+
+/* search_TEMPLATE's window and result size; 0 when there is nothing to
+ * search (its "out of range" returns). */
+static int search_window(struct window *win, int sw, int sh, int w, int h, int x, int y, int margin)
 {
-	int wx0, wy0, wx1, wy1, rw, rh, cx, cy, i, j, k;
-	int64_t *val = NULL, *is = NULL, *iq = NULL, best, sse0, thr;
+	if (x < 0 || y < 0 || (long)y + h > sh || (long)x + w > sw)
+		return 0;
+	win->wx0 = x - margin < 0 ? 0 : x - margin;
+	win->wy0 = y - margin < 0 ? 0 : y - margin;
+	win->wx1 = (long)x + w + margin > sw ? sw : x + w + margin;
+	win->wy1 = (long)y + h + margin > sh ? sh : y + h + margin;
+	win->rw = win->wx1 - win->wx0 - w + 1;
+	win->rh = win->wy1 - win->wy0 - h + 1;
+	win->cx = x - win->wx0;
+	win->cy = y - win->wy0;
+	return win->rw > 0 && win->rh > 0;
+}
+
+/* The reference: every SSD computed in full, minVec and the closest
+ * candidate exactly as search_TEMPLATE spells them. Slow; for tests. */
+double match__search_ref(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, int w, int h,
+			 int x, int y, int margin, int *bx, int *by)
+{
+	struct window win;
+	int64_t *val = NULL;
 	int *lx = NULL, *ly = NULL;
-	size_t nl = 0, capl = 0, npos, pick;
-	uint64_t N = (uint64_t)w * (uint64_t)h, tsum = 0, tsq = 0;
-	double cT, sim = 0;
-	float min0, gmin;
-	int have_center, reset;
+	size_t n = 0, p, npos, pick;
+	double sim = 0;
+	float mn;
+	int i, j, a, b;
 
 	*bx = 0;
 	*by = 0;
-	if (x < 0 || y < 0 || (long)y + h > sh || (long)x + w > sw)
+	if (!search_window(&win, sw, sh, w, h, x, y, margin))
 		return 0;
-	wx0 = x - margin < 0 ? 0 : x - margin;
-	wy0 = y - margin < 0 ? 0 : y - margin;
-	wx1 = (long)x + w + margin > sw ? sw : x + w + margin;
-	wy1 = (long)y + h + margin > sh ? sh : y + h + margin;
-	rw = wx1 - wx0 - w + 1;
-	rh = wy1 - wy0 - h + 1;
-	if (rw <= 0 || rh <= 0)
-		return 0;
-	cx = x - wx0;
-	cy = y - wy0;
-	npos = (size_t)rw * (size_t)rh;
+	npos = (size_t)win.rw * (size_t)win.rh;
+	val = malloc(npos * sizeof(*val));
+	lx = malloc(npos * sizeof(*lx));
+	ly = malloc(npos * sizeof(*ly));
+	if (!val || !lx || !ly)
+		goto out;
+	for (j = 0; j < win.rh; j++)
+		for (i = 0; i < win.rw; i++) {
+			int64_t s = 0;
+			for (b = 0; b < h; b++)
+				for (a = 0; a < w; a++) {
+					int d = scene[(size_t)(win.wy0 + j + b) * sw + win.wx0 + i + a] -
+						tpl[(size_t)b * w + a];
+					s += d * d;
+				}
+			val[(size_t)j * win.rw + i] = s;
+		}
+	if (win.cx < win.rw && win.cy < win.rh) {
+		int64_t c = val[(size_t)win.cy * win.rw + win.cx];
+		if (c == 0) {
+			*bx = x;
+			*by = y;
+			sim = 1;
+			goto out;
+		}
+		mn = (float)c;
+	} else {
+		mn = FLT_MAX;
+	}
+	mn += 10;
+	for (p = 0; p < npos; p++) {
+		float v = (float)val[p];
+		if (v > mn)
+			continue;
+		if (v + 10 < mn) {
+			mn = v + 10;
+			n = 0;
+		}
+		lx[n] = (int)(p % (size_t)win.rw);
+		ly[n] = (int)(p / (size_t)win.rw);
+		n++;
+	}
+	if (n == 0)
+		goto out;
+	pick = match__closest(lx, ly, n, x, y);
+	*bx = win.wx0 + lx[pick];
+	*by = win.wy0 + ly[pick];
+	sim = match_similarity((uint64_t)val[(size_t)ly[pick] * win.rw + lx[pick]], (uint64_t)w * (uint64_t)h);
+out:
+	free(val);
+	free(lx);
+	free(ly);
+	return sim;
+}
 
+/* Buffers of the search, kept from one search to the next on a screen
+ * (they only grow), and what the window's integrals and expanded copy
+ * were computed from: a whole-screen search reuses them for every area. */
+struct match__scratch {
+	int64_t *is, *iq, *val, *lbv, *tt;
+	uint32_t *qw;
+	int32_t *tq4;
+	int8_t *tq;
+	int *border, *lx, *ly;
+	size_t n_is, n_iq, n_val, n_lbv, n_tt, n_qw, n_tq4, n_tq, n_border, n_lx, n_ly;
+	const uint8_t *win;      /* the window the caches hold, NULL: none */
+	int ww, wh, level, have_qw;
+	unsigned gen;
+};
+
+static void scratch_release(struct match__scratch *sc)
+{
+	free(sc->is);
+	free(sc->iq);
+	free(sc->val);
+	free(sc->lbv);
+	free(sc->tt);
+	free(sc->qw);
+	free(sc->tq4);
+	free(sc->tq);
+	free(sc->border);
+	free(sc->lx);
+	free(sc->ly);
+	memset(sc, 0, sizeof(*sc));
+}
+
+/* *p holds at least n elements of size elem afterwards; 0 or ERR_NOMEM. */
+static int grow(void *pp, size_t *cap, size_t n, size_t elem)
+{
+	void **p = pp, *q;
+
+	if (n <= *cap && *p)
+		return 0;
+	free(*p);
+	*p = NULL;
+	*cap = 0;
+	q = malloc((n ? n : 1) * elem);
+	if (!q)
+		return ERR_NOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+/* The seeds: positions with the smallest lower bounds, searched first so
+ * that the bound prunes from the start (an exact hit has a bound near 0). */
+#define SEEDS 8
+
+static double search_area(struct match__scratch *sc, unsigned gen, const uint8_t *scene, int sw, int sh,
+			  const uint8_t *tpl, int w, int h, int x, int y, int margin, int *bx, int *by)
+{
+	struct window win;
+	struct match__ssd c;
+	int64_t *val, *lbv, best, sse0, thr, sthr = INT64_MAX;
+	const int64_t *is, *iq;
+	int *lx, *ly;
+	size_t nl = 0, npos, pick, p, iw, seed[SEEDS];
+	uint64_t N = (uint64_t)w * (uint64_t)h, tsum, tsq;
+	int64_t VT;
+	float min0, gmin;
+	int have_center, reset, i, j, ww, wh, bw, pass, nseed = 0;
+
+	*bx = 0;
+	*by = 0;
+	if (!search_window(&win, sw, sh, w, h, x, y, margin))
+		return 0;
+	ww = win.wx1 - win.wx0;
+	wh = win.wy1 - win.wy0;
+	iw = (size_t)ww + 1;
+	npos = (size_t)win.rw * (size_t)win.rh;
+
+	if (grow(&sc->tt, &sc->n_tt, 2 * (size_t)h + 2, sizeof(*sc->tt)) ||
+	    grow(&sc->border, &sc->n_border, (size_t)h + 1, sizeof(*sc->border)) ||
+	    grow(&sc->tq, &sc->n_tq, (size_t)N, 1))
+		return 0;
+	memset(&c, 0, sizeof(c));
+	c.win = scene + (size_t)win.wy0 * sw + win.wx0;
+	c.sw = (size_t)sw;
+	c.tpl = tpl;
+	c.w = w;
+	c.h = h;
+	c.iw = iw;
+	match__ssd_prepare(&c, sc->tq, sc->tt, sc->border);
 	/* Exact hit at the original position: tinycv's fast path. */
-	have_center = cx < rw && cy < rh;
-	sse0 = have_center ? ssd_at(scene, sw, tpl, w, h, x, y, INT64_MAX) : INT64_MAX;
+	have_center = win.cx < win.rw && win.cy < win.rh;
+	sse0 = have_center ? match__ssd_direct(&c, win.cx, win.cy, INT64_MAX) : INT64_MAX;
 	if (sse0 == 0) {
 		*bx = x;
 		*by = y;
 		return 1;
 	}
 
-	val = malloc(npos * sizeof(*val));
-	is = malloc((size_t)(wx1 - wx0 + 1) * (size_t)(wy1 - wy0 + 1) * sizeof(*is));
-	iq = malloc((size_t)(wx1 - wx0 + 1) * (size_t)(wy1 - wy0 + 1) * sizeof(*iq));
-	if (!val || !is || !iq)
-		goto out;
-	/* Integral images of the window for the mean/deviation lower bound. */
-	{
-		int iw = wx1 - wx0 + 1;
-		for (i = 0; i < iw; i++)
-			is[i] = iq[i] = 0;
-		for (j = 1; j <= wy1 - wy0; j++) {
-			const uint8_t *r = scene + (size_t)(wy0 + j - 1) * sw + wx0;
-			int64_t rs = 0, rq = 0;
-			is[(size_t)j * iw] = iq[(size_t)j * iw] = 0;
-			for (i = 1; i < iw; i++) {
-				rs += r[i - 1];
-				rq += (int64_t)r[i - 1] * r[i - 1];
-				is[(size_t)j * iw + i] = is[(size_t)(j - 1) * iw + i] + rs;
-				iq[(size_t)j * iw + i] = iq[(size_t)(j - 1) * iw + i] + rq;
-			}
+	/* the window's integrals and expanded copy, unless held already */
+	if (sc->win != c.win || sc->ww != ww || sc->wh != wh || sc->gen != gen || sc->level != c.level) {
+		sc->win = NULL;
+		if (grow(&sc->is, &sc->n_is, iw * ((size_t)wh + 1), sizeof(*sc->is)) ||
+		    grow(&sc->iq, &sc->n_iq, iw * ((size_t)wh + 1), sizeof(*sc->iq)))
+			return 0;
+		match__integrals(c.level, c.win, c.sw, ww, wh, sc->is, sc->iq);
+		sc->have_qw = 0;
+		if (match__ssd_qw_size(&c, ww, wh)) {
+			if (grow(&sc->qw, &sc->n_qw, match__ssd_qw_size(&c, ww, wh), sizeof(*sc->qw)))
+				return 0;
+			match__ssd_qw_fill(&c, ww, wh, sc->qw);
+			sc->have_qw = 1;
 		}
+		sc->win = c.win;
+		sc->ww = ww;
+		sc->wh = wh;
+		sc->gen = gen;
+		sc->level = c.level;
+	} else if (sc->have_qw) {
+		c.qw = sc->qw;
+		c.qs = (size_t)ww + MATCH_BLOCK + 8;  /* as match__ssd_qw_fill sets it */
 	}
-	for (k = 0; k < w * h; k++) {
-		tsum += tpl[k];
-		tsq += (uint64_t)tpl[k] * tpl[k];
+	if (c.qw) {
+		if (grow(&sc->tq4, &sc->n_tq4, match__ssd_tq4_size(&c), sizeof(*sc->tq4)))
+			return 0;
+		match__ssd_tq4_fill(&c, sc->tq4);
 	}
-	cT = (double)tsq - (double)tsum * (double)tsum / (double)N;
-	cT = cT > 0 ? sqrt(cT) : 0;
+	c.is = is = sc->is;
+	c.iq = iq = sc->iq;
 
+	if (grow(&sc->val, &sc->n_val, npos, sizeof(*sc->val)) ||
+	    grow(&sc->lbv, &sc->n_lbv, npos, sizeof(*sc->lbv)))
+		return 0;
+	val = sc->val;
+	lbv = sc->lbv;
+	tsum = (uint64_t)c.ts[h];
+	tsq = (uint64_t)c.tt[h];
+	/* exact when N <= the bound's limit (N tsq <= 65025 N^2 < 2^63) */
+	VT = N <= MATCH_LB_MAX_N ? (int64_t)(N * tsq - tsum * tsum) : 0;
 	/* Phase A: the exact minimum SSD. Every position gets either its exact
 	 * SSD (val >= 0) or a proven lower bound lb that exceeded the bound at
-	 * the time (val = -lb - 1). */
+	 * the time (val = -lb - 1); INT64_MIN: not yet. First the lower bounds
+	 * of every position (see match__lb_row), row by row, noting the SEEDS
+	 * smallest (insertion into a sorted list) while the row is at hand. */
 	best = sse0;
+	for (j = 0; j < win.rh; j++) {
+		int64_t *l = lbv + (size_t)j * win.rw, *v = val + (size_t)j * win.rw;
+		match__lb_row(c.level, is + (size_t)j * iw, is + (size_t)(j + h) * iw, iq + (size_t)j * iw,
+			      iq + (size_t)(j + h) * iw, w, win.rw, (int64_t)N, (int64_t)tsum, VT, l);
+		for (i = 0; i < win.rw; i++) {
+			int k;
+			v[i] = INT64_MIN;
+			if (l[i] >= sthr)
+				continue;
+			k = nseed < SEEDS ? nseed++ : SEEDS - 1;
+			p = (size_t)j * win.rw + i;
+			while (k > 0 && lbv[seed[k - 1]] > l[i]) {
+				seed[k] = seed[k - 1];
+				k--;
+			}
+			seed[k] = p;
+			if (nseed == SEEDS)
+				sthr = lbv[seed[SEEDS - 1]];
+		}
+	}
+	if (have_center)
+		val[(size_t)win.cy * win.rw + win.cx] = sse0;
+	for (i = 0; i < nseed; i++) {
+		int64_t v;
+		p = seed[i];
+		if (val[p] != INT64_MIN)
+			continue;
+		if (lbv[p] > best) {
+			val[p] = -lbv[p] - 1;
+			continue;
+		}
+		v = match__ssd_at(&c, (int)(p % (size_t)win.rw), (int)(p / (size_t)win.rw), best);
+		val[p] = v > best ? -v - 1 : v;
+		if (v < best)
+			best = v;
+	}
+	/* blocks of equal width, a multiple of 16 */
 	{
-		int iw = wx1 - wx0 + 1;
-		for (j = 0; j < rh; j++) {
-			for (i = 0; i < rw; i++) {
-				size_t p = (size_t)j * rw + i;
-				int64_t A, B, v;
-				double d, cS, lb;
-				if (have_center && i == cx && j == cy) {
-					val[p] = sse0;
+		int nv = (win.rw + 15) / 16, nb = (nv + MATCH_BLOCK / 16 - 1) / (MATCH_BLOCK / 16);
+		bw = 16 * ((nv + nb - 1) / nb);
+	}
+	/* Rows of positions 0, 4, 8..., then 2, 6..., then the odd ones: a
+	 * low SSD found early prunes the rest better (the SSD varies little
+	 * between neighbouring positions of blurred images). */
+	for (pass = 0; pass < 4; pass++)
+	for (j = pass == 0 ? 0 : pass == 1 ? 2 : pass == 2 ? 1 : 3; j < win.rh; j += 4) {
+		for (i = 0; i < win.rw; i += bw) {
+			int n = win.rw - i < bw ? win.rw - i : bw, k, need = 0;
+			int64_t out[MATCH_BLOCK];
+			p = (size_t)j * win.rw + i;
+			for (k = 0; k < n; k++) {
+				if (val[p + k] >= 0)
 					continue;
-				}
-				A = is[(size_t)(j + h) * iw + i + w] - is[(size_t)j * iw + i + w] -
-				    is[(size_t)(j + h) * iw + i] + is[(size_t)j * iw + i];
-				B = iq[(size_t)(j + h) * iw + i + w] - iq[(size_t)j * iw + i + w] -
-				    iq[(size_t)(j + h) * iw + i] + iq[(size_t)j * iw + i];
-				d = (double)(A - (int64_t)tsum);
-				cS = (double)B - (double)A * (double)A / (double)N;
-				cS = cS > 0 ? sqrt(cS) : 0;
-				lb = d * d / (double)N + (cS - cT) * (cS - cT);
-				/* Rounding margin: a bound must never exceed the truth. */
-				lb = lb * (1 - 1e-9) - 1;
-				if (lb > (double)best) {
-					val[p] = -(int64_t)lb - 1;
+				if (lbv[p + k] > best)
+					val[p + k] = -lbv[p + k] - 1;
+				else
+					need = 1;
+			}
+			if (!need)
+				continue;
+			match__ssd_block(&c, i, j, n, best, out);
+			for (k = 0; k < n; k++) {
+				int64_t v = out[k];
+				if (val[p + k] >= 0 || (v < 0 && val[p + k] < v && val[p + k] != INT64_MIN))
 					continue;
-				}
-				v = ssd_at(scene, sw, tpl, w, h, wx0 + i, wy0 + j, best);
-				if (v > best) {
-					val[p] = -v - 1;
-					continue;
-				}
-				val[p] = v;
-				best = v;
+				val[p + k] = v;
+				if (v >= 0 && v < best)
+					best = v;
 			}
 		}
 	}
@@ -379,70 +591,70 @@ double match__search(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, i
 
 	/* Phase B: every position with (float)SSD <= the final bound, in scan
 	 * order. */
-	for (j = 0; j < rh; j++) {
-		for (i = 0; i < rw; i++) {
-			size_t p = (size_t)j * rw + i;
-			int64_t v = val[p];
-			if (v < 0) {
-				if (-v - 1 > thr)
-					continue;
-				v = ssd_at(scene, sw, tpl, w, h, wx0 + i, wy0 + j, thr);
-				val[p] = v;
-			}
-			if (v > thr)
-				continue;
-			if (nl == capl) {
-				size_t nc = capl ? capl * 2 : 64;
-				int *nx = realloc(lx, nc * sizeof(*lx)), *ny;
-				if (!nx)
-					goto out;
-				lx = nx;
-				ny = realloc(ly, nc * sizeof(*ly));
-				if (!ny)
-					goto out;
-				ly = ny;
-				capl = nc;
-			}
-			/* Positions before the last restart are dropped. */
-			if (reset && nl == 0 && (float)v + 10.0f > gmin)
-				continue;
-			lx[nl] = i;
-			ly[nl] = j;
-			nl++;
+	if (grow(&sc->lx, &sc->n_lx, npos, sizeof(*sc->lx)) || grow(&sc->ly, &sc->n_ly, npos, sizeof(*sc->ly)))
+		return 0;
+	lx = sc->lx;
+	ly = sc->ly;
+	for (p = 0; p < npos; p++) {
+		int64_t v = val[p];
+		/* v in [-thr - 1, thr]: exact <= thr, or a bound <= thr */
+		if ((uint64_t)v + (uint64_t)thr + 1 > 2 * (uint64_t)thr + 1)
+			continue;
+		if (v < 0) {
+			v = match__ssd_at(&c, (int)(p % (size_t)win.rw), (int)(p / (size_t)win.rw), thr);
+			val[p] = v;
 		}
+		if (v > thr)
+			continue;
+		/* Positions before the last restart are dropped. */
+		if (reset && nl == 0 && (float)v + 10.0f > gmin)
+			continue;
+		lx[nl] = (int)(p % (size_t)win.rw);
+		ly[nl] = (int)(p / (size_t)win.rw);
+		nl++;
 	}
 	if (nl == 0)
-		goto out;
+		return 0;
 	/* SortByClose(x, y) measures from the area's screen position, but
 	 * minVec's points are relative to the window: tinycv compares the two
 	 * as they are, and so do we. */
 	pick = match__closest(lx, ly, nl, x, y);
-	*bx = wx0 + lx[pick];
-	*by = wy0 + ly[pick];
+	*bx = win.wx0 + lx[pick];
+	*by = win.wy0 + ly[pick];
 	{
-		int64_t v = val[(size_t)ly[pick] * rw + lx[pick]];
+		int64_t v = val[(size_t)ly[pick] * win.rw + lx[pick]];
 		if (v < 0)
-			v = ssd_at(scene, sw, tpl, w, h, *bx, *by, INT64_MAX);
-		sim = match_similarity((uint64_t)v, N);
+			v = match__ssd_at(&c, lx[pick], ly[pick], INT64_MAX);
+		return match_similarity((uint64_t)v, N);
 	}
-out:
-	free(val);
-	free(is);
-	free(iq);
-	free(lx);
-	free(ly);
+}
+
+double match__search(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, int w, int h,
+		     int x, int y, int margin, int *bx, int *by)
+{
+	struct match__scratch sc;
+	double sim;
+
+	memset(&sc, 0, sizeof(sc));
+	sim = search_area(&sc, 0, scene, sw, sh, tpl, w, h, x, y, margin, bx, by);
+	scratch_release(&sc);
 	return sim;
 }
+
 
 /* ---- prepared screens ---- */
 
 struct match_screen {
 	const struct image *img;
-	uint8_t *grey;            /* grey of the screen, lazily */
+	int w, h;                 /* its size (the buffers' size after a reset) */
+	uint8_t *grey;            /* grey of the screen, row by row as needed */
 	uint8_t *blur;            /* the screen as tinycv's cache holds it */
+	uint8_t *done;            /* per row: 1 grey converted, 2 also in xgrey */
 	struct match__prep st;    /* its prepared rectangle */
 	uint8_t *xgrey;           /* scratch: grey with exclude areas painted */
 	uint8_t *xblur;           /* scratch: the painted copy's cache */
+	unsigned gen;             /* counts the blurs of blur and xblur */
+	struct match__scratch sc; /* the searches' buffers */
 };
 
 struct match_screen *match_screen_new(const struct image *img)
@@ -452,9 +664,33 @@ struct match_screen *match_screen_new(const struct image *img)
 	if (!img || img->w <= 0 || img->h <= 0)
 		return NULL;
 	s = calloc(1, sizeof(*s));
-	if (s)
+	if (s) {
 		s->img = img;
+		s->w = img->w;
+		s->h = img->h;
+	}
 	return s;
+}
+
+void match_screen_reset(struct match_screen *s, const struct image *img)
+{
+	if (!img || img->w <= 0 || img->h <= 0)
+		return;
+	if (img->w != s->w || img->h != s->h) {
+		free(s->grey);
+		free(s->blur);
+		free(s->done);
+		free(s->xgrey);
+		free(s->xblur);
+		s->grey = s->blur = s->done = s->xgrey = s->xblur = NULL;
+	} else if (s->done) {
+		memset(s->done, 0, (size_t)img->h);
+	}
+	memset(&s->st, 0, sizeof(s->st));
+	s->img = img;
+	s->w = img->w;
+	s->h = img->h;
+	s->gen++;   /* the search buffers' window data is stale */
 }
 
 void match_screen_free(struct match_screen *s)
@@ -463,8 +699,10 @@ void match_screen_free(struct match_screen *s)
 		return;
 	free(s->grey);
 	free(s->blur);
+	free(s->done);
 	free(s->xgrey);
 	free(s->xblur);
+	scratch_release(&s->sc);
 	free(s);
 }
 
@@ -476,14 +714,95 @@ static int screen_grey(struct match_screen *s)
 		return 0;
 	s->grey = malloc(n);
 	s->blur = malloc(n);
-	if (!s->grey || !s->blur) {
+	s->done = calloc((size_t)s->img->h, 1);
+	if (!s->grey || !s->blur || !s->done) {
 		free(s->grey);
 		free(s->blur);
-		s->grey = s->blur = NULL;
+		free(s->done);
+		s->grey = s->blur = s->done = NULL;
 		return ERR_NOMEM;
 	}
-	match_grey_image(s->img, s->grey);
 	return 0;
+}
+
+/* Grey is per pixel, so converting only the rows a blur reads gives the
+ * same bytes as converting the whole screen. */
+static void grey_rows(struct match_screen *s, int y0, int y1)
+{
+	size_t w = (size_t)s->img->w;
+	int y;
+
+	for (y = y0; y < y1; y++)
+		if (!s->done[y]) {
+			match__grey_row(s->img->px + (size_t)y * w * 3, s->grey + (size_t)y * w, w);
+			s->done[y] = 1;
+		}
+}
+
+/* tinycv.pm search_ matches a needle with exclude areas on a fresh copy of
+ * the screenshot ($self->copy: no preparation cache) with the rectangles
+ * painted green (replacerect ignores those outside the image). Grey is per
+ * pixel, so painting the grey copy is the same; rows are copied and
+ * painted as the blur needs them (done[y] == 2: done for this needle). */
+static void xgrey_rows(struct match_screen *s, const struct needle *n, int y0, int y1)
+{
+	int w = s->img->w, h = s->img->h, y;
+	uint8_t green = match_grey(0, 255, 0);
+	size_t i;
+
+	grey_rows(s, y0, y1);
+	for (y = y0; y < y1; y++) {
+		if (s->done[y] == 2)
+			continue;
+		memcpy(s->xgrey + (size_t)y * w, s->grey + (size_t)y * w, (size_t)w);
+		for (i = 0; i < n->nareas; i++) {
+			const struct needle_area *a = &n->areas[i];
+			if (a->type != NEEDLE_AREA_EXCLUDE || a->x < 0 || a->y < 0 ||
+			    (long)a->y + a->h > h || (long)a->x + a->w > w || a->w <= 0 || a->h <= 0 ||
+			    y < a->y || y >= a->y + a->h)
+				continue;
+			memset(s->xgrey + (size_t)y * w + a->x, green, (size_t)a->w);
+		}
+		s->done[y] = 2;
+	}
+}
+
+static int screen_copy_excluded(struct match_screen *s)
+{
+	size_t bytes = (size_t)s->img->w * (size_t)s->img->h;
+	int y;
+
+	if (!s->xgrey)
+		s->xgrey = malloc(bytes);
+	if (!s->xblur)
+		s->xblur = malloc(bytes);
+	if (!s->xgrey || !s->xblur)
+		return ERR_NOMEM;
+	for (y = 0; y < s->img->h; y++)
+		if (s->done[y] == 2)
+			s->done[y] = 1;
+	return 0;
+}
+
+/* The blur as tinycv's cache leaves it after prep(roi) (xn: the needle
+ * whose exclude areas paint the copy, or NULL); dst keeps its contents
+ * when the cached rectangle already covers roi. */
+static void prep_apply(struct match_screen *s, const struct needle *xn, struct match__prep *p,
+		       uint8_t *dst, int x, int y, int w, int h)
+{
+	int iw = s->img->w, ih = s->img->h, y0, y1;
+
+	if (!match__prep_roi(p, iw, ih, x, y, w, h))
+		return;
+	y0 = p->y - 1 < 0 ? 0 : p->y - 1;
+	y1 = p->y + p->h + 1 > ih ? ih : p->y + p->h + 1;
+	if (xn)
+		xgrey_rows(s, xn, y0, y1);
+	else
+		grey_rows(s, y0, y1);
+	s->gen++;
+	blur_rows(xn ? s->xgrey : s->grey, dst, iw, ih, p->x, p->y, p->x + p->w, p->y + p->h,
+		  match__prep_even_end(p, iw, ih));
 }
 
 static int needle_has_exclude(const struct needle *n)
@@ -493,35 +812,6 @@ static int needle_has_exclude(const struct needle *n)
 	for (i = 0; i < n->nareas; i++)
 		if (n->areas[i].type == NEEDLE_AREA_EXCLUDE)
 			return 1;
-	return 0;
-}
-
-/* tinycv.pm search_ matches a needle with exclude areas on a fresh copy of
- * the screenshot ($self->copy: no preparation cache) with the rectangles
- * painted green (replacerect ignores those outside the image). Grey is per
- * pixel, so painting the grey copy is the same. */
-static int screen_copy_excluded(struct match_screen *s, const struct needle *n)
-{
-	int w = s->img->w, h = s->img->h;
-	size_t i, bytes = (size_t)w * (size_t)h;
-	uint8_t green = match_grey(0, 255, 0);
-
-	if (!s->xgrey)
-		s->xgrey = malloc(bytes);
-	if (!s->xblur)
-		s->xblur = malloc(bytes);
-	if (!s->xgrey || !s->xblur)
-		return ERR_NOMEM;
-	memcpy(s->xgrey, s->grey, bytes);
-	for (i = 0; i < n->nareas; i++) {
-		const struct needle_area *a = &n->areas[i];
-		int j;
-		if (a->type != NEEDLE_AREA_EXCLUDE || a->x < 0 || a->y < 0 ||
-		    (long)a->y + a->h > h || (long)a->x + a->w > w || a->w <= 0 || a->h <= 0)
-			continue;
-		for (j = a->y; j < a->y + a->h; j++)
-			memset(s->xgrey + (size_t)j * w + a->x, green, (size_t)a->w);
-	}
 	return 0;
 }
 
@@ -630,6 +920,17 @@ out:
 	return rc;
 }
 
+int match_needle_prepare(struct needle *n, char *err, size_t errlen)
+{
+	char ebuf[512];
+
+	if (!err) {
+		err = ebuf;
+		errlen = sizeof(ebuf);
+	}
+	return needle_prepare(n, err, errlen);
+}
+
 /* object->prep(area) on the needle image, then the area's template as the
  * resulting cache holds it. */
 static const uint8_t *needle_template(struct needle_prep *np, struct prep_area *pa,
@@ -656,7 +957,7 @@ int match_needle_err(struct match_screen *s, struct needle *n, double search_rat
 {
 	struct needle_prep *np;
 	struct match__prep xst = { 0 }, *st;
-	const uint8_t *grey;
+	const struct needle *xn = NULL;
 	uint8_t *scene;
 	char ebuf[512];
 	size_t i, k = 0;
@@ -676,14 +977,13 @@ int match_needle_err(struct match_screen *s, struct needle *n, double search_rat
 	if (rc)
 		return rc;
 	if (needle_has_exclude(n)) {
-		rc = screen_copy_excluded(s, n);
+		rc = screen_copy_excluded(s);
 		if (rc)
 			return rc;
-		grey = s->xgrey;
+		xn = n;
 		scene = s->xblur;
 		st = &xst;
 	} else {
-		grey = s->grey;
 		scene = s->blur;
 		st = &s->st;
 	}
@@ -720,11 +1020,11 @@ int match_needle_err(struct match_screen *s, struct needle *n, double search_rat
 			/* scene->prep(window), then object->prep(area), as
 			 * search_TEMPLATE calls them; then its check that the
 			 * template fits the window. */
-			prep_apply(st, grey, scene, sw, sh, wx0, wy0, wx1 - wx0, wy1 - wy0);
+			prep_apply(s, xn, st, scene, wx0, wy0, wx1 - wx0, wy1 - wy0);
 			tpl = needle_template(np, &np->a[k], a);
 			if (wx1 - wx0 >= a->w && wy1 - wy0 >= a->h)
-				r->similarity = match__search(scene, sw, sh, tpl, a->w, a->h,
-							      x, y, margin, &r->x, &r->y);
+				r->similarity = search_area(&s->sc, s->gen, scene, sw, sh, tpl, a->w, a->h,
+							    x, y, margin, &r->x, &r->y);
 		}
 		r->ok = !(r->similarity < (a->match ? a->match : NEEDLE_DEFAULT_MATCH) / 100 - threshold);
 		if (!r->ok)

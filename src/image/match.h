@@ -3,9 +3,16 @@
  * (search_TEMPLATE + tinycv.pm search_): OpenCV BGR2GRAY, 3x3 Gaussian blur,
  * SSD search within the margin, minVec candidate rule, closest candidate,
  * similarity = clamp(0.9 + (40 - mse) / 380, 0, 1). Exact but fast: the
- * screen is prepared once per frame, needle areas once per needle, and the
- * search prunes only positions that provably cannot be candidates.
- * Not thread-safe per screen or per needle (lazy caches).
+ * screen is prepared once per frame (grey rows as the blur needs them),
+ * needle areas once per needle, and the search prunes only positions that
+ * provably cannot be candidates: the centre first (tinycv's exact hit),
+ * then positions in blocks of up to 128 whose SSDs come from one integer
+ * correlation (AVX-512 VNNI, or SSE4.1/AVX2 per position; picked at run
+ * time, all giving the same integers) with early exit once every partial
+ * sum exceeds the best SSD so far, and mean/deviation lower bounds that
+ * skip positions outright. match__search_ref is the plain exhaustive
+ * search the tests hold it to. Not thread-safe per screen or per needle
+ * (lazy caches).
  *
  * tinycv's results depend on history, and so do ours, on purpose: each
  * tinycv Image caches one grey copy blurred inside a rectangle that grows
@@ -40,6 +47,10 @@ struct match_screen;
  * and shared by all needles. NULL on OOM. */
 struct match_screen *match_screen_new(const struct image *img);
 void match_screen_free(struct match_screen *s); /* NULL-safe */
+/* Make s stand for a new screen img (borrowed, as for match_screen_new),
+ * as a fresh match_screen would, keeping its buffers for reuse. img must
+ * not be NULL or empty (then s is left as it was). */
+void match_screen_reset(struct match_screen *s, const struct image *img);
 
 struct match_area_result {
 	int x, y, w, h;      /* best position on the screen, area size */
@@ -65,6 +76,10 @@ int match_needle_err(struct match_screen *s, struct needle *n, double search_rat
 int match_needle(struct match_screen *s, struct needle *n, double search_ratio,
 		 double threshold, struct match_result *out);
 void match_result_release(struct match_result *r);
+
+/* Decode needle n's PNG and prepare its areas now rather than on its first
+ * match (the results are the same). 0 or match_needle_err's errors. */
+int match_needle_prepare(struct needle *n, char *err, size_t errlen);
 
 /* os-autoinst's cmp_by_error_type_: ok first, then lower error, then the
  * workaround property, then name. */
@@ -112,6 +127,10 @@ double match_similarity(uint64_t ssd, uint64_t n);
  * scaled), margin in pixels. Returns the similarity and the best position. */
 double match__search(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, int w, int h,
 		     int x, int y, int margin, int *bx, int *by);
+/* The same search done exhaustively (every SSD in full, minVec in float
+ * step by step): the reference the tests hold match__search to. */
+double match__search_ref(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, int w, int h,
+			 int x, int y, int margin, int *bx, int *by);
 /* libstdc++'s std::sort applied to candidate points ordered by distance to
  * (ox, oy): returns the index of the element it puts first. */
 size_t match__closest(const int *px, const int *py, size_t n, int ox, int oy);

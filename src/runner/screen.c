@@ -2,7 +2,8 @@
 /* screen.c - screen checks: every changed frame the capture thread hands
  * over while a check waits is matched (margin search), the whole screen is
  * searched at least every 5 s and at the deadline, and the step is recorded
- * with its screenshot, needle areas and frame time. */
+ * with its screenshot, needle areas and frame time. Keeps the prepared
+ * screen of the last frame searched, as os-autoinst keeps last_image. */
 #define LOG_MODULE "screen"
 #include <math.h>
 #include <stdio.h>
@@ -166,7 +167,43 @@ static void search_release(struct frame_search *s)
 	s->n = 0;
 }
 
-static int search_frame(struct needle **needles, size_t nn, const struct vnc_frame *f,
+/* os-autoinst searches one tinycv Image, last_image, for as long as the
+ * screen stays the same: margin and whole-screen searches, and later
+ * checks too. The image's preparation cache carries over from search to
+ * search and decides how the blur rounds (see image/match.h), so one
+ * match_screen is kept per frame and reused while that frame is the one
+ * searched. It holds a reference to its frame; one per process (the
+ * runner thread is its only user), replaced when another frame comes. */
+static struct {
+	const struct runner *r;
+	struct vnc_frame *f;
+	struct match_screen *ms;
+} frame_screen_cache;
+
+static struct match_screen *frame_screen(const struct runner *r, struct vnc_frame *f)
+{
+	struct match_screen *ms;
+
+	if (frame_screen_cache.ms && frame_screen_cache.r == r && frame_screen_cache.f == f)
+		return frame_screen_cache.ms;
+	/* a new frame: as a new match_screen, with the old one's buffers */
+	if (frame_screen_cache.ms) {
+		ms = frame_screen_cache.ms;
+		match_screen_reset(ms, f->img);
+	} else {
+		ms = match_screen_new(f->img);
+		if (!ms)
+			return NULL;
+	}
+	vnc_frame_unref(frame_screen_cache.f);
+	vnc_frame_ref(f);
+	frame_screen_cache.r = r;
+	frame_screen_cache.f = f;
+	frame_screen_cache.ms = ms;
+	return ms;
+}
+
+static int search_frame(const struct runner *r, struct needle **needles, size_t nn, struct vnc_frame *f,
 			double ratio, struct frame_search *out)
 {
 	struct match_screen *ms;
@@ -181,7 +218,7 @@ static int search_frame(struct needle **needles, size_t nn, const struct vnc_fra
 	out->res = calloc(nn, sizeof(*out->res));
 	if (!out->res)
 		return ERR_NOMEM;
-	ms = match_screen_new(f->img);
+	ms = frame_screen(r, f);
 	if (!ms)
 		return ERR_NOMEM;
 	for (i = 0; i < nn; i++) {
@@ -193,7 +230,6 @@ static int search_frame(struct needle **needles, size_t nn, const struct vnc_fra
 		}
 		out->n++;
 	}
-	match_screen_free(ms);
 	match_results_sort(out->res, out->n);
 	return rc;
 }
@@ -371,7 +407,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 		int full = timeout <= 0 || now >= deadline || now - last_full >= FULL_SEARCH_INTERVAL;
 
 		if (f && (f->seq != searched || (full && f->seq != searched_full))) {
-			rc = search_frame(needles, nn, f, full ? 1.0 : MARGIN_RATIO, &s);
+			rc = search_frame(r, needles, nn, f, full ? 1.0 : MARGIN_RATIO, &s);
 			if (rc)
 				goto out;
 			searched = f->seq;

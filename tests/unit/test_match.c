@@ -37,6 +37,8 @@ static double brute(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, in
 				}
 			res[j * rw + i] = (float)s;
 		}
+	if (x - wx0 >= rw || y - wy0 >= rh)
+		FAIL("brute force: the area's position lies outside the result");
 	if (res[(y - wy0) * rw + (x - wx0)] == 0) {
 		*bx = x;
 		*by = y;
@@ -345,4 +347,375 @@ TEST(match_fast_equals_brute_force)
 		free(scene);
 		free(tpl);
 	}
+}
+
+/* ---- the fast search and its kernels against plain references ---- */
+
+#include "image/match_ssd.h"
+
+static int64_t naive_ssd(const uint8_t *win, size_t sw, const uint8_t *tpl, int w, int h, int i, int j)
+{
+	int64_t s = 0;
+	int a, b;
+
+	for (b = 0; b < h; b++)
+		for (a = 0; a < w; a++) {
+			int d = win[(size_t)(j + b) * sw + i + a] - tpl[(size_t)b * w + a];
+			s += d * d;
+		}
+	return s;
+}
+
+/* Every SIMD level's kernels, per position and per block, give the exact
+ * SSD when it is <= bound and a lower bound > bound otherwise. */
+TEST(match_ssd_kernels_exact_every_level)
+{
+	int iter, level, top = match__simd_level();
+
+	for (iter = 0; iter < 60; iter++) {
+		int w = 1 + (int)(rnd() % 200), h = 1 + (int)(rnd() % 40);
+		int ww = w + (int)(rnd() % 150), wh = h + (int)(rnd() % 30), rw = ww - w + 1, rh = wh - h + 1;
+		uint8_t *win = malloc((size_t)ww * wh), *tpl = malloc((size_t)w * h);
+		int8_t *tq = malloc((size_t)w * h);
+		int64_t *tt = malloc(sizeof(*tt) * (size_t)(2 * h + 2));
+		int *border = malloc(sizeof(*border) * (size_t)h);
+		int64_t *is = malloc(sizeof(*is) * (size_t)(ww + 1) * (wh + 1)), *iq = malloc(sizeof(*iq) * (size_t)(ww + 1) * (wh + 1));
+		int i, j, k;
+
+		for (i = 0; i < ww * wh; i++)
+			win[i] = (uint8_t)(iter % 3 == 0 ? (rnd() & 1) * 255 : rnd());
+		for (i = 0; i < w * h; i++)
+			tpl[i] = (uint8_t)(iter % 3 == 0 ? (rnd() & 1) * 255 : rnd());
+		for (i = 0; i <= ww; i++)
+			is[i] = iq[i] = 0;
+		for (j = 1; j <= wh; j++) {
+			int64_t rs = 0, rq = 0;
+			is[(size_t)j * (ww + 1)] = iq[(size_t)j * (ww + 1)] = 0;
+			for (i = 1; i <= ww; i++) {
+				int v = win[(size_t)(j - 1) * ww + i - 1];
+				rs += v;
+				rq += v * v;
+				is[(size_t)j * (ww + 1) + i] = is[(size_t)(j - 1) * (ww + 1) + i] + rs;
+				iq[(size_t)j * (ww + 1) + i] = iq[(size_t)(j - 1) * (ww + 1) + i] + rq;
+			}
+		}
+		for (level = 0; level <= top; level++) {
+			struct match__ssd c;
+			uint32_t *buf = NULL;
+			int32_t *tbuf = NULL;
+			size_t bytes;
+			memset(&c, 0, sizeof(c));
+			c.win = win;
+			c.sw = (size_t)ww;
+			c.tpl = tpl;
+			c.w = w;
+			c.h = h;
+			c.iw = (size_t)ww + 1;
+			c.is = is;
+			c.iq = iq;
+			match__simd_cap = level;
+			match__ssd_prepare(&c, tq, tt, border);
+			CHECK_INT(c.level, level);
+			bytes = match__ssd_qw_size(&c, ww, wh);
+			if (bytes) {
+				buf = malloc(bytes * 4);
+				tbuf = malloc(match__ssd_tq4_size(&c) * 4);
+				match__ssd_qw_fill(&c, ww, wh, buf);
+				match__ssd_tq4_fill(&c, tbuf);
+			}
+			for (k = 0; k < 20; k++) {
+				int64_t exact, v, bound, out[MATCH_BLOCK];
+				int n;
+				i = (int)(rnd() % (unsigned)rw);
+				j = (int)(rnd() % (unsigned)rh);
+				exact = naive_ssd(win, (size_t)ww, tpl, w, h, i, j);
+				bound = k % 3 == 0 ? INT64_MAX : k % 3 == 1 ? exact : (int64_t)(rnd() % (unsigned)(exact + 1));
+				v = match__ssd_at(&c, i, j, bound);
+				if (exact <= bound)
+					CHECK_INT(v, exact);
+				else if (!(v > bound && v <= exact))
+					FAIL("level %d: ssd_at %lld, exact %lld, bound %lld", level, (long long)v, (long long)exact, (long long)bound);
+				CHECK_INT(match__ssd_direct(&c, i, j, INT64_MAX), exact);
+				/* a block from (i, j): every lane exact or a bound > bound */
+				n = rw - i < MATCH_BLOCK ? rw - i : MATCH_BLOCK;
+				n = 1 + (int)(rnd() % (unsigned)n);
+				match__ssd_block(&c, i, j, n, bound, out);
+				for (int l = 0; l < n; l++) {
+					int64_t e = naive_ssd(win, (size_t)ww, tpl, w, h, i + l, j);
+					if (out[l] >= 0 ? out[l] != e : !(-out[l] - 1 > bound && -out[l] - 1 <= e))
+						FAIL("level %d block lane %d: %lld, exact %lld, bound %lld", level, l,
+						     (long long)out[l], (long long)e, (long long)bound);
+				}
+			}
+			free(buf);
+			free(tbuf);
+		}
+		match__simd_cap = MATCH_SIMD_VNNI;
+		free(win);
+		free(tpl);
+		free(tq);
+		free(tt);
+		free(border);
+		free(is);
+		free(iq);
+	}
+}
+
+/* The SIMD grey conversion equals OpenCV's formula on every pixel. */
+TEST(match_grey_row_simd)
+{
+	uint8_t rgb[3 * 100], grey[100];
+	int n, i;
+
+	int level;
+
+	for (level = 0; level <= match__simd_level(); level++) {
+		match__simd_cap = level;
+		for (n = 0; n <= 100; n += 7) {
+			for (i = 0; i < 3 * n; i++)
+				rgb[i] = (uint8_t)(i < 48 ? (i % 3 == 1 ? 255 : 0) : rnd());
+			match__grey_row(rgb, grey, (size_t)n);
+			for (i = 0; i < n; i++)
+				CHECK_INT(grey[i], match_grey(rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]));
+		}
+	}
+	match__simd_cap = MATCH_SIMD_VNNI;
+	for (i = 0; i < 256 * 3 && i < 100; i++) {
+		rgb[3 * i] = rgb[3 * i + 1] = rgb[3 * i + 2] = (uint8_t)(255 - i);
+	}
+	match__grey_row(rgb, grey, 100);
+	for (i = 0; i < 100; i++)
+		CHECK_INT(grey[i], 255 - i);
+}
+
+/* One search case: the pruned search at every SIMD level against the
+ * exhaustive reference in the code and the test's own brute force. */
+static void check_search(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, int w, int h,
+			 int x, int y, int margin, const char *what)
+{
+	int top = match__simd_level(), level, rx, ry, bx, by;
+	double rs = match__search_ref(scene, sw, sh, tpl, w, h, x, y, margin, &rx, &ry), s;
+
+	s = brute(scene, sw, sh, tpl, w, h, x, y, margin, &bx, &by);
+	if (bx != rx || by != ry || s != rs)
+		FAIL("%s: reference (%d,%d) %.6f, brute force (%d,%d) %.6f", what, rx, ry, rs, bx, by, s);
+	for (level = 0; level <= top; level++) {
+		match__simd_cap = level;
+		s = match__search(scene, sw, sh, tpl, w, h, x, y, margin, &bx, &by);
+		if (bx != rx || by != ry || s != rs)
+			FAIL("%s, level %d: fast (%d,%d) %.6f, reference (%d,%d) %.6f", what, level, bx, by, s, rx, ry, rs);
+	}
+	match__simd_cap = MATCH_SIMD_VNNI;
+}
+
+TEST(match_fast_equals_reference_adversarial)
+{
+	int iter;
+
+	for (iter = 0; iter < 120; iter++) {
+		int kind = iter % 6;
+		int sw = 20 + (int)(rnd() % 300), sh = 10 + (int)(rnd() % 60);
+		int w = 1 + (int)(rnd() % (unsigned)(sw < 150 ? sw : 150)), h = 1 + (int)(rnd() % (unsigned)(sh < 30 ? sh : 30));
+		int x, y, margin = (int)(rnd() % 200), i, k;
+		uint8_t *scene = malloc((size_t)sw * sh), *tpl = malloc((size_t)w * h);
+		char what[96];
+
+		/* templates at the borders half of the time */
+		x = iter % 4 == 0 ? 0 : iter % 4 == 1 ? sw - w : (int)(rnd() % (unsigned)(sw - w + 1));
+		y = iter % 3 == 0 ? 0 : iter % 3 == 1 ? sh - h : (int)(rnd() % (unsigned)(sh - h + 1));
+		for (i = 0; i < sw * sh; i++) {
+			switch (kind) {
+			case 0: scene[i] = 77; break;                                   /* flat: all ties */
+			case 1: scene[i] = (uint8_t)((i % sw) % 3 == 0 ? 200 : 10); break; /* stripes */
+			case 2: scene[i] = (uint8_t)(((i % sw) / 4 + (i / sw) / 4) % 2 * 255); break; /* checkers */
+			case 3: scene[i] = (uint8_t)(rnd() % 2 * 255); break;           /* large SSDs */
+			default: scene[i] = (uint8_t)rnd(); break;
+			}
+		}
+		for (k = 0; k < h; k++)
+			memcpy(tpl + (size_t)k * w, scene + (size_t)(y + k) * sw + x, (size_t)w);
+		if (kind == 0 && iter % 2)
+			tpl[rnd() % (unsigned)(w * h)] = 80;                 /* near-flat: ties at SSD 9 */
+		if (kind >= 4)
+			for (i = 0; i < w * h; i++)                          /* a mismatch: noise */
+				tpl[i] = (uint8_t)(kind == 4 ? rnd() : tpl[i] ^ (rnd() & 3));
+		if (kind == 3 && iter % 2)
+			for (i = 0; i < w * h; i++)
+				tpl[i] = (uint8_t)(255 - tpl[i]);
+		snprintf(what, sizeof(what), "case %d (%dx%d in %dx%d at %d,%d margin %d)", iter, w, h, sw, sh, x, y, margin);
+		check_search(scene, sw, sh, tpl, w, h, x, y, margin, what);
+		free(scene);
+		free(tpl);
+	}
+}
+
+/* Tiny and huge areas: 1x1 templates, a template as large as the screen,
+ * widths around the kernels' 16/64/128 steps, windows wider than a block. */
+TEST(match_fast_equals_reference_sizes)
+{
+	static const int widths[] = { 1, 3, 4, 15, 16, 17, 63, 64, 65, 127, 128, 129, 130, 200 };
+	size_t t;
+
+	for (t = 0; t < sizeof(widths) / sizeof(widths[0]); t++) {
+		int w = widths[t], h = 1 + (int)(rnd() % 20), sw = w + 1 + (int)(rnd() % 300), sh = h + (int)(rnd() % 25);
+		int x = (int)(rnd() % (unsigned)(sw - w + 1)), y = (int)(rnd() % (unsigned)(sh - h + 1)), i, k;
+		uint8_t *scene = malloc((size_t)sw * sh), *tpl = malloc((size_t)w * h);
+		char what[64];
+
+		for (i = 0; i < sw * sh; i++)
+			scene[i] = (uint8_t)(rnd() % 4 * 60);
+		for (k = 0; k < h; k++)
+			memcpy(tpl + (size_t)k * w, scene + (size_t)(y + k) * sw + x, (size_t)w);
+		tpl[0] ^= 1;
+		snprintf(what, sizeof(what), "width %d", w);
+		check_search(scene, sw, sh, tpl, w, h, x, y, 1024, what);
+		check_search(scene, sw, sh, tpl, w, h, x, y, 5, what);
+		free(scene);
+		free(tpl);
+	}
+	{
+		/* the template is the whole screen: one position */
+		int sw = 90, sh = 40, i;
+		uint8_t *scene = malloc((size_t)sw * sh), *tpl = malloc((size_t)sw * sh);
+		for (i = 0; i < sw * sh; i++) {
+			scene[i] = (uint8_t)rnd();
+			tpl[i] = (uint8_t)rnd();
+		}
+		check_search(scene, sw, sh, tpl, sw, sh, 0, 0, 50, "whole screen");
+		free(scene);
+		free(tpl);
+	}
+}
+
+static int refl(int i, int n)
+{
+	return n == 1 ? 0 : i < 0 ? -i : i >= n ? 2 * n - 2 - i : i;
+}
+
+/* The vectorised blur against the 3x3 formula, pixel by pixel, with both
+ * roundings (halves to even in [x0, x0 + 4 floor(width / 4)) of a part). */
+TEST(match_blur_simd_equals_formula)
+{
+	int iter;
+
+	for (iter = 0; iter < 300; iter++) {
+		int w = 1 + (int)(rnd() % 70), h = 1 + (int)(rnd() % 12), x, y;
+		int x0 = (int)(rnd() % (unsigned)w), y0 = (int)(rnd() % (unsigned)h);
+		int x1 = x0 + 1 + (int)(rnd() % (unsigned)(w - x0)), y1 = y0 + 1 + (int)(rnd() % (unsigned)(h - y0));
+		uint8_t *src = malloc((size_t)w * h), *dst = malloc((size_t)w * h);
+		int whole = iter % 5 == 0, even_end;
+
+		if (whole) {
+			x0 = y0 = 0;
+			x1 = w;
+			y1 = h;
+		}
+		for (x = 0; x < w * h; x++)
+			src[x] = (uint8_t)(iter % 2 ? rnd() : (rnd() % 2) * 8);  /* many exact halves */
+		memset(dst, 0, (size_t)w * h);
+		match__simd_cap = iter % 3;  /* every level's loops */
+		match_blur_rect_submat(src, dst, w, h, x0, y0, x1, y1);
+		match__simd_cap = MATCH_SIMD_VNNI;
+		even_end = whole ? 0 : x0 + ((x1 - x0) & ~3);
+		for (y = y0; y < y1; y++)
+			for (x = x0; x < x1; x++) {
+				int t = 0, dy, dx, want;
+				for (dy = -1; dy <= 1; dy++)
+					for (dx = -1; dx <= 1; dx++)
+						t += (2 - abs(dy)) * (2 - abs(dx)) * src[refl(y + dy, h) * w + refl(x + dx, w)];
+				want = x < even_end ? (t + 7 + ((t >> 4) & 1)) >> 4 : (t + 8) >> 4;
+				if (dst[y * w + x] != want)
+					FAIL("%dx%d rect %d,%d-%d,%d: (%d,%d) = %d, want %d", w, h, x0, y0, x1, y1, x, y,
+					     dst[y * w + x], want);
+			}
+		free(src);
+		free(dst);
+	}
+}
+
+/* A whole-screen search prepares the whole screen at once, so sharing one
+ * match_screen between needles (its search buffers and the window data
+ * kept for the next area) must give what a fresh screen per needle gives. */
+TEST(match_shared_screen_equals_fresh)
+{
+	struct image *base = random_screen(260, 150), *shot = image_clone(base);
+	struct needle *nd[6];
+	struct match_screen *shared;
+	int k;
+
+	shift_image(base, shot, 7, -3);
+	image_fill_rect(shot, 30, 30, 40, 20, 200, 10, 10);
+	shared = match_screen_new(shot);
+	for (k = 0; k < 6; k++) {
+		int w = 8 + (int)(rnd() % 60), h = 5 + (int)(rnd() % 30);
+		nd[k] = make_needle(base, (int)(rnd() % (unsigned)(260 - w)), (int)(rnd() % (unsigned)(150 - h)), w, h, 96, 50);
+		if (k == 5) {  /* a second area, and an exclude area: the painted copy */
+			nd[k]->areas = realloc(nd[k]->areas, 2 * sizeof(*nd[k]->areas));
+			memset(&nd[k]->areas[1], 0, sizeof(nd[k]->areas[1]));
+			nd[k]->areas[1].x = nd[k]->areas[0].x + 1;
+			nd[k]->areas[1].y = nd[k]->areas[0].y + 1;
+			nd[k]->areas[1].w = 3;
+			nd[k]->areas[1].h = 3;
+			nd[k]->areas[1].type = NEEDLE_AREA_EXCLUDE;
+			nd[k]->nareas = 2;
+		}
+	}
+	for (k = 0; k < 6; k++) {
+		struct match_screen *fresh = match_screen_new(shot);
+		struct match_result a, b;
+		CHECK_INT(match_needle(shared, nd[k], MATCH_RATIO_FULL, 0, &a), 0);
+		CHECK_INT(match_needle(fresh, nd[k], MATCH_RATIO_FULL, 0, &b), 0);
+		CHECK_INT(a.nareas, b.nareas);
+		CHECK_INT(a.areas[0].x, b.areas[0].x);
+		CHECK_INT(a.areas[0].y, b.areas[0].y);
+		CHECK_NEAR(a.areas[0].similarity, b.areas[0].similarity, 0);
+		match_result_release(&a);
+		match_result_release(&b);
+		match_screen_free(fresh);
+	}
+	match_screen_free(shared);
+	for (k = 0; k < 6; k++)
+		needle_free(nd[k]);
+	image_free(base);
+	image_free(shot);
+}
+
+/* A reset screen behaves as a new one: the preparation starts afresh and
+ * the kept buffers hold nothing of the previous image (same size or not). */
+TEST(match_screen_reset_equals_new)
+{
+	struct image *a = random_screen(200, 120), *b = image_clone(a), *c = random_screen(150, 90);
+	struct needle *n = make_needle(a, 60, 40, 50, 30, 96, 50);
+	struct match_screen *s = match_screen_new(a);
+	const struct image *imgs[3];
+	int k, mode;
+
+	shift_image(a, b, 5, 3);
+	imgs[0] = b;
+	imgs[1] = c;
+	imgs[2] = a;
+	for (mode = 0; mode < 2; mode++) {
+		double ratio = mode ? MATCH_RATIO_FULL : MATCH_RATIO_MARGIN;
+		struct match_result r;
+		CHECK_INT(match_needle(s, n, ratio, 0, &r), 0);
+		match_result_release(&r);
+		for (k = 0; k < 3; k++) {
+			struct match_screen *fresh = match_screen_new(imgs[k]);
+			struct match_result x, y;
+			match_screen_reset(s, imgs[k]);
+			CHECK_INT(match_needle(s, n, ratio, 0, &x), 0);
+			CHECK_INT(match_needle(fresh, n, ratio, 0, &y), 0);
+			CHECK_INT(x.areas[0].x, y.areas[0].x);
+			CHECK_INT(x.areas[0].y, y.areas[0].y);
+			CHECK_NEAR(x.areas[0].similarity, y.areas[0].similarity, 0);
+			match_result_release(&x);
+			match_result_release(&y);
+			match_screen_free(fresh);
+		}
+	}
+	match_screen_free(s);
+	needle_free(n);
+	image_free(a);
+	image_free(b);
+	image_free(c);
 }
