@@ -27,6 +27,7 @@
 #include "util/log.h"
 #include "util/proc.h"
 #include "util/util.h"
+#include "worker/casedir.h"
 #include "worker/live.h"
 #include "worker/worker.h"
 
@@ -180,7 +181,8 @@ out:
 }
 
 /* The directory of the job's test distribution: CASEDIR when it is a
- * directory on this machine, else DISTRI from the server (cached). New string. */
+ * directory on this machine or a git repository (cloned), else DISTRI from
+ * the server (cached). New string. */
 static char *distribution(struct worker *w, const json_t *settings, char *why, size_t whylen)
 {
 	const char *casedir = json_string_value(json_object_get(settings, "CASEDIR"));
@@ -192,6 +194,20 @@ static char *distribution(struct worker *w, const json_t *settings, char *why, s
 
 	if (casedir && casedir[0] == '/' && dir_exists(casedir))
 		return strdup(casedir);
+	if (casedir_is_git(casedir)) {
+		/* Cloned afresh for every job, as openQA's workers do. */
+		dir = path_join(w->cfg->pool, "casedir");
+		if (!dir) {
+			snprintf(why, whylen, "setup failure: out of memory");
+			return NULL;
+		}
+		(void)rm_rf(dir);
+		if (casedir_clone(casedir, dir, why, whylen)) {
+			free(dir);
+			return NULL;
+		}
+		return dir;
+	}
 	if (!distri || !*distri || strchr(distri, '/') || distri[0] == '.') {
 		snprintf(why, whylen, "setup failure: the job has neither a CASEDIR on this worker nor a DISTRI");
 		return NULL;

@@ -11,7 +11,6 @@
 # restarted on the same data while a worker runs a job.
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
 # The server is started again mid-run: use a private copy of the binary so
 # a rebuild meanwhile cannot swap it out under the test.
 cp "$VIGIL" "$TMP/vigil" && VIGIL=$TMP/vigil
@@ -19,17 +18,7 @@ IMAGES=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
 for f in "$IMAGES/di-text/linux" "$IMAGES/di-text/initrd.gz" "$IMAGES/shell-initrd.gz"; do
 	[ -s "$f" ] || { echo "missing $f: run scripts/fetch-images (make images)"; exit 1; }
 done
-PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-URL=http://127.0.0.1:$PORT
-DATA=$TMP/data
-PIDS=
-cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	sleep 1
-	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-}
-trap cleanup EXIT INT TERM
+. "$(dirname "$0")/server_lib.sh"
 
 $VIGIL apikey new --data "$DATA" --admin > "$TMP/key"
 read -r KEY SECRET < "$TMP/key"
@@ -57,24 +46,6 @@ start_server() {
 start_server
 check "server answers" curl -sf -o /dev/null "$URL/api/v1/jobs"
 
-cli() { openqa-cli api --host "$URL" --apikey "$KEY" --apisecret "$SECRET" "$@"; }
-start_worker() { # start_worker INSTANCE -> pid in WPID
-	$VIGIL worker --host "$URL" --apikey "$KEY" --apisecret "$SECRET" --instance "$1" --pool "$TMP/pool$1" \
-		>> "$TMP/worker$1.log" 2>&1 &
-	WPID=$!
-	PIDS="$PIDS $WPID"
-}
-state_of() { curl -s "$URL/api/v1/jobs/$1" | $PY -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["result"])' 2>/dev/null; }
-wait_state() { # wait_state JOB "STATE RESULT" SECONDS
-	n=0
-	while [ "$(state_of "$1")" != "$2" ] && [ $n -lt $(($3 * 2)) ]; do sleep 0.5; n=$((n + 1)); done
-	[ "$(state_of "$1")" = "$2" ]
-}
-wait_running() { # wait_running JOB SECONDS
-	n=0
-	while ! state_of "$1" | grep -q '^running' && [ $n -lt $(($2 * 2)) ]; do sleep 0.5; n=$((n + 1)); done
-	state_of "$1" | grep -q '^running'
-}
 job_json() { curl -s "$URL/api/v1/jobs/$1" > "$TMP/j.json"; json_get "$TMP/j.json" "$2"; }
 
 # Tables as openQA users set them up: the kernel and initrd by asset name.

@@ -68,7 +68,7 @@ kill -KILL $vpid
 wait $vpid 2>/dev/null
 sleep 2
 check "vigil killed: no QEMU left" eval "! qemu_left '$TMP/vkill/.vm'"
-check "vigil killed: the video decodes to the end" sh -c "[ -s '$TMP/vkill/video.webm' ] && [ -z \"\$(ffmpeg -v error -i '$TMP/vkill/video.webm' -f null - 2>&1)\" ]"
+check "vigil killed: the video decodes to the end" sh -c "[ -s '$TMP/vkill/video.webm' ] && [ -z \"\$(ffmpeg -v error -i '$TMP/vkill/video.webm' -enc_time_base -1 -f null - 2>&1)\" ]"
 
 # vigil interrupted with SIGTERM: QEMU stopped, results written as incomplete
 $VIGIL run $D --var FAULT=wait --out "$TMP/vterm" > "$TMP/vterm.out" 2>&1 &

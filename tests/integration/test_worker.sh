@@ -7,18 +7,7 @@
 # left), a restarted worker taking new work, and a path traversal refused.
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3
-PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-URL=http://127.0.0.1:$PORT
-DATA=$TMP/data
-PIDS=
-cleanup() {
-	for p in $PIDS; do kill "$p" 2>/dev/null; done
-	sleep 1
-	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
-	wait 2>/dev/null
-}
-trap cleanup EXIT INT TERM
+. "$(dirname "$0")/server_lib.sh"
 
 $VIGIL apikey new --data "$DATA" --admin > "$TMP/key"
 read -r KEY SECRET < "$TMP/key"
@@ -31,25 +20,6 @@ PIDS="$PIDS $!"
 i=0
 until curl -s "$URL/api/v1/jobs" > /dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
 check "server answers" curl -sf -o /dev/null "$URL/api/v1/jobs"
-
-cli() { openqa-cli api --host "$URL" --apikey "$KEY" --apisecret "$SECRET" "$@"; }
-start_worker() { # start_worker INSTANCE -> pid in WPID
-	$VIGIL worker --host "$URL" --apikey "$KEY" --apisecret "$SECRET" --instance "$1" --pool "$TMP/pool$1" \
-		>> "$TMP/worker$1.log" 2>&1 &
-	WPID=$!
-	PIDS="$PIDS $WPID"
-}
-state_of() { cli "jobs/$1" | $PY -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["result"])'; }
-wait_state() { # wait_state JOB "STATE RESULT" SECONDS
-	n=0
-	while [ "$(state_of "$1")" != "$2" ] && [ $n -lt $(($3 * 2)) ]; do sleep 0.5; n=$((n + 1)); done
-	[ "$(state_of "$1")" = "$2" ]
-}
-wait_running() { # wait_running JOB SECONDS
-	n=0
-	while ! state_of "$1" | grep -q '^running' && [ $n -lt $(($2 * 2)) ]; do sleep 0.5; n=$((n + 1)); done
-	state_of "$1" | grep -q '^running'
-}
 
 # The build trigger path, as openQA users schedule: machine, product, suites, templates, isos.
 cli -X POST machines name=64bit backend=qemu > /dev/null
@@ -109,6 +79,19 @@ check "live: the watched job ends when cancelled" wait_state "$JL" "done user_ca
 check "live: no frame served after the end" sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$URL/tests/$JL/live.png')\" = 404 ]"
 cli "jobs/$JL/details" > "$TMP/jld.json"
 check "live: the frame is no artefact of the job" sh -c "! grep -q 'live.png' '$TMP/jld.json'"
+
+# CASEDIR as a git repository (openQA's URL#REF): the worker clones it.
+git init -q -b main "$TMP/distri.git" && cp -r examples/grub/. "$TMP/distri.git/" &&
+	(cd "$TMP/distri.git" && git add . && git -c user.name=t -c user.email=t@t commit -q -m grub && git branch ci)
+cli -X POST jobs TEST=grub DISTRI=from-git "CASEDIR=file://$TMP/distri.git#ci" ARCH=x86_64 BUILD=git > "$TMP/jg.json"
+JG=$(json_get "$TMP/jg.json" 'j["id"]')
+check "CASEDIR git URL#branch: the cloned distribution runs to done/passed" wait_state "$JG" "done passed" 120
+check "CASEDIR git: cloned into the worker's pool" sh -c "ls -d '$TMP'/pool*/casedir/.git > /dev/null"
+cli -X POST jobs TEST=grub DISTRI=from-git "CASEDIR=file://$TMP/nosuch.git" ARCH=x86_64 BUILD=git2 > "$TMP/jg2.json"
+JG2=$(json_get "$TMP/jg2.json" 'j["id"]')
+check "CASEDIR git that cannot be cloned: incomplete" wait_state "$JG2" "done incomplete" 60
+cli "jobs/$JG2" > "$TMP/jg2b.json"
+check "CASEDIR git failure: the reason names the clone" sh -c "grep -q 'cloning CASEDIR' '$TMP/jg2b.json'"
 
 # Kill a worker mid-job with SIGKILL: the job ends incomplete and is cloned.
 kill -9 "$W2" 2>/dev/null

@@ -1,0 +1,36 @@
+# SPDX-License-Identifier: MIT
+# server_lib.sh - helpers of the suites that run `vigil serve` and workers:
+# a free port, the processes to stop at exit, openqa-cli with the suite's
+# key, job state polling and worker start. Source after lib.sh; the suite
+# sets KEY and SECRET after `vigil apikey new`.
+PY=/usr/bin/python3  # Debian's, with python3-openqa-client
+PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+URL=http://127.0.0.1:$PORT
+DATA=$TMP/data
+PIDS=
+stop_pids() {
+	for p in $PIDS; do kill "$p" 2>/dev/null; done
+	sleep 1
+	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+}
+trap stop_pids EXIT INT TERM
+
+cli() { openqa-cli api --host "$URL" --apikey "$KEY" --apisecret "$SECRET" "$@"; }
+start_worker() { # start_worker INSTANCE -> pid in WPID
+	$VIGIL worker --host "$URL" --apikey "$KEY" --apisecret "$SECRET" --instance "$1" --pool "$TMP/pool$1" \
+		>> "$TMP/worker$1.log" 2>&1 &
+	WPID=$!
+	PIDS="$PIDS $WPID"
+}
+state_of() { curl -s "$URL/api/v1/jobs/$1" | $PY -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["result"])' 2>/dev/null; }
+wait_state() { # wait_state JOB "STATE RESULT" SECONDS
+	n=0
+	while [ "$(state_of "$1")" != "$2" ] && [ $n -lt $(($3 * 2)) ]; do sleep 0.5; n=$((n + 1)); done
+	[ "$(state_of "$1")" = "$2" ]
+}
+wait_running() { # wait_running JOB SECONDS
+	n=0
+	while ! state_of "$1" | grep -q '^running' && [ $n -lt $(($2 * 2)) ]; do sleep 0.5; n=$((n + 1)); done
+	state_of "$1" | grep -q '^running'
+}
