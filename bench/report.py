@@ -17,6 +17,10 @@ def sh(cmd):
     except OSError:
         return None
 
+def ms(v):
+    return '?' if v is None else f'{v:.3g} ms'
+
+
 def api_rows(api, row):
     v, o = api['vigil'], api['openqa']
     src = 'openQA ' + ('recorded' if o['source'].startswith('recorded') else 'measured')
@@ -31,14 +35,14 @@ def api_rows(api, row):
             if want:
                 goal = f'>= {want}x openQA' + (', p99 <= 50 ms' if ep == 'jobs500' else '')
                 met = ratio is not None and ratio >= want and (ep != 'jobs500' or (a['p99'] or 1e9) <= 50)
-            row(f'API {name} {c[1:]} connection(s), req/s', f"vigil {a['rps']:.1f} (p50 {a['p50']} ms, p99 {a['p99']} ms), "
+            row(f'API {name} {c[1:]} connection(s), req/s', f"vigil {a['rps']:.1f} (p50 {ms(a['p50'])}, p99 {ms(a['p99'])}), "
                 f"{src} {b['rps'] if b else '?'} (p99 {b.get('p99') if b else '?'} ms)"
                 + (f' ({ratio:.0f}x)' if ratio else ''), goal, met)
     u = v.get('jobs500_uncached_c1')
     if u:
         b = o['endpoints'].get('jobs500', {}).get('c1')
-        row('API GET jobs?limit=500 1 connection, response cache off', f"vigil {u['rps']:.1f} (p50 {u['p50']} ms, "
-            f"p99 {u['p99']} ms), {src} {b['rps'] if b else '?'}" + (f" ({u['rps'] / b['rps']:.0f}x)" if b else ''),
+        row('API GET jobs?limit=500 1 connection, response cache off', f"vigil {u['rps']:.1f} (p50 {ms(u['p50'])}, "
+            f"p99 {ms(u['p99'])}), {src} {b['rps'] if b else '?'}" + (f" ({u['rps'] / b['rps']:.0f}x)" if b else ''),
             'info', None)
     posts = sorted(v['post_isos_timed_s'])
     med = posts[len(posts) // 2] * 1000
