@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 # server_lib.sh - helpers of the suites that run `vigil serve` and workers:
-# a free port, the processes to stop at exit, openqa-cli with the suite's
-# key, job state polling and worker start. Source after lib.sh; the suite
-# sets KEY and SECRET after `vigil apikey new`.
+# a free port, the processes to stop at exit (a suite may set its own
+# trap), waiting for the server, openqa-cli with the suite's key, job state
+# polling and worker start. Source after lib.sh; the suite sets KEY and
+# SECRET after `vigil apikey new`.
 PY=/usr/bin/python3  # Debian's, with python3-openqa-client
 PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 URL=http://127.0.0.1:$PORT
@@ -16,6 +17,10 @@ stop_pids() {
 }
 trap stop_pids EXIT INT TERM
 
+wait_server() { # up to 5 s for the server at URL to answer
+	i=0
+	until curl -s "$URL/api/v1/jobs" > /dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
 cli() { openqa-cli api --host "$URL" --apikey "$KEY" --apisecret "$SECRET" "$@"; }
 start_worker() { # start_worker INSTANCE -> pid in WPID
 	$VIGIL worker --host "$URL" --apikey "$KEY" --apisecret "$SECRET" --instance "$1" --pool "$TMP/pool$1" \

@@ -6,10 +6,7 @@
 # restart), then bad requests that must get a 4xx JSON error and change nothing.
 . "$(dirname "$0")/lib.sh"
 
-PY=/usr/bin/python3  # where Debian's python3-openqa-client is installed
-PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-URL=http://127.0.0.1:$PORT
-DATA=$TMP/data
+. "$(dirname "$0")/server_lib.sh"
 SERVER_PID=
 SERVER_RC=
 stop_server() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "$SERVER_PID" ] && { wait "$SERVER_PID"; SERVER_RC=$?; }; SERVER_PID=; }
@@ -25,8 +22,7 @@ read -r OPKEY OPSECRET < "$TMP/opkey"
 
 $VIGIL serve --listen "127.0.0.1:$PORT" --data "$DATA" > "$TMP/serve.log" 2>&1 &
 SERVER_PID=$!
-i=0
-until curl -s "$URL/api/v1/jobs" > /dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+wait_server
 check "server answers" curl -sf "$URL/api/v1/jobs"
 
 # openqa-cli reads key and secret from the section named after the host,

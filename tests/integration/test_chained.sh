@@ -40,8 +40,7 @@ start_server() {
 	$VIGIL serve --listen "127.0.0.1:$PORT" --data "$DATA" --worker-timeout 10 >> "$TMP/serve.log" 2>&1 &
 	SPID=$!
 	PIDS="$PIDS $SPID"
-	i=0
-	until curl -s "$URL/api/v1/jobs" > /dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+	wait_server
 }
 start_server
 check "server answers" curl -sf -o /dev/null "$URL/api/v1/jobs"

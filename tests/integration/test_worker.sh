@@ -17,8 +17,7 @@ cp -r examples/shell "$DATA/tests/shell"
 cp -r tests/integration/distri-faults "$DATA/tests/faults"
 $VIGIL serve --listen "127.0.0.1:$PORT" --data "$DATA" --worker-timeout 5 > "$TMP/serve.log" 2>&1 &
 PIDS="$PIDS $!"
-i=0
-until curl -s "$URL/api/v1/jobs" > /dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+wait_server
 check "server answers" curl -sf -o /dev/null "$URL/api/v1/jobs"
 
 # The build trigger path, as openQA users schedule: machine, product, suites, templates, isos.
