@@ -180,13 +180,19 @@ async def workers_grab(srv, key, secret, n):
     return (max(got) - t0 if got else None), len(got), len({job['id'] for _, job in res if job})
 
 
-def scale(vigil, anchor, work, key, secret):
-    """100,000 scheduled jobs (the 500 of the data set copied by SQL), 1,000 workers."""
-    data = os.path.join(work, 'scale')
+def fresh_data(vigil, work, name):
+    """An empty data directory with an admin key: (path, key, secret)."""
+    data = os.path.join(work, name)
     shutil.rmtree(data, ignore_errors=True)
     os.makedirs(data)
-    k, s = subprocess.run([vigil, 'apikey', 'new', '--data', data, '--admin'], check=True,
-                          capture_output=True, text=True).stdout.split()
+    key, secret = subprocess.run([vigil, 'apikey', 'new', '--data', data, '--admin'], check=True,
+                                 capture_output=True, text=True).stdout.split()
+    return data, key, secret
+
+
+def scale(vigil, anchor, work):
+    """100,000 scheduled jobs (the 500 of the data set copied by SQL), 1,000 workers."""
+    data, k, s = fresh_data(vigil, work, 'scale')
     srv = Server(vigil, data, os.path.join(work, 'scale-serve.log'))
     srv.start()
     populate(srv, k, s)
@@ -211,13 +217,8 @@ def scale(vigil, anchor, work, key, secret):
         res['rest'] = procsample(anchor, os.path.join(work, 'scale-rest.json'), srv.proc.pid)
         t, j = api(srv, k, s, 'GET', 'jobs?limit=500')
         res['jobs500_one_request_s'] = t
-        loop_res = {}
-
-        def run():
-            loop_res['v'] = asyncio.run(workers_grab(srv, k, s, SCALE_WORKERS))
-
-        run()
-        res['assign_all_s'], res['workers_with_job'], res['distinct_jobs'] = loop_res['v']
+        res['assign_all_s'], res['workers_with_job'], res['distinct_jobs'] = \
+            asyncio.run(workers_grab(srv, k, s, SCALE_WORKERS))
         db = sqlite3.connect(os.path.join(data, 'vigil.db'))
         res['jobs_assigned_in_db'] = db.execute("SELECT COUNT(*) FROM jobs WHERE state = 'assigned'").fetchone()[0]
         db.close()
@@ -227,11 +228,7 @@ def scale(vigil, anchor, work, key, secret):
 
 
 def vigil_side(vigil, anchor, work):
-    data = os.path.join(work, 'data')
-    shutil.rmtree(data, ignore_errors=True)
-    os.makedirs(data)
-    key, secret = subprocess.run([vigil, 'apikey', 'new', '--data', data, '--admin'], check=True,
-                                 capture_output=True, text=True).stdout.split()
+    data, key, secret = fresh_data(vigil, work, 'data')
     srv = Server(vigil, data, os.path.join(work, 'serve.log'))
     res = {'startup_cold_s': srv.start()}
     srv.stop()
@@ -282,7 +279,7 @@ def vigil_side(vigil, anchor, work):
         res['jobs500_uncached_c1'] = wrk_parse(wout)
     finally:
         srv.stop()
-    res['scale'] = scale(vigil, anchor, work, key, secret)
+    res['scale'] = scale(vigil, anchor, work)
     return res
 
 

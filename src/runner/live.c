@@ -3,7 +3,6 @@
  * for OUT/live.on and writes the newest VNC frame to OUT/live.png. Owns its
  * thread and paths; never touches the check path or the frame queue. */
 #define LOG_MODULE "live"
-#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,7 +18,7 @@
 
 struct live {
 	struct vnc *vnc;
-	char *on_path, *png_path, *tmp_path;
+	char *on_path, *png_path;
 	uint64_t last_seq;
 	bool stop;
 	pthread_mutex_t lock;
@@ -40,14 +39,12 @@ int live_tick(struct live *l)
 		vnc_frame_unref(f);
 		return 0;
 	}
-	if ((rc = image_save_png(f->img, l->tmp_path)) == 0 && rename(l->tmp_path, l->png_path) != 0)
-		rc = -errno;
-	if (rc == 0) {
+	/* image_save_png replaces the file atomically (file_write_all). */
+	if ((rc = image_save_png(f->img, l->png_path)) == 0) {
 		l->last_seq = f->seq;
 		rc = 1;
 	} else {
 		log_warn("live view: cannot write '%s': %s", l->png_path, err_str(rc));
-		unlink(l->tmp_path);
 	}
 	vnc_frame_unref(f);
 	return rc;
@@ -78,7 +75,6 @@ static void live_free(struct live *l)
 {
 	free(l->on_path);
 	free(l->png_path);
-	free(l->tmp_path);
 	free(l);
 }
 
@@ -93,8 +89,7 @@ int live_start(struct vnc *v, const char *out_dir, struct live **out)
 	l->vnc = v;
 	l->on_path = path_join(out_dir, LIVE_ON_FILE);
 	l->png_path = path_join(out_dir, LIVE_PNG_FILE);
-	l->tmp_path = path_join(out_dir, "." LIVE_PNG_FILE ".tmp");
-	if (!l->on_path || !l->png_path || !l->tmp_path) {
+	if (!l->on_path || !l->png_path) {
 		live_free(l);
 		return ERR_NOMEM;
 	}

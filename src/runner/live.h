@@ -2,7 +2,7 @@
 /* live.h - frames for the live view of a running job. While the file
  * OUT/live.on exists (a worker creates it when someone watches), the newest
  * screen is written as OUT/live.png at most every LIVE_INTERVAL_MS,
- * atomically (a temporary file renamed over it), for the worker to upload.
+ * atomically (file_write_all), for the worker to upload.
  * Costs one stat() per interval while nobody watches. */
 #ifndef VIGIL_LIVE_H
 #define VIGIL_LIVE_H

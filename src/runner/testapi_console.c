@@ -6,11 +6,11 @@
 #define LOG_MODULE "testapi"
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "runner/testapi.h"
+#include "util/base64.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -423,35 +423,6 @@ static int l_script_output(lua_State *L)
 	return 1;
 }
 
-/* Base64 text (with line breaks) to bytes via OpenSSL. */
-static int decode_base64(const char *in, size_t len, struct buf *out)
-{
-	EVP_ENCODE_CTX *ctx = EVP_ENCODE_CTX_new();
-	unsigned char chunk[4096 + 64];
-	size_t off = 0;
-	int n, rc = 0;
-
-	if (!ctx)
-		return ERR_NOMEM;
-	EVP_DecodeInit(ctx);
-	while (off < len && !rc) {
-		int take = len - off > 4096 ? 4096 : (int)(len - off);
-		if (EVP_DecodeUpdate(ctx, chunk, &n, (const unsigned char *)in + off, take) < 0)
-			rc = ERR_PROTO;
-		else
-			rc = buf_append(out, chunk, (size_t)n);
-		off += (size_t)take;
-	}
-	if (!rc) {
-		if (EVP_DecodeFinal(ctx, chunk, &n) < 0)
-			rc = ERR_PROTO;
-		else
-			rc = buf_append(out, chunk, (size_t)n);
-	}
-	EVP_ENCODE_CTX_free(ctx);
-	return rc;
-}
-
 static int l_upload_logs(lua_State *L)
 {
 	struct runner *r = tapi_runner(L);
@@ -481,7 +452,7 @@ static int l_upload_logs(lua_State *L)
 	rc = type_and_capture(L, r, &b, begin, end, timeout, &text, &sm);
 	if (rc == 1) {
 		code = text[sm.cap_start[2]] == '0' && sm.cap_end[2] - sm.cap_start[2] == 1 ? 0 : 1;
-		if (code == 0 && decode_base64(text + sm.cap_start[1], sm.cap_end[1] - sm.cap_start[1], &data))
+		if (code == 0 && base64_decode(text + sm.cap_start[1], sm.cap_end[1] - sm.cap_start[1], &data))
 			code = 1;
 	}
 	free(text);

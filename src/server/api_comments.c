@@ -231,8 +231,7 @@ static void user_name(struct api_req *req, char out[48])
 static int force_result_check(struct api_req *req, int64_t job, const char *text, char result[32],
 			      struct api_resp *out)
 {
-	struct db_stmt *st;
-	bool final = false;
+	char state[32];
 
 	result[0] = '\0';
 	if (!bugref_force_result(text, result, 32))
@@ -241,12 +240,8 @@ static int force_result_check(struct api_req *req, int64_t job, const char *text
 		api_error(out, 400, "Invalid result '%s' for force_result", result);
 		return -1;
 	}
-	if (!db_prepare(req->db, &st, "SELECT state FROM jobs WHERE id = ?", "i", job)) {
-		if (db_step(st) == 1)
-			final = !strcmp(db_col_text(st, 0), "done") || !strcmp(db_col_text(st, 0), "cancelled");
-		db_finalize(st);
-	}
-	if (!final) {
+	if (jobs_state_of(req->db, job, state, sizeof(state)) ||
+	    (strcmp(state, "done") && strcmp(state, "cancelled"))) {
 		api_error(out, 400, "force_result only allowed on finished jobs");
 		return -1;
 	}

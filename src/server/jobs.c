@@ -42,6 +42,27 @@ bool jobs_result_valid(const char *s)
 	return in_list(results, s);
 }
 
+bool jobs_state_executing(const char *s)
+{
+	static const char *const executing[] = { "assigned", "setup", "running", "uploading", NULL };
+
+	return s && in_list(executing, s);
+}
+
+int jobs_state_of(struct db *db, int64_t id, char *buf, size_t len)
+{
+	struct db_stmt *st;
+	int rc;
+
+	if ((rc = db_prepare(db, &st, "SELECT state FROM jobs WHERE id = ?", "i", id)))
+		return rc;
+	rc = db_step(st);
+	if (rc == 1)
+		snprintf(buf, len, "%s", db_col_text(st, 0));
+	db_finalize(st);
+	return rc == 1 ? 0 : rc == 0 ? ERR_NOT_FOUND : rc;
+}
+
 /* The text of a scalar JSON value in buf (64 bytes); NULL for others. */
 static const char *scalar_text(const json_t *v, char *tmp, size_t n)
 {

@@ -62,5 +62,10 @@ int jobs_delete(struct db *db, int64_t id);
 /* True for the states / results openQA knows. */
 bool jobs_state_valid(const char *s);
 bool jobs_result_valid(const char *s);
+/* True while a worker holds a job in state s (assigned, setup, running,
+ * uploading). */
+bool jobs_state_executing(const char *s);
+/* The state of job id into buf. 0, ERR_NOT_FOUND, or a db error. */
+int jobs_state_of(struct db *db, int64_t id, char *buf, size_t len);
 
 #endif

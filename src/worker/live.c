@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "util/buf.h"
 #include "util/log.h"
 #include "util/util.h"
 #include "worker/live.h"
@@ -40,34 +41,24 @@ void worker_live_set(struct worker_live *l, const char *out_dir, bool on)
 json_t *worker_live_frame(struct worker_live *l, const char *out_dir)
 {
 	char *p = NULL, *b64 = NULL;
-	unsigned char *png = NULL;
 	json_t *j = NULL;
 	struct stat st;
-	ssize_t got;
-	int fd = -1;
+	struct buf png;
 
-	if (!l->on || !(p = path_join(out_dir, "live.png")))
+	buf_init(&png, WORKER_LIVE_FRAME_MAX);
+	if (!l->on || !(p = path_join(out_dir, "live.png")) || stat(p, &st))
 		goto out;
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || st.st_size <= 0 || (size_t)st.st_size > WORKER_LIVE_FRAME_MAX)
-		goto out;
+	/* The runner replaces live.png by renaming: a new mtime is a new frame. */
 	if (st.st_mtim.tv_sec == l->sent.tv_sec && st.st_mtim.tv_nsec == l->sent.tv_nsec)
 		goto out;
-	png = malloc((size_t)st.st_size);
-	b64 = malloc(((size_t)st.st_size + 2) / 3 * 4 + 1);
-	if (!png || !b64)
+	if (file_read_all(p, &png) || png.len == 0 || !(b64 = malloc((png.len + 2) / 3 * 4 + 1)))
 		goto out;
-	got = read(fd, png, (size_t)st.st_size);
-	if (got != st.st_size)
-		goto out;
-	EVP_EncodeBlock((unsigned char *)b64, png, (int)got);
+	EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)png.data, (int)png.len);
 	j = json_pack("{s:s,s:s}", "name", "live.png", "png", b64);
 	l->sent = st.st_mtim;
 out:
-	if (fd >= 0)
-		close(fd);
+	buf_release(&png);
 	free(p);
-	free(png);
 	free(b64);
 	return j;
 }
