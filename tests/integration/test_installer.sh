@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # test_installer.sh - runs examples/debian-installer for real under TCG in
 # both flavors: the text installer (keys; language, location, keyboard,
-# failed network autoconfiguration, hostname, the mirror error, then the
-# installer's shell with script_output over the serial port) and the
+# failed network autoconfiguration, manual network configuration with no
+# gateway, hostname, domain, the mirror error, then the installer's shell
+# with script_output over the serial port) and the
 # graphical installer (the same screens by mouse clicks). Needs the d-i
 # netboot images of scripts/fetch-images.
 . "$(dirname "$0")/lib.sh"
@@ -40,8 +41,12 @@ common_checks() {
 	check "$1: language screen matched" grep -q "assert_screen 'di-$1-language': matched" "$O"
 	check "$1: keyboard screen matched" grep -q "assert_screen 'di-$1-keyboard': matched" "$O"
 	check "$1: network autoconfiguration failed" grep -q "assert_screen 'di-$1-net-failed': matched" "$O"
-	check "$1: 'Do not configure the network' chosen" grep -q "assert_screen 'di-$1-net-skip': matched" "$O"
+	check "$1: the IP address typed" grep -q "assert_screen 'di-$1-ip-typed': matched" "$O"
+	check "$1: netmask screen matched" grep -q "assert_screen 'di-$1-netmask': matched" "$O"
+	check "$1: the proposed gateway deleted" grep -q "assert_screen 'di-$1-gateway-empty': matched" "$O"
+	check "$1: name server screen matched" grep -q "assert_screen 'di-$1-dns': matched" "$O"
 	check "$1: hostname screen matched" grep -q "assert_screen 'di-$1-hostname': matched" "$O"
+	check "$1: the domain typed" grep -q "assert_screen 'di-$1-domain-typed': matched" "$O"
 	check "$1: proxy screen matched" grep -q "assert_screen 'di-$1-proxy': matched" "$O"
 	check "$1: the mirror error screen matched" grep -q "assert_screen 'di-$1-mirror-error': matched" "$O"
 	check "$1: back at the mirror country list after the error" \
@@ -61,21 +66,24 @@ common_checks() {
 run_flavor text
 common_checks text "boot=ok,locale=ok,network=ok,hostname=ok,mirror=ok,shell=ok"
 check "text: the installer's shell reached" grep -q "assert_screen 'di-text-shell': matched" "$O"
-check "text: three script_output results over the serial port" \
-	[ "$(grep -c "shell: script_output: exit 0" "$O")" = 3 ]
+check "text: five script_output results over the serial port" \
+	[ "$(grep -c "shell: script_output: exit 0" "$O")" = 5 ]
 check "text: the typed hostname came back from the shell" sh -c "tr -d '\\r' < '$D/serial0.txt' | grep -qx vigil-di"
 check "text: debconf names the unreachable mirror" sh -c "tr -d '\\r' < '$D/serial0.txt' | grep -qx deb.debian.org"
+check "text: the typed address is on the NIC" sh -c "tr -d '\\r' < '$D/serial0.txt' | grep -qx 10.0.2.15/24"
+check "text: the typed domain is in debconf" sh -c "tr -d '\\r' < '$D/serial0.txt' | grep -qx example.org"
+check "text: the domain is the resolver's search domain" sh -c "tr -d '\\r' < '$D/serial0.txt' | grep -qx 'search example.org'"
 
 # --- the graphical installer
 run_flavor gtk
 common_checks gtk "boot=ok,locale=ok,network=ok,hostname=ok,mirror=ok"
-check "gtk: list entries and buttons clicked (16 clicks)" \
-	[ "$(grep -c "assert_and_click: clicked left at" "$O")" = 16 ]
-# The click on "Do not configure the network at this time" hit the entry:
-# the click point of the method needle, then that entry highlighted.
+check "gtk: list entries and buttons clicked (21 clicks)" \
+	[ "$(grep -c "assert_and_click: clicked left at" "$O")" = 21 ]
+# The click on "Configure network manually" hit the entry: the click point
+# of the method needle.
 p=$(json_get examples/debian-installer/needles/di-gtk-net-method.json \
 	'"%d,%d" % next((a["xpos"] + a["click_point"]["xpos"], a["ypos"] + a["click_point"]["ypos"]) for a in j["area"] if "click_point" in a)')
-check "gtk: 'Do not configure the network' clicked at its entry ($p)" \
+check "gtk: 'Configure network manually' clicked at its entry ($p)" \
 	grep -q "network: assert_and_click: clicked left at $p" "$O"
 check "gtk: the typed hostname shown in its field" grep -q "assert_screen 'di-gtk-hostname-typed': matched" "$O"
 finish

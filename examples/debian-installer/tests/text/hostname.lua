@@ -1,5 +1,6 @@
--- Replace the proposed hostname "debian"; the shell module reads it back.
--- Without a configured network d-i asks no domain.
+-- Replace the proposed hostname "debian", then give the domain, which
+-- netcfg asks for a configured network (manual or DHCP); the shell module
+-- reads both back.
 return {
    flags = { fatal = true },
    run = function()
@@ -8,6 +9,10 @@ return {
          send_key("backspace")
       end
       type_string("vigil-di")
+      send_key("ret")
+      assert_screen("di-text-domain", 60)
+      type_string("example.org")
+      assert_screen("di-text-domain-typed", 30)
       send_key("ret")
    end,
 }

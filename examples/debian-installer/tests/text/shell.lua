@@ -21,10 +21,19 @@ return {
       if mirror ~= "deb.debian.org" then
          error("debconf has mirror '" .. mirror .. "', not deb.debian.org")
       end
-      -- "Do not configure the network": no address on the NIC.
-      local addrs = script_output("ip -4 -o addr show scope global | wc -l", 60)
-      if addrs ~= "0" then
-         error("the installer has " .. addrs .. " global IPv4 addresses, want none")
+      -- The manual configuration: the address on the NIC and the domain
+      -- as netcfg's search domain.
+      local addrs = script_output("ip -4 -o addr show scope global | awk '{print $4}'", 60)
+      if addrs ~= "10.0.2.15/24" then
+         error("the installer's global IPv4 addresses are '" .. addrs .. "', not 10.0.2.15/24")
+      end
+      local domain = script_output("debconf-get netcfg/get_domain", 60)
+      if domain ~= "example.org" then
+         error("debconf has domain '" .. domain .. "', not example.org")
+      end
+      local search = script_output("grep '^search' /etc/resolv.conf", 60)
+      if search ~= "search example.org" then
+         error("/etc/resolv.conf has '" .. search .. "', not 'search example.org'")
       end
    end,
 }
