@@ -6,13 +6,17 @@
  * The search prunes with proven lower bounds only, so it returns what an
  * exhaustive search returns (match__search_ref, kept for the tests). Owns
  * the prepared screen, its search buffers and the needle caches; the SSD
- * kernels are in match_ssd.c. */
+ * kernels are in match_ssd.c. Large searches split their first phase over
+ * a process-wide pool of worker threads (match_pool.c). */
 #include <float.h>
 #include <math.h>
 #include <immintrin.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "image/match.h"
+#include "image/match_pool.h"
 #include "image/match_ssd.h"
 #include "util/err.h"
 
@@ -419,19 +423,242 @@ static int grow(void *pp, size_t *cap, size_t n, size_t elem)
  * that the bound prunes from the start (an exact hit has a bound near 0). */
 #define SEEDS 8
 
+int match__threads;
+
+/* When a round pays (when threads are not forced): a worker must fetch
+ * the window's integrals and expanded copy and the rows' bounds from the
+ * caller's cache, tens of microseconds, so the bounds are split from
+ * PAR_MIN_POS positions on (a whole-screen search) and the blocks when
+ * the positions the bounds leave times the template's pixels reach
+ * PAR_MIN_WORK (on 2 cores in a VM: 2% margin searches of about 0.4 ms
+ * and more gain, smaller ones lose). */
+#define PAR_MIN_POS  65536
+#define PAR_MIN_WORK 5e7
+
+/* The threads searches use (see match__threads); *forced: set by
+ * match__threads, to be used whatever the size. */
+static int search_threads(int *forced)
+{
+	static atomic_int auto_n;
+	int n = match__threads;
+
+	*forced = n > 0;
+	if (n > 0)
+		return n < MATCH_THREADS_MAX ? n : MATCH_THREADS_MAX;
+	n = atomic_load_explicit(&auto_n, memory_order_relaxed);
+	if (!n) {
+		const char *e = getenv("VIGIL_MATCH_THREADS");
+		char *end;
+		long v = e && *e ? strtol(e, &end, 10) : 0;
+		if (e && *e && !*end && v >= 1) {
+			n = v < MATCH_THREADS_MAX ? (int)v : MATCH_THREADS_MAX;
+		} else {
+			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+			n = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
+		}
+		atomic_store_explicit(&auto_n, n, memory_order_relaxed);
+	}
+	return n;
+}
+
+/* ---- Phase A, split by rows ----
+ * Each row of positions is done by one thread, which alone writes its
+ * val and lbv; the running minimum is shared and only ever lowered. A
+ * thread that reads it late prunes with a larger bound, which prunes
+ * less but never wrongly, so the minimum is exact however the rows fall
+ * and Phase B sees the same values it would alone: an exact SSD, or a
+ * true lower bound above the final minimum. */
+struct phase_a {
+	const struct match__ssd *c;
+	const struct window *win;
+	int64_t *val, *lbv;
+	const int64_t *is, *iq;
+	size_t iw;
+	int64_t N, tsum, VT;
+	int bw;            /* block width */
+	int chunk;         /* rows a thread takes at a time for the bounds */
+	int stage;         /* 0: the bounds, 1: the blocks */
+	size_t seed[MATCH_THREADS_MAX][SEEDS];
+	int nseed[MATCH_THREADS_MAX];
+	_Alignas(64) atomic_int next;        /* the next row (or chunk) to take */
+	_Alignas(64) _Atomic int64_t best;   /* the running minimum */
+};
+
+/* The lower bounds of rows [j0, j1), their val marked "not yet", and the
+ * SEEDS smallest bounds of the rows (by bound, then position) kept in
+ * seed[0..*nseed), rows being given in increasing order. */
+static void bound_rows(const struct phase_a *a, int j0, int j1, size_t *seed, int *nseed)
+{
+	const struct window *win = a->win;
+	int64_t *lbv = a->lbv, sthr = *nseed == SEEDS ? lbv[seed[SEEDS - 1]] : INT64_MAX;
+	int i, j, w = a->c->w, h = a->c->h;
+
+	for (j = j0; j < j1; j++) {
+		int64_t *l = lbv + (size_t)j * win->rw, *v = a->val + (size_t)j * win->rw;
+		match__lb_row(a->c->level, a->is + (size_t)j * a->iw, a->is + (size_t)(j + h) * a->iw,
+			      a->iq + (size_t)j * a->iw, a->iq + (size_t)(j + h) * a->iw, w, win->rw,
+			      a->N, a->tsum, a->VT, l);
+		for (i = 0; i < win->rw; i++) {
+			size_t p;
+			int k;
+			v[i] = INT64_MIN;
+			if (l[i] >= sthr)
+				continue;
+			k = *nseed < SEEDS ? (*nseed)++ : SEEDS - 1;
+			p = (size_t)j * win->rw + i;
+			while (k > 0 && lbv[seed[k - 1]] > l[i]) {
+				seed[k] = seed[k - 1];
+				k--;
+			}
+			seed[k] = p;
+			if (*nseed == SEEDS)
+				sthr = lbv[seed[SEEDS - 1]];
+		}
+	}
+}
+
+/* The blocks of row j with early exit against best; returns the new
+ * minimum. shared: the minimum the threads share (NULL when alone), read
+ * before each block and lowered with what the row finds. */
+static int64_t block_row(const struct phase_a *a, int j, int64_t best, _Atomic int64_t *shared)
+{
+	const struct window *win = a->win;
+	int64_t *val = a->val;
+	const int64_t *lbv = a->lbv;
+	int i, bw = a->bw;
+
+	for (i = 0; i < win->rw; i += bw) {
+		int n = win->rw - i < bw ? win->rw - i : bw, k, need = 0;
+		int64_t out[MATCH_BLOCK];
+		size_t p = (size_t)j * win->rw + i;
+		if (shared) {
+			int64_t s = atomic_load_explicit(shared, memory_order_relaxed);
+			if (s < best)
+				best = s;
+		}
+		for (k = 0; k < n; k++) {
+			if (val[p + k] >= 0)
+				continue;
+			if (lbv[p + k] > best)
+				val[p + k] = -lbv[p + k] - 1;
+			else
+				need = 1;
+		}
+		if (!need)
+			continue;
+		match__ssd_block(a->c, i, j, n, best, out);
+		for (k = 0; k < n; k++) {
+			int64_t v = out[k];
+			if (val[p + k] >= 0 || (v < 0 && val[p + k] < v && val[p + k] != INT64_MIN))
+				continue;
+			val[p + k] = v;
+			if (v >= 0 && v < best) {
+				best = v;
+				if (shared) {
+					int64_t cur = atomic_load_explicit(shared, memory_order_relaxed);
+					while (v < cur && !atomic_compare_exchange_weak_explicit(shared, &cur, v,
+								memory_order_relaxed, memory_order_relaxed))
+						;
+				}
+			}
+		}
+	}
+	return best;
+}
+
+/* Row t of the block loop's order: rows 0, 4, 8..., then 2, 6..., then
+ * 1, 5..., then 3, 7... (a low SSD found early prunes the rest better:
+ * the SSD varies little between neighbouring positions of blurred
+ * images); -1 past the last. */
+static int pass_row(int t, int rows)
+{
+	static const int start[4] = { 0, 2, 1, 3 };
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		int n = start[k] < rows ? (rows - start[k] + 3) / 4 : 0;
+		if (t < n)
+			return start[k] + 4 * t;
+		t -= n;
+	}
+	return -1;
+}
+
+static void phase_a_work(void *arg, int id)
+{
+	struct phase_a *a = arg;
+	int rows = a->win->rh;
+
+	if (a->stage == 0) {
+		size_t seed[SEEDS];
+		int nseed = 0, k;
+		for (;;) {
+			int j0 = atomic_fetch_add_explicit(&a->next, a->chunk, memory_order_relaxed);
+			if (j0 >= rows)
+				break;
+			bound_rows(a, j0, rows - j0 < a->chunk ? rows : j0 + a->chunk, seed, &nseed);
+		}
+		for (k = 0; k < nseed; k++)
+			a->seed[id][k] = seed[k];
+		a->nseed[id] = nseed;
+	} else {
+		int64_t best = atomic_load_explicit(&a->best, memory_order_relaxed);
+		for (;;) {
+			int t = atomic_fetch_add_explicit(&a->next, 1, memory_order_relaxed);
+			if (t >= rows)
+				break;
+			best = block_row(a, pass_row(t, rows), best, &a->best);
+		}
+	}
+}
+
+/* The block loop's work: template pixels times the positions that the
+ * bounds leave to it, estimated from every 7th position. */
+static double block_work(const struct phase_a *a, int64_t best)
+{
+	size_t p, n = 0, npos = (size_t)a->win->rw * (size_t)a->win->rh;
+
+	for (p = 0; p < npos; p += 7)
+		n += a->val[p] < 0 && a->lbv[p] <= best;
+	return (double)n * 7.0 * (double)a->N;
+}
+
+/* The SEEDS smallest of the threads' seeds, by bound, then position: what
+ * one thread finds going through all rows in order. */
+static int merge_seeds(const struct phase_a *a, int nthreads, size_t *seed)
+{
+	int t, k, n = 0;
+
+	for (t = 0; t < nthreads; t++)
+		for (k = 0; k < a->nseed[t]; k++) {
+			size_t q = a->seed[t][k];
+			int m = n < SEEDS ? n++ : SEEDS;
+			while (m > 0 && (a->lbv[seed[m - 1]] > a->lbv[q] ||
+					 (a->lbv[seed[m - 1]] == a->lbv[q] && seed[m - 1] > q))) {
+				if (m < SEEDS)
+					seed[m] = seed[m - 1];
+				m--;
+			}
+			if (m < SEEDS)
+				seed[m] = q;
+		}
+	return n;
+}
+
 static double search_area(struct match__scratch *sc, unsigned gen, const uint8_t *scene, int sw, int sh,
 			  const uint8_t *tpl, int w, int h, int x, int y, int margin, int *bx, int *by)
 {
 	struct window win;
 	struct match__ssd c;
-	int64_t *val, *lbv, best, sse0, thr, sthr = INT64_MAX;
+	struct phase_a pa;
+	int64_t *val, *lbv, best, sse0, thr;
 	const int64_t *is, *iq;
 	int *lx, *ly;
 	size_t nl = 0, npos, pick, p, iw, seed[SEEDS];
 	uint64_t N = (uint64_t)w * (uint64_t)h, tsum, tsq;
 	int64_t VT;
 	float min0, gmin;
-	int have_center, reset, i, j, ww, wh, bw, pass, nseed = 0;
+	int have_center, reset, i, j, ww, wh, nseed = 0, nthreads, want, forced = 0;
 
 	*bx = 0;
 	*by = 0;
@@ -508,26 +735,32 @@ static double search_area(struct match__scratch *sc, unsigned gen, const uint8_t
 	 * the time (val = -lb - 1); INT64_MIN: not yet. First the lower bounds
 	 * of every position (see match__lb_row), row by row, noting the SEEDS
 	 * smallest (insertion into a sorted list) while the row is at hand. */
+	memset(&pa, 0, sizeof(pa));
+	pa.c = &c;
+	pa.win = &win;
+	pa.val = val;
+	pa.lbv = lbv;
+	pa.is = is;
+	pa.iq = iq;
+	pa.iw = iw;
+	pa.N = (int64_t)N;
+	pa.tsum = (int64_t)tsum;
+	pa.VT = VT;
+	/* blocks of equal width, a multiple of 16 */
+	{
+		int nv = (win.rw + 15) / 16, nb = (nv + MATCH_BLOCK / 16 - 1) / (MATCH_BLOCK / 16);
+		pa.bw = 16 * ((nv + nb - 1) / nb);
+	}
+	pa.chunk = 512 / win.rw < 1 ? 1 : 512 / win.rw;
+	want = win.rh < 2 ? 1 : search_threads(&forced);
+	nthreads = want > 1 && (forced || npos >= PAR_MIN_POS) ? match__pool_take(want) : 1;
 	best = sse0;
-	for (j = 0; j < win.rh; j++) {
-		int64_t *l = lbv + (size_t)j * win.rw, *v = val + (size_t)j * win.rw;
-		match__lb_row(c.level, is + (size_t)j * iw, is + (size_t)(j + h) * iw, iq + (size_t)j * iw,
-			      iq + (size_t)(j + h) * iw, w, win.rw, (int64_t)N, (int64_t)tsum, VT, l);
-		for (i = 0; i < win.rw; i++) {
-			int k;
-			v[i] = INT64_MIN;
-			if (l[i] >= sthr)
-				continue;
-			k = nseed < SEEDS ? nseed++ : SEEDS - 1;
-			p = (size_t)j * win.rw + i;
-			while (k > 0 && lbv[seed[k - 1]] > l[i]) {
-				seed[k] = seed[k - 1];
-				k--;
-			}
-			seed[k] = p;
-			if (nseed == SEEDS)
-				sthr = lbv[seed[SEEDS - 1]];
-		}
+	if (nthreads > 1) {
+		atomic_init(&pa.next, 0);
+		match__pool_run(phase_a_work, &pa, nthreads);
+		nseed = merge_seeds(&pa, nthreads, seed);
+	} else {
+		bound_rows(&pa, 0, win.rh, seed, &nseed);
 	}
 	if (have_center)
 		val[(size_t)win.cy * win.rw + win.cx] = sse0;
@@ -545,40 +778,19 @@ static double search_area(struct match__scratch *sc, unsigned gen, const uint8_t
 		if (v < best)
 			best = v;
 	}
-	/* blocks of equal width, a multiple of 16 */
-	{
-		int nv = (win.rw + 15) / 16, nb = (nv + MATCH_BLOCK / 16 - 1) / (MATCH_BLOCK / 16);
-		bw = 16 * ((nv + nb - 1) / nb);
-	}
-	/* Rows of positions 0, 4, 8..., then 2, 6..., then the odd ones: a
-	 * low SSD found early prunes the rest better (the SSD varies little
-	 * between neighbouring positions of blurred images). */
-	for (pass = 0; pass < 4; pass++)
-	for (j = pass == 0 ? 0 : pass == 1 ? 2 : pass == 2 ? 1 : 3; j < win.rh; j += 4) {
-		for (i = 0; i < win.rw; i += bw) {
-			int n = win.rw - i < bw ? win.rw - i : bw, k, need = 0;
-			int64_t out[MATCH_BLOCK];
-			p = (size_t)j * win.rw + i;
-			for (k = 0; k < n; k++) {
-				if (val[p + k] >= 0)
-					continue;
-				if (lbv[p + k] > best)
-					val[p + k] = -lbv[p + k] - 1;
-				else
-					need = 1;
-			}
-			if (!need)
-				continue;
-			match__ssd_block(&c, i, j, n, best, out);
-			for (k = 0; k < n; k++) {
-				int64_t v = out[k];
-				if (val[p + k] >= 0 || (v < 0 && val[p + k] < v && val[p + k] != INT64_MIN))
-					continue;
-				val[p + k] = v;
-				if (v >= 0 && v < best)
-					best = v;
-			}
-		}
+	/* Then every row's blocks (see pass_row for the order). */
+	if (want > 1 && !forced && npos < PAR_MIN_POS && block_work(&pa, best) >= PAR_MIN_WORK)
+		nthreads = match__pool_take(want);
+	if (nthreads > 1) {
+		pa.stage = 1;
+		atomic_store_explicit(&pa.next, 0, memory_order_relaxed);
+		atomic_store_explicit(&pa.best, best, memory_order_relaxed);
+		match__pool_run(phase_a_work, &pa, nthreads);
+		best = atomic_load_explicit(&pa.best, memory_order_relaxed);
+		match__pool_put();
+	} else {
+		for (i = 0; (j = pass_row(i, win.rh)) >= 0; i++)
+			best = block_row(&pa, j, best, NULL);
 	}
 
 	/* minVec as tinycv runs it, in float: min0 = (float)sse0 + 10; a value

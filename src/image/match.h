@@ -11,8 +11,11 @@
  * time, all giving the same integers) with early exit once every partial
  * sum exceeds the best SSD so far, and mean/deviation lower bounds that
  * skip positions outright. match__search_ref is the plain exhaustive
- * search the tests hold it to. Not thread-safe per screen or per needle
- * (lazy caches).
+ * search the tests hold it to. Large searches split their first phase
+ * over a small process-wide pool of threads (see match__threads); the
+ * result never depends on the split. Not thread-safe per screen or per
+ * needle (lazy caches); searches on different screens may run at once
+ * (one of them has the pool, the others run on their caller's thread).
  *
  * tinycv's results depend on history, and so do ours, on purpose: each
  * tinycv Image caches one grey copy blurred inside a rectangle that grows
@@ -131,6 +134,16 @@ double match__search(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, i
  * step by step): the reference the tests hold match__search to. */
 double match__search_ref(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, int w, int h,
 			 int x, int y, int margin, int *bx, int *by);
+/* Threads a large search uses: 0 (the default) takes VIGIL_MATCH_THREADS
+ * from the environment (read once), else the online CPUs, at most 8, and
+ * splits only searches large enough to gain from it; n > 0 makes every
+ * search of more than one row use n threads (tests set it). 1 is the
+ * single-threaded search. At most MATCH_THREADS_MAX; where threads cannot
+ * be started the search runs on its caller's thread alone. Set it only
+ * while no search runs. */
+#define MATCH_THREADS_MAX 16
+extern int match__threads;
+
 /* libstdc++'s std::sort applied to candidate points ordered by distance to
  * (ox, oy): returns the index of the element it puts first. */
 size_t match__closest(const int *px, const int *py, size_t n, int ox, int oy);

@@ -719,3 +719,298 @@ TEST(match_screen_reset_equals_new)
 	image_free(b);
 	image_free(c);
 }
+
+/* ---- threads ---- */
+
+/* The search split over 2, 3 and 4 threads (at every SIMD level, or the
+ * best one only when all_levels is 0) against the single-threaded search
+ * and, when ref, the exhaustive reference: the same position and the
+ * same similarity, bit for bit. */
+static void check_threads(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, int w, int h,
+			  int x, int y, int margin, int ref, int all_levels, const char *what)
+{
+	static const int counts[] = { 2, 4, 3 };
+	int top = match__simd_level(), level, bx1, by1, bx, by, rx, ry;
+	double s1, s, rs;
+	size_t k;
+
+	match__threads = 1;
+	s1 = match__search(scene, sw, sh, tpl, w, h, x, y, margin, &bx1, &by1);
+	if (ref) {
+		rs = match__search_ref(scene, sw, sh, tpl, w, h, x, y, margin, &rx, &ry);
+		if (bx1 != rx || by1 != ry || s1 != rs)
+			FAIL("%s: one thread (%d,%d) %.9f, reference (%d,%d) %.9f", what, bx1, by1, s1, rx, ry, rs);
+	}
+	for (level = all_levels ? 0 : top; level <= top; level++) {
+		match__simd_cap = level;
+		for (k = 0; k < sizeof(counts) / sizeof(counts[0]); k++) {
+			match__threads = counts[k];
+			s = match__search(scene, sw, sh, tpl, w, h, x, y, margin, &bx, &by);
+			if (bx != bx1 || by != by1 || s != s1)
+				FAIL("%s, level %d, %d threads: (%d,%d) %.9f, one thread (%d,%d) %.9f", what, level,
+				     counts[k], bx, by, s, bx1, by1, s1);
+		}
+	}
+	match__simd_cap = MATCH_SIMD_VNNI;
+	match__threads = 0;
+}
+
+/* A scene tiled with one random tile, each copy disturbed by a few +-1
+ * pixels: many positions with equal or nearly equal SSDs (minVec's ties),
+ * spread over rows that different threads search. */
+static void tiled_scene(uint8_t *scene, int sw, int sh, int tw, int th, int noise)
+{
+	uint8_t *tile = malloc((size_t)tw * th);
+	int i;
+
+	for (i = 0; i < tw * th; i++)
+		tile[i] = (uint8_t)(40 + rnd() % 170);
+	for (i = 0; i < sw * sh; i++)
+		scene[i] = tile[(i / sw) % th * tw + (i % sw) % tw];
+	for (i = 0; i < noise; i++) {
+		size_t p = rnd() % (unsigned)(sw * sh);
+		scene[p] = (uint8_t)(scene[p] + (rnd() % 2 ? 1 : -1));
+	}
+	free(tile);
+}
+
+/* A smooth scene, like a blurred screen: the bounds and the early exit
+ * prune as they do on real screens, so the threads race for the minimum. */
+static void smooth_scene(uint8_t *scene, int sw, int sh)
+{
+	int i;
+
+	for (i = 0; i < sw * sh; i++)
+		scene[i] = (uint8_t)((i % sw) / 7 * 13 + (i / sw) / 5 * 7 + rnd() % 16);
+}
+
+TEST(match_threads_equal_single_random)
+{
+	int iter;
+
+	for (iter = 0; iter < 60; iter++) {
+		int kind = iter % 6, sw = 20 + (int)(rnd() % 380), sh = 4 + (int)(rnd() % 120);
+		int w = 1 + (int)(rnd() % (unsigned)(sw < 100 ? sw : 100)), h = 1 + (int)(rnd() % (unsigned)(sh < 24 ? sh : 24));
+		int x = (int)(rnd() % (unsigned)(sw - w + 1)), y = (int)(rnd() % (unsigned)(sh - h + 1));
+		int margin = iter % 3 ? (int)(rnd() % 100) : 1024, i, k;
+		uint8_t *scene = malloc((size_t)sw * sh), *tpl = malloc((size_t)w * h);
+		char what[112];
+
+		if (kind == 5)
+			tiled_scene(scene, sw, sh, 3 + (int)(rnd() % 20), 2 + (int)(rnd() % 9), sw * sh / 50);
+		else if (kind == 4)
+			smooth_scene(scene, sw, sh);
+		for (i = 0; kind < 4 && i < sw * sh; i++) {
+			switch (kind) {
+			case 0: scene[i] = 77; break;
+			case 1: scene[i] = (uint8_t)((i % sw) % 3 == 0 ? 200 : 10); break;
+			case 2: scene[i] = (uint8_t)(rnd() % 2 * 255); break;
+			default: scene[i] = (uint8_t)rnd(); break;
+			}
+		}
+		for (k = 0; k < h; k++)
+			memcpy(tpl + (size_t)k * w, scene + (size_t)(y + k) * sw + x, (size_t)w);
+		if (iter % 2)
+			for (i = 0; i < w * h; i++)
+				tpl[i] = (uint8_t)(kind == 3 ? rnd() : tpl[i] ^ (rnd() & 3));
+		snprintf(what, sizeof(what), "case %d (%dx%d in %dx%d at %d,%d margin %d)", iter, w, h, sw, sh, x, y, margin);
+		check_threads(scene, sw, sh, tpl, w, h, x, y, margin, 1, 1, what);
+		free(scene);
+		free(tpl);
+	}
+}
+
+/* The best position in each row in turn (the rows go to the threads in
+ * an order of their own): a row left out or searched twice shows. The
+ * scene repeats a 7x4 tile and the template is 7x4, so every position has
+ * the same lower bound and the seeds cannot find the best; the ties one
+ * tile apart leave the one nearest the area's position to pick. */
+TEST(match_threads_every_row)
+{
+	int sw = 71, sh = 46, w = 7, h = 4, cy, i, k;
+	uint8_t *scene = malloc((size_t)sw * sh), *tpl = malloc((size_t)w * h);
+
+	tiled_scene(scene, sw, sh, w, h, 0);
+	for (cy = 0; cy <= sh - h; cy++) {
+		int cx = (int)(rnd() % (unsigned)(sw - w));
+		char what[64];
+		for (k = 0; k < h; k++)
+			memcpy(tpl + (size_t)k * w, scene + (size_t)(cy + k) * sw + cx, (size_t)w);
+		for (i = 0; i < 3; i++)
+			tpl[rnd() % (unsigned)(w * h)] ^= 2;
+		snprintf(what, sizeof(what), "best at %d,%d", cx, cy);
+		check_threads(scene, sw, sh, tpl, w, h, cx + 1, cy, 1024, 1, 1, what);
+	}
+	free(scene);
+	free(tpl);
+}
+
+/* Whole-screen searches on a 1024x768 screen (the split of the bounds
+ * and the shared minimum over ~700,000 positions), with near-ties: against
+ * the reference for small templates, against one thread for large ones. */
+TEST(match_threads_equal_single_full_screen)
+{
+	int sw = 1024, sh = 768, iter;
+	uint8_t *scene = malloc((size_t)sw * sh);
+
+	for (iter = 0; iter < 8; iter++) {
+		int small = iter < 3, w = small ? 6 + (int)(rnd() % 10) : 40 + (int)(rnd() % 160);
+		int h = small ? 4 + (int)(rnd() % 8) : 15 + (int)(rnd() % 60), i, k;
+		int x = (int)(rnd() % (unsigned)(sw - w + 1)), y = (int)(rnd() % (unsigned)(sh - h + 1));
+		uint8_t *tpl = malloc((size_t)w * h);
+		char what[96];
+
+		if (iter % 2)
+			tiled_scene(scene, sw, sh, 50 + (int)(rnd() % 200), 20 + (int)(rnd() % 80), 3000);
+		else
+			smooth_scene(scene, sw, sh);
+		for (k = 0; k < h; k++)
+			memcpy(tpl + (size_t)k * w, scene + (size_t)(y + k) * sw + x, (size_t)w);
+		/* a near miss: the minimum is not where the area was cut */
+		for (i = 0; i < 3; i++)
+			tpl[rnd() % (unsigned)(w * h)] ^= 1;
+		snprintf(what, sizeof(what), "full screen %d (%dx%d at %d,%d)", iter, w, h, x, y);
+		check_threads(scene, sw, sh, tpl, w, h, x, y, 1024, small, 0, what);
+		if (!small) {
+			/* a margin search large enough to split by itself */
+			snprintf(what, sizeof(what), "margin %d (%dx%d at %d,%d)", iter, w, h, x, y);
+			check_threads(scene, sw, sh, tpl, w, h, x, y, 40 + (int)(rnd() % 100), 0, 0, what);
+		}
+		free(tpl);
+	}
+	free(scene);
+}
+
+/* Without the test's knob, VIGIL_MATCH_THREADS and the size decide: a
+ * whole-screen search and large margin searches split, small ones do
+ * not; the results are those of one thread all the same. */
+TEST(match_threads_auto_equals_single)
+{
+	int sw = 1024, sh = 768, iter;
+	uint8_t *scene = malloc((size_t)sw * sh);
+
+	setenv("VIGIL_MATCH_THREADS", "3", 1);
+	smooth_scene(scene, sw, sh);
+	for (iter = 0; iter < 12; iter++) {
+		int w = 10 + (int)(rnd() % 200), h = 5 + (int)(rnd() % 90), margin = iter % 3 ? 20 + (int)(rnd() % 120) : 1024;
+		int x = (int)(rnd() % (unsigned)(sw - w + 1)), y = (int)(rnd() % (unsigned)(sh - h + 1));
+		int bx1, by1, bx, by, k;
+		uint8_t *tpl = malloc((size_t)w * h);
+		double s1, s;
+
+		for (k = 0; k < h; k++)
+			memcpy(tpl + (size_t)k * w, scene + (size_t)(y + k) * sw + x, (size_t)w);
+		if (iter % 2)  /* not on the screen: nothing prunes */
+			for (k = 0; k < w * h; k++)
+				tpl[k] = (uint8_t)rnd();
+		else
+			tpl[0] ^= 1;
+		match__threads = 1;
+		s1 = match__search(scene, sw, sh, tpl, w, h, x, y, margin, &bx1, &by1);
+		match__threads = 0;
+		s = match__search(scene, sw, sh, tpl, w, h, x, y, margin, &bx, &by);
+		if (bx != bx1 || by != by1 || s != s1)
+			FAIL("case %d (%dx%d margin %d): auto (%d,%d) %.9f, one thread (%d,%d) %.9f", iter, w, h, margin,
+			     bx, by, s, bx1, by1, s1);
+		free(tpl);
+	}
+	free(scene);
+}
+
+/* match_needle on a shared whole screen (the window data kept between
+ * areas) gives the same with 1, 2 and 4 threads. */
+TEST(match_threads_shared_screen)
+{
+	struct image *base = random_screen(1024, 768), *shot = image_clone(base);
+	struct needle *nd[4];
+	struct match_result want[4];
+	static const int counts[] = { 2, 4 };
+	size_t t;
+	int k;
+
+	shift_image(base, shot, -9, 5);
+	for (k = 0; k < 4; k++) {
+		int w = 20 + (int)(rnd() % 150), h = 10 + (int)(rnd() % 60);
+		nd[k] = make_needle(base, (int)(rnd() % (unsigned)(1024 - w)), (int)(rnd() % (unsigned)(768 - h)), w, h, 95, 30);
+	}
+	for (t = 0; t <= sizeof(counts) / sizeof(counts[0]); t++) {
+		struct match_screen *s = match_screen_new(shot);
+		match__threads = t ? counts[t - 1] : 1;
+		for (k = 0; k < 4; k++) {
+			struct match_result r;
+			CHECK_INT(match_needle(s, nd[k], k % 2 ? MATCH_RATIO_MARGIN : MATCH_RATIO_FULL, 0, &r), 0);
+			if (!t) {
+				want[k] = r;
+				continue;
+			}
+			CHECK_INT(r.areas[0].x, want[k].areas[0].x);
+			CHECK_INT(r.areas[0].y, want[k].areas[0].y);
+			CHECK(r.areas[0].similarity == want[k].areas[0].similarity);
+			CHECK_INT(r.ok, want[k].ok);
+			match_result_release(&r);
+		}
+		match_screen_free(s);
+	}
+	match__threads = 0;
+	for (k = 0; k < 4; k++) {
+		match_result_release(&want[k]);
+		needle_free(nd[k]);
+	}
+	image_free(base);
+	image_free(shot);
+}
+
+/* A screen of flat panels with text-like noise in a few boxes: most
+ * windows are of one value. */
+static void panel_scene(uint8_t *scene, int sw, int sh)
+{
+	int i, k;
+
+	for (i = 0; i < sw * sh; i++)
+		scene[i] = 20;
+	for (k = 0; k < 6; k++) {
+		int x0 = (int)(rnd() % (unsigned)sw), y0 = (int)(rnd() % (unsigned)sh), pw = 1 + (int)(rnd() % 120),
+		    ph = 1 + (int)(rnd() % 40), x, y, text = k % 2;
+		uint8_t v = (uint8_t)(rnd() % 3 == 0 ? 20 : rnd());
+		for (y = y0; y < sh && y < y0 + ph; y++)
+			for (x = x0; x < sw && x < x0 + pw; x++)
+				scene[(size_t)y * sw + x] = text && rnd() % 4 == 0 ? (uint8_t)rnd() : v;
+	}
+}
+
+/* Screens of flat panels (many windows of one value, many equal SSDs):
+ * the search equals the reference with templates cut from flat parts and
+ * from parts with text, changed a little or flat, on every SIMD level and
+ * with threads. */
+TEST(match_flat_windows_equal_reference)
+{
+	int iter;
+
+	for (iter = 0; iter < 80; iter++) {
+		int sw = 40 + (int)(rnd() % 260), sh = 20 + (int)(rnd() % 80);
+		int w = 1 + (int)(rnd() % 60), h = 1 + (int)(rnd() % 20), x, y, k, margin = (int)(rnd() % 120);
+		uint8_t *scene = malloc((size_t)sw * sh), *tpl = malloc((size_t)w * h);
+		char what[96];
+
+		if (w > sw)
+			w = sw;
+		if (h > sh)
+			h = sh;
+		panel_scene(scene, sw, sh);
+		x = (int)(rnd() % (unsigned)(sw - w + 1));
+		y = (int)(rnd() % (unsigned)(sh - h + 1));
+		for (k = 0; k < h; k++)
+			memcpy(tpl + (size_t)k * w, scene + (size_t)(y + k) * sw + x, (size_t)w);
+		if (iter % 3 == 1)
+			tpl[rnd() % (unsigned)(w * h)] ^= 1;             /* near-ties with flat windows */
+		else if (iter % 3 == 2)
+			for (k = 0; k < w * h; k++)                        /* flat, close to the background */
+				tpl[k] = (uint8_t)(20 + iter % 7);
+		snprintf(what, sizeof(what), "panels %d (%dx%d in %dx%d at %d,%d margin %d)", iter, w, h, sw, sh, x, y,
+			 margin);
+		check_search(scene, sw, sh, tpl, w, h, x, y, margin, what);
+		check_threads(scene, sw, sh, tpl, w, h, x, y, margin, 0, 0, what);
+		free(scene);
+		free(tpl);
+	}
+}
