@@ -1,6 +1,15 @@
 -- Back to the main menu, "Execute a shell" (one above the last entry),
 -- and commands in busybox ash whose output comes back over the serial
 -- port (script_output writes its markers to /dev/$SERIALDEV).
+
+-- cmd's output must be want; what names it in the error.
+local function expect(cmd, want, what)
+   local got = script_output(cmd, 60)
+   if got ~= want then
+      error(what .. " is '" .. got .. "', not '" .. want .. "'")
+   end
+end
+
 return {
    flags = { fatal = true },
    run = function()
@@ -13,27 +22,13 @@ return {
       assert_screen("di-text-shell-note", 60)
       send_key("ret")
       assert_screen("di-text-shell", 60)
-      local hostname = script_output("hostname", 60)
-      if hostname ~= "vigil-di" then
-         error("hostname in the installer is '" .. hostname .. "', not vigil-di")
-      end
-      local mirror = script_output("debconf-get mirror/http/hostname", 60)
-      if mirror ~= "deb.debian.org" then
-         error("debconf has mirror '" .. mirror .. "', not deb.debian.org")
-      end
+      expect("hostname", "vigil-di", "the installer's hostname")
+      expect("debconf-get mirror/http/hostname", "deb.debian.org", "debconf's mirror")
       -- The manual configuration: the address on the NIC and the domain
       -- as netcfg's search domain.
-      local addrs = script_output("ip -4 -o addr show scope global | awk '{print $4}'", 60)
-      if addrs ~= "10.0.2.15/24" then
-         error("the installer's global IPv4 addresses are '" .. addrs .. "', not 10.0.2.15/24")
-      end
-      local domain = script_output("debconf-get netcfg/get_domain", 60)
-      if domain ~= "example.org" then
-         error("debconf has domain '" .. domain .. "', not example.org")
-      end
-      local search = script_output("grep '^search' /etc/resolv.conf", 60)
-      if search ~= "search example.org" then
-         error("/etc/resolv.conf has '" .. search .. "', not 'search example.org'")
-      end
+      expect("ip -4 -o addr show scope global | awk '{print $4}'", "10.0.2.15/24",
+             "the installer's global IPv4 address")
+      expect("debconf-get netcfg/get_domain", "example.org", "debconf's domain")
+      expect("grep '^search' /etc/resolv.conf", "search example.org", "/etc/resolv.conf's search line")
    end,
 }
