@@ -19,6 +19,7 @@
 #include "image/match_pool.h"
 #include "image/match_ssd.h"
 #include "util/err.h"
+#include "util/util.h"
 
 /* ---- grey and blur ---- */
 
@@ -448,9 +449,8 @@ static int search_threads(int *forced)
 	n = atomic_load_explicit(&auto_n, memory_order_relaxed);
 	if (!n) {
 		const char *e = getenv("VIGIL_MATCH_THREADS");
-		char *end;
-		long v = e && *e ? strtol(e, &end, 10) : 0;
-		if (e && *e && !*end && v >= 1) {
+		long v;
+		if (e && str_to_long(e, &v) == 0 && v >= 1) {
 			n = v < MATCH_THREADS_MAX ? (int)v : MATCH_THREADS_MAX;
 		} else {
 			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -484,6 +484,22 @@ struct phase_a {
 	_Alignas(64) _Atomic int64_t best;   /* the running minimum */
 };
 
+/* Position q into seed[0..*n), kept sorted by bound, then position, and
+ * at most SEEDS long (q is dropped when it would come last of a full
+ * list). */
+static void seed_insert(const int64_t *lbv, size_t *seed, int *n, size_t q)
+{
+	int m = *n < SEEDS ? (*n)++ : SEEDS;
+
+	while (m > 0 && (lbv[seed[m - 1]] > lbv[q] || (lbv[seed[m - 1]] == lbv[q] && seed[m - 1] > q))) {
+		if (m < SEEDS)
+			seed[m] = seed[m - 1];
+		m--;
+	}
+	if (m < SEEDS)
+		seed[m] = q;
+}
+
 /* The lower bounds of rows [j0, j1), their val marked "not yet", and the
  * SEEDS smallest bounds of the rows (by bound, then position) kept in
  * seed[0..*nseed), rows being given in increasing order. */
@@ -499,18 +515,10 @@ static void bound_rows(const struct phase_a *a, int j0, int j1, size_t *seed, in
 			      a->iq + (size_t)j * a->iw, a->iq + (size_t)(j + h) * a->iw, w, win->rw,
 			      a->N, a->tsum, a->VT, l);
 		for (i = 0; i < win->rw; i++) {
-			size_t p;
-			int k;
 			v[i] = INT64_MIN;
 			if (l[i] >= sthr)
 				continue;
-			k = *nseed < SEEDS ? (*nseed)++ : SEEDS - 1;
-			p = (size_t)j * win->rw + i;
-			while (k > 0 && lbv[seed[k - 1]] > l[i]) {
-				seed[k] = seed[k - 1];
-				k--;
-			}
-			seed[k] = p;
+			seed_insert(lbv, seed, nseed, (size_t)j * win->rw + i);
 			if (*nseed == SEEDS)
 				sthr = lbv[seed[SEEDS - 1]];
 		}
@@ -630,18 +638,8 @@ static int merge_seeds(const struct phase_a *a, int nthreads, size_t *seed)
 	int t, k, n = 0;
 
 	for (t = 0; t < nthreads; t++)
-		for (k = 0; k < a->nseed[t]; k++) {
-			size_t q = a->seed[t][k];
-			int m = n < SEEDS ? n++ : SEEDS;
-			while (m > 0 && (a->lbv[seed[m - 1]] > a->lbv[q] ||
-					 (a->lbv[seed[m - 1]] == a->lbv[q] && seed[m - 1] > q))) {
-				if (m < SEEDS)
-					seed[m] = seed[m - 1];
-				m--;
-			}
-			if (m < SEEDS)
-				seed[m] = q;
-		}
+		for (k = 0; k < a->nseed[t]; k++)
+			seed_insert(a->lbv, seed, &n, a->seed[t][k]);
 	return n;
 }
 

@@ -8,9 +8,9 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 #include "image/match_pool.h"
+#include "util/util.h"
 
 /* A search runs two short rounds on the pool (a millisecond or
  * so), too short to start threads for. Waking a sleeping thread costs tens
@@ -23,8 +23,8 @@
  * meanwhile (another screen on another thread) runs alone. Workers block
  * every signal, so that signals go to the threads that expect them. */
 
-/* How long a thread polls before it sleeps, in nanoseconds. */
-#define POOL_SPIN_NS 60000
+/* How long a thread polls before it sleeps, in seconds. */
+#define POOL_SPIN_S 60e-6
 
 /* job: the round number times POOL_IDS plus the round's free slots, in
  * one word, so that a worker claims a slot of the round it saw or none. */
@@ -50,19 +50,11 @@ static struct pool pool = {
 	.mu = PTHREAD_MUTEX_INITIALIZER, .go = PTHREAD_COND_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER,
 };
 
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Poll pool.job until its round differs from round or POOL_SPIN_NS
+/* Poll pool.job until its round differs from round or POOL_SPIN_S
  * pass; returns the last value read (acquire). */
 static unsigned long spin_job(unsigned long round)
 {
-	int64_t t0 = 0;
+	double t0 = 0;
 	unsigned long cur;
 	int k;
 
@@ -71,10 +63,10 @@ static unsigned long spin_job(unsigned long round)
 		if (cur / POOL_IDS != round)
 			return cur;
 		if ((k & 31) == 31) {
-			int64_t t = mono_ns();
+			double t = time_mono();
 			if (!t0)
 				t0 = t;
-			else if (t - t0 > POOL_SPIN_NS)
+			else if (t - t0 > POOL_SPIN_S)
 				return cur;
 		}
 		_mm_pause();
@@ -194,7 +186,7 @@ void match__pool_put(void)
 void match__pool_run(void (*fn)(void *, int), void *arg, int n)
 {
 	unsigned long job = atomic_load_explicit(&pool.job, memory_order_relaxed);
-	int64_t t0;
+	double t0;
 
 	pool.fn = fn;
 	pool.arg = arg;
@@ -212,8 +204,8 @@ void match__pool_run(void (*fn)(void *, int), void *arg, int n)
 		;
 	if (job % POOL_IDS)
 		pool_done((int)(job % POOL_IDS));
-	t0 = mono_ns();
-	while (atomic_load_explicit(&pool.running, memory_order_acquire) > 0 && mono_ns() - t0 < POOL_SPIN_NS)
+	t0 = time_mono();
+	while (atomic_load_explicit(&pool.running, memory_order_acquire) > 0 && time_mono() - t0 < POOL_SPIN_S)
 		_mm_pause();
 	if (atomic_load_explicit(&pool.running, memory_order_acquire) > 0) {
 		pthread_mutex_lock(&pool.mu);
