@@ -8,12 +8,24 @@
 #include <unistd.h>
 #include "unit.h"
 #include "registry.h"
+#include "server/db.h"
+#include "util/util.h"
 
 static char tmpdir[256];
 
 const char *unit_tmpdir(void)
 {
 	return tmpdir;
+}
+
+struct db *unit_db(void)
+{
+	struct db *db = NULL;
+	char err[256], *path = path_join(unit_tmpdir(), "vigil.db");
+
+	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
+	free(path);
+	return db;
 }
 
 static int run_one(const struct unit_test *t)

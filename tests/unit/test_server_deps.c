@@ -52,16 +52,6 @@ TEST(deps_parse_start_after_entries)
 	CHECK_INT(deps_parse_entry(longer, strlen(longer), "64bit", t, m), ERR_INVALID);
 }
 
-static struct db *fresh_db(void)
-{
-	struct db *db = NULL;
-	char err[256], *path = path_join(unit_tmpdir(), "vigil.db");
-
-	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
-	free(path);
-	return db;
-}
-
 static int64_t add_job(struct db *db, const char *test)
 {
 	json_t *s = json_pack("{s:s,s:s}", "TEST", test, "WORKER_CLASS", "qemu_x86_64");
@@ -87,7 +77,7 @@ static void job_is(struct db *db, int64_t id, const char *state, const char *res
 
 TEST(deps_child_waits_then_runs)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t p = add_job(db, "install"), c = add_job(db, "use"), w = 0, got = 0;
 	char msg[256];
 
@@ -107,7 +97,7 @@ TEST(deps_child_waits_then_runs)
 
 TEST(deps_failed_parent_skips_the_chain)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t p = add_job(db, "install"), c = add_job(db, "use"), g = add_job(db, "more"), w = 0, got = 0;
 	int64_t other = add_job(db, "other");
 	char msg[256];
@@ -127,7 +117,7 @@ TEST(deps_failed_parent_skips_the_chain)
 
 TEST(deps_softfailed_parent_and_two_parents)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t a = add_job(db, "a"), b = add_job(db, "b"), c = add_job(db, "c");
 	char msg[256];
 
@@ -142,7 +132,7 @@ TEST(deps_softfailed_parent_and_two_parents)
 
 TEST(deps_cycles_and_missing_parents_refused)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t a = add_job(db, "a"), b = add_job(db, "b"), c = add_job(db, "c");
 	char msg[256];
 
@@ -157,7 +147,7 @@ TEST(deps_cycles_and_missing_parents_refused)
 
 TEST(deps_child_follows_the_parents_clone)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t p = add_job(db, "install"), c = add_job(db, "use"), w = 0, got = 0, clone = 0;
 	char msg[256];
 	int n = 0;
@@ -179,7 +169,7 @@ TEST(deps_child_follows_the_parents_clone)
 
 TEST(deps_parent_done_before_the_child_exists)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t ok = add_job(db, "ok"), bad = add_job(db, "bad"), c1, c2;
 	char msg[256];
 
@@ -196,7 +186,7 @@ TEST(deps_parent_done_before_the_child_exists)
 
 TEST(deps_deleted_parent_unblocks)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t p = add_job(db, "p"), c = add_job(db, "c");
 	char msg[256];
 
@@ -255,7 +245,7 @@ TEST(assets_names_and_types)
 
 TEST(assets_register_find_delete)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	const char *data = unit_tmpdir();
 	char *dir = path_join(data, "factory/hdd"), *file = NULL;
 	int64_t id = 0, again = 0;
@@ -294,7 +284,7 @@ TEST(assets_register_find_delete)
 
 TEST(workers_grace_after_server_restart)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t j = add_job(db, "long"), w = 0, got = 0;
 	int n = -1;
 
@@ -316,7 +306,7 @@ TEST(workers_grace_after_server_restart)
 
 TEST(deps_restart_failed_parent_clones_skipped_children)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t p = add_job(db, "install"), c = add_job(db, "use"), g = add_job(db, "more");
 	int64_t np = 0, nc = 0, ng = 0, dep = 0;
 	char msg[256];
@@ -339,7 +329,7 @@ TEST(deps_restart_failed_parent_clones_skipped_children)
 
 TEST(deps_restart_child_waits_for_the_parents_newest_clone)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t p = add_job(db, "install"), c = add_job(db, "use"), np = 0, nc = 0;
 	char msg[256];
 
@@ -357,7 +347,7 @@ TEST(deps_restart_child_waits_for_the_parents_newest_clone)
 
 TEST(deps_isos_start_after_test)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	json_t *params, *resp = NULL, *failed;
 	int64_t install64 = 0, use64 = 0, installuefi = 0, useuefi = 0, direct = 0, type = 0;
 
@@ -399,7 +389,7 @@ TEST(deps_isos_start_after_test)
 
 TEST(deps_many_children_of_one_parent)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t p = add_job(db, "create_hdd"), first = 0, last = 0, left = -1;
 	char msg[256];
 	int i;

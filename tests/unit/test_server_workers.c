@@ -29,16 +29,6 @@ TEST(sched_classes_match_all)
 	CHECK(!sched_classes_match(NULL, one, 1));
 }
 
-static struct db *fresh_db(void)
-{
-	struct db *db = NULL;
-	char err[256], *path = path_join(unit_tmpdir(), "vigil.db");
-
-	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
-	free(path);
-	return db;
-}
-
 static int64_t add_job(struct db *db, const char *test, const char *cls, int64_t prio)
 {
 	json_t *s = json_pack("{s:s,s:s}", "TEST", test, "WORKER_CLASS", cls);
@@ -51,7 +41,7 @@ static int64_t add_job(struct db *db, const char *test, const char *cls, int64_t
 
 TEST(sched_pick_priority_and_class)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t w = 0, arm = 0, job = 0;
 	int64_t low = add_job(db, "low", "qemu_x86_64", 60);
 	int64_t tap = add_job(db, "tap", "qemu_x86_64,tap", 10);
@@ -77,7 +67,7 @@ TEST(sched_pick_priority_and_class)
 
 TEST(sched_restarted_worker_abandons_job)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t w = 0, w2 = 0, job = 0, id = add_job(db, "t", "qemu_x86_64", 50), clone = 0;
 	json_t *st = json_pack("{s:i}", "worker_id", 1);
 	const char *cmd = NULL;
@@ -100,7 +90,7 @@ TEST(sched_restarted_worker_abandons_job)
 
 TEST(sched_lost_worker_reaped_once)
 {
-	struct db *db = fresh_db();
+	struct db *db = unit_db();
 	int64_t w = 0, job = 0, clone = 0, n64 = 0;
 	int n = 0;
 

@@ -29,4 +29,9 @@ struct unit_test {
 /* A fresh temporary directory for the current test (removed by the runner). */
 const char *unit_tmpdir(void);
 
+/* A new vigil database in unit_tmpdir() (the test fails if it cannot be
+ * opened). */
+struct db;
+struct db *unit_db(void);
+
 #endif
