@@ -68,11 +68,14 @@ common_checks text "boot=ok,locale=ok,network=ok,hostname=ok,mirror=ok,shell=ok"
 check "text: the installer's shell reached" grep -q "assert_screen 'di-text-shell': matched" "$O"
 check "text: five script_output results over the serial port" \
 	[ "$(grep -c "shell: script_output: exit 0" "$O")" = 5 ]
-check "text: the typed hostname came back from the shell" sh -c "tr -d '\\r' < '$D/serial0.txt' | grep -qx vigil-di"
-check "text: debconf names the unreachable mirror" sh -c "tr -d '\\r' < '$D/serial0.txt' | grep -qx deb.debian.org"
-check "text: the typed address is on the NIC" sh -c "tr -d '\\r' < '$D/serial0.txt' | grep -qx 10.0.2.15/24"
-check "text: the typed domain is in debconf" sh -c "tr -d '\\r' < '$D/serial0.txt' | grep -qx example.org"
-check "text: the domain is the resolver's search domain" sh -c "tr -d '\\r' < '$D/serial0.txt' | grep -qx 'search example.org'"
+# serial_line LINE: the serial log holds LINE as a whole line (a command's
+# output in the installer's shell).
+serial_line() { tr -d '\r' < "$D/serial0.txt" | grep -qx -- "$1"; }
+check "text: the typed hostname came back from the shell" serial_line vigil-di
+check "text: debconf names the unreachable mirror" serial_line deb.debian.org
+check "text: the typed address is on the NIC" serial_line 10.0.2.15/24
+check "text: the typed domain is in debconf" serial_line example.org
+check "text: the domain is the resolver's search domain" serial_line 'search example.org'
 
 # --- the graphical installer
 run_flavor gtk
