@@ -85,10 +85,18 @@ def main():
                 row(f"needle search {s['set']} ({s['needles']} needles) {mode}, ms/screen",
                     f"vigil {r['vigil_median_ms']:.1f}, OpenCV {r['opencv_median_ms']:.1f}, tinycv {r['tinycv_median_ms']:.1f} "
                     f"({sp}x vs OpenCV)", f">= {want}x faster than OpenCV", sp is not None and sp >= want)
+                if 'speedup_vs_opencv_same_window' in r:
+                    sp0 = r['speedup_vs_opencv_same_window']
+                    row(f"needle search {s['set']} ({s['needles']} needles) margin, OpenCV's windows "
+                        f"(margin alone, vigil --ratio 0), ms/screen",
+                        f"vigil {r['vigil_opencv_window_median_ms']:.1f}, OpenCV {r['opencv_median_ms']:.1f} "
+                        f"({sp0}x)", f">= {want}x faster than OpenCV", sp0 is not None and sp0 >= want)
         pairs = same = pos = posn = 0
         for s in needles['sets']:
             for r in s['modes'].values():
-                for k in ('vigil_vs_tinycv', 'vigil_vs_opencv'):
+                for k in ('vigil_vs_tinycv', 'vigil_vs_opencv', 'vigil_opencv_window_vs_opencv'):
+                    if k not in r:
+                        continue
                     pairs += r[k]['pairs']; same += r[k]['same_ok']
                     pos += r[k]['same_pos']; posn += r[k]['pos_pairs']
         row('needle decisions: same ok (vigil=tinycv, vigil=OpenCV), all sets', f'{same}/{pairs}', 'all equal', same == pairs)

@@ -29,7 +29,8 @@ static void usage_main(FILE *f)
 static void usage_match(FILE *f)
 {
 	fprintf(f,
-		"usage: vigil needle match [--full-screen] [--tag TAG]... [--time] NEEDLES_DIR SCREENSHOT.png...\n\n"
+		"usage: vigil needle match [--full-screen | --ratio R] [--tag TAG]... [--time] NEEDLES_DIR\n"
+		"                         SCREENSHOT.png...\n\n"
 		"Matches every needle (or every needle carrying TAG) against each screenshot\n"
 		"and prints one JSON object per screenshot, in order:\n"
 		"  {\"screen\":\"shot.png\",\"results\":[{\"needle\":\"NAME\",\"ok\":true,\n"
@@ -40,6 +41,8 @@ static void usage_match(FILE *f)
 		"options:\n"
 		"  --full-screen  search the whole screen (search ratio 1.0) instead of\n"
 		"                 each area's margin + 2%% of (1024 - margin)\n"
+		"  --ratio R      search each area's margin + R x (1024 - margin), R from\n"
+		"                 0 (the margin alone) to 1 (the whole screen); default 0.02\n"
 		"  --tag TAG      only needles carrying TAG; \"a b\" means both a and b;\n"
 		"                 repeat for alternatives (OR)\n"
 		"  --time         add \"search_ms\": time from the decoded screenshot to the\n"
@@ -181,6 +184,13 @@ static int cmd_match(int argc, char **argv)
 			return 0;
 		} else if (!strcmp(argv[a], "--full-screen")) {
 			ratio = MATCH_RATIO_FULL;
+		} else if (!strcmp(argv[a], "--ratio")) {
+			if (a + 1 >= argc || str_to_double(argv[a + 1], &ratio) || !(ratio >= 0 && ratio <= 1)) {
+				fprintf(stderr, "vigil needle match: --ratio needs a number from 0 to 1\n");
+				free(tags);
+				return 2;
+			}
+			a++;
 		} else if (!strcmp(argv[a], "--time")) {
 			timeit = 1;
 		} else if (!strcmp(argv[a], "--tag")) {

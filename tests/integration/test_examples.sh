@@ -52,6 +52,21 @@ check "needle new: writes json and png" [ -s "$TMP/cut/cut-menu.json" -a -s "$TM
 check "needle new: the cut needle matches its screenshot" \
 	sh -c "$VIGIL needle match '$TMP/cut' '$R/$shot' | grep -q '\"ok\": *true'"
 
+# The search window: the same title cut from a copy moved 60 px right is
+# beyond the margin alone (--ratio 0: 50 px), within margin + 2 % (69 px,
+# the default) and the whole screen, and found where it really is.
+ffmpeg -v error -i "$R/$shot" -vf "crop=iw-60:ih:0:0,pad=iw+60:ih:60:0" -y "$TMP/moved.png"
+$VIGIL needle new moved-menu --from "$TMP/moved.png" --tag moved --area 260,10,320,25 --dir "$TMP/moved" > /dev/null 2>&1
+for r in 0 0.02 1; do
+	$VIGIL needle match --ratio $r "$TMP/moved" "$R/$shot" > "$TMP/moved-$r.json"
+done
+check "needle match --ratio 0: 60 px is beyond the margin" grep -q '"ok":false' "$TMP/moved-0.json"
+check "needle match --ratio 0.02: found at x 200" grep -q '"ok":true,"areas":\[{"x":200,"y":10' "$TMP/moved-0.02.json"
+check "needle match --ratio 1: found at x 200" grep -q '"ok":true,"areas":\[{"x":200,"y":10' "$TMP/moved-1.json"
+check "needle match: default is --ratio 0.02" sh -c "$VIGIL needle match '$TMP/moved' '$R/$shot' | cmp -s - '$TMP/moved-0.02.json'"
+check "needle match --ratio 2: refused with exit 2" sh -c "$VIGIL needle match --ratio 2 '$TMP/moved' '$R/$shot' \
+	2> '$TMP/ratio.err' > /dev/null; [ \$? -eq 2 ] && grep -q 'from 0 to 1' '$TMP/ratio.err'"
+
 # --- examples/shell
 $VIGIL run examples/shell --out "$TMP/shell" > "$TMP/shell.out" 2>&1
 rc=$?
