@@ -865,7 +865,19 @@ struct match_screen {
 	uint8_t *xblur;           /* scratch: the painted copy's cache */
 	unsigned gen;             /* counts the blurs of blur and xblur */
 	struct match__scratch sc; /* the searches' buffers */
+	/* The content's identity, unique in the process, and what is known of
+	 * the content before: prev_id, the same but for rows [chg_y0, chg_y1)
+	 * (prev_id 0: nothing known). Area results carry over on it. */
+	uint64_t id, prev_id;
+	int chg_y0, chg_y1;
 };
+
+static uint64_t next_screen_id(void)
+{
+	static _Atomic uint64_t ids;
+
+	return atomic_fetch_add_explicit(&ids, 1, memory_order_relaxed) + 1;
+}
 
 struct match_screen *match_screen_new(const struct image *img)
 {
@@ -878,14 +890,32 @@ struct match_screen *match_screen_new(const struct image *img)
 		s->img = img;
 		s->w = img->w;
 		s->h = img->h;
+		s->id = next_screen_id();
 	}
 	return s;
+}
+
+void match_screen_reset_rows(struct match_screen *s, const struct image *img, int y0, int y1)
+{
+	uint64_t prev = s->id;
+	int same = img && img->w == s->w && img->h == s->h;
+
+	if (!img || img->w <= 0 || img->h <= 0)
+		return;
+	match_screen_reset(s, img);
+	if (same && y0 >= 0 && y1 <= img->h && y0 <= y1 && prev) {
+		s->prev_id = prev;
+		s->chg_y0 = y0;
+		s->chg_y1 = y1;
+	}
 }
 
 void match_screen_reset(struct match_screen *s, const struct image *img)
 {
 	if (!img || img->w <= 0 || img->h <= 0)
 		return;
+	s->id = next_screen_id();
+	s->prev_id = 0;
 	if (img->w != s->w || img->h != s->h) {
 		free(s->grey);
 		free(s->blur);
@@ -1027,12 +1057,39 @@ static int needle_has_exclude(const struct needle *n)
 
 /* ---- prepared needles ---- */
 
+/* An area's last result and everything it was computed from but the
+ * pixels: the screen content (id), the scene's prepared rectangle before
+ * the search, the window, the template's state. The blurred window is a
+ * function of these and of the grey rows from one above the window to one
+ * below (tinycv's 3x3 blur over the prepared rectangle, its rounding
+ * fixed by the rectangle), so on a screen that differs from the memo's
+ * only in other rows the search gives this same result. */
+struct area_memo {
+	uint64_t id;            /* 0: none */
+	struct match__prep st;
+	int wx0, wy0, wx1, wy1, split;
+	double sim;
+	int x, y;
+};
+
 struct prep_area {
 	uint8_t *up;    /* w*h blurred needle pixels, halves rounded up */
 	uint8_t *even;  /* the same, halves rounded to even */
 	uint8_t *tpl;   /* the template as the needle's cache state gives it */
 	int split;      /* tpl columns [0, split) come from even; -1: not built */
+	struct area_memo memo;
 };
+
+/* Whether m's result holds for this search on s (see struct area_memo). */
+static int memo_holds(const struct area_memo *m, const struct match_screen *s, const struct match__prep *st,
+		      int wx0, int wy0, int wx1, int wy1, int split)
+{
+	if (!m->id || (m->id != s->id && (m->id != s->prev_id || (s->chg_y0 < wy1 + 1 && wy0 - 1 < s->chg_y1))))
+		return 0;
+	return m->wx0 == wx0 && m->wy0 == wy0 && m->wx1 == wx1 && m->wy1 == wy1 && m->split == split &&
+	       m->st.valid == st->valid && m->st.x == st->x && m->st.y == st->y &&
+	       m->st.w == st->w && m->st.h == st->h;
+}
 
 struct needle_prep {
 	int img_w, img_h;
@@ -1227,14 +1284,29 @@ int match_needle_err(struct match_screen *s, struct needle *n, double search_rat
 		if (a->x >= 0 && a->y >= 0 && (long)a->y + a->h <= sh && (long)a->x + a->w <= sw &&
 		    np->a[k].up && wx1 > wx0 && wy1 > wy0) {
 			const uint8_t *tpl;
+			struct match__prep before = *st;
+			struct area_memo *m = &np->a[k].memo;
 			/* scene->prep(window), then object->prep(area), as
 			 * search_TEMPLATE calls them; then its check that the
 			 * template fits the window. */
 			prep_apply(s, xn, st, scene, wx0, wy0, wx1 - wx0, wy1 - wy0);
 			tpl = needle_template(np, &np->a[k], a);
-			if (wx1 - wx0 >= a->w && wy1 - wy0 >= a->h)
-				r->similarity = search_area(&s->sc, s->gen, scene, sw, sh, tpl, a->w, a->h,
-							    x, y, margin, &r->x, &r->y);
+			if (wx1 - wx0 >= a->w && wy1 - wy0 >= a->h) {
+				if (memo_holds(m, s, &before, wx0, wy0, wx1, wy1, np->a[k].split)) {
+					r->similarity = m->sim;
+					r->x = m->x;
+					r->y = m->y;
+				} else {
+					r->similarity = search_area(&s->sc, s->gen, scene, sw, sh, tpl, a->w, a->h,
+								    x, y, margin, &r->x, &r->y);
+					*m = (struct area_memo){ .id = s->id, .st = before, .wx0 = wx0, .wy0 = wy0,
+								 .wx1 = wx1, .wy1 = wy1, .split = np->a[k].split,
+								 .sim = r->similarity,
+								 .x = r->x, .y = r->y };
+				}
+				/* carried to the next content with the same rows */
+				m->id = s->id;
+			}
 		}
 		r->ok = !(r->similarity < (a->match ? a->match : NEEDLE_DEFAULT_MATCH) / 100 - threshold);
 		if (!r->ok)

@@ -54,6 +54,11 @@ void match_screen_free(struct match_screen *s); /* NULL-safe */
  * as a fresh match_screen would, keeping its buffers for reuse. img must
  * not be NULL or empty (then s is left as it was). */
 void match_screen_reset(struct match_screen *s, const struct image *img);
+/* The same for an img that equals the screen s stood for but in rows
+ * [y0, y1) (same size): an area whose search window, and the row above
+ * and below it, lie outside them gets the result it got there (the search
+ * would give it again), without searching. */
+void match_screen_reset_rows(struct match_screen *s, const struct image *img, int y0, int y1);
 
 struct match_area_result {
 	int x, y, w, h;      /* best position on the screen, area size */

@@ -186,10 +186,16 @@ static struct match_screen *frame_screen(const struct runner *r, struct vnc_fram
 
 	if (frame_screen_cache.ms && frame_screen_cache.r == r && frame_screen_cache.f == f)
 		return frame_screen_cache.ms;
-	/* a new frame: as a new match_screen, with the old one's buffers */
+	/* a new frame: as a new match_screen, with the old one's buffers;
+	 * after the frame before it, only its changed rows are searched again */
 	if (frame_screen_cache.ms) {
+		struct vnc_frame *old = frame_screen_cache.f;
 		ms = frame_screen_cache.ms;
-		match_screen_reset(ms, f->img);
+		if (frame_screen_cache.r == r && old && f->seq == old->seq + 1 && old->img->w == f->img->w &&
+		    old->img->h == f->img->h && (f->same_top || f->same_bottom))
+			match_screen_reset_rows(ms, f->img, f->same_top, f->img->h - f->same_bottom);
+		else
+			match_screen_reset(ms, f->img);
 	} else {
 		ms = match_screen_new(f->img);
 		if (!ms)

@@ -720,6 +720,204 @@ TEST(match_screen_reset_equals_new)
 	image_free(c);
 }
 
+/* Results carried over from the screen before (match_screen_reset_rows)
+ * are those a fresh screen gives, whichever rows change: a run of frames
+ * with random bands of changed rows, needles with one or two areas and
+ * with an exclude area, margin and whole-screen searches. The fresh
+ * screens search twins of the needles (nf), which go through the same
+ * calls: a needle's own preparation state (tinycv's) shapes its template. */
+static void same_results(struct match_screen *s, const struct image *img, struct needle **nd,
+			 struct needle **nf, int nn, double ratio, int reverse, const char *what)
+{
+	struct match_screen *fresh = match_screen_new(img);
+	int j, k;
+	size_t i;
+
+	for (j = 0; j < nn; j++) {
+		struct match_result a, b;
+		k = reverse ? nn - 1 - j : j;
+		CHECK_INT(match_needle(s, nd[k], ratio, 0, &a), 0);
+		CHECK_INT(match_needle(fresh, nf[k], ratio, 0, &b), 0);
+		CHECK_INT(a.nareas, b.nareas);
+		CHECK_INT(a.ok, b.ok);
+		for (i = 0; i < a.nareas && i < b.nareas; i++) {
+			if (a.areas[i].x != b.areas[i].x || a.areas[i].y != b.areas[i].y ||
+			    a.areas[i].similarity != b.areas[i].similarity)
+				FAIL("%s: needle %d area %zu: (%d,%d) %.6f carried, (%d,%d) %.6f fresh", what, k, i,
+				     a.areas[i].x, a.areas[i].y, a.areas[i].similarity,
+				     b.areas[i].x, b.areas[i].y, b.areas[i].similarity);
+		}
+		match_result_release(&a);
+		match_result_release(&b);
+	}
+	match_screen_free(fresh);
+}
+
+TEST(match_carry_over_equals_fresh)
+{
+	struct image *base = random_screen(320, 240), *img[2];
+	struct needle *nd[5], *nf[5], **set;
+	struct match_screen *s;
+	int k, f, cur = 0;
+
+	for (set = nd; set; set = set == nd ? nf : NULL) {
+		set[0] = make_needle(base, 100, 80, 40, 30, 96, 50);
+		set[1] = make_needle(base, 20, 200, 60, 20, 96, 20);
+		set[2] = make_needle(base, 250, 10, 50, 12, 96, 10);
+		set[3] = make_needle(base, 150, 150, 30, 30, 96, 30);
+		set[4] = make_needle(base, 40, 30, 70, 25, 96, 15);
+		/* a second match area and an exclude area */
+		set[4]->areas = realloc(set[4]->areas, 3 * sizeof(*set[4]->areas));
+		set[4]->areas[1] = (struct needle_area){ .x = 200, .y = 120, .w = 30, .h = 40, .match = 96, .margin = 25 };
+		set[4]->areas[2] = (struct needle_area){ .x = 45, .y = 35, .w = 5, .h = 5, .type = NEEDLE_AREA_EXCLUDE };
+		set[4]->nareas = 3;
+	}
+	img[0] = image_clone(base);
+	img[1] = image_clone(base);
+	s = match_screen_new(img[0]);
+	same_results(s, img[0], nd, nf, 5, MATCH_RATIO_MARGIN, 0, "first frame");
+	/* frame 1 changes the bottom rows only: most areas carry over, from
+	 * the first search of their needles (whose templates differ from the
+	 * second's, see match_needle_err) */
+	for (f = 0; f < 60; f++) {
+		int nxt = !cur, y0 = (int)(rnd() % 240), h = 1 + (int)(rnd() % 30), y1;
+		char what[64];
+		if (f == 0)
+			y0 = 235;
+		y1 = y0 + h > 240 ? 240 : y0 + h;
+		memcpy(img[nxt]->px, img[cur]->px, (size_t)320 * 240 * 3);
+		/* change rows [y0, y1): the first and the last for sure */
+		image_fill_rect(img[nxt], (int)(rnd() % 300), y0, 1 + (int)(rnd() % 20), y1 - y0,
+				(uint8_t)rnd(), (uint8_t)rnd(), (uint8_t)rnd());
+		if (f % 5 == 4) /* the needle back where it was, now and then */
+			for (k = y0; k < y1; k++)
+				memcpy(img[nxt]->px + (size_t)k * 320 * 3, base->px + (size_t)k * 320 * 3, 320 * 3);
+		match_screen_reset_rows(s, img[nxt], y0, y1);
+		snprintf(what, sizeof(what), "frame %d, rows %d-%d", f + 1, y0, y1);
+		/* now and then the whole screen, or the needles in another order
+		 * (the screen's preparation then grows otherwise) */
+		same_results(s, img[nxt], nd, nf, 5, f % 7 == 6 ? MATCH_RATIO_FULL : MATCH_RATIO_MARGIN,
+			     f % 3 == 1, what);
+		cur = nxt;
+	}
+	/* The row below the window counts (the blur reaches it): a needle
+	 * searched at its place alone (no margin, ratio 0), then only the row
+	 * under it changed. b is a's twin, for the fresh screens. */
+	{
+		struct needle *a = make_needle(base, 100, 80, 40, 30, 96, 0), *b = make_needle(base, 100, 80, 40, 30, 96, 0);
+		struct match_screen *fr = match_screen_new(base);
+		struct match_result r, r2;
+		memcpy(img[!cur]->px, base->px, (size_t)320 * 240 * 3);
+		match_screen_reset(s, img[!cur]);
+		CHECK_INT(match_needle(s, a, 0, 0, &r), 0);
+		CHECK_INT(match_needle(fr, b, 0, 0, &r2), 0);
+		CHECK_NEAR(r.areas[0].similarity, 1, 0);
+		match_result_release(&r);
+		match_result_release(&r2);
+		memcpy(img[cur]->px, base->px, (size_t)320 * 240 * 3);
+		image_fill_rect(img[cur], 100, 110, 40, 1, 255, 255, 255);
+		match_screen_reset_rows(s, img[cur], 110, 111);
+		match_screen_reset(fr, img[cur]);
+		CHECK_INT(match_needle(s, a, 0, 0, &r), 0);
+		CHECK_INT(match_needle(fr, b, 0, 0, &r2), 0);
+		CHECK(r2.areas[0].similarity < 1);
+		CHECK_NEAR(r.areas[0].similarity, r2.areas[0].similarity, 0);
+		match_result_release(&r);
+		match_result_release(&r2);
+		match_screen_free(fr);
+		needle_free(a);
+		needle_free(b);
+	}
+	/* The screen's prepared rectangle before the search counts: it decides
+	 * the blur's rounding in the window. A needle from a noisier copy of
+	 * the screen (its similarity in the linear range), searched after a
+	 * needle whose rectangle is small, then after one whose rectangle
+	 * takes half the screen (both at the top left): tinycv then blurs the
+	 * whole screen, halves rounded up instead of to even. */
+	{
+		struct image *other = image_clone(base);
+		struct needle *a, *b;
+		struct needle *c1 = make_needle(base, 0, 0, 40, 30, 96, 0), *c2 = make_needle(base, 0, 0, 300, 140, 96, 0);
+		struct match_screen *fr = match_screen_new(base);
+		struct match_result r, r2;
+		size_t i;
+		for (i = 0; i < (size_t)320 * 240 * 3; i++) {
+			int v = other->px[i] + (int)(rnd() % 25) - 12;
+			other->px[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+		}
+		a = make_needle(other, 150, 100, 40, 30, 96, 0);
+		b = make_needle(other, 150, 100, 40, 30, 96, 0);
+		memcpy(img[!cur]->px, base->px, (size_t)320 * 240 * 3);
+		memcpy(img[cur]->px, base->px, (size_t)320 * 240 * 3);
+		match_screen_reset(s, img[!cur]);
+		CHECK_INT(match_needle(s, c1, 0, 0, &r), 0);
+		match_result_release(&r);
+		CHECK_INT(match_needle(fr, c1, 0, 0, &r2), 0);
+		match_result_release(&r2);
+		/* twice: the needle's own state settles in the first search */
+		for (i = 0; i < 2; i++) {
+			CHECK_INT(match_needle(s, a, 0, 0, &r), 0);
+			CHECK_INT(match_needle(fr, b, 0, 0, &r2), 0);
+			if (i == 0) {
+				match_result_release(&r);
+				match_result_release(&r2);
+			}
+		}
+		CHECK(r.areas[0].similarity > 0 && r.areas[0].similarity < 1);
+		CHECK_NEAR(r.areas[0].similarity, r2.areas[0].similarity, 0);
+		match_result_release(&r);
+		match_result_release(&r2);
+		/* the same pixels, rows at the bottom named */
+		match_screen_reset_rows(s, img[cur], 230, 240);
+		match_screen_reset(fr, img[cur]);
+		CHECK_INT(match_needle(s, c2, 0, 0, &r), 0);
+		match_result_release(&r);
+		CHECK_INT(match_needle(s, a, 0, 0, &r), 0);
+		CHECK_INT(match_needle(fr, c2, 0, 0, &r2), 0);
+		match_result_release(&r2);
+		CHECK_INT(match_needle(fr, b, 0, 0, &r2), 0);
+		CHECK_NEAR(r.areas[0].similarity, r2.areas[0].similarity, 0);
+		match_result_release(&r);
+		match_result_release(&r2);
+		match_screen_free(fr);
+		needle_free(a);
+		needle_free(b);
+		needle_free(c1);
+		needle_free(c2);
+		image_free(other);
+	}
+	/* Carried over, not searched: a change the caller leaves out of the
+	 * rows it names is not seen (the needle at the top is blacked out, and
+	 * rows at the bottom named). */
+	{
+		struct match_result r;
+		memcpy(img[!cur]->px, base->px, (size_t)320 * 240 * 3);
+		match_screen_reset(s, img[!cur]);
+		CHECK_INT(match_needle(s, nd[2], MATCH_RATIO_MARGIN, 0, &r), 0);
+		CHECK_INT(r.ok, 1);
+		match_result_release(&r);
+		memcpy(img[cur]->px, base->px, (size_t)320 * 240 * 3);
+		image_fill_rect(img[cur], 250, 10, 50, 12, 0, 0, 0);
+		match_screen_reset_rows(s, img[cur], 230, 240);
+		CHECK_INT(match_needle(s, nd[2], MATCH_RATIO_MARGIN, 0, &r), 0);
+		CHECK_INT(r.ok, 1);
+		match_result_release(&r);
+		/* named truly, it is searched again */
+		match_screen_reset_rows(s, img[cur], 10, 22);
+		CHECK_INT(match_needle(s, nd[2], MATCH_RATIO_MARGIN, 0, &r), 0);
+		CHECK_INT(r.ok, 0);
+		match_result_release(&r);
+	}
+	match_screen_free(s);
+	for (k = 0; k < 5; k++) {
+		needle_free(nd[k]);
+		needle_free(nf[k]);
+	}
+	image_free(base);
+	image_free(img[0]);
+	image_free(img[1]);
+}
+
 /* ---- threads ---- */
 
 /* The search split over 2, 3 and 4 threads (at every SIMD level, or the
