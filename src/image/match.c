@@ -895,25 +895,10 @@ struct match_screen *match_screen_new(const struct image *img)
 	return s;
 }
 
-void match_screen_reset_rows(struct match_screen *s, const struct image *img, int y0, int y1)
+/* A new content img; its grey rows outside [y0, y1) are those of the
+ * content before (same size), which stay converted. */
+static void screen_reset(struct match_screen *s, const struct image *img, int y0, int y1)
 {
-	uint64_t prev = s->id;
-	int same = img && img->w == s->w && img->h == s->h;
-
-	if (!img || img->w <= 0 || img->h <= 0)
-		return;
-	match_screen_reset(s, img);
-	if (same && y0 >= 0 && y1 <= img->h && y0 <= y1 && prev) {
-		s->prev_id = prev;
-		s->chg_y0 = y0;
-		s->chg_y1 = y1;
-	}
-}
-
-void match_screen_reset(struct match_screen *s, const struct image *img)
-{
-	if (!img || img->w <= 0 || img->h <= 0)
-		return;
 	s->id = next_screen_id();
 	s->prev_id = 0;
 	if (img->w != s->w || img->h != s->h) {
@@ -924,13 +909,38 @@ void match_screen_reset(struct match_screen *s, const struct image *img)
 		free(s->xblur);
 		s->grey = s->blur = s->done = s->xgrey = s->xblur = NULL;
 	} else if (s->done) {
-		memset(s->done, 0, (size_t)img->h);
+		int y;
+		for (y = 0; y < img->h; y++)
+			s->done[y] = y >= y0 && y < y1 ? 0 : s->done[y] != 0;
 	}
 	memset(&s->st, 0, sizeof(s->st));
 	s->img = img;
 	s->w = img->w;
 	s->h = img->h;
 	s->gen++;   /* the search buffers' window data is stale */
+}
+
+void match_screen_reset(struct match_screen *s, const struct image *img)
+{
+	if (!img || img->w <= 0 || img->h <= 0)
+		return;
+	screen_reset(s, img, 0, img->h);
+}
+
+void match_screen_reset_rows(struct match_screen *s, const struct image *img, int y0, int y1)
+{
+	uint64_t prev = s->id;
+
+	if (!img || img->w <= 0 || img->h <= 0)
+		return;
+	if (img->w != s->w || img->h != s->h || y0 < 0 || y1 > img->h || y0 > y1) {
+		screen_reset(s, img, 0, img->h);
+		return;
+	}
+	screen_reset(s, img, y0, y1);
+	s->prev_id = prev;
+	s->chg_y0 = y0;
+	s->chg_y1 = y1;
 }
 
 void match_screen_free(struct match_screen *s)
