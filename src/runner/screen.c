@@ -29,10 +29,15 @@ struct vnc_frame *screen_current(struct runner *r)
 	return vnc_latest(r->vnc);
 }
 
+/* Seconds since QEMU's start with two decimals, as os-autoinst writes
+ * them, rounded down from the millisecond the video gives the frame: a
+ * seek to this time lands on the frame, never on the one after it. */
 static char *frametime_str(const struct runner *r, double t, char *buf, size_t len)
 {
 	double v = t - r->vm_start;
-	snprintf(buf, len, "%.2f", v < 0 ? 0 : v);
+	long long cs = v > 0 ? llround(v * 1000.0) / 10 : 0;
+
+	snprintf(buf, len, "%lld.%02lld", cs / 100, cs % 100);
 	return buf;
 }
 

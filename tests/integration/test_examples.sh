@@ -40,6 +40,16 @@ check "video: $frames frames (changed frames only)" [ "$frames" -gt 10 -a "$fram
 # -enc_time_base -1: frames keep their own ms times; on ffmpeg's guessed
 # constant rate, variable-rate frames would collide and it would complain.
 check "video: decodes to the end without errors" sh -c "[ -z \"\$(ffmpeg -v error -i '$V' -enc_time_base -1 -f null - 2>&1)\" ]"
+# Every step's time is its frame's video time rounded down to 10 ms: a
+# frame starts within 10 ms at or after it (a seek never lands on the next).
+ffprobe -v error -show_entries frame=pts_time -of csv=p=0 "$V" > "$TMP/pts.txt"
+check "video: every step's time is 0-10 ms before a frame" python3 -c "
+import json, sys
+pts = [float(l) for l in open('$TMP/pts.txt') if l.strip()]
+idx = json.load(open('$R/video_index.json'))
+bad = [e for e in idx if not any(0 <= p - e['time'] < 0.01 + 1e-6 for p in pts)]
+print(len(idx), 'steps; off:', bad[:3])
+sys.exit(bool(bad) or not idx)"
 t=$(json_get $R/video_index.json '[e for e in j if e["module"]=="cmdline"][1]["time"]')
 s=$(json_get $R/video_index.json '[e for e in j if e["module"]=="cmdline"][1]["screenshot"]')
 ffmpeg -v error -ss "$t" -i "$V" -frames:v 1 -y "$TMP/seek.png"
