@@ -753,6 +753,22 @@ static void same_results(struct match_screen *s, const struct image *img, struct
 	match_screen_free(fresh);
 }
 
+/* Needle a on s and its twin b on fr, ratio 0 (the area's margin alone):
+ * the same similarity, which it returns. */
+static double twin_search(struct match_screen *s, struct needle *a, struct match_screen *fr, struct needle *b)
+{
+	struct match_result r, r2;
+	double sim;
+
+	CHECK_INT(match_needle(s, a, 0, 0, &r), 0);
+	CHECK_INT(match_needle(fr, b, 0, 0, &r2), 0);
+	CHECK_NEAR(r.areas[0].similarity, r2.areas[0].similarity, 0);
+	sim = r.areas[0].similarity;
+	match_result_release(&r);
+	match_result_release(&r2);
+	return sim;
+}
+
 TEST(match_carry_over_equals_fresh)
 {
 	struct image *base = random_screen(320, 240), *img[2];
@@ -806,24 +822,14 @@ TEST(match_carry_over_equals_fresh)
 	{
 		struct needle *a = make_needle(base, 100, 80, 40, 30, 96, 0), *b = make_needle(base, 100, 80, 40, 30, 96, 0);
 		struct match_screen *fr = match_screen_new(base);
-		struct match_result r, r2;
 		memcpy(img[!cur]->px, base->px, (size_t)320 * 240 * 3);
 		match_screen_reset(s, img[!cur]);
-		CHECK_INT(match_needle(s, a, 0, 0, &r), 0);
-		CHECK_INT(match_needle(fr, b, 0, 0, &r2), 0);
-		CHECK_NEAR(r.areas[0].similarity, 1, 0);
-		match_result_release(&r);
-		match_result_release(&r2);
+		CHECK_NEAR(twin_search(s, a, fr, b), 1, 0);
 		memcpy(img[cur]->px, base->px, (size_t)320 * 240 * 3);
 		image_fill_rect(img[cur], 100, 110, 40, 1, 255, 255, 255);
 		match_screen_reset_rows(s, img[cur], 110, 111);
 		match_screen_reset(fr, img[cur]);
-		CHECK_INT(match_needle(s, a, 0, 0, &r), 0);
-		CHECK_INT(match_needle(fr, b, 0, 0, &r2), 0);
-		CHECK(r2.areas[0].similarity < 1);
-		CHECK_NEAR(r.areas[0].similarity, r2.areas[0].similarity, 0);
-		match_result_release(&r);
-		match_result_release(&r2);
+		CHECK(twin_search(s, a, fr, b) < 1);
 		match_screen_free(fr);
 		needle_free(a);
 		needle_free(b);
@@ -839,7 +845,7 @@ TEST(match_carry_over_equals_fresh)
 		struct needle *a, *b;
 		struct needle *c1 = make_needle(base, 0, 0, 40, 30, 96, 0), *c2 = make_needle(base, 0, 0, 300, 140, 96, 0);
 		struct match_screen *fr = match_screen_new(base);
-		struct match_result r, r2;
+		double sim = 0;
 		size_t i;
 		for (i = 0; i < (size_t)320 * 240 * 3; i++) {
 			int v = other->px[i] + (int)(rnd() % 25) - 12;
@@ -850,35 +856,16 @@ TEST(match_carry_over_equals_fresh)
 		memcpy(img[!cur]->px, base->px, (size_t)320 * 240 * 3);
 		memcpy(img[cur]->px, base->px, (size_t)320 * 240 * 3);
 		match_screen_reset(s, img[!cur]);
-		CHECK_INT(match_needle(s, c1, 0, 0, &r), 0);
-		match_result_release(&r);
-		CHECK_INT(match_needle(fr, c1, 0, 0, &r2), 0);
-		match_result_release(&r2);
+		twin_search(s, c1, fr, c1);
 		/* twice: the needle's own state settles in the first search */
-		for (i = 0; i < 2; i++) {
-			CHECK_INT(match_needle(s, a, 0, 0, &r), 0);
-			CHECK_INT(match_needle(fr, b, 0, 0, &r2), 0);
-			if (i == 0) {
-				match_result_release(&r);
-				match_result_release(&r2);
-			}
-		}
-		CHECK(r.areas[0].similarity > 0 && r.areas[0].similarity < 1);
-		CHECK_NEAR(r.areas[0].similarity, r2.areas[0].similarity, 0);
-		match_result_release(&r);
-		match_result_release(&r2);
+		for (i = 0; i < 2; i++)
+			sim = twin_search(s, a, fr, b);
+		CHECK(sim > 0 && sim < 1);
 		/* the same pixels, rows at the bottom named */
 		match_screen_reset_rows(s, img[cur], 230, 240);
 		match_screen_reset(fr, img[cur]);
-		CHECK_INT(match_needle(s, c2, 0, 0, &r), 0);
-		match_result_release(&r);
-		CHECK_INT(match_needle(s, a, 0, 0, &r), 0);
-		CHECK_INT(match_needle(fr, c2, 0, 0, &r2), 0);
-		match_result_release(&r2);
-		CHECK_INT(match_needle(fr, b, 0, 0, &r2), 0);
-		CHECK_NEAR(r.areas[0].similarity, r2.areas[0].similarity, 0);
-		match_result_release(&r);
-		match_result_release(&r2);
+		twin_search(s, c2, fr, c2);
+		twin_search(s, a, fr, b);
 		match_screen_free(fr);
 		needle_free(a);
 		needle_free(b);
