@@ -54,6 +54,7 @@ struct video {
 	struct vnc_frame *queue[VIDEO_QUEUE_LEN];
 	int qhead, qlen;
 	bool closing, failed;
+	bool held;                /* video_hold: the encoder takes no frame */
 	double t_end;
 	int result;               /* first error of the encoder thread */
 	struct video_stats stats;
@@ -196,6 +197,7 @@ static void account(struct video *v, bool frame)
 	v->stats.cpu_s = cpu;
 	if (bytes > 0)
 		v->stats.bytes = (uint64_t)bytes;
+	v->stats.unflushed = v->unflushed;
 	pthread_mutex_unlock(&v->lock);
 }
 
@@ -358,7 +360,7 @@ static void *encoder_main(void *arg)
 
 	for (;;) {
 		pthread_mutex_lock(&v->lock);
-		while (!v->qlen && !v->closing) {
+		while ((!v->qlen || v->held) && !v->closing) {
 			if (!v->unflushed) {
 				pthread_cond_wait(&v->cond, &v->lock);
 				continue;
@@ -381,7 +383,7 @@ static void *encoder_main(void *arg)
 			return NULL;
 		}
 		f = NULL;
-		if (v->qlen) {
+		if (v->qlen && (!v->held || v->closing)) {
 			f = v->queue[v->qhead];
 			v->queue[v->qhead] = NULL;
 			v->qhead = (v->qhead + 1) % VIDEO_QUEUE_LEN;
@@ -633,6 +635,14 @@ void video_add_frame(struct video *v, struct vnc_frame *f)
 			  VIDEO_QUEUE_LEN, (unsigned long long)dropped);
 		vnc_frame_unref(old);
 	}
+}
+
+void video_hold(struct video *v, bool hold)
+{
+	pthread_mutex_lock(&v->lock);
+	v->held = hold;
+	pthread_cond_signal(&v->cond);
+	pthread_mutex_unlock(&v->lock);
 }
 
 void video_vnc_listener(void *ctx, struct vnc_frame *f)

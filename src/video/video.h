@@ -8,6 +8,7 @@
 #ifndef VIGIL_VIDEO_H
 #define VIGIL_VIDEO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "vm/vnc.h"
@@ -30,6 +31,7 @@ struct video_stats {
 	uint64_t bytes;     /* bytes written to the file so far */
 	double cpu_s;       /* CPU seconds used by the encoder thread */
 	double duration_s;  /* video time of the last frame encoded */
+	bool unflushed;     /* encoded data not yet flushed to the file */
 };
 
 /* Create the WebM file path (truncated if it exists) for w x h frames and
@@ -49,6 +51,12 @@ int video_open(const char *path, int w, int h, double t0,
  * video shows black (an extra frame at 0, so every player starts there). Frames of another size are scaled
  * to w x h. Ignored after video_close began or once encoding failed. */
 void video_add_frame(struct video *v, struct vnc_frame *f);
+
+/* Hold (true) or release (false) the encoder: while held it takes no
+ * frame from the queue, so frames added meanwhile fill it and the oldest
+ * are dropped exactly as when the encoder falls behind. For tests, which
+ * must not depend on which thread runs first; video_close releases it. */
+void video_hold(struct video *v, bool hold);
 
 /* The same as a vnc_frame_fn, for vnc_add_listener(vnc, video_vnc_listener,
  * video). VNC listeners cannot be removed: close the VNC connection

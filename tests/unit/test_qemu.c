@@ -177,12 +177,16 @@ TEST(qemu_process_stop_escalates)
 {
 	struct qemu_cmd c;
 	struct qemu *q = NULL;
-	char err[256] = "", why[512];
+	char err[256] = "", why[512], up[400], script[600];
 
-	/* Ignores SIGTERM: only SIGKILL ends it. */
-	fake_cmd(&c, "trap '' TERM; echo up; while :; do sleep 0.05; done");
+	/* Ignores SIGTERM: only SIGKILL ends it. It says so by creating
+	 * the file up, which the test waits for however long that takes. */
+	snprintf(up, sizeof(up), "%s/up", unit_tmpdir());
+	snprintf(script, sizeof(script), "trap '' TERM; : > '%s'; while :; do sleep 0.05; done", up);
+	fake_cmd(&c, script);
 	CHECK_INT(qemu_start(&c, &q, err, sizeof(err)), 0);
-	sleep_ms(200);
+	while (!file_exists(up))
+		sleep_ms(10);
 	CHECK(qemu_running(q));
 	why[0] = 'x';
 	qemu_exit_reason(q, why, sizeof(why));
