@@ -28,7 +28,7 @@ struct live {
 
 int live_tick(struct live *l)
 {
-	struct vnc_frame *f;
+	struct frame *f;
 	struct stat st;
 	int rc = 0;
 
@@ -36,7 +36,7 @@ int live_tick(struct live *l)
 		return 0;
 	f = vnc_latest(l->vnc);
 	if (!f || f->seq == l->last_seq) {
-		vnc_frame_unref(f);
+		frame_unref(f);
 		return 0;
 	}
 	/* image_save_png replaces the file atomically (file_write_all). */
@@ -46,7 +46,7 @@ int live_tick(struct live *l)
 	} else {
 		log_warn("live view: cannot write '%s': %s", l->png_path, err_str(rc));
 	}
-	vnc_frame_unref(f);
+	frame_unref(f);
 	return rc;
 }
 

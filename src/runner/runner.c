@@ -408,7 +408,7 @@ static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errl
 		char *vpath = path_join(r->out_dir, "video.webm"), verr[512];
 		/* The video's time 0 is QEMU's start, as every step's frametime. */
 		if (vpath && video_open(vpath, r->xres, r->yres, r->vm_start, &r->video, verr, sizeof(verr)) == 0)
-			vnc_add_listener(r->vnc, video_vnc_listener, r->video);
+			vnc_add_listener(r->vnc, video_frame_listener, r->video);
 		else
 			log_warn("no video: %s", vpath ? verr : "out of memory");
 		free(vpath);

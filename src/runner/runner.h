@@ -17,7 +17,7 @@ struct needle_set;
 struct qemu;
 struct qmp;
 struct vnc;
-struct vnc_frame;
+struct frame;
 struct serial;
 struct match_result;
 struct shots;

@@ -24,7 +24,7 @@
 #define MARGIN_RATIO 0.02
 #define MAX_CANDIDATES 5
 
-struct vnc_frame *screen_current(struct runner *r)
+struct frame *screen_current(struct runner *r)
 {
 	return vnc_latest(r->vnc);
 }
@@ -41,7 +41,7 @@ static char *frametime_str(const struct runner *r, double t, char *buf, size_t l
 	return buf;
 }
 
-static json_t *frametime_json(const struct runner *r, const struct vnc_frame *f)
+static json_t *frametime_json(const struct runner *r, const struct frame *f)
 {
 	char a[32], b[32];
 	json_t *ft = json_array();
@@ -51,7 +51,7 @@ static json_t *frametime_json(const struct runner *r, const struct vnc_frame *f)
 }
 
 /* Saves the frame as the module's next screenshot; returns its name. */
-static char *save_frame(struct runner *r, const struct vnc_frame *f)
+static char *save_frame(struct runner *r, const struct frame *f)
 {
 	struct module *m = runner_module(r);
 	char *name;
@@ -62,7 +62,7 @@ static char *save_frame(struct runner *r, const struct vnc_frame *f)
 	name = results_next_name(m, "png");
 	if (!name)
 		return NULL;
-	rc = r->shots ? shots_enqueue(r->shots, name, (struct vnc_frame *)f)
+	rc = r->shots ? shots_enqueue(r->shots, name, (struct frame *)f)
 		      : results_save_image(r->testresults, name, f->img);
 	if (rc) {
 		log_warn("could not save screenshot '%s': %s", name, err_str(rc));
@@ -181,11 +181,11 @@ static void search_release(struct frame_search *s)
  * runner thread is its only user), replaced when another frame comes. */
 static struct {
 	const struct runner *r;
-	struct vnc_frame *f;
+	struct frame *f;
 	struct match_screen *ms;
 } frame_screen_cache;
 
-static struct match_screen *frame_screen(const struct runner *r, struct vnc_frame *f)
+static struct match_screen *frame_screen(const struct runner *r, struct frame *f)
 {
 	struct match_screen *ms;
 
@@ -194,7 +194,7 @@ static struct match_screen *frame_screen(const struct runner *r, struct vnc_fram
 	/* a new frame: as a new match_screen, with the old one's buffers;
 	 * after the frame before it, only its changed rows are searched again */
 	if (frame_screen_cache.ms) {
-		struct vnc_frame *old = frame_screen_cache.f;
+		struct frame *old = frame_screen_cache.f;
 		ms = frame_screen_cache.ms;
 		if (frame_screen_cache.r == r && old && f->seq == old->seq + 1 && old->img->w == f->img->w &&
 		    old->img->h == f->img->h && (f->same_top || f->same_bottom))
@@ -206,15 +206,15 @@ static struct match_screen *frame_screen(const struct runner *r, struct vnc_fram
 		if (!ms)
 			return NULL;
 	}
-	vnc_frame_unref(frame_screen_cache.f);
-	vnc_frame_ref(f);
+	frame_unref(frame_screen_cache.f);
+	frame_ref(f);
 	frame_screen_cache.r = r;
 	frame_screen_cache.f = f;
 	frame_screen_cache.ms = ms;
 	return ms;
 }
 
-static int search_frame(const struct runner *r, struct needle **needles, size_t nn, struct vnc_frame *f,
+static int search_frame(const struct runner *r, struct needle **needles, size_t nn, struct frame *f,
 			double ratio, struct frame_search *out)
 {
 	struct match_screen *ms;
@@ -259,7 +259,7 @@ static int is_near_miss(const struct runner *r, const struct match_result *best)
 /* Text of the needle's ocr areas on the frame, read by tesseract as
  * os-autoinst does (area coordinates as in the needle). NULL when the
  * needle has no ocr area. OCR never fails a match. */
-static json_t *read_ocr(struct runner *r, const struct needle *n, const struct vnc_frame *f)
+static json_t *read_ocr(struct runner *r, const struct needle *n, const struct frame *f)
 {
 	json_t *list = NULL;
 	size_t i;
@@ -302,7 +302,7 @@ static json_t *read_ocr(struct runner *r, const struct needle *n, const struct v
 	return list;
 }
 
-static json_t *record_match(struct runner *r, const struct vnc_frame *f, const struct frame_search *s,
+static json_t *record_match(struct runner *r, const struct frame *f, const struct frame_search *s,
 			    const char *const *tags, size_t ntags)
 {
 	const struct match_result *best = &s->res[0];
@@ -350,7 +350,7 @@ static json_t *record_match(struct runner *r, const struct vnc_frame *f, const s
 	return match;
 }
 
-static void record_failure(struct runner *r, const struct vnc_frame *f, const struct frame_search *s,
+static void record_failure(struct runner *r, const struct frame *f, const struct frame_search *s,
 			   const char *const *tags, size_t ntags, int is_assert, int near)
 {
 	json_t *d = json_object(), *cands = json_array();
@@ -395,7 +395,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 {
 	struct needle **needles = NULL;
 	struct frame_search s = { 0 };
-	struct vnc_frame *f = NULL, *next = NULL;
+	struct frame *f = NULL, *next = NULL;
 	double t0 = time_mono(), deadline, last_full;
 	uint64_t searched = UINT64_MAX, searched_full = UINT64_MAX;
 	size_t nn;
@@ -447,7 +447,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 		rc = vnc_next_frame(r->vnc, f ? f->seq : 0, (int)((wake - now) * 1000) + 1, &next);
 		if (rc == 0) {
 			if (f)
-				vnc_frame_unref(f);
+				frame_unref(f);
 			f = next;
 			next = NULL;
 		} else if (rc != ERR_TIMEOUT) {
@@ -467,14 +467,14 @@ out:
 	vnc_set_watch(r->vnc, 0);
 	search_release(&s);
 	if (f)
-		vnc_frame_unref(f);
+		frame_unref(f);
 	free(needles);
 	return rc;
 }
 
 int screen_wait_still(struct runner *r, double stilltime, double timeout, double level)
 {
-	struct vnc_frame *ref, *next = NULL;
+	struct frame *ref, *next = NULL;
 	double t0 = time_mono(), deadline = t0 + timeout, last_change = t0;
 	uint64_t seq;
 	int rc;
@@ -511,24 +511,24 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 			/* A real change: restart the still period from this frame. */
 			last_change = time_mono();
 			if (ref)
-				vnc_frame_unref(ref);
+				frame_unref(ref);
 			ref = next;
 		} else {
-			vnc_frame_unref(next);
+			frame_unref(next);
 		}
 		next = NULL;
 	}
 	vnc_set_watch(r->vnc, 0);
 	if (ref)
-		vnc_frame_unref(ref);
+		frame_unref(ref);
 	return rc;
 }
 
-int screen_wait_change(struct runner *r, struct vnc_frame *ref, double timeout, double level, double *sim)
+int screen_wait_change(struct runner *r, struct frame *ref, double timeout, double level, double *sim)
 {
 	double t0 = time_mono(), deadline = t0 + timeout;
 	uint64_t seq = ref ? ref->seq : 0;
-	struct vnc_frame *next = NULL;
+	struct frame *next = NULL;
 	int rc;
 
 	if (deadline > r->deadline)
@@ -551,7 +551,7 @@ int screen_wait_change(struct runner *r, struct vnc_frame *ref, double timeout, 
 		}
 		seq = next->seq;
 		*sim = ref ? image_psnr(ref->img, next->img) : 0;
-		vnc_frame_unref(next);
+		frame_unref(next);
 		if (*sim < level) {
 			rc = 1;
 			break;
@@ -563,7 +563,7 @@ int screen_wait_change(struct runner *r, struct vnc_frame *ref, double timeout, 
 
 int screen_save_step(struct runner *r, const char *result)
 {
-	struct vnc_frame *f = vnc_latest(r->vnc);
+	struct frame *f = vnc_latest(r->vnc);
 	json_t *d;
 	char *shot;
 
@@ -577,6 +577,6 @@ int screen_save_step(struct runner *r, const char *result)
 		json_object_set_new(d, "screenshot", json_string(shot));
 	add_detail(r, d);
 	free(shot);
-	vnc_frame_unref(f);
+	frame_unref(f);
 	return 0;
 }

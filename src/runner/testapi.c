@@ -284,7 +284,7 @@ static int l_wait_screen_change(lua_State *L)
 {
 	struct runner *r = tapi_runner(L);
 	double timeout, level, sim = 0, t0 = time_mono();
-	struct vnc_frame *ref;
+	struct frame *ref;
 	int rc;
 
 	luaL_checktype(L, 1, LUA_TFUNCTION);
@@ -297,12 +297,12 @@ static int l_wait_screen_change(lua_State *L)
 	lua_pushvalue(L, 1);
 	if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
 		if (ref)
-			vnc_frame_unref(ref);
+			frame_unref(ref);
 		return lua_error(L);
 	}
 	rc = screen_wait_change(r, ref, timeout, level, &sim);
 	if (ref)
-		vnc_frame_unref(ref);
+		frame_unref(ref);
 	if (rc != 1)
 		tapi_check_abort(L, r);
 	runner_progress(r, "wait_screen_change: %s after %.2fs", rc == 1 ? "changed" : "no change",
@@ -366,12 +366,12 @@ static int l_send_key(lua_State *L)
 		return 0;
 	}
 	if (wsc) {
-		struct vnc_frame *ref = screen_current(r);
+		struct frame *ref = screen_current(r);
 		double sim;
 		tapi_send_keysyms(L, r, syms, n, 0.01);
 		screen_wait_change(r, ref, 10 * r->timeout_scale, SCREEN_CHANGE_LEVEL, &sim);
 		if (ref)
-			vnc_frame_unref(ref);
+			frame_unref(ref);
 	} else {
 		tapi_send_keysyms(L, r, syms, n, 0.01);
 	}
@@ -410,12 +410,12 @@ static int l_send_key_until_needlematch(lua_State *L)
 			return 1;
 		}
 		{
-			struct vnc_frame *ref = screen_current(r);
+			struct frame *ref = screen_current(r);
 			double sim;
 			tapi_send_keysyms(L, r, syms, n, 0.01);
 			screen_wait_change(r, ref, 1.0 * r->timeout_scale, SCREEN_CHANGE_LEVEL, &sim);
 			if (ref)
-				vnc_frame_unref(ref);
+				frame_unref(ref);
 		}
 		t = timeout;
 	}
