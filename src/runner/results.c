@@ -8,6 +8,14 @@
 #include "util/err.h"
 #include "util/util.h"
 
+void results_module_release(struct module *m)
+{
+	free(m->name);
+	free(m->script);
+	free(m->fail_message);
+	json_decref(m->details);
+}
+
 const char *module_result_name(enum module_result r)
 {
 	switch (r) {

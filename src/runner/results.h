@@ -42,6 +42,10 @@ struct module {
 	char *fail_message;
 };
 
+/* Free what m holds (name, script, details, fail_message); m itself is
+ * the caller's. */
+void results_module_release(struct module *m);
+
 const char *module_result_name(enum module_result r);
 const char *job_result_name(enum job_result r);
 /* Flags as openQA's {"fatal":1,...} object (new reference). */

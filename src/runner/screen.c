@@ -53,7 +53,7 @@ static json_t *frametime_json(const struct runner *r, const struct frame *f)
 /* Saves the frame as the module's next screenshot; returns its name. */
 static char *save_frame(struct runner *r, const struct frame *f)
 {
-	struct module *m = runner_module(r);
+	struct module *m = runner__module(r);
 	char *name;
 	int rc;
 
@@ -74,7 +74,7 @@ static char *save_frame(struct runner *r, const struct frame *f)
 
 static void add_detail(struct runner *r, json_t *d)
 {
-	struct module *m = runner_module(r);
+	struct module *m = runner__module(r);
 	if (!m) {
 		json_decref(d);
 		return;
@@ -320,7 +320,7 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 	if (shot)
 		json_object_set_new(d, "screenshot", json_string(shot));
 	if (best->needle->workaround) {
-		struct module *m = runner_module(r);
+		struct module *m = runner__module(r);
 		json_object_set_new(d, "result", json_string("softfail"));
 		json_object_set_new(d, "dent", json_integer(1));
 		if (m) {
@@ -461,7 +461,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	rc = 0;
 	goto out;
 dead:
-	runner_vm_dead(r);
+	runner__vm_dead(r);
 	rc = ERR_CLOSED;
 out:
 	vnc_set_watch(r->vnc, 0);
@@ -503,7 +503,7 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 			continue;
 		if (rc) {
 			rc = ERR_CLOSED;
-			runner_vm_dead(r);
+			runner__vm_dead(r);
 			break;
 		}
 		seq = next->seq;
@@ -546,7 +546,7 @@ int screen_wait_change(struct runner *r, struct frame *ref, double timeout, doub
 			continue;
 		if (rc) {
 			rc = ERR_CLOSED;
-			runner_vm_dead(r);
+			runner__vm_dead(r);
 			break;
 		}
 		seq = next->seq;

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 #include <jansson.h>
-#include "runner/runner.h"
+#include "runner/runner_int.h"
 
 /* PSNR thresholds (dB), as os-autoinst. */
 #define SCREEN_CHANGE_LEVEL 50.0

@@ -42,7 +42,7 @@ void tapi_check_abort(lua_State *L, struct runner *r)
 		luaL_error(L, "%s", r->reason[0] ? r->reason : "job aborted");
 	}
 	if (time_mono() >= r->deadline) {
-		runner_abort(r, JOB_TIMEOUT_EXCEEDED, "MAX_JOB_TIME exceeded");
+		runner__abort(r, JOB_TIMEOUT_EXCEEDED, "MAX_JOB_TIME exceeded");
 		luaL_error(L, "%s", r->reason);
 	}
 }
@@ -197,17 +197,17 @@ static int do_check(lua_State *L, int is_assert)
 		tapi_check_abort(L, r); /* VM gone or MAX_JOB_TIME reached */
 	}
 	if (rc == 1) {
-		runner_progress(r, "%s '%s': matched %s in %.2fs", is_assert ? "assert_screen" : "check_screen",
+		runner__progress(r, "%s '%s': matched %s in %.2fs", is_assert ? "assert_screen" : "check_screen",
 				text, json_string_value(json_object_get(match, "needle")), time_mono() - t0);
 		json_decref(r->last_match);
 		r->last_match = match;
 		push_json(L, match);
 		return 1;
 	}
-	runner_progress(r, "%s '%s': no match in %.2fs%s", is_assert ? "assert_screen" : "check_screen",
+	runner__progress(r, "%s '%s': no match in %.2fs%s", is_assert ? "assert_screen" : "check_screen",
 			text, time_mono() - t0, near ? " (near miss: needs review)" : "");
 	if (is_assert) {
-		struct module *m = runner_module(r);
+		struct module *m = runner__module(r);
 		if (m) {
 			if (near)
 				m->needs_review = 1;
@@ -272,7 +272,7 @@ static int l_wait_still_screen(lua_State *L)
 	rc = screen_wait_still(r, still, timeout * r->timeout_scale, level);
 	if (rc != 1)
 		tapi_check_abort(L, r);
-	runner_progress(r, "wait_still_screen %.1fs: %s after %.2fs", still, rc == 1 ? "still" : "timed out",
+	runner__progress(r, "wait_still_screen %.1fs: %s after %.2fs", still, rc == 1 ? "still" : "timed out",
 			time_mono() - t0);
 	if (rc == 0)
 		screen_save_step(r, "unk");
@@ -305,7 +305,7 @@ static int l_wait_screen_change(lua_State *L)
 		frame_unref(ref);
 	if (rc != 1)
 		tapi_check_abort(L, r);
-	runner_progress(r, "wait_screen_change: %s after %.2fs", rc == 1 ? "changed" : "no change",
+	runner__progress(r, "wait_screen_change: %s after %.2fs", rc == 1 ? "changed" : "no change",
 			time_mono() - t0);
 	lua_pushboolean(L, rc == 1);
 	return 1;
@@ -326,7 +326,7 @@ void tapi_send_keysyms(lua_State *L, struct runner *r, const uint32_t *syms, siz
 			rc = rc2;
 	}
 	if (rc) {
-		runner_vm_dead(r);
+		runner__vm_dead(r);
 		tapi_check_abort(L, r);
 		luaL_error(L, "could not send keys: %s", err_str(rc));
 	}
@@ -362,7 +362,7 @@ static int l_send_key(lua_State *L)
 		if (!c)
 			return luaL_error(L, "send_key: key '%s' cannot be sent to the serial terminal", name);
 		tapi_type(L, r, &c, 1, 0, 0);
-		runner_progress(r, "send_key %s", name);
+		runner__progress(r, "send_key %s", name);
 		return 0;
 	}
 	if (wsc) {
@@ -375,7 +375,7 @@ static int l_send_key(lua_State *L)
 	} else {
 		tapi_send_keysyms(L, r, syms, n, 0.01);
 	}
-	runner_progress(r, "send_key %s", name);
+	runner__progress(r, "send_key %s", name);
 	return 0;
 }
 
@@ -403,7 +403,7 @@ static int l_send_key_until_needlematch(lua_State *L)
 		if (rc < 0)
 			tapi_check_abort(L, r);
 		if (rc == 1) {
-			runner_progress(r, "send_key_until_needlematch '%s': matched", text);
+			runner__progress(r, "send_key_until_needlematch '%s': matched", text);
 			json_decref(r->last_match);
 			r->last_match = match;
 			push_json(L, match);
@@ -432,7 +432,7 @@ void tapi_type(lua_State *L, struct runner *r, const char *text, size_t len, dou
 	if (r->console == CONSOLE_SERIAL) {
 		int rc = serial_write(r->serial, text, len);
 		if (rc) {
-			runner_vm_dead(r);
+			runner__vm_dead(r);
 			tapi_check_abort(L, r);
 			luaL_error(L, "could not write to the serial port: %s", err_str(rc));
 		}
@@ -494,7 +494,7 @@ static int do_type(lua_State *L, struct runner *r, const char *s, size_t len, in
 			}
 		}
 		shown[o] = '\0';
-		runner_progress(r, "type_string '%s%s' (%.2fs)", secret ? "[masked]" : shown, lf ? "\\n" : "",
+		runner__progress(r, "type_string '%s%s' (%.2fs)", secret ? "[masked]" : shown, lf ? "\\n" : "",
 				time_mono() - t0);
 	}
 	if (still > 0 && r->console == CONSOLE_VGA) {
@@ -543,7 +543,7 @@ static void mouse_move(lua_State *L, struct runner *r, int x, int y, int mask)
 {
 	int rc = vnc_send_pointer(r->vnc, x, y, mask);
 	if (rc) {
-		runner_vm_dead(r);
+		runner__vm_dead(r);
 		tapi_check_abort(L, r);
 		luaL_error(L, "could not send the pointer event: %s", err_str(rc));
 	}
@@ -562,7 +562,7 @@ static int l_mouse_set(lua_State *L)
 	mouse_move(L, r, x, y, 0);
 	r->mouse_x = x;
 	r->mouse_y = y;
-	runner_progress(r, "mouse_set %d,%d", x, y);
+	runner__progress(r, "mouse_set %d,%d", x, y);
 	return 0;
 }
 
@@ -596,7 +596,7 @@ static int l_mouse_click(lua_State *L)
 	double hold = luaL_optnumber(L, 2, 0.15);
 	tapi_check_abort(L, r);
 	click(L, r, mask, hold, 1);
-	runner_progress(r, "mouse_click %s at %d,%d", luaL_optstring(L, 1, "left"), r->mouse_x, r->mouse_y);
+	runner__progress(r, "mouse_click %s at %d,%d", luaL_optstring(L, 1, "left"), r->mouse_x, r->mouse_y);
 	return 0;
 }
 
@@ -607,7 +607,7 @@ static int l_mouse_dclick(lua_State *L)
 	double t = luaL_optnumber(L, 2, 0.10);
 	tapi_check_abort(L, r);
 	click(L, r, mask, t, 2);
-	runner_progress(r, "mouse_dclick at %d,%d", r->mouse_x, r->mouse_y);
+	runner__progress(r, "mouse_dclick at %d,%d", r->mouse_x, r->mouse_y);
 	return 0;
 }
 
@@ -670,7 +670,7 @@ static int l_assert_and_click(lua_State *L)
 	r->mouse_y = y;
 	mouse_move(L, r, x, y, 0);
 	click(L, r, mask, dclick ? 0.10 : 0.15, dclick ? 2 : 1);
-	runner_progress(r, "assert_and_click: clicked %s at %d,%d", button, x, y);
+	runner__progress(r, "assert_and_click: clicked %s at %d,%d", button, x, y);
 	sleep_ms(1000); /* as os-autoinst: let the click take effect */
 	if (!mousehide && oldx >= 0 && oldy >= 0) {
 		r->mouse_x = oldx;
@@ -695,7 +695,7 @@ static int l_save_screenshot(lua_State *L)
 
 void tapi_record_text(struct runner *r, const char *title, const char *text, const char *result)
 {
-	struct module *m = runner_module(r);
+	struct module *m = runner__module(r);
 	json_t *d;
 	char *name;
 
@@ -722,7 +722,7 @@ static int l_record_info(lua_State *L)
 	const char *title = luaL_checkstring(L, 1);
 	const char *text = luaL_optstring(L, 2, "");
 	const char *result = tapi_opt_string(L, 3, "result", "ok");
-	struct module *m = runner_module(r);
+	struct module *m = runner__module(r);
 
 	if (strcmp(result, "ok") && strcmp(result, "fail") && strcmp(result, "softfail"))
 		return luaL_error(L, "record_info: result must be ok, fail or softfail, not '%s'", result);
@@ -733,7 +733,7 @@ static int l_record_info(lua_State *L)
 	} else if (m && !strcmp(result, "softfail") && m->result != MODULE_FAIL) {
 		m->result = MODULE_SOFTFAIL;
 	}
-	runner_progress(r, "record_info '%s' (%s)", title, result);
+	runner__progress(r, "record_info '%s' (%s)", title, result);
 	return 0;
 }
 
@@ -741,7 +741,7 @@ static int l_record_soft_failure(lua_State *L)
 {
 	struct runner *r = tapi_runner(L);
 	const char *reason = luaL_checkstring(L, 1);
-	struct module *m = runner_module(r);
+	struct module *m = runner__module(r);
 	struct buf b;
 
 	buf_init(&b, 1 << 20);
@@ -753,7 +753,7 @@ static int l_record_soft_failure(lua_State *L)
 		if (m->result != MODULE_FAIL)
 			m->result = MODULE_SOFTFAIL;
 	}
-	runner_progress(r, "record_soft_failure: %s", reason);
+	runner__progress(r, "record_soft_failure: %s", reason);
 	return 0;
 }
 
@@ -817,7 +817,7 @@ static int l_sleep(lua_State *L)
 	while (time_mono() < end) {
 		double left = end - time_mono();
 		tapi_check_abort(L, r);
-		if (runner_vm_dead(r))
+		if (runner__vm_dead(r))
 			tapi_check_abort(L, r);
 		sleep_ms(left > 0.2 ? 200 : (int)(left * 1000) + 1);
 	}
@@ -844,7 +844,7 @@ static int l_power(lua_State *L)
 		return luaL_error(L, "power: unknown action '%s' (on, off, acpi, reset)", action);
 	tapi_check_abort(L, r);
 	rc = qmp_command(r->qmp, cmd, NULL, NULL, err, sizeof(err));
-	runner_progress(r, "power %s", action);
+	runner__progress(r, "power %s", action);
 	if (!strcmp(action, "off")) {
 		r->expect_exit = 1;
 		return 0;
@@ -863,13 +863,13 @@ static int shutdown_wait(lua_State *L, int is_assert)
 	for (;;) {
 		int rc = qmp_query_status(r->qmp, status, sizeof(status), err, sizeof(err));
 		if ((rc == 0 && !strcmp(status, "shutdown")) || (rc && r->expect_exit)) {
-			runner_progress(r, "%s: machine is shut down", is_assert ? "assert_shutdown" : "check_shutdown");
+			runner__progress(r, "%s: machine is shut down", is_assert ? "assert_shutdown" : "check_shutdown");
 			r->expect_exit = 1;
 			lua_pushboolean(L, 1);
 			return 1;
 		}
 		if (rc) {
-			runner_vm_dead(r);
+			runner__vm_dead(r);
 			tapi_check_abort(L, r);
 		}
 		if (time_mono() >= end)
@@ -877,7 +877,7 @@ static int shutdown_wait(lua_State *L, int is_assert)
 		tapi_check_abort(L, r);
 		sleep_ms(250);
 	}
-	runner_progress(r, "%s: machine did not shut down", is_assert ? "assert_shutdown" : "check_shutdown");
+	runner__progress(r, "%s: machine did not shut down", is_assert ? "assert_shutdown" : "check_shutdown");
 	if (is_assert) {
 		screen_save_step(r, "fail");
 		return luaL_error(L, "Machine didn't shut down!");

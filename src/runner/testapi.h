@@ -7,7 +7,7 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include <stdint.h>
-#include "runner/runner.h"
+#include "runner/runner_int.h"
 
 /* The runner of this Lua state (stored in the registry). Marks an API call
  * (resets the busy-loop guard). */
@@ -36,6 +36,9 @@ int tapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int li
 /* Record a text detail (testresults/<module>-<n>.txt). */
 void tapi_record_text(struct runner *r, const char *title, const char *text, const char *result);
 
+/* Register the test API globals in L (testapi.c), and the console and
+ * serial ones (testapi_console.c). */
+void testapi_register(struct runner *r, lua_State *L);
 void testapi_register_console(lua_State *L);
 
 #endif

@@ -46,7 +46,7 @@ static int l_select_console(lua_State *L)
 	else
 		return luaL_error(L, "select_console: unknown console '%s' (VGA: sut, vga, x11, root-console; "
 				  "serial terminal: serial, root-serial, root-virtio-terminal)", name);
-	runner_progress(r, "select_console %s", name);
+	runner__progress(r, "select_console %s", name);
 	return 0;
 }
 
@@ -170,7 +170,7 @@ static int serial_search(struct runner *r, pcre2_code *re, double timeout,
 				return 1;
 			}
 			free(last);
-			runner_vm_dead(r);
+			runner__vm_dead(r);
 			return ERR_CLOSED;
 		}
 	}
@@ -220,7 +220,7 @@ static int l_wait_serial(lua_State *L)
 		expect_not_found = lua_toboolean(L, 3);
 	tapi_check_abort(L, r);
 	found = tapi_serial_wait(L, r, pattern, literal, timeout);
-	runner_progress(r, "wait_serial '%s': %s after %.2fs", pattern, found ? "found" : "not found",
+	runner__progress(r, "wait_serial '%s': %s after %.2fs", pattern, found ? "found" : "not found",
 			time_mono() - t0);
 	if (!quiet) {
 		buf_init(&b, LIMIT_SERIAL_LOG);
@@ -297,10 +297,10 @@ static int l_script_run(lua_State *L)
 	}
 	code = run_with_marker(L, r, cmd, timeout);
 	if (code < 0) {
-		runner_progress(r, "script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
+		runner__progress(r, "script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
 		return luaL_error(L, "command '%s' timed out", cmd);
 	}
-	runner_progress(r, "script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
+	runner__progress(r, "script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
 	lua_pushinteger(L, code);
 	return 1;
 }
@@ -317,12 +317,12 @@ static int l_assert_script_run(lua_State *L)
 	tapi_check_abort(L, r);
 	code = run_with_marker(L, r, cmd, timeout);
 	if (code < 0) {
-		runner_progress(r, "assert_script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
+		runner__progress(r, "assert_script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
 		return luaL_error(L, "command '%s' timed out", cmd);
 	}
-	runner_progress(r, "assert_script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
+	runner__progress(r, "assert_script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
 	if (code != 0) {
-		struct module *m = runner_module(r);
+		struct module *m = runner__module(r);
 		if (m)
 			m->hard_fail = 1;
 		if (msg)
@@ -399,7 +399,7 @@ static int l_script_output(lua_State *L)
 	snprintf(end, sizeof(end), "SCRIPT_FINISHED%s", marker);
 	rc = type_and_capture(L, r, &b, marker, end, timeout, &text, &m);
 	if (rc == 0) {
-		runner_progress(r, "script_output: timed out after %.2fs", time_mono() - t0);
+		runner__progress(r, "script_output: timed out after %.2fs", time_mono() - t0);
 		return luaL_error(L, "script_output timed out: '%s'", script);
 	}
 	{
@@ -415,7 +415,7 @@ static int l_script_output(lua_State *L)
 	out = crlf_to_lf(text + m.cap_start[1], m.cap_end[1] - m.cap_start[1]);
 	free(text);
 	trim_right(out);
-	runner_progress(r, "script_output: exit %ld, %zu bytes (%.2fs)", code, strlen(out), time_mono() - t0);
+	runner__progress(r, "script_output: exit %ld, %zu bytes (%.2fs)", code, strlen(out), time_mono() - t0);
 	lua_pushstring(L, out);
 	free(out);
 	if (code != 0 && !proceed)
@@ -430,7 +430,7 @@ static int l_upload_logs(lua_State *L)
 	double timeout = tapi_timeout(L, r, 2, 90);
 	int failok = tapi_opt_bool(L, 2, "failok", 0);
 	const char *log_name = tapi_opt_string(L, 2, "log_name", NULL);
-	struct module *m = runner_module(r);
+	struct module *m = runner__module(r);
 	char marker[6], begin[32], end[32], *text = NULL, *base, *dir = NULL, *path = NULL, *upname = NULL;
 	struct serial_match sm;
 	struct buf b, data;
@@ -458,7 +458,7 @@ static int l_upload_logs(lua_State *L)
 	free(text);
 	if (code != 0) {
 		buf_release(&data);
-		runner_progress(r, "upload_logs '%s': failed", file);
+		runner__progress(r, "upload_logs '%s': failed", file);
 		if (failok)
 			return 0;
 		return luaL_error(L, "upload_logs: could not read '%s' in the guest%s", file,
@@ -472,7 +472,7 @@ static int l_upload_logs(lua_State *L)
 		path = path_join(dir, upname);
 	}
 	rc = path && mkdir_p(dir, 0755) == 0 ? file_write_all(path, data.data ? data.data : "", data.len) : ERR_NOMEM;
-	runner_progress(r, "upload_logs '%s': %zu bytes -> ulogs/%s", file, data.len, upname ? upname : "?");
+	runner__progress(r, "upload_logs '%s': %zu bytes -> ulogs/%s", file, data.len, upname ? upname : "?");
 	buf_release(&data);
 	free(base);
 	free(dir);
