@@ -249,6 +249,7 @@ static void run_module(struct runner *r, struct module *m)
 
 	m->start = time_mono();
 	m->result = MODULE_OK;
+	r->steps.m = m;
 	r->serial_offset = serial_len(r->serial);
 	r->last_api = time_mono();
 	runner__progress(r, "starting module");
@@ -272,7 +273,7 @@ static void run_module(struct runner *r, struct module *m)
 			struct buf b;
 			buf_init(&b, 1 << 20);
 			(void)buf_printf(&b, "# Test died: %s\n", m->fail_message);
-			tapi_record_text(r, "Failed", b.data ? b.data : "", "fail");
+			steps_text(&r->steps, "Failed", b.data ? b.data : "", "fail");
 			buf_release(&b);
 		}
 		if (!r->abort) {
@@ -292,6 +293,7 @@ static void run_module(struct runner *r, struct module *m)
 		}
 	}
 	lua_pop(L, 2); /* traceback, module table */
+	r->steps.m = NULL;
 	m->end = time_mono();
 	runner__progress(r, "module %s (%.2fs)", module_result_name(m->result), m->end - m->start);
 	if (results_write_module(r->testresults, m))
@@ -390,7 +392,7 @@ static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errl
 		rc = qemu_start(&cmd, &r->qemu, err, errlen);
 	if (rc)
 		goto out;
-	r->vm_start = time_mono();
+	r->steps.t0 = time_mono();
 	rc = qmp_connect(cmd.qmp_path, 10000, &r->qmp, err, errlen);
 	if (rc)
 		goto out;
@@ -410,7 +412,7 @@ static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errl
 	if (!vars_get_bool(&r->vars, "NOVIDEO", 0)) {
 		char *vpath = path_join(r->out_dir, "video.webm"), verr[512];
 		/* The video's time 0 is QEMU's start, as every step's frametime. */
-		if (vpath && video_open(vpath, r->xres, r->yres, r->vm_start, &r->video, verr, sizeof(verr)) == 0)
+		if (vpath && video_open(vpath, r->xres, r->yres, r->steps.t0, &r->video, verr, sizeof(verr)) == 0)
 			vnc_add_listener(r->vnc, video_frame_listener, r->video);
 		else
 			log_warn("no video: %s", vpath ? verr : "out of memory");
@@ -520,7 +522,8 @@ enum job_result runner_run(struct runner *r)
 	size_t i, first;
 
 	r->start = time_mono();
-	r->vm_start = r->start;
+	r->steps.t0 = r->start;
+	r->steps.testresults = r->testresults;
 	r->timeout_scale = vars_get_double(&r->vars, "TIMEOUT_SCALE", 1.0);
 	if (r->timeout_scale <= 0)
 		r->timeout_scale = 1.0;
@@ -540,6 +543,7 @@ enum job_result runner_run(struct runner *r)
 	}
 	luaL_openlibs(r->L);
 	r->shots = shots_new(r->testresults);
+	r->steps.shots = r->shots;
 	testapi_register(r, r->L);
 	rc = load_schedule(r, err, sizeof(err));
 	if (!rc)
@@ -632,6 +636,7 @@ out:
 	stop_vm(r);
 	if (!r->keep_disks)
 		clean_workdir(r->workdir);
+	r->steps.shots = NULL;
 	if (shots_free(r->shots))
 		log_err("some screenshots could not be written");
 	r->shots = NULL;

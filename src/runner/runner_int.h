@@ -12,6 +12,7 @@
 #include <jansson.h>
 #include "runner/results.h"
 #include "runner/runner.h"
+#include "runner/steps.h"
 #include "runner/vars.h"
 
 struct lua_State;
@@ -42,6 +43,8 @@ struct runner {
 	long last_milestone;  /* index of the last module whose snapshot was saved, -1 none */
 	struct needle_set *needles;
 	struct shots *shots;  /* background screenshot writer */
+	struct steps steps;   /* the running module's step recorder; steps.t0 is
+	                       * QEMU's start, video time 0 and every frame time's */
 
 	struct qemu *qemu;
 	struct qmp *qmp;
@@ -56,7 +59,6 @@ struct runner {
 	size_t nmodules, cur;
 
 	double start;         /* monotonic: when vigil started the job */
-	double vm_start;      /* monotonic: when QEMU started (video time 0) */
 	double deadline;      /* monotonic: MAX_JOB_TIME */
 	double timeout_scale;
 	double last_api;      /* monotonic: last test API call (busy-loop guard) */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* screen.c - screen checks: every changed frame the capture thread hands
  * over while a check waits is matched (margin search), the whole screen is
- * searched at least every 5 s and at the deadline, and the step is recorded
- * with its screenshot, needle areas and frame time. Keeps the prepared
+ * searched at least every 5 s and at the deadline, and the step (needle
+ * areas, candidates, OCR) is recorded through steps.c with its screenshot
+ * and frame time. Keeps the prepared
  * screen of the last frame searched, as os-autoinst keeps last_image. */
 #define LOG_MODULE "screen"
 #include <math.h>
@@ -13,7 +14,7 @@
 #include "image/match.h"
 #include "image/needle.h"
 #include "runner/screen.h"
-#include "runner/shots.h"
+#include "runner/steps.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/proc.h"
@@ -27,61 +28,6 @@
 struct frame *screen_current(struct runner *r)
 {
 	return vnc_latest(r->vnc);
-}
-
-/* Seconds since QEMU's start with two decimals, as os-autoinst writes
- * them, rounded down from the millisecond the video gives the frame: a
- * seek to this time lands on the frame, never on the one after it. */
-static char *frametime_str(const struct runner *r, double t, char *buf, size_t len)
-{
-	double v = t - r->vm_start;
-	long long cs = v > 0 ? llround(v * 1000.0) / 10 : 0;
-
-	snprintf(buf, len, "%lld.%02lld", cs / 100, cs % 100);
-	return buf;
-}
-
-static json_t *frametime_json(const struct runner *r, const struct frame *f)
-{
-	char a[32], b[32];
-	json_t *ft = json_array();
-	json_array_append_new(ft, json_string(frametime_str(r, f->t, a, sizeof(a))));
-	json_array_append_new(ft, json_string(frametime_str(r, f->t + 0.04, b, sizeof(b))));
-	return ft;
-}
-
-/* Saves the frame as the module's next screenshot; returns its name. */
-static char *save_frame(struct runner *r, const struct frame *f)
-{
-	struct module *m = runner__module(r);
-	char *name;
-	int rc;
-
-	if (!m || !f)
-		return NULL;
-	name = results_next_name(m, "png");
-	if (!name)
-		return NULL;
-	rc = r->shots ? shots_enqueue(r->shots, name, (struct frame *)f)
-		      : results_save_image(r->testresults, name, f->img);
-	if (rc) {
-		log_warn("could not save screenshot '%s': %s", name, err_str(rc));
-		free(name);
-		return NULL;
-	}
-	return name;
-}
-
-static void add_detail(struct runner *r, json_t *d)
-{
-	struct module *m = runner__module(r);
-	if (!m) {
-		json_decref(d);
-		return;
-	}
-	if (!m->details)
-		m->details = json_array();
-	json_array_append_new(m->details, d);
 }
 
 /* openQA's serialisation of a needle's match: area list with integer
@@ -307,7 +253,6 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 {
 	const struct match_result *best = &s->res[0];
 	json_t *d = json_object(), *cands = json_array(), *match, *ocr;
-	char *shot = save_frame(r, f);
 	size_t i;
 
 	json_object_set_new(d, "needle", json_string(best->needle->name));
@@ -316,18 +261,11 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 	json_object_set_new(d, "error", json_real(best->error));
 	json_object_set_new(d, "tags", tags_json(best->needle));
 	json_object_set_new(d, "asked_tags", asked_tags_json(tags, ntags));
-	json_object_set_new(d, "frametime", frametime_json(r, f));
-	if (shot)
-		json_object_set_new(d, "screenshot", json_string(shot));
+	steps_frame(&r->steps, d, f);
 	if (best->needle->workaround) {
-		struct module *m = runner__module(r);
 		json_object_set_new(d, "result", json_string("softfail"));
 		json_object_set_new(d, "dent", json_integer(1));
-		if (m) {
-			m->dents++;
-			if (m->result == MODULE_OK || m->result == MODULE_NONE)
-				m->result = MODULE_SOFTFAIL;
-		}
+		steps_dent(&r->steps);
 	} else {
 		json_object_set_new(d, "result", json_string("ok"));
 	}
@@ -345,8 +283,7 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 	json_object_set(match, "area", json_object_get(d, "area"));
 	json_object_set_new(match, "error", json_real(best->error));
 	json_object_set_new(match, "ok", json_true());
-	add_detail(r, d);
-	free(shot);
+	steps_add(&r->steps, d);
 	return match;
 }
 
@@ -354,22 +291,17 @@ static void record_failure(struct runner *r, const struct frame *f, const struct
 			   const char *const *tags, size_t ntags, int is_assert, int near)
 {
 	json_t *d = json_object(), *cands = json_array();
-	char *shot = f ? save_frame(r, f) : NULL;
 	size_t i;
 
 	json_object_set_new(d, "result", json_string(is_assert ? "fail" : "unk"));
 	json_object_set_new(d, "tags", asked_tags_json(tags, ntags));
-	if (f)
-		json_object_set_new(d, "frametime", frametime_json(r, f));
-	if (shot)
-		json_object_set_new(d, "screenshot", json_string(shot));
+	steps_frame(&r->steps, d, f);
 	for (i = 0; i < s->n && i < MAX_CANDIDATES; i++)
 		json_array_append_new(cands, candidate_json(&s->res[i]));
 	json_object_set_new(d, "needles", cands);
 	if (is_assert && near)
 		json_object_set_new(d, "needs_review", json_true());
-	add_detail(r, d);
-	free(shot);
+	steps_add(&r->steps, d);
 }
 
 static const char *best_summary(const struct frame_search *s, char *buf, size_t len)
@@ -564,19 +496,10 @@ int screen_wait_change(struct runner *r, struct frame *ref, double timeout, doub
 int screen_save_step(struct runner *r, const char *result)
 {
 	struct frame *f = vnc_latest(r->vnc);
-	json_t *d;
-	char *shot;
 
 	if (!f)
 		return ERR_NOT_FOUND;
-	shot = save_frame(r, f);
-	d = json_object();
-	json_object_set_new(d, "result", json_string(result));
-	json_object_set_new(d, "frametime", frametime_json(r, f));
-	if (shot)
-		json_object_set_new(d, "screenshot", json_string(shot));
-	add_detail(r, d);
-	free(shot);
+	steps_screenshot(&r->steps, f, result);
 	frame_unref(f);
 	return 0;
 }

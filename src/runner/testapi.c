@@ -693,29 +693,6 @@ static int l_save_screenshot(lua_State *L)
 	return 0;
 }
 
-void tapi_record_text(struct runner *r, const char *title, const char *text, const char *result)
-{
-	struct module *m = runner__module(r);
-	json_t *d;
-	char *name;
-
-	if (!m)
-		return;
-	name = results_next_name(m, "txt");
-	if (!name)
-		return;
-	if (results_save_text(r->testresults, name, text))
-		log_warn("could not write '%s'", name);
-	d = json_object();
-	json_object_set_new(d, "title", json_string(title));
-	json_object_set_new(d, "result", json_string(result));
-	json_object_set_new(d, "text", json_string(name));
-	if (!m->details)
-		m->details = json_array();
-	json_array_append_new(m->details, d);
-	free(name);
-}
-
 static int l_record_info(lua_State *L)
 {
 	struct runner *r = tapi_runner(L);
@@ -726,7 +703,7 @@ static int l_record_info(lua_State *L)
 
 	if (strcmp(result, "ok") && strcmp(result, "fail") && strcmp(result, "softfail"))
 		return luaL_error(L, "record_info: result must be ok, fail or softfail, not '%s'", result);
-	tapi_record_text(r, title, text, result);
+	steps_text(&r->steps, title, text, result);
 	if (m && !strcmp(result, "fail")) {
 		m->result = MODULE_FAIL;
 		m->hard_fail = 1;
@@ -741,18 +718,13 @@ static int l_record_soft_failure(lua_State *L)
 {
 	struct runner *r = tapi_runner(L);
 	const char *reason = luaL_checkstring(L, 1);
-	struct module *m = runner__module(r);
 	struct buf b;
 
 	buf_init(&b, 1 << 20);
 	if (buf_printf(&b, "# Soft Failure:\n%s\n", reason) == 0)
-		tapi_record_text(r, "Soft Failed", b.data, "softfail");
+		steps_text(&r->steps, "Soft Failed", b.data, "softfail");
 	buf_release(&b);
-	if (m) {
-		m->dents++;
-		if (m->result != MODULE_FAIL)
-			m->result = MODULE_SOFTFAIL;
-	}
+	steps_dent(&r->steps);
 	runner__progress(r, "record_soft_failure: %s", reason);
 	return 0;
 }

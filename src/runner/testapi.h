@@ -33,9 +33,6 @@ void tapi_type(lua_State *L, struct runner *r, const char *text, size_t len, dou
  * of the match (CRLF -> LF) and moves the position; 0 and pushes nil on time-out. */
 int tapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int literal, double timeout);
 
-/* Record a text detail (testresults/<module>-<n>.txt). */
-void tapi_record_text(struct runner *r, const char *title, const char *text, const char *result);
-
 /* Register the test API globals in L (testapi.c), and the console and
  * serial ones (testapi_console.c). */
 void testapi_register(struct runner *r, lua_State *L);

@@ -226,7 +226,7 @@ static int l_wait_serial(lua_State *L)
 		buf_init(&b, LIMIT_SERIAL_LOG);
 		(void)buf_printf(&b, "# wait_serial expected: %s\n# Result:\n%s\n", pattern,
 				 found ? lua_tostring(L, -1) : "");
-		tapi_record_text(r, "wait_serial", b.data ? b.data : "",
+		steps_text(&r->steps, "wait_serial", b.data ? b.data : "",
 				 (found != 0) != (expect_not_found != 0) ? "ok" : "fail");
 		buf_release(&b);
 	}
