@@ -253,6 +253,7 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 {
 	const struct match_result *best = &s->res[0];
 	json_t *d = json_object(), *cands = json_array(), *match, *ocr;
+	int64_t ms;
 	size_t i;
 
 	json_object_set_new(d, "needle", json_string(best->needle->name));
@@ -261,7 +262,7 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 	json_object_set_new(d, "error", json_real(best->error));
 	json_object_set_new(d, "tags", tags_json(best->needle));
 	json_object_set_new(d, "asked_tags", asked_tags_json(tags, ntags));
-	steps_frame(&r->steps, d, f);
+	ms = steps_frame(&r->steps, d, f);
 	if (best->needle->workaround) {
 		json_object_set_new(d, "result", json_string("softfail"));
 		json_object_set_new(d, "dent", json_integer(1));
@@ -283,7 +284,7 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 	json_object_set(match, "area", json_object_get(d, "area"));
 	json_object_set_new(match, "error", json_real(best->error));
 	json_object_set_new(match, "ok", json_true());
-	steps_add(&r->steps, d);
+	steps_add(&r->steps, d, ms);
 	return match;
 }
 
@@ -291,17 +292,18 @@ static void record_failure(struct runner *r, const struct frame *f, const struct
 			   const char *const *tags, size_t ntags, int is_assert, int near)
 {
 	json_t *d = json_object(), *cands = json_array();
+	int64_t ms;
 	size_t i;
 
 	json_object_set_new(d, "result", json_string(is_assert ? "fail" : "unk"));
 	json_object_set_new(d, "tags", asked_tags_json(tags, ntags));
-	steps_frame(&r->steps, d, f);
+	ms = steps_frame(&r->steps, d, f);
 	for (i = 0; i < s->n && i < MAX_CANDIDATES; i++)
 		json_array_append_new(cands, candidate_json(&s->res[i]));
 	json_object_set_new(d, "needles", cands);
 	if (is_assert && near)
 		json_object_set_new(d, "needs_review", json_true());
-	steps_add(&r->steps, d);
+	steps_add(&r->steps, d, ms);
 }
 
 static const char *best_summary(const struct frame_search *s, char *buf, size_t len)

@@ -3,34 +3,13 @@
  * screenshot and text files, frame times, details and dents. Writes the
  * module's results only; called by the screen checks and the test API. */
 #define LOG_MODULE "steps"
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "runner/shots.h"
 #include "runner/steps.h"
 #include "util/err.h"
 #include "util/log.h"
-
-/* Seconds since QEMU's start with two decimals, as os-autoinst writes
- * them, rounded down from the millisecond the video gives the frame: a
- * seek to this time lands on the frame, never on the one after it. */
-static char *frametime_str(const struct steps *s, double t, char *buf, size_t len)
-{
-	double v = t - s->t0;
-	long long cs = v > 0 ? llround(v * 1000.0) / 10 : 0;
-
-	snprintf(buf, len, "%lld.%02lld", cs / 100, cs % 100);
-	return buf;
-}
-
-static json_t *frametime_json(const struct steps *s, const struct frame *f)
-{
-	char a[32], b[32];
-	json_t *ft = json_array();
-	json_array_append_new(ft, json_string(frametime_str(s, f->t, a, sizeof(a))));
-	json_array_append_new(ft, json_string(frametime_str(s, f->t + 0.04, b, sizeof(b))));
-	return ft;
-}
+#include "video/video.h"
 
 /* Saves the frame as the module's next screenshot; returns its name. */
 static char *save_frame(struct steps *s, const struct frame *f)
@@ -53,20 +32,24 @@ static char *save_frame(struct steps *s, const struct frame *f)
 	return name;
 }
 
-void steps_frame(struct steps *s, json_t *d, const struct frame *f)
+int64_t steps_frame(struct steps *s, json_t *d, const struct frame *f)
 {
+	int64_t ms;
 	char *shot;
 
 	if (!f)
-		return;
+		return -1;
 	shot = save_frame(s, f);
-	json_object_set_new(d, "frametime", frametime_json(s, f));
+	/* The frame's video time, as the encoder stamped it. */
+	ms = video_time_ms(s->t0, f->t);
+	json_object_set_new(d, "frametime", results_frametime_json(ms, video_time_ms(s->t0, f->t + 0.04)));
 	if (shot)
 		json_object_set_new(d, "screenshot", json_string(shot));
 	free(shot);
+	return ms;
 }
 
-void steps_add(struct steps *s, json_t *d)
+void steps_add(struct steps *s, json_t *d, int64_t frame_ms)
 {
 	if (!s->m) {
 		json_decref(d);
@@ -74,6 +57,8 @@ void steps_add(struct steps *s, json_t *d)
 	}
 	if (!s->m->details)
 		s->m->details = json_array();
+	if (frame_ms >= 0 && results_add_step_time(s->m, json_array_size(s->m->details), frame_ms))
+		log_warn("out of memory: step not in the video index");
 	json_array_append_new(s->m->details, d);
 }
 
@@ -82,8 +67,7 @@ void steps_screenshot(struct steps *s, const struct frame *f, const char *result
 	json_t *d = json_object();
 
 	json_object_set_new(d, "result", json_string(result));
-	steps_frame(s, d, f);
-	steps_add(s, d);
+	steps_add(s, d, steps_frame(s, d, f));
 }
 
 void steps_text(struct steps *s, const char *title, const char *text, const char *result)
@@ -102,7 +86,7 @@ void steps_text(struct steps *s, const char *title, const char *text, const char
 	json_object_set_new(d, "title", json_string(title));
 	json_object_set_new(d, "result", json_string(result));
 	json_object_set_new(d, "text", json_string(name));
-	steps_add(s, d);
+	steps_add(s, d, -1);
 	free(name);
 }
 

@@ -23,11 +23,13 @@ struct steps {
 
 /* Save f as the module's next screenshot and add "frametime" (its video
  * time and 40 ms later, as os-autoinst) and "screenshot" to step d, in
- * that order. f NULL: nothing added. */
-void steps_frame(struct steps *s, json_t *d, const struct frame *f);
+ * that order. Returns f's video time in ms for steps_add; f NULL: nothing
+ * added, -1. */
+int64_t steps_frame(struct steps *s, json_t *d, const struct frame *f);
 
-/* Append step d to the module's details (the reference is taken over). */
-void steps_add(struct steps *s, json_t *d);
+/* Append step d to the module's details (the reference is taken over);
+ * frame_ms: steps_frame's value, the time of the frame d shows, or -1. */
+void steps_add(struct steps *s, json_t *d, int64_t frame_ms);
 
 /* A screenshot step of f: {"result", "frametime", "screenshot"}. */
 void steps_screenshot(struct steps *s, const struct frame *f, const char *result);

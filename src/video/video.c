@@ -279,7 +279,7 @@ static int convert_frame(struct video *v, const struct frame *f)
 static void encode_frame(struct video *v, const struct frame *f)
 {
 	int ret;
-	int64_t ms = llround((f->t - v->t0) * 1000.0);
+	int64_t ms = video_time_ms(v->t0, f->t);
 
 	if (!v->have_frame && ms > 0) {
 		ret = fill_black(v->yuv);
@@ -334,7 +334,7 @@ static void finish(struct video *v, double t_end)
 			if (ret < 0)
 				fail(v, av_code(ret), "allocating a picture", ret);
 		}
-		if (ret >= 0 && encode_at(v, llround((t_end - v->t0) * 1000.0)) == 0)
+		if (ret >= 0 && encode_at(v, video_time_ms(v->t0, t_end)) == 0)
 			account(v, true);
 		ret = avcodec_send_frame(v->enc, NULL);
 		if (ret < 0)
@@ -650,9 +650,9 @@ void video_frame_listener(void *ctx, struct frame *f)
 	video_add_frame(ctx, f);
 }
 
-int64_t video_time_ms(const struct video *v, double t)
+int64_t video_time_ms(double t0, double t)
 {
-	int64_t ms = llround((t - v->t0) * 1000.0);
+	int64_t ms = llround((t - t0) * 1000.0);
 
 	return ms < 0 ? 0 : ms;
 }

@@ -63,9 +63,11 @@ void video_hold(struct video *v, bool hold);
  * be removed: close the VNC connection before video_close. */
 void video_frame_listener(void *ctx, struct frame *f);
 
-/* The video time in milliseconds of time_mono() value t (for the index of
- * steps to video times); never negative. */
-int64_t video_time_ms(const struct video *v, double t);
+/* The video time in milliseconds of time_mono() value t in a video whose
+ * time 0 is t0 (video_open's), rounded to the nearest millisecond as the
+ * encoder stamps frames; never negative. The run's one conversion: the
+ * steps' frame times come from it too, so they name the video's frames. */
+int64_t video_time_ms(double t0, double t);
 
 /* Counters so far, consistent with each other (any thread). */
 void video_get_stats(struct video *v, struct video_stats *st);
