@@ -18,6 +18,7 @@
 #include "image/needle.h"
 #include "runner/live.h"
 #include "runner/runner_int.h"
+#include "runner/screen.h"
 #include "runner/shots.h"
 #include "runner/testapi.h"
 #include "util/err.h"
@@ -811,6 +812,7 @@ void runner_free(struct runner *r)
 		free(r->needles);
 	}
 	json_decref(r->last_match);
+	screen_release(r);
 	vars_release(&r->vars);
 	free(r->distri_dir);
 	free(r->out_dir);

@@ -22,12 +22,20 @@ struct qemu;
 struct qmp;
 struct vnc;
 struct frame;
+struct match_screen;
 struct serial;
 struct match_result;
 struct shots;
 struct video;
 
 enum console_kind { CONSOLE_VGA, CONSOLE_SERIAL };
+
+/* screen.c's: the prepared screen of the last frame searched, kept while
+ * that frame is searched again (screen_release frees it). */
+struct screen_cache {
+	struct frame *f;
+	struct match_screen *ms;
+};
 
 struct live;
 
@@ -71,6 +79,7 @@ struct runner {
 	double review_level;  /* near-miss similarity for needs_review */
 
 	json_t *last_match;   /* the last matched needle's serialisation (tags) */
+	struct screen_cache screen;
 
 	int abort;            /* stop running modules */
 	volatile int signal;  /* set by a signal handler: the job was interrupted */

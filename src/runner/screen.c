@@ -122,27 +122,22 @@ static void search_release(struct frame_search *s)
  * screen stays the same: margin and whole-screen searches, and later
  * checks too. The image's preparation cache carries over from search to
  * search and decides how the blur rounds (see image/match.h), so one
- * match_screen is kept per frame and reused while that frame is the one
- * searched. It holds a reference to its frame; one per process (the
- * runner thread is its only user), replaced when another frame comes. */
-static struct {
-	const struct runner *r;
-	struct frame *f;
-	struct match_screen *ms;
-} frame_screen_cache;
-
-static struct match_screen *frame_screen(const struct runner *r, struct frame *f)
+ * match_screen is kept per frame in the job's context (r->screen) and
+ * reused while that frame is the one searched. It holds a reference to its
+ * frame and is replaced when another frame comes. */
+static struct match_screen *frame_screen(struct runner *r, struct frame *f)
 {
+	struct screen_cache *c = &r->screen;
 	struct match_screen *ms;
 
-	if (frame_screen_cache.ms && frame_screen_cache.r == r && frame_screen_cache.f == f)
-		return frame_screen_cache.ms;
+	if (c->ms && c->f == f)
+		return c->ms;
 	/* a new frame: as a new match_screen, with the old one's buffers;
 	 * after the frame before it, only its changed rows are searched again */
-	if (frame_screen_cache.ms) {
-		struct frame *old = frame_screen_cache.f;
-		ms = frame_screen_cache.ms;
-		if (frame_screen_cache.r == r && old && f->seq == old->seq + 1 && old->img->w == f->img->w &&
+	if (c->ms) {
+		struct frame *old = c->f;
+		ms = c->ms;
+		if (old && f->seq == old->seq + 1 && old->img->w == f->img->w &&
 		    old->img->h == f->img->h && (f->same_top || f->same_bottom))
 			match_screen_reset_rows(ms, f->img, f->same_top, f->img->h - f->same_bottom);
 		else
@@ -152,15 +147,22 @@ static struct match_screen *frame_screen(const struct runner *r, struct frame *f
 		if (!ms)
 			return NULL;
 	}
-	frame_unref(frame_screen_cache.f);
+	frame_unref(c->f);
 	frame_ref(f);
-	frame_screen_cache.r = r;
-	frame_screen_cache.f = f;
-	frame_screen_cache.ms = ms;
+	c->f = f;
+	c->ms = ms;
 	return ms;
 }
 
-static int search_frame(const struct runner *r, struct needle **needles, size_t nn, struct frame *f,
+void screen_release(struct runner *r)
+{
+	match_screen_free(r->screen.ms);
+	frame_unref(r->screen.f);
+	r->screen.ms = NULL;
+	r->screen.f = NULL;
+}
+
+static int search_frame(struct runner *r, struct needle **needles, size_t nn, struct frame *f,
 			double ratio, struct frame_search *out)
 {
 	struct match_screen *ms;

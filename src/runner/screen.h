@@ -34,6 +34,9 @@ struct frame *screen_current(struct runner *r);
  * NULL: any frame). 1 changed (*sim = its PSNR), 0 timed out, negative VM gone. */
 int screen_wait_change(struct runner *r, struct frame *ref, double timeout, double level, double *sim);
 
+/* Free the prepared screen kept from the last search (r->screen). */
+void screen_release(struct runner *r);
+
 /* Record the current screen as a step with the given result ("unk", "ok",
  * "fail"). 0 or negative. */
 int screen_save_step(struct runner *r, const char *result);
