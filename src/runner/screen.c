@@ -326,6 +326,27 @@ static const char *best_summary(const struct frame_search *s, char *buf, size_t 
 	return buf;
 }
 
+/* The first frame after seq, waiting until time_mono() reaches until (the
+ * queue is looked at once even when until has passed): 1 with *out
+ * referenced, 0 when until came first, ERR_CLOSED once the VM is gone
+ * (the runner then knows why). */
+static int next_frame(struct runner *r, uint64_t seq, double until, struct frame **out)
+{
+	for (;;) {
+		double now = time_mono();
+		int rc = vnc_next_frame(r->vnc, seq, now < until ? (int)((until - now) * 1000) + 1 : 0, out);
+
+		if (rc == 0)
+			return 1;
+		if (rc != ERR_TIMEOUT) {
+			runner__vm_dead(r);
+			return ERR_CLOSED;
+		}
+		if (time_mono() >= until)
+			return 0;
+	}
+}
+
 int screen_check(struct runner *r, const char *const *tags, size_t ntags, double timeout,
 		 int is_assert, json_t **match, int *near_miss)
 {
@@ -380,14 +401,13 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 			break;
 		}
 		wake = last_full + FULL_SEARCH_INTERVAL < deadline ? last_full + FULL_SEARCH_INTERVAL : deadline;
-		rc = vnc_next_frame(r->vnc, f ? f->seq : 0, (int)((wake - now) * 1000) + 1, &next);
-		if (rc == 0) {
-			if (f)
-				frame_unref(f);
+		rc = next_frame(r, f ? f->seq : 0, wake, &next);
+		if (rc < 0)
+			goto out;
+		if (rc == 1) {
+			frame_unref(f);
 			f = next;
 			next = NULL;
-		} else if (rc != ERR_TIMEOUT) {
-			goto dead;
 		}
 		rc = 0;
 	}
@@ -395,10 +415,6 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	record_failure(r, f, &s, tags, ntags, is_assert, *near_miss);
 	log_info("no match after %.1fs: %s", time_mono() - t0, best_summary(&s, summary, sizeof(summary)));
 	rc = 0;
-	goto out;
-dead:
-	runner__vm_dead(r);
-	rc = ERR_CLOSED;
 out:
 	vnc_set_watch(r->vnc, 0);
 	search_release(&s);
@@ -422,7 +438,6 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 	seq = ref ? ref->seq : 0;
 	for (;;) {
 		double now = time_mono();
-		int wait_ms;
 		if (now - last_change >= stilltime) {
 			rc = 1;
 			break;
@@ -431,17 +446,11 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 			rc = 0;
 			break;
 		}
-		wait_ms = (int)((last_change + stilltime - now) * 1000) + 1;
-		if (now + wait_ms / 1000.0 > deadline)
-			wait_ms = (int)((deadline - now) * 1000) + 1;
-		rc = vnc_next_frame(r->vnc, seq, wait_ms, &next);
-		if (rc == ERR_TIMEOUT)
+		rc = next_frame(r, seq, last_change + stilltime < deadline ? last_change + stilltime : deadline, &next);
+		if (rc == 0)
 			continue;
-		if (rc) {
-			rc = ERR_CLOSED;
-			runner__vm_dead(r);
+		if (rc < 0)
 			break;
-		}
 		seq = next->seq;
 		if (!ref || image_psnr(ref->img, next->img) < level) {
 			/* A real change: restart the still period from this frame. */
@@ -477,14 +486,11 @@ int screen_wait_change(struct runner *r, struct frame *ref, double timeout, doub
 			rc = 0;
 			break;
 		}
-		rc = vnc_next_frame(r->vnc, seq, (int)((deadline - now) * 1000) + 1, &next);
-		if (rc == ERR_TIMEOUT)
+		rc = next_frame(r, seq, deadline, &next);
+		if (rc == 0)
 			continue;
-		if (rc) {
-			rc = ERR_CLOSED;
-			runner__vm_dead(r);
+		if (rc < 0)
 			break;
-		}
 		seq = next->seq;
 		*sim = ref ? image_psnr(ref->img, next->img) : 0;
 		frame_unref(next);
