@@ -16,7 +16,7 @@
 #include <dirent.h>
 #include <unistd.h>
 #include "image/needle.h"
-#include "runner/live.h"
+#include "runner/liveview.h"
 #include "runner/runner_int.h"
 #include "runner/screen.h"
 #include "runner/shots.h"
@@ -408,7 +408,7 @@ static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errl
 	rc = vnc_connect(cmd.vnc_path, r->xres, r->yres, 10000, &r->vnc, err, errlen);
 	if (rc)
 		goto out;
-	if (live_start(r->vnc, r->out_dir, &r->live))
+	if (liveview_start(r->vnc, r->out_dir, &r->liveview))
 		log_warn("no live view frames: cannot start their thread");
 	if (!vars_get_bool(&r->vars, "NOVIDEO", 0)) {
 		char *vpath = path_join(r->out_dir, "video.webm"), verr[512];
@@ -431,8 +431,8 @@ out:
 
 static void stop_vm(struct runner *r)
 {
-	live_stop(r->live);
-	r->live = NULL;
+	liveview_stop(r->liveview);
+	r->liveview = NULL;
 	/* The capture thread feeds the video: close VNC before the video. */
 	if (r->vnc)
 		vnc_close(r->vnc);

@@ -37,7 +37,7 @@ struct screen_cache {
 	struct match_screen *ms;
 };
 
-struct live;
+struct liveview;
 
 struct runner {
 	struct vars vars;
@@ -59,7 +59,7 @@ struct runner {
 	struct vnc *vnc;
 	struct serial *serial;
 	struct video *video;  /* video.webm encoder, NULL with NOVIDEO=1 */
-	struct live *live;    /* live view frames (live.on -> live.png) */
+	struct liveview *liveview; /* live view frames (live.on -> live.png) */
 	int xres, yres;
 
 	struct lua_State *L;

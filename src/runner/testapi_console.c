@@ -35,10 +35,10 @@ static int in_list(const char *const *list, const char *s)
 
 static int l_select_console(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *name = luaL_checkstring(L, 1);
 
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	if (in_list(serial_consoles, name))
 		r->console = CONSOLE_SERIAL;
 	else if (in_list(vga_consoles, name))
@@ -52,7 +52,7 @@ static int l_select_console(lua_State *L)
 
 static int l_is_serial_terminal(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	lua_pushboolean(L, r->console == CONSOLE_SERIAL);
 	return 1;
 }
@@ -176,7 +176,7 @@ static int serial_search(struct runner *r, pcre2_code *re, double timeout,
 	}
 }
 
-int tapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int literal, double timeout)
+int testapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int literal, double timeout)
 {
 	pcre2_code *re = compile(L, pattern, literal);
 	struct serial_match m;
@@ -189,7 +189,7 @@ int tapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int li
 	if (rc != 1) {
 		free(text);
 		text = NULL;
-		tapi_check_abort(L, r);
+		testapi_check_abort(L, r);
 		if (rc < 0)
 			return luaL_error(L, "serial port closed");
 	}
@@ -206,20 +206,20 @@ int tapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int li
 
 static int l_wait_serial(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *pattern = luaL_checkstring(L, 1);
-	double timeout = tapi_timeout(L, r, 2, 90);
-	int literal = tapi_opt_bool(L, 2, "no_regex", 0);
-	int expect_not_found = tapi_opt_bool(L, 2, "expect_not_found", 0);
-	int quiet = tapi_opt_bool(L, 2, "quiet", 0);
+	double timeout = testapi_timeout(L, r, 2, 90);
+	int literal = testapi_opt_bool(L, 2, "no_regex", 0);
+	int expect_not_found = testapi_opt_bool(L, 2, "expect_not_found", 0);
+	int quiet = testapi_opt_bool(L, 2, "quiet", 0);
 	double t0 = time_mono();
 	int found;
 	struct buf b;
 
 	if (lua_isboolean(L, 3))
 		expect_not_found = lua_toboolean(L, 3);
-	tapi_check_abort(L, r);
-	found = tapi_serial_wait(L, r, pattern, literal, timeout);
+	testapi_check_abort(L, r);
+	found = testapi_serial_wait(L, r, pattern, literal, timeout);
 	runner__progress(r, "wait_serial '%s': %s after %.2fs", pattern, found ? "found" : "not found",
 			time_mono() - t0);
 	if (!quiet) {
@@ -256,7 +256,7 @@ static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, dou
 	buf_init(&b, LIMIT_SERIAL_LOG);
 	if (buf_printf(&b, "%s; echo %s-$?- > /dev/%s\n", cmd, marker, serialdev(r)))
 		return luaL_error(L, "command too long");
-	tapi_type(L, r, b.data, b.len, r->typing_interval, 0);
+	testapi_type(L, r, b.data, b.len, r->typing_interval, 0);
 	buf_release(&b);
 	snprintf(pattern, sizeof(pattern), "%s-(\\d+)-", marker);
 	re = compile(L, pattern, 0);
@@ -274,24 +274,24 @@ static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, dou
 	}
 	free(text);
 	if (rc != 1)
-		tapi_check_abort(L, r);
+		testapi_check_abort(L, r);
 	return code;
 }
 
 static int l_script_run(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *cmd = luaL_checkstring(L, 1);
-	double timeout = tapi_timeout(L, r, 2, 30);
+	double timeout = testapi_timeout(L, r, 2, 30);
 	double t0 = time_mono();
 	long code;
 
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	if (str_ends_with(cmd, "&"))
 		return luaL_error(L, "script_run: command '%s' ends with '&': run it in the background yourself", cmd);
 	if (timeout == 0) {
-		tapi_type(L, r, cmd, strlen(cmd), r->typing_interval, 0);
-		tapi_type(L, r, "\n", 1, r->typing_interval, 0);
+		testapi_type(L, r, cmd, strlen(cmd), r->typing_interval, 0);
+		testapi_type(L, r, "\n", 1, r->typing_interval, 0);
 		lua_pushnil(L);
 		return 1;
 	}
@@ -307,14 +307,14 @@ static int l_script_run(lua_State *L)
 
 static int l_assert_script_run(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *cmd = luaL_checkstring(L, 1);
-	double timeout = tapi_timeout(L, r, 2, 90);
-	const char *msg = tapi_opt_string(L, 2, "fail_message", NULL);
+	double timeout = testapi_timeout(L, r, 2, 90);
+	const char *msg = testapi_opt_string(L, 2, "fail_message", NULL);
 	double t0 = time_mono();
 	long code;
 
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	code = run_with_marker(L, r, cmd, timeout);
 	if (code < 0) {
 		runner__progress(r, "assert_script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
@@ -351,7 +351,7 @@ static int type_and_capture(lua_State *L, struct runner *r, struct buf *cmd, con
 	size_t len;
 	int rc;
 
-	tapi_type(L, r, cmd->data, cmd->len, r->typing_interval, 0);
+	testapi_type(L, r, cmd->data, cmd->len, r->typing_interval, 0);
 	buf_release(cmd);
 	snprintf(pattern, sizeof(pattern), "(?s)(?:^|\\n)%s\\r?\\n(.*?)%s-(\\d+)-", begin, end);
 	re = compile(L, pattern, 0);
@@ -360,7 +360,7 @@ static int type_and_capture(lua_State *L, struct runner *r, struct buf *cmd, con
 	if (rc != 1) {
 		free(*text);
 		*text = NULL;
-		tapi_check_abort(L, r);
+		testapi_check_abort(L, r);
 		if (rc < 0)
 			luaL_error(L, "serial port closed");
 	}
@@ -369,10 +369,10 @@ static int type_and_capture(lua_State *L, struct runner *r, struct buf *cmd, con
 
 static int l_script_output(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *script = luaL_checkstring(L, 1);
-	double timeout = tapi_timeout(L, r, 2, 30);
-	int proceed = tapi_opt_bool(L, 2, "proceed_on_failure", 0);
+	double timeout = testapi_timeout(L, r, 2, 30);
+	int proceed = testapi_opt_bool(L, 2, "proceed_on_failure", 0);
 	char marker[6], end[32];
 	struct serial_match m;
 	struct buf b;
@@ -381,7 +381,7 @@ static int l_script_output(lua_State *L)
 	int rc;
 	double t0 = time_mono();
 
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	make_marker(marker);
 	buf_init(&b, LIMIT_SERIAL_LOG);
 	if (strchr(script, '\n') || strlen(script) >= 80)
@@ -425,11 +425,11 @@ static int l_script_output(lua_State *L)
 
 static int l_upload_logs(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *file = luaL_checkstring(L, 1);
-	double timeout = tapi_timeout(L, r, 2, 90);
-	int failok = tapi_opt_bool(L, 2, "failok", 0);
-	const char *log_name = tapi_opt_string(L, 2, "log_name", NULL);
+	double timeout = testapi_timeout(L, r, 2, 90);
+	int failok = testapi_opt_bool(L, 2, "failok", 0);
+	const char *log_name = testapi_opt_string(L, 2, "log_name", NULL);
 	struct module *m = runner__module(r);
 	char marker[6], begin[32], end[32], *text = NULL, *base, *dir = NULL, *path = NULL, *upname = NULL;
 	struct serial_match sm;
@@ -437,7 +437,7 @@ static int l_upload_logs(lua_State *L)
 	long code = -1;
 	int rc;
 
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	make_marker(marker);
 	buf_init(&b, LIMIT_SERIAL_LOG);
 	buf_init(&data, LIMIT_SERIAL_LOG);

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "image/image.h"
-#include "runner/live.h"
+#include "runner/liveview.h"
 #include "util/err.h"
 #include "vm/vnc.h"
 #include "util/log.h"
@@ -343,20 +343,20 @@ TEST(vnc_connect_timeout)
 }
 
 /* The live view writer: nothing while nobody watches; the newest frame as
- * live.png once live.on exists; gone again after live_stop. */
+ * live.png once live.on exists; gone again after liveview_stop. */
 TEST(vnc_live_view_frames)
 {
 	struct fixture fx;
 	struct vnc *v = NULL;
 	struct frame *f = NULL;
-	struct live *l = NULL;
+	struct liveview *l = NULL;
 	struct image *img = NULL;
 	char err[256] = "", on[600], png[600];
 	uint64_t seq = 0;
 	FILE *fp;
 
-	snprintf(on, sizeof(on), "%s/%s", unit_tmpdir(), LIVE_ON_FILE);
-	snprintf(png, sizeof(png), "%s/%s", unit_tmpdir(), LIVE_PNG_FILE);
+	snprintf(on, sizeof(on), "%s/%s", unit_tmpdir(), LIVEVIEW_ON_FILE);
+	snprintf(png, sizeof(png), "%s/%s", unit_tmpdir(), LIVEVIEW_PNG_FILE);
 	fixture_start(&fx, "single");
 	CHECK_INT(vnc_connect(fx.sock, 1024, 768, 5000, &v, err, sizeof(err)), 0);
 	while (seq < 3) {
@@ -364,8 +364,8 @@ TEST(vnc_live_view_frames)
 		seq = f->seq;
 		frame_unref(f);
 	}
-	CHECK_INT(live_start(v, unit_tmpdir(), &l), 0);
-	usleep(3 * LIVE_INTERVAL_MS * 1000);
+	CHECK_INT(liveview_start(v, unit_tmpdir(), &l), 0);
+	usleep(3 * LIVEVIEW_INTERVAL_MS * 1000);
 	CHECK(access(png, F_OK) != 0);
 	fp = fopen(on, "w");
 	CHECK(fp);
@@ -379,9 +379,9 @@ TEST(vnc_live_view_frames)
 	image_free(img);
 	/* An unchanged screen is not written again. */
 	CHECK(unlink(png) == 0);
-	usleep(3 * LIVE_INTERVAL_MS * 1000);
+	usleep(3 * LIVEVIEW_INTERVAL_MS * 1000);
 	CHECK(access(png, F_OK) != 0);
-	live_stop(l);
+	liveview_stop(l);
 	CHECK(access(png, F_OK) != 0);
 	vnc_close(v);
 	fixture_stop(&fx);
