@@ -8,6 +8,15 @@
 #include "util/err.h"
 #include "util/util.h"
 
+void results_module_release(struct module *m)
+{
+	free(m->name);
+	free(m->script);
+	free(m->fail_message);
+	json_decref(m->details);
+	free(m->times);
+}
+
 const char *module_result_name(enum module_result r)
 {
 	switch (r) {
@@ -95,6 +104,43 @@ int results_save_text(const char *testresults, const char *name, const char *tex
 	rc = file_write_all(path, text, strlen(text));
 	free(path);
 	return rc;
+}
+
+/* Centiseconds of a video time, rounded down as the frametimes are. */
+static long long frametime_cs(int64_t ms)
+{
+	return ms > 0 ? (long long)ms / 10 : 0;
+}
+
+static json_t *frametime_str(int64_t ms)
+{
+	char buf[32];
+	long long cs = frametime_cs(ms);
+
+	snprintf(buf, sizeof(buf), "%lld.%02lld", cs / 100, cs % 100);
+	return json_string(buf);
+}
+
+json_t *results_frametime_json(int64_t ms, int64_t end_ms)
+{
+	json_t *ft = json_array();
+
+	json_array_append_new(ft, frametime_str(ms));
+	json_array_append_new(ft, frametime_str(end_ms));
+	return ft;
+}
+
+int results_add_step_time(struct module *m, size_t step, int64_t ms)
+{
+	struct step_time *grown = realloc(m->times, (m->ntimes + 1) * sizeof(*m->times));
+
+	if (!grown)
+		return ERR_NOMEM;
+	m->times = grown;
+	m->times[m->ntimes].step = step;
+	m->times[m->ntimes].ms = ms;
+	m->ntimes++;
+	return 0;
 }
 
 static int write_json(const char *dir, const char *name, json_t *obj)
@@ -201,17 +247,13 @@ int results_write_video_index(const char *testresults, const struct module *mods
 	int rc;
 
 	for (i = 0; i < n; i++) {
-		json_t *d;
-		json_array_foreach(mods[i].details, k, d) {
-			const char *ft = json_string_value(json_array_get(json_object_get(d, "frametime"), 0));
-			json_t *e;
-			double t;
-			if (!ft || str_to_double(ft, &t))
-				continue;
-			e = json_object();
+		for (k = 0; k < mods[i].ntimes; k++) {
+			const struct step_time *st = &mods[i].times[k];
+			json_t *d = json_array_get(mods[i].details, st->step), *e = json_object();
+
 			json_object_set_new(e, "module", json_string(mods[i].name));
-			json_object_set_new(e, "step", json_integer((json_int_t)k + 1));
-			json_object_set_new(e, "time", json_real(t));
+			json_object_set_new(e, "step", json_integer((json_int_t)st->step + 1));
+			json_object_set_new(e, "time", json_real((double)frametime_cs(st->ms) / 100.0));
 			if (json_object_get(d, "screenshot"))
 				json_object_set(e, "screenshot", json_object_get(d, "screenshot"));
 			json_array_append_new(index, e);

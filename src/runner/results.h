@@ -28,6 +28,13 @@ enum job_result {
 #define MODULE_FLAG_MILESTONE      2
 #define MODULE_FLAG_IGNORE_FAILURE 4
 
+/* A step that shows a frame: where it is in details, and the frame's
+ * video time (video_time_ms) for the video index. */
+struct step_time {
+	size_t step;       /* index in details */
+	int64_t ms;
+};
+
 struct module {
 	char *name;        /* e.g. "boot" */
 	char *script;      /* path relative to the distribution, e.g. "tests/boot.lua" */
@@ -40,7 +47,13 @@ struct module {
 	int hard_fail;     /* a failure that is not a near miss */
 	double start, end; /* monotonic seconds */
 	char *fail_message;
+	struct step_time *times; /* ntimes, in step order */
+	size_t ntimes;
 };
+
+/* Free what m holds (name, script, details, fail_message, times); m itself
+ * is the caller's. */
+void results_module_release(struct module *m);
 
 const char *module_result_name(enum module_result r);
 const char *job_result_name(enum job_result r);
@@ -57,6 +70,14 @@ int results_save_image(const char *testresults, const char *name, const struct i
 /* Write text as testresults/NAME. */
 int results_save_text(const char *testresults, const char *name, const char *text);
 
+/* os-autoinst's "frametime" of a step: [ms, end_ms] (video milliseconds)
+ * as strings of seconds with two decimals, rounded down, so a seek to one
+ * lands on the frame and never on the one after it. New reference. */
+json_t *results_frametime_json(int64_t ms, int64_t end_ms);
+/* Note that step (an index in m->details) shows a frame at video time ms.
+ * 0 or ERR_NOMEM. */
+int results_add_step_time(struct module *m, size_t step, int64_t ms);
+
 /* testresults/result-<module>.json. */
 int results_write_module(const char *testresults, const struct module *m);
 /* testresults/results.json and test_order.json. reason may be NULL. */
@@ -64,8 +85,8 @@ int results_write_job(const char *testresults, enum job_result r, int needs_revi
 		      const char *reason, const struct module *mods, size_t n, double elapsed);
 
 /* testresults/video_index.json: [{"module","step","time","screenshot"}]
- * for every step with a frametime (seconds into video.webm), so a viewer
- * can seek to a step. */
+ * for every step with a frame (its frametime, seconds into video.webm, as
+ * a number), so a viewer can seek to a step. */
 int results_write_video_index(const char *testresults, const struct module *mods, size_t n);
 
 /* The overall result from the modules (openQA's rules): any non-ignored

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT */
-/* runner.c - one job from start to end: load the schedule (main.lua) and
- * the needles, start QEMU and connect QMP, VNC and the serial port, run each
- * test module in Lua, write the results, and always take the VM down. */
+/* runner.c - one job from start to end: its variables and results
+ * directory, load the schedule (main.lua) and the needles, start QEMU and
+ * connect QMP, VNC and the serial port, run each test module in Lua, write
+ * the results, and always take the VM down. Owns struct runner. */
 #define LOG_MODULE "runner"
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <dirent.h>
 #include <unistd.h>
 #include "image/needle.h"
-#include "runner/live.h"
-#include "runner/runner.h"
+#include "runner/liveview.h"
+#include "runner/runner_int.h"
+#include "runner/screen.h"
 #include "runner/shots.h"
 #include "runner/testapi.h"
 #include "util/err.h"
@@ -29,7 +33,7 @@
 #define MAX_MODULES 1000
 #define HOOK_INSTRUCTIONS 100000
 
-void runner_abort(struct runner *r, enum job_result res, const char *fmt, ...)
+void runner__abort(struct runner *r, enum job_result res, const char *fmt, ...)
 {
 	va_list ap;
 	if (r->abort)
@@ -42,7 +46,7 @@ void runner_abort(struct runner *r, enum job_result res, const char *fmt, ...)
 	log_err("%s", r->reason);
 }
 
-int runner_vm_dead(struct runner *r)
+int runner__vm_dead(struct runner *r)
 {
 	char why[512];
 
@@ -52,7 +56,7 @@ int runner_vm_dead(struct runner *r)
 		if (r->expect_exit)
 			return 1;
 		qemu_exit_reason(r->qemu, why, sizeof(why));
-		runner_abort(r, JOB_INCOMPLETE, "QEMU exited unexpectedly: %s", why);
+		runner__abort(r, JOB_INCOMPLETE, "QEMU exited unexpectedly: %s", why);
 		return 1;
 	}
 	if (r->vnc && !vnc_alive(r->vnc)) {
@@ -60,33 +64,33 @@ int runner_vm_dead(struct runner *r)
 		/* QEMU may be exiting right now: prefer its reason. */
 		sleep_ms(200);
 		if (r->qemu && !qemu_running(r->qemu))
-			return runner_vm_dead(r);
-		runner_abort(r, JOB_INCOMPLETE, "VNC connection lost: %s", why);
+			return runner__vm_dead(r);
+		runner__abort(r, JOB_INCOMPLETE, "VNC connection lost: %s", why);
 		return 1;
 	}
 	return 0;
 }
 
-double runner_elapsed(const struct runner *r)
+double runner__elapsed(const struct runner *r)
 {
 	return time_mono() - r->start;
 }
 
-struct module *runner_module(struct runner *r)
+struct module *runner__module(struct runner *r)
 {
 	return r->cur < r->nmodules ? &r->modules[r->cur] : NULL;
 }
 
-void runner_progress(struct runner *r, const char *fmt, ...)
+void runner__progress(struct runner *r, const char *fmt, ...)
 {
-	struct module *m = runner_module(r);
+	struct module *m = runner__module(r);
 	char line[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	printf("[%7.2fs] %s: %s\n", runner_elapsed(r), m ? m->name : "-", line);
+	printf("[%7.2fs] %s: %s\n", runner__elapsed(r), m ? m->name : "-", line);
 	fflush(stdout);
 	log_info("%s: %s", m ? m->name : "-", line);
 }
@@ -102,7 +106,7 @@ static void busy_hook(lua_State *L, lua_Debug *ar)
 	r = lua_touserdata(L, -1);
 	lua_pop(L, 1);
 	if (now >= r->deadline) {
-		runner_abort(r, JOB_TIMEOUT_EXCEEDED, "MAX_JOB_TIME exceeded");
+		runner__abort(r, JOB_TIMEOUT_EXCEEDED, "MAX_JOB_TIME exceeded");
 		luaL_error(L, "%s", r->reason);
 	}
 	if (now - r->last_api > r->stuck_limit)
@@ -246,9 +250,10 @@ static void run_module(struct runner *r, struct module *m)
 
 	m->start = time_mono();
 	m->result = MODULE_OK;
+	r->steps.m = m;
 	r->serial_offset = serial_len(r->serial);
 	r->last_api = time_mono();
-	runner_progress(r, "starting module");
+	runner__progress(r, "starting module");
 	lua_pushcfunction(L, traceback);
 	lua_getfield(L, -2, "run");
 	lua_sethook(L, busy_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
@@ -264,22 +269,22 @@ static void run_module(struct runner *r, struct module *m)
 		/* An assert_screen near miss keeps needs_review; any other error is hard. */
 		if (m->needs_review && !strstr(m->fail_message, "no candidate needle"))
 			m->hard_fail = 1;
-		runner_progress(r, "failed: %s", m->fail_message);
+		runner__progress(r, "failed: %s", m->fail_message);
 		{
 			struct buf b;
 			buf_init(&b, 1 << 20);
 			(void)buf_printf(&b, "# Test died: %s\n", m->fail_message);
-			tapi_record_text(r, "Failed", b.data ? b.data : "", "fail");
+			steps_text(&r->steps, "Failed", b.data ? b.data : "", "fail");
 			buf_release(&b);
 		}
 		if (!r->abort) {
 			lua_getfield(L, -2, "post_fail_hook");
 			if (lua_isfunction(L, -1)) {
-				runner_progress(r, "running post_fail_hook");
+				runner__progress(r, "running post_fail_hook");
 				lua_sethook(L, busy_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
 				r->last_api = time_mono();
 				if (lua_pcall(L, 0, 0, -2) != LUA_OK) {
-					runner_progress(r, "post_fail_hook failed: %s", lua_tostring(L, -1));
+					runner__progress(r, "post_fail_hook failed: %s", lua_tostring(L, -1));
 					lua_pop(L, 1);
 				}
 				lua_sethook(L, NULL, 0, 0);
@@ -289,8 +294,9 @@ static void run_module(struct runner *r, struct module *m)
 		}
 	}
 	lua_pop(L, 2); /* traceback, module table */
+	r->steps.m = NULL;
 	m->end = time_mono();
-	runner_progress(r, "module %s (%.2fs)", module_result_name(m->result), m->end - m->start);
+	runner__progress(r, "module %s (%.2fs)", module_result_name(m->result), m->end - m->start);
 	if (results_write_module(r->testresults, m))
 		log_warn("could not write the result of module '%s'", m->name);
 }
@@ -387,7 +393,7 @@ static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errl
 		rc = qemu_start(&cmd, &r->qemu, err, errlen);
 	if (rc)
 		goto out;
-	r->vm_start = time_mono();
+	r->steps.t0 = time_mono();
 	rc = qmp_connect(cmd.qmp_path, 10000, &r->qmp, err, errlen);
 	if (rc)
 		goto out;
@@ -402,13 +408,13 @@ static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errl
 	rc = vnc_connect(cmd.vnc_path, r->xres, r->yres, 10000, &r->vnc, err, errlen);
 	if (rc)
 		goto out;
-	if (live_start(r->vnc, r->out_dir, &r->live))
+	if (liveview_start(r->vnc, r->out_dir, &r->liveview))
 		log_warn("no live view frames: cannot start their thread");
 	if (!vars_get_bool(&r->vars, "NOVIDEO", 0)) {
 		char *vpath = path_join(r->out_dir, "video.webm"), verr[512];
 		/* The video's time 0 is QEMU's start, as every step's frametime. */
-		if (vpath && video_open(vpath, r->xres, r->yres, r->vm_start, &r->video, verr, sizeof(verr)) == 0)
-			vnc_add_listener(r->vnc, video_vnc_listener, r->video);
+		if (vpath && video_open(vpath, r->xres, r->yres, r->steps.t0, &r->video, verr, sizeof(verr)) == 0)
+			vnc_add_listener(r->vnc, video_frame_listener, r->video);
 		else
 			log_warn("no video: %s", vpath ? verr : "out of memory");
 		free(vpath);
@@ -425,8 +431,8 @@ out:
 
 static void stop_vm(struct runner *r)
 {
-	live_stop(r->live);
-	r->live = NULL;
+	liveview_stop(r->liveview);
+	r->liveview = NULL;
 	/* The capture thread feeds the video: close VNC before the video. */
 	if (r->vnc)
 		vnc_close(r->vnc);
@@ -499,6 +505,16 @@ static void clean_workdir(const char *dir)
 	rmdir(dir);
 }
 
+/* out_dir/vars.json: the job's variables as they are now. */
+static void save_vars(struct runner *r)
+{
+	char *vp = path_join(r->out_dir, "vars.json");
+
+	if (vp)
+		vars_save(&r->vars, vp);
+	free(vp);
+}
+
 enum job_result runner_run(struct runner *r)
 {
 	enum job_result res = JOB_INCOMPLETE;
@@ -507,7 +523,8 @@ enum job_result runner_run(struct runner *r)
 	size_t i, first;
 
 	r->start = time_mono();
-	r->vm_start = r->start;
+	r->steps.t0 = r->start;
+	r->steps.testresults = r->testresults;
 	r->timeout_scale = vars_get_double(&r->vars, "TIMEOUT_SCALE", 1.0);
 	if (r->timeout_scale <= 0)
 		r->timeout_scale = 1.0;
@@ -522,24 +539,25 @@ enum job_result runner_run(struct runner *r)
 
 	r->L = luaL_newstate();
 	if (!r->L) {
-		runner_abort(r, JOB_INCOMPLETE, "cannot create the Lua state");
+		runner__abort(r, JOB_INCOMPLETE, "cannot create the Lua state");
 		goto out;
 	}
 	luaL_openlibs(r->L);
 	r->shots = shots_new(r->testresults);
+	r->steps.shots = r->shots;
 	testapi_register(r, r->L);
 	rc = load_schedule(r, err, sizeof(err));
 	if (!rc)
 		rc = load_needles(r, err, sizeof(err));
 	if (rc) {
-		runner_abort(r, JOB_INCOMPLETE, "%s", err);
+		runner__abort(r, JOB_INCOMPLETE, "%s", err);
 		goto out;
 	}
 	/* Load every module first: a syntax error is reported before the VM starts. */
 	for (i = 0; i < r->nmodules; i++) {
 		rc = load_module(r, &r->modules[i], err, sizeof(err));
 		if (rc) {
-			runner_abort(r, JOB_INCOMPLETE, "%s", err);
+			runner__abort(r, JOB_INCOMPLETE, "%s", err);
 			goto out;
 		}
 		lua_pop(r->L, 1);
@@ -552,14 +570,14 @@ enum job_result runner_run(struct runner *r)
 			if (!strcmp(r->modules[first].name, r->resume_from))
 				break;
 		if (first == r->nmodules) {
-			runner_abort(r, JOB_INCOMPLETE, "--resume-from: no module '%s' in the schedule", r->resume_from);
+			runner__abort(r, JOB_INCOMPLETE, "--resume-from: no module '%s' in the schedule", r->resume_from);
 			goto out;
 		}
 		for (i = first; i > 0; i--)
 			if (r->modules[i - 1].flags & MODULE_FLAG_MILESTONE)
 				break;
 		if (i == 0) {
-			runner_abort(r, JOB_INCOMPLETE, "--resume-from %s: no milestone module before it", r->resume_from);
+			runner__abort(r, JOB_INCOMPLETE, "--resume-from %s: no milestone module before it", r->resume_from);
 			goto out;
 		}
 		r->last_milestone = (long)i - 1;
@@ -573,22 +591,22 @@ enum job_result runner_run(struct runner *r)
 		rc = start_vm(r, NULL, err, sizeof(err));
 	}
 	if (rc) {
-		runner_vm_dead(r);
-		runner_abort(r, JOB_INCOMPLETE, "cannot start the VM: %s", err);
+		runner__vm_dead(r);
+		runner__abort(r, JOB_INCOMPLETE, "cannot start the VM: %s", err);
 		goto out;
 	}
 	for (r->cur = first; r->cur < r->nmodules && !r->abort; r->cur++) {
 		struct module *m = &r->modules[r->cur];
 		char name[300];
 		if (load_module(r, m, err, sizeof(err))) {
-			runner_abort(r, JOB_INCOMPLETE, "%s", err);
+			runner__abort(r, JOB_INCOMPLETE, "%s", err);
 			break;
 		}
 		run_module(r, m);
 		if (r->abort)
 			break;
 		if (m->result == MODULE_FAIL && (m->flags & MODULE_FLAG_FATAL)) {
-			runner_progress(r, "fatal module failed: stopping");
+			runner__progress(r, "fatal module failed: stopping");
 			r->cur++;
 			break;
 		}
@@ -597,18 +615,18 @@ enum job_result runner_run(struct runner *r)
 			milestone_name(m, name, sizeof(name));
 			if (vm_snapshot(r, "savevm", name, err, sizeof(err)) == 0) {
 				r->last_milestone = (long)r->cur;
-				runner_progress(r, "saved snapshot %s (%.2fs)", name, time_mono() - t0);
+				runner__progress(r, "saved snapshot %s (%.2fs)", name, time_mono() - t0);
 			} else {
-				runner_progress(r, "could not save snapshot %s: %s", name, err);
+				runner__progress(r, "could not save snapshot %s: %s", name, err);
 			}
 		} else if (m->result == MODULE_FAIL && r->last_milestone >= 0 && r->cur + 1 < r->nmodules) {
 			/* The next module starts from the last good state, as os-autoinst does. */
 			double t0 = time_mono();
 			milestone_name(&r->modules[r->last_milestone], name, sizeof(name));
 			if (vm_snapshot(r, "loadvm", name, err, sizeof(err)) == 0)
-				runner_progress(r, "rolled back to snapshot %s (%.2fs)", name, time_mono() - t0);
+				runner__progress(r, "rolled back to snapshot %s (%.2fs)", name, time_mono() - t0);
 			else
-				runner_progress(r, "could not roll back to snapshot %s: %s", name, err);
+				runner__progress(r, "could not roll back to snapshot %s: %s", name, err);
 		}
 	}
 out:
@@ -619,6 +637,7 @@ out:
 	stop_vm(r);
 	if (!r->keep_disks)
 		clean_workdir(r->workdir);
+	r->steps.shots = NULL;
 	if (shots_free(r->shots))
 		log_err("some screenshots could not be written");
 	r->shots = NULL;
@@ -633,7 +652,174 @@ out:
 	if (!vars_get_bool(&r->vars, "NOVIDEO", 0) && results_write_video_index(r->testresults, r->modules, r->nmodules))
 		log_warn("could not write video_index.json");
 	if (results_write_job(r->testresults, res, needs_review, r->abort ? r->reason : NULL,
-			      r->modules, r->nmodules, runner_elapsed(r)))
+			      r->modules, r->nmodules, runner__elapsed(r)))
 		log_err("could not write results.json");
+	save_vars(r);
 	return res;
+}
+
+void runner_interrupt(struct runner *r, int sig)
+{
+	r->abort_result = JOB_INCOMPLETE;
+	r->signal = sig;
+	r->abort = 1;
+	if (r->qemu && qemu_pid(r->qemu) > 0)
+		kill(qemu_pid(r->qemu), SIGKILL);
+}
+
+const char *runner_reason(const struct runner *r)
+{
+	return r->abort ? r->reason : NULL;
+}
+
+const char *runner_out_dir(const struct runner *r)
+{
+	return r->out_dir;
+}
+
+static char *default_out_dir(const char *distri)
+{
+	char stamp[32], *base = path_stem(distri[strlen(distri) - 1] == '/' ? "distri" : distri, NULL);
+	char *dir = NULL;
+	time_t now = time(NULL);
+	struct tm tm;
+	int i;
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	for (i = 0; i < 1000; i++) {
+		size_t len = strlen(base) + 64;
+		free(dir);
+		dir = malloc(len);
+		if (!dir)
+			break;
+		if (i == 0)
+			snprintf(dir, len, "results/%s-%s", base, stamp);
+		else
+			snprintf(dir, len, "results/%s-%s-%d", base, stamp, i);
+		if (!dir_exists(dir))
+			break;
+	}
+	free(base);
+	return dir;
+}
+
+/* The job's variables: --var over --vars over the distribution's
+ * vars.json, then CASEDIR and ${NAME} expansion. */
+static int load_vars(struct runner *r, const struct runner_opts *o, char *err, size_t errlen)
+{
+	char *distri_vars = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < o->nassigns; i++) {
+		rc = vars_set_assignment(&r->vars, o->assigns[i], err, errlen);
+		if (rc)
+			return rc;
+	}
+	if (o->vars_file) {
+		rc = vars_load_file(&r->vars, o->vars_file, 1, err, errlen);
+		if (rc)
+			return rc;
+	}
+	distri_vars = path_join(r->distri_dir, "vars.json");
+	rc = distri_vars && file_exists(distri_vars) ? vars_load_file(&r->vars, distri_vars, 1, err, errlen) : 0;
+	free(distri_vars);
+	if (rc)
+		return rc;
+	if (!vars_get(&r->vars, "CASEDIR"))
+		vars_set(&r->vars, "CASEDIR", r->distri_dir);
+	return vars_expand(&r->vars, err, errlen);
+}
+
+int runner_new(const struct runner_opts *o, struct runner **out, char *err, size_t errlen)
+{
+	struct runner *r = calloc(1, sizeof(*r));
+	char *dir = NULL, *logp = NULL;
+	int rc = ERR_NOMEM;
+
+	*out = NULL;
+	if (!r || vars_init(&r->vars)) {
+		free(r);
+		snprintf(err, errlen, "out of memory");
+		return ERR_NOMEM;
+	}
+	r->distri_dir = path_abs(o->distri_dir);
+	if (!r->distri_dir || !dir_exists(r->distri_dir)) {
+		snprintf(err, errlen, "'%s' is not a directory", o->distri_dir);
+		rc = ERR_INVALID;
+		goto out;
+	}
+	rc = load_vars(r, o, err, errlen);
+	if (rc)
+		goto out;
+	dir = o->out_dir ? xstrdup(o->out_dir) : default_out_dir(o->distri_dir);
+	if (!dir || mkdir_p(dir, 0755)) {
+		snprintf(err, errlen, "cannot create the results directory '%s'", dir ? dir : "?");
+		rc = ERR_IO;
+		goto out;
+	}
+	r->out_dir = path_abs(dir);
+	r->testresults = path_join(r->out_dir, "testresults");
+	if (o->resume_from && !o->snapshots) {
+		snprintf(err, errlen, "--resume-from needs --snapshots DIR of an earlier run");
+		rc = ERR_INVALID;
+		goto out;
+	}
+	if (o->resume_from && !dir_exists(o->snapshots)) {
+		snprintf(err, errlen, "snapshots directory '%s' does not exist", o->snapshots);
+		rc = ERR_INVALID;
+		goto out;
+	}
+	r->workdir = o->snapshots ? path_abs(o->snapshots) : path_join(r->out_dir, ".vm");
+	r->keep_disks = o->snapshots != NULL;
+	r->resume_from = o->resume_from ? xstrdup(o->resume_from) : NULL;
+	if (!r->testresults || !r->workdir || mkdir_p(r->testresults, 0755) || mkdir_p(r->workdir, 0700)) {
+		snprintf(err, errlen, "cannot create '%s/testresults'", dir);
+		rc = ERR_IO;
+		goto out;
+	}
+	logp = path_join(r->out_dir, "vigil-log.txt");
+	if (!logp || log_open_file(logp))
+		fprintf(stderr, "vigil run: cannot open the log file in '%s'\n", dir);
+	else
+		r->log_opened = 1;
+	save_vars(r);
+	log_info("running %s, results in %s", r->distri_dir, r->out_dir);
+	*out = r;
+	r = NULL;
+	rc = 0;
+out:
+	runner_free(r);
+	free(logp);
+	free(dir);
+	return rc;
+}
+
+void runner_free(struct runner *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	if (r->L)
+		lua_close(r->L);
+	for (i = 0; i < r->nmodules; i++)
+		results_module_release(&r->modules[i]);
+	free(r->modules);
+	if (r->needles) {
+		needle_set_release(r->needles);
+		free(r->needles);
+	}
+	json_decref(r->last_match);
+	screen_release(r);
+	vars_release(&r->vars);
+	free(r->distri_dir);
+	free(r->out_dir);
+	free(r->testresults);
+	free(r->workdir);
+	free(r->resume_from);
+	if (r->log_opened)
+		log_close_file();
+	free(r);
 }

@@ -1,96 +1,50 @@
 /* SPDX-License-Identifier: MIT */
-/* runner.h - one job: a test distribution run against one VM. The runner
- * context is shared by the schedule (runner.c), the Lua test API
- * (testapi*.c) and the screen checks (screen.c). Internal to src/runner. */
+/* runner.h - one job: a test distribution run against one VM, from its
+ * variables and results directory to the job result. What `vigil run`
+ * needs; the context the runner's files share is in runner_int.h. */
 #ifndef VIGIL_RUNNER_H
 #define VIGIL_RUNNER_H
 
 #include <stddef.h>
-#include <stdint.h>
-#include <jansson.h>
 #include "runner/results.h"
-#include "runner/vars.h"
 
-struct lua_State;
-struct needle;
-struct needle_set;
-struct qemu;
-struct qmp;
-struct vnc;
-struct vnc_frame;
-struct serial;
-struct match_result;
-struct shots;
-struct video;
+struct runner;
 
-enum console_kind { CONSOLE_VGA, CONSOLE_SERIAL };
-
-struct live;
-
-struct runner {
-	struct vars vars;
-	char *distri_dir;     /* absolute */
-	char *out_dir;        /* absolute results directory */
-	char *testresults;    /* out_dir/testresults */
-	char *workdir;        /* out_dir/.vm (or --snapshots DIR): sockets, overlays */
-	int keep_disks;       /* --snapshots: the overlays and their snapshots stay */
-	char *resume_from;    /* --resume-from MODULE, or NULL */
-	long last_milestone;  /* index of the last module whose snapshot was saved, -1 none */
-	struct needle_set *needles;
-	struct shots *shots;  /* background screenshot writer */
-
-	struct qemu *qemu;
-	struct qmp *qmp;
-	struct vnc *vnc;
-	struct serial *serial;
-	struct video *video;  /* video.webm encoder, NULL with NOVIDEO=1 */
-	struct live *live;    /* live view frames (live.on -> live.png) */
-	int xres, yres;
-
-	struct lua_State *L;
-	struct module *modules;
-	size_t nmodules, cur;
-
-	double start;         /* monotonic: when vigil started the job */
-	double vm_start;      /* monotonic: when QEMU started (video time 0) */
-	double deadline;      /* monotonic: MAX_JOB_TIME */
-	double timeout_scale;
-	double last_api;      /* monotonic: last test API call (busy-loop guard) */
-	double stuck_limit;   /* seconds without an API call before a module is stopped */
-	double typing_interval; /* seconds per key */
-
-	enum console_kind console;
-	size_t serial_offset; /* wait_serial start for the current module */
-	int mouse_x, mouse_y;
-	double review_level;  /* near-miss similarity for needs_review */
-
-	json_t *last_match;   /* the last matched needle's serialisation (tags) */
-
-	int abort;            /* stop running modules */
-	volatile int signal;  /* set by a signal handler: the job was interrupted */
-	int expect_exit;      /* power off asked: QEMU going away is no fault */
-	enum job_result abort_result;
-	char reason[1024];    /* why the job ended early */
-	unsigned step;        /* progress counter */
+/* The job as the command line describes it; strings are borrowed for
+ * runner_new only. */
+struct runner_opts {
+	const char *distri_dir;     /* DISTRI_DIR as given */
+	const char *const *assigns; /* --var K=V, in order; they win over files */
+	size_t nassigns;
+	const char *vars_file;      /* --vars FILE (openQA's vars.json), or NULL */
+	const char *out_dir;        /* --out DIR, or NULL: results/<distri>-<time> */
+	const char *snapshots;      /* --snapshots DIR, or NULL */
+	const char *resume_from;    /* --resume-from MODULE (needs snapshots), or NULL */
 };
 
-/* Run the distribution; results written under out_dir. Returns the job
- * result. The caller has loaded vars and created out_dir. */
+/* Set up a job: its variables (--var over --vars over DISTRI_DIR/vars.json,
+ * CASEDIR defaulting to DISTRI_DIR, ${NAME} expanded), the results
+ * directory with testresults/, the VM's work directory, vigil-log.txt and
+ * vars.json. *out is the caller's (runner_free). 0, or ERR_INVALID (bad
+ * directory, variable or option), ERR_IO, ERR_NOMEM; err then says what
+ * and on which input. */
+int runner_new(const struct runner_opts *o, struct runner **out, char *err, size_t errlen);
+
+/* Run the distribution: the schedule, every module against the VM, the
+ * results files and vars.json as the tests left them. Returns the job
+ * result; progress goes to stdout. */
 enum job_result runner_run(struct runner *r);
 
-/* Mark the job as ended early (first reason wins). */
-void runner_abort(struct runner *r, enum job_result res, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-/* True once the VM is gone (QEMU exited or VNC lost); fills r->reason. */
-int runner_vm_dead(struct runner *r);
-/* Seconds since vm_start, for frametimes and progress. */
-double runner_elapsed(const struct runner *r);
-/* One progress line on stdout: "[  12.3s] module: what". */
-void runner_progress(struct runner *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The module running now (or NULL). */
-struct module *runner_module(struct runner *r);
+/* From a signal handler (async-signal-safe): take the VM down, so every
+ * wait sees it gone and the job ends incomplete with what was captured. */
+void runner_interrupt(struct runner *r, int sig);
 
-/* testapi.c: register the test API globals in L. */
-void testapi_register(struct runner *r, struct lua_State *L);
+/* Why the job ended early, or NULL when it ran to its end. Borrowed. */
+const char *runner_reason(const struct runner *r);
+/* The absolute results directory. Borrowed, valid until runner_free. */
+const char *runner_out_dir(const struct runner *r);
+
+/* Free the job's context and close its log file. NULL-safe. */
+void runner_free(struct runner *r);
 
 #endif

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* screen.c - screen checks: every changed frame the capture thread hands
  * over while a check waits is matched (margin search), the whole screen is
- * searched at least every 5 s and at the deadline, and the step is recorded
- * with its screenshot, needle areas and frame time. Keeps the prepared
+ * searched at least every 5 s and at the deadline, and the step (needle
+ * areas, candidates, OCR) is recorded through steps.c with its screenshot
+ * and frame time. Keeps the prepared
  * screen of the last frame searched, as os-autoinst keeps last_image. */
 #define LOG_MODULE "screen"
 #include <math.h>
@@ -13,7 +14,7 @@
 #include "image/match.h"
 #include "image/needle.h"
 #include "runner/screen.h"
-#include "runner/shots.h"
+#include "runner/steps.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/proc.h"
@@ -24,64 +25,9 @@
 #define MARGIN_RATIO 0.02
 #define MAX_CANDIDATES 5
 
-struct vnc_frame *screen_current(struct runner *r)
+struct frame *screen_current(struct runner *r)
 {
 	return vnc_latest(r->vnc);
-}
-
-/* Seconds since QEMU's start with two decimals, as os-autoinst writes
- * them, rounded down from the millisecond the video gives the frame: a
- * seek to this time lands on the frame, never on the one after it. */
-static char *frametime_str(const struct runner *r, double t, char *buf, size_t len)
-{
-	double v = t - r->vm_start;
-	long long cs = v > 0 ? llround(v * 1000.0) / 10 : 0;
-
-	snprintf(buf, len, "%lld.%02lld", cs / 100, cs % 100);
-	return buf;
-}
-
-static json_t *frametime_json(const struct runner *r, const struct vnc_frame *f)
-{
-	char a[32], b[32];
-	json_t *ft = json_array();
-	json_array_append_new(ft, json_string(frametime_str(r, f->t, a, sizeof(a))));
-	json_array_append_new(ft, json_string(frametime_str(r, f->t + 0.04, b, sizeof(b))));
-	return ft;
-}
-
-/* Saves the frame as the module's next screenshot; returns its name. */
-static char *save_frame(struct runner *r, const struct vnc_frame *f)
-{
-	struct module *m = runner_module(r);
-	char *name;
-	int rc;
-
-	if (!m || !f)
-		return NULL;
-	name = results_next_name(m, "png");
-	if (!name)
-		return NULL;
-	rc = r->shots ? shots_enqueue(r->shots, name, (struct vnc_frame *)f)
-		      : results_save_image(r->testresults, name, f->img);
-	if (rc) {
-		log_warn("could not save screenshot '%s': %s", name, err_str(rc));
-		free(name);
-		return NULL;
-	}
-	return name;
-}
-
-static void add_detail(struct runner *r, json_t *d)
-{
-	struct module *m = runner_module(r);
-	if (!m) {
-		json_decref(d);
-		return;
-	}
-	if (!m->details)
-		m->details = json_array();
-	json_array_append_new(m->details, d);
 }
 
 /* openQA's serialisation of a needle's match: area list with integer
@@ -176,27 +122,22 @@ static void search_release(struct frame_search *s)
  * screen stays the same: margin and whole-screen searches, and later
  * checks too. The image's preparation cache carries over from search to
  * search and decides how the blur rounds (see image/match.h), so one
- * match_screen is kept per frame and reused while that frame is the one
- * searched. It holds a reference to its frame; one per process (the
- * runner thread is its only user), replaced when another frame comes. */
-static struct {
-	const struct runner *r;
-	struct vnc_frame *f;
-	struct match_screen *ms;
-} frame_screen_cache;
-
-static struct match_screen *frame_screen(const struct runner *r, struct vnc_frame *f)
+ * match_screen is kept per frame in the job's context (r->screen) and
+ * reused while that frame is the one searched. It holds a reference to its
+ * frame and is replaced when another frame comes. */
+static struct match_screen *frame_screen(struct runner *r, struct frame *f)
 {
+	struct screen_cache *c = &r->screen;
 	struct match_screen *ms;
 
-	if (frame_screen_cache.ms && frame_screen_cache.r == r && frame_screen_cache.f == f)
-		return frame_screen_cache.ms;
+	if (c->ms && c->f == f)
+		return c->ms;
 	/* a new frame: as a new match_screen, with the old one's buffers;
 	 * after the frame before it, only its changed rows are searched again */
-	if (frame_screen_cache.ms) {
-		struct vnc_frame *old = frame_screen_cache.f;
-		ms = frame_screen_cache.ms;
-		if (frame_screen_cache.r == r && old && f->seq == old->seq + 1 && old->img->w == f->img->w &&
+	if (c->ms) {
+		struct frame *old = c->f;
+		ms = c->ms;
+		if (old && f->seq == old->seq + 1 && old->img->w == f->img->w &&
 		    old->img->h == f->img->h && (f->same_top || f->same_bottom))
 			match_screen_reset_rows(ms, f->img, f->same_top, f->img->h - f->same_bottom);
 		else
@@ -206,15 +147,22 @@ static struct match_screen *frame_screen(const struct runner *r, struct vnc_fram
 		if (!ms)
 			return NULL;
 	}
-	vnc_frame_unref(frame_screen_cache.f);
-	vnc_frame_ref(f);
-	frame_screen_cache.r = r;
-	frame_screen_cache.f = f;
-	frame_screen_cache.ms = ms;
+	frame_unref(c->f);
+	frame_ref(f);
+	c->f = f;
+	c->ms = ms;
 	return ms;
 }
 
-static int search_frame(const struct runner *r, struct needle **needles, size_t nn, struct vnc_frame *f,
+void screen_release(struct runner *r)
+{
+	match_screen_free(r->screen.ms);
+	frame_unref(r->screen.f);
+	r->screen.ms = NULL;
+	r->screen.f = NULL;
+}
+
+static int search_frame(struct runner *r, struct needle **needles, size_t nn, struct frame *f,
 			double ratio, struct frame_search *out)
 {
 	struct match_screen *ms;
@@ -259,7 +207,7 @@ static int is_near_miss(const struct runner *r, const struct match_result *best)
 /* Text of the needle's ocr areas on the frame, read by tesseract as
  * os-autoinst does (area coordinates as in the needle). NULL when the
  * needle has no ocr area. OCR never fails a match. */
-static json_t *read_ocr(struct runner *r, const struct needle *n, const struct vnc_frame *f)
+static json_t *read_ocr(struct runner *r, const struct needle *n, const struct frame *f)
 {
 	json_t *list = NULL;
 	size_t i;
@@ -302,12 +250,12 @@ static json_t *read_ocr(struct runner *r, const struct needle *n, const struct v
 	return list;
 }
 
-static json_t *record_match(struct runner *r, const struct vnc_frame *f, const struct frame_search *s,
+static json_t *record_match(struct runner *r, const struct frame *f, const struct frame_search *s,
 			    const char *const *tags, size_t ntags)
 {
 	const struct match_result *best = &s->res[0];
 	json_t *d = json_object(), *cands = json_array(), *match, *ocr;
-	char *shot = save_frame(r, f);
+	int64_t ms;
 	size_t i;
 
 	json_object_set_new(d, "needle", json_string(best->needle->name));
@@ -316,18 +264,11 @@ static json_t *record_match(struct runner *r, const struct vnc_frame *f, const s
 	json_object_set_new(d, "error", json_real(best->error));
 	json_object_set_new(d, "tags", tags_json(best->needle));
 	json_object_set_new(d, "asked_tags", asked_tags_json(tags, ntags));
-	json_object_set_new(d, "frametime", frametime_json(r, f));
-	if (shot)
-		json_object_set_new(d, "screenshot", json_string(shot));
+	ms = steps_frame(&r->steps, d, f);
 	if (best->needle->workaround) {
-		struct module *m = runner_module(r);
 		json_object_set_new(d, "result", json_string("softfail"));
 		json_object_set_new(d, "dent", json_integer(1));
-		if (m) {
-			m->dents++;
-			if (m->result == MODULE_OK || m->result == MODULE_NONE)
-				m->result = MODULE_SOFTFAIL;
-		}
+		steps_dent(&r->steps);
 	} else {
 		json_object_set_new(d, "result", json_string("ok"));
 	}
@@ -345,31 +286,26 @@ static json_t *record_match(struct runner *r, const struct vnc_frame *f, const s
 	json_object_set(match, "area", json_object_get(d, "area"));
 	json_object_set_new(match, "error", json_real(best->error));
 	json_object_set_new(match, "ok", json_true());
-	add_detail(r, d);
-	free(shot);
+	steps_add(&r->steps, d, ms);
 	return match;
 }
 
-static void record_failure(struct runner *r, const struct vnc_frame *f, const struct frame_search *s,
+static void record_failure(struct runner *r, const struct frame *f, const struct frame_search *s,
 			   const char *const *tags, size_t ntags, int is_assert, int near)
 {
 	json_t *d = json_object(), *cands = json_array();
-	char *shot = f ? save_frame(r, f) : NULL;
+	int64_t ms;
 	size_t i;
 
 	json_object_set_new(d, "result", json_string(is_assert ? "fail" : "unk"));
 	json_object_set_new(d, "tags", asked_tags_json(tags, ntags));
-	if (f)
-		json_object_set_new(d, "frametime", frametime_json(r, f));
-	if (shot)
-		json_object_set_new(d, "screenshot", json_string(shot));
+	ms = steps_frame(&r->steps, d, f);
 	for (i = 0; i < s->n && i < MAX_CANDIDATES; i++)
 		json_array_append_new(cands, candidate_json(&s->res[i]));
 	json_object_set_new(d, "needles", cands);
 	if (is_assert && near)
 		json_object_set_new(d, "needs_review", json_true());
-	add_detail(r, d);
-	free(shot);
+	steps_add(&r->steps, d, ms);
 }
 
 static const char *best_summary(const struct frame_search *s, char *buf, size_t len)
@@ -390,12 +326,33 @@ static const char *best_summary(const struct frame_search *s, char *buf, size_t 
 	return buf;
 }
 
+/* The first frame after seq, waiting until time_mono() reaches until (the
+ * queue is looked at once even when until has passed): 1 with *out
+ * referenced, 0 when until came first, ERR_CLOSED once the VM is gone
+ * (the runner then knows why). */
+static int next_frame(struct runner *r, uint64_t seq, double until, struct frame **out)
+{
+	for (;;) {
+		double now = time_mono();
+		int rc = vnc_next_frame(r->vnc, seq, now < until ? (int)((until - now) * 1000) + 1 : 0, out);
+
+		if (rc == 0)
+			return 1;
+		if (rc != ERR_TIMEOUT) {
+			runner__vm_dead(r);
+			return ERR_CLOSED;
+		}
+		if (time_mono() >= until)
+			return 0;
+	}
+}
+
 int screen_check(struct runner *r, const char *const *tags, size_t ntags, double timeout,
 		 int is_assert, json_t **match, int *near_miss)
 {
 	struct needle **needles = NULL;
 	struct frame_search s = { 0 };
-	struct vnc_frame *f = NULL, *next = NULL;
+	struct frame *f = NULL, *next = NULL;
 	double t0 = time_mono(), deadline, last_full;
 	uint64_t searched = UINT64_MAX, searched_full = UINT64_MAX;
 	size_t nn;
@@ -444,14 +401,13 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 			break;
 		}
 		wake = last_full + FULL_SEARCH_INTERVAL < deadline ? last_full + FULL_SEARCH_INTERVAL : deadline;
-		rc = vnc_next_frame(r->vnc, f ? f->seq : 0, (int)((wake - now) * 1000) + 1, &next);
-		if (rc == 0) {
-			if (f)
-				vnc_frame_unref(f);
+		rc = next_frame(r, f ? f->seq : 0, wake, &next);
+		if (rc < 0)
+			goto out;
+		if (rc == 1) {
+			frame_unref(f);
 			f = next;
 			next = NULL;
-		} else if (rc != ERR_TIMEOUT) {
-			goto dead;
 		}
 		rc = 0;
 	}
@@ -459,22 +415,18 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	record_failure(r, f, &s, tags, ntags, is_assert, *near_miss);
 	log_info("no match after %.1fs: %s", time_mono() - t0, best_summary(&s, summary, sizeof(summary)));
 	rc = 0;
-	goto out;
-dead:
-	runner_vm_dead(r);
-	rc = ERR_CLOSED;
 out:
 	vnc_set_watch(r->vnc, 0);
 	search_release(&s);
 	if (f)
-		vnc_frame_unref(f);
+		frame_unref(f);
 	free(needles);
 	return rc;
 }
 
 int screen_wait_still(struct runner *r, double stilltime, double timeout, double level)
 {
-	struct vnc_frame *ref, *next = NULL;
+	struct frame *ref, *next = NULL;
 	double t0 = time_mono(), deadline = t0 + timeout, last_change = t0;
 	uint64_t seq;
 	int rc;
@@ -486,7 +438,6 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 	seq = ref ? ref->seq : 0;
 	for (;;) {
 		double now = time_mono();
-		int wait_ms;
 		if (now - last_change >= stilltime) {
 			rc = 1;
 			break;
@@ -495,40 +446,34 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 			rc = 0;
 			break;
 		}
-		wait_ms = (int)((last_change + stilltime - now) * 1000) + 1;
-		if (now + wait_ms / 1000.0 > deadline)
-			wait_ms = (int)((deadline - now) * 1000) + 1;
-		rc = vnc_next_frame(r->vnc, seq, wait_ms, &next);
-		if (rc == ERR_TIMEOUT)
+		rc = next_frame(r, seq, last_change + stilltime < deadline ? last_change + stilltime : deadline, &next);
+		if (rc == 0)
 			continue;
-		if (rc) {
-			rc = ERR_CLOSED;
-			runner_vm_dead(r);
+		if (rc < 0)
 			break;
-		}
 		seq = next->seq;
 		if (!ref || image_psnr(ref->img, next->img) < level) {
 			/* A real change: restart the still period from this frame. */
 			last_change = time_mono();
 			if (ref)
-				vnc_frame_unref(ref);
+				frame_unref(ref);
 			ref = next;
 		} else {
-			vnc_frame_unref(next);
+			frame_unref(next);
 		}
 		next = NULL;
 	}
 	vnc_set_watch(r->vnc, 0);
 	if (ref)
-		vnc_frame_unref(ref);
+		frame_unref(ref);
 	return rc;
 }
 
-int screen_wait_change(struct runner *r, struct vnc_frame *ref, double timeout, double level, double *sim)
+int screen_wait_change(struct runner *r, struct frame *ref, double timeout, double level, double *sim)
 {
 	double t0 = time_mono(), deadline = t0 + timeout;
 	uint64_t seq = ref ? ref->seq : 0;
-	struct vnc_frame *next = NULL;
+	struct frame *next = NULL;
 	int rc;
 
 	if (deadline > r->deadline)
@@ -541,17 +486,14 @@ int screen_wait_change(struct runner *r, struct vnc_frame *ref, double timeout, 
 			rc = 0;
 			break;
 		}
-		rc = vnc_next_frame(r->vnc, seq, (int)((deadline - now) * 1000) + 1, &next);
-		if (rc == ERR_TIMEOUT)
+		rc = next_frame(r, seq, deadline, &next);
+		if (rc == 0)
 			continue;
-		if (rc) {
-			rc = ERR_CLOSED;
-			runner_vm_dead(r);
+		if (rc < 0)
 			break;
-		}
 		seq = next->seq;
 		*sim = ref ? image_psnr(ref->img, next->img) : 0;
-		vnc_frame_unref(next);
+		frame_unref(next);
 		if (*sim < level) {
 			rc = 1;
 			break;
@@ -563,20 +505,11 @@ int screen_wait_change(struct runner *r, struct vnc_frame *ref, double timeout, 
 
 int screen_save_step(struct runner *r, const char *result)
 {
-	struct vnc_frame *f = vnc_latest(r->vnc);
-	json_t *d;
-	char *shot;
+	struct frame *f = vnc_latest(r->vnc);
 
 	if (!f)
 		return ERR_NOT_FOUND;
-	shot = save_frame(r, f);
-	d = json_object();
-	json_object_set_new(d, "result", json_string(result));
-	json_object_set_new(d, "frametime", frametime_json(r, f));
-	if (shot)
-		json_object_set_new(d, "screenshot", json_string(shot));
-	add_detail(r, d);
-	free(shot);
-	vnc_frame_unref(f);
+	steps_screenshot(&r->steps, f, result);
+	frame_unref(f);
 	return 0;
 }

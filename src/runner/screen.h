@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 #include <jansson.h>
-#include "runner/runner.h"
+#include "runner/runner_int.h"
 
 /* PSNR thresholds (dB), as os-autoinst. */
 #define SCREEN_CHANGE_LEVEL 50.0
@@ -27,12 +27,15 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
  * stilltime seconds. 1 still, 0 timed out, negative VM gone. */
 int screen_wait_still(struct runner *r, double stilltime, double timeout, double level);
 
-/* The current frame, referenced (release with vnc_frame_unref); it may be
+/* The current frame, referenced (release with frame_unref); it may be
  * NULL before the first frame arrived. */
-struct vnc_frame *screen_current(struct runner *r);
+struct frame *screen_current(struct runner *r);
 /* Wait for a frame after ref that differs from it by PSNR < level (ref
  * NULL: any frame). 1 changed (*sim = its PSNR), 0 timed out, negative VM gone. */
-int screen_wait_change(struct runner *r, struct vnc_frame *ref, double timeout, double level, double *sim);
+int screen_wait_change(struct runner *r, struct frame *ref, double timeout, double level, double *sim);
+
+/* Free the prepared screen kept from the last search (r->screen). */
+void screen_release(struct runner *r);
 
 /* Record the current screen as a step with the given result ("unk", "ok",
  * "fail"). 0 or negative. */

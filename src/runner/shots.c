@@ -10,11 +10,11 @@
 #include "util/err.h"
 #include "util/log.h"
 #include "util/util.h"
-#include "vm/vnc.h"
+#include "image/frame.h"
 
 struct shot {
 	char *name;
-	struct vnc_frame *frame;
+	struct frame *frame;
 };
 
 struct shots {
@@ -47,7 +47,7 @@ static void *writer(void *arg)
 		if (rc)
 			log_warn("could not write screenshot '%s': %s", sh.name, err_str(rc));
 		free(sh.name);
-		vnc_frame_unref(sh.frame);
+		frame_unref(sh.frame);
 		pthread_mutex_lock(&s->lock);
 		if (rc)
 			s->failed++;
@@ -77,12 +77,12 @@ struct shots *shots_new(const char *testresults)
 	return s;
 }
 
-int shots_enqueue(struct shots *s, const char *name, struct vnc_frame *f)
+int shots_enqueue(struct shots *s, const char *name, struct frame *f)
 {
 	char *copy = strdup(name);
 	if (!copy)
 		return ERR_NOMEM;
-	vnc_frame_ref(f);
+	frame_ref(f);
 	pthread_mutex_lock(&s->lock);
 	while (s->len == SHOTS_QUEUE_MAX)
 		pthread_cond_wait(&s->cond, &s->lock);

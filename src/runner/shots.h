@@ -6,13 +6,13 @@
 #define VIGIL_SHOTS_H
 
 struct shots;
-struct vnc_frame;
+struct frame;
 
 /* A writer for testresults dir (borrowed string, must outlive it). NULL on OOM. */
 struct shots *shots_new(const char *testresults);
 /* Queue frame f (referenced) to be written as NAME (copied). Blocks only
  * while SHOTS_QUEUE_MAX screenshots wait. 0 or ERR_NOMEM. */
-int shots_enqueue(struct shots *s, const char *name, struct vnc_frame *f);
+int shots_enqueue(struct shots *s, const char *name, struct frame *f);
 /* Write everything still queued, stop the thread, free. NULL-safe.
  * Returns the number of screenshots that could not be written. */
 int shots_free(struct shots *s);

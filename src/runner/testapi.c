@@ -24,7 +24,7 @@
 #define DEFAULT_ASSERT_TIMEOUT 30.0
 #define MAX_TAGS 64
 
-struct runner *tapi_runner(lua_State *L)
+struct runner *testapi_runner(lua_State *L)
 {
 	struct runner *r;
 	lua_getfield(L, LUA_REGISTRYINDEX, RUNNER_KEY);
@@ -34,7 +34,7 @@ struct runner *tapi_runner(lua_State *L)
 	return r;
 }
 
-void tapi_check_abort(lua_State *L, struct runner *r)
+void testapi_check_abort(lua_State *L, struct runner *r)
 {
 	if (r->abort) {
 		if (r->signal && !r->reason[0])
@@ -42,12 +42,12 @@ void tapi_check_abort(lua_State *L, struct runner *r)
 		luaL_error(L, "%s", r->reason[0] ? r->reason : "job aborted");
 	}
 	if (time_mono() >= r->deadline) {
-		runner_abort(r, JOB_TIMEOUT_EXCEEDED, "MAX_JOB_TIME exceeded");
+		runner__abort(r, JOB_TIMEOUT_EXCEEDED, "MAX_JOB_TIME exceeded");
 		luaL_error(L, "%s", r->reason);
 	}
 }
 
-double tapi_opt_number(lua_State *L, int idx, const char *name, double dflt)
+double testapi_opt_number(lua_State *L, int idx, const char *name, double dflt)
 {
 	double v = dflt;
 	if (!lua_istable(L, idx))
@@ -62,7 +62,7 @@ double tapi_opt_number(lua_State *L, int idx, const char *name, double dflt)
 	return v;
 }
 
-int tapi_opt_bool(lua_State *L, int idx, const char *name, int dflt)
+int testapi_opt_bool(lua_State *L, int idx, const char *name, int dflt)
 {
 	int v = dflt;
 	if (!lua_istable(L, idx))
@@ -74,7 +74,7 @@ int tapi_opt_bool(lua_State *L, int idx, const char *name, int dflt)
 	return v;
 }
 
-const char *tapi_opt_string(lua_State *L, int idx, const char *name, const char *dflt)
+const char *testapi_opt_string(lua_State *L, int idx, const char *name, const char *dflt)
 {
 	const char *v = dflt;
 	if (!lua_istable(L, idx))
@@ -89,13 +89,13 @@ const char *tapi_opt_string(lua_State *L, int idx, const char *name, const char 
 	return v;
 }
 
-double tapi_timeout(lua_State *L, struct runner *r, int idx, double dflt)
+double testapi_timeout(lua_State *L, struct runner *r, int idx, double dflt)
 {
 	double t = dflt;
 	if (lua_isnumber(L, idx))
 		t = lua_tonumber(L, idx);
 	else if (lua_istable(L, idx))
-		t = tapi_opt_number(L, idx, "timeout", dflt);
+		t = testapi_opt_number(L, idx, "timeout", dflt);
 	else if (!lua_isnoneornil(L, idx))
 		luaL_argerror(L, idx, "expected a timeout in seconds or an options table");
 	if (t < 0)
@@ -180,34 +180,34 @@ static void tags_text(const char *const *tags, size_t n, char *buf, size_t len)
 /* assert_screen / check_screen core. Pushes the match table or nil. */
 static int do_check(lua_State *L, int is_assert)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *tags[MAX_TAGS];
 	char text[512];
 	size_t n = get_tags(L, 1, tags);
-	double timeout = tapi_timeout(L, r, 2, is_assert ? DEFAULT_ASSERT_TIMEOUT : 0);
+	double timeout = testapi_timeout(L, r, 2, is_assert ? DEFAULT_ASSERT_TIMEOUT : 0);
 	double t0 = time_mono();
 	json_t *match = NULL;
 	int near = 0, rc;
 
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	tags_text(tags, n, text, sizeof(text));
 	rc = screen_check(r, tags, n, timeout, is_assert, &match, &near);
 	if (rc != 1) {
 		json_decref(match);
-		tapi_check_abort(L, r); /* VM gone or MAX_JOB_TIME reached */
+		testapi_check_abort(L, r); /* VM gone or MAX_JOB_TIME reached */
 	}
 	if (rc == 1) {
-		runner_progress(r, "%s '%s': matched %s in %.2fs", is_assert ? "assert_screen" : "check_screen",
+		runner__progress(r, "%s '%s': matched %s in %.2fs", is_assert ? "assert_screen" : "check_screen",
 				text, json_string_value(json_object_get(match, "needle")), time_mono() - t0);
 		json_decref(r->last_match);
 		r->last_match = match;
 		push_json(L, match);
 		return 1;
 	}
-	runner_progress(r, "%s '%s': no match in %.2fs%s", is_assert ? "assert_screen" : "check_screen",
+	runner__progress(r, "%s '%s': no match in %.2fs%s", is_assert ? "assert_screen" : "check_screen",
 			text, time_mono() - t0, near ? " (near miss: needs review)" : "");
 	if (is_assert) {
-		struct module *m = runner_module(r);
+		struct module *m = runner__module(r);
 		if (m) {
 			if (near)
 				m->needs_review = 1;
@@ -225,7 +225,7 @@ static int l_check_screen(lua_State *L) { return do_check(L, 0); }
 
 static int l_match_has_tag(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *tag = luaL_checkstring(L, 1);
 	json_t *tags, *t;
 	size_t i;
@@ -247,23 +247,23 @@ static int l_match_has_tag(lua_State *L)
 
 static int l_wait_still_screen(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	double still = 7, timeout = 30, level = SCREEN_STILL_LEVEL, t0 = time_mono();
 	int rc;
 
 	if (lua_istable(L, 1)) {
-		still = tapi_opt_number(L, 1, "stilltime", still);
-		timeout = tapi_opt_number(L, 1, "timeout", timeout);
-		level = tapi_opt_number(L, 1, "similarity_level", level);
+		still = testapi_opt_number(L, 1, "stilltime", still);
+		timeout = testapi_opt_number(L, 1, "timeout", timeout);
+		level = testapi_opt_number(L, 1, "similarity_level", level);
 	} else {
 		still = luaL_optnumber(L, 1, still);
 		timeout = luaL_optnumber(L, 2, timeout);
 		if (lua_istable(L, 3)) {
-			timeout = tapi_opt_number(L, 3, "timeout", timeout);
-			level = tapi_opt_number(L, 3, "similarity_level", level);
+			timeout = testapi_opt_number(L, 3, "timeout", timeout);
+			level = testapi_opt_number(L, 3, "similarity_level", level);
 		}
 	}
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	if (timeout < still) {
 		log_warn("wait_still_screen: timeout %.1fs is shorter than the still time %.1fs", timeout, still);
 		lua_pushboolean(L, 0);
@@ -271,8 +271,8 @@ static int l_wait_still_screen(lua_State *L)
 	}
 	rc = screen_wait_still(r, still, timeout * r->timeout_scale, level);
 	if (rc != 1)
-		tapi_check_abort(L, r);
-	runner_progress(r, "wait_still_screen %.1fs: %s after %.2fs", still, rc == 1 ? "still" : "timed out",
+		testapi_check_abort(L, r);
+	runner__progress(r, "wait_still_screen %.1fs: %s after %.2fs", still, rc == 1 ? "still" : "timed out",
 			time_mono() - t0);
 	if (rc == 0)
 		screen_save_step(r, "unk");
@@ -282,36 +282,36 @@ static int l_wait_still_screen(lua_State *L)
 
 static int l_wait_screen_change(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	double timeout, level, sim = 0, t0 = time_mono();
-	struct vnc_frame *ref;
+	struct frame *ref;
 	int rc;
 
 	luaL_checktype(L, 1, LUA_TFUNCTION);
-	timeout = tapi_timeout(L, r, 2, 10);
-	level = lua_istable(L, 2) ? tapi_opt_number(L, 2, "similarity_level", SCREEN_CHANGE_LEVEL) : SCREEN_CHANGE_LEVEL;
+	timeout = testapi_timeout(L, r, 2, 10);
+	level = lua_istable(L, 2) ? testapi_opt_number(L, 2, "similarity_level", SCREEN_CHANGE_LEVEL) : SCREEN_CHANGE_LEVEL;
 	if (lua_istable(L, 3))
-		level = tapi_opt_number(L, 3, "similarity_level", level);
-	tapi_check_abort(L, r);
+		level = testapi_opt_number(L, 3, "similarity_level", level);
+	testapi_check_abort(L, r);
 	ref = screen_current(r);
 	lua_pushvalue(L, 1);
 	if (lua_pcall(L, 0, 0, 0) != LUA_OK) {
 		if (ref)
-			vnc_frame_unref(ref);
+			frame_unref(ref);
 		return lua_error(L);
 	}
 	rc = screen_wait_change(r, ref, timeout, level, &sim);
 	if (ref)
-		vnc_frame_unref(ref);
+		frame_unref(ref);
 	if (rc != 1)
-		tapi_check_abort(L, r);
-	runner_progress(r, "wait_screen_change: %s after %.2fs", rc == 1 ? "changed" : "no change",
+		testapi_check_abort(L, r);
+	runner__progress(r, "wait_screen_change: %s after %.2fs", rc == 1 ? "changed" : "no change",
 			time_mono() - t0);
 	lua_pushboolean(L, rc == 1);
 	return 1;
 }
 
-void tapi_send_keysyms(lua_State *L, struct runner *r, const uint32_t *syms, size_t n, double hold)
+void testapi_send_keysyms(lua_State *L, struct runner *r, const uint32_t *syms, size_t n, double hold)
 {
 	size_t i;
 	int rc = 0;
@@ -326,24 +326,24 @@ void tapi_send_keysyms(lua_State *L, struct runner *r, const uint32_t *syms, siz
 			rc = rc2;
 	}
 	if (rc) {
-		runner_vm_dead(r);
-		tapi_check_abort(L, r);
+		runner__vm_dead(r);
+		testapi_check_abort(L, r);
 		luaL_error(L, "could not send keys: %s", err_str(rc));
 	}
 }
 
 static int l_send_key(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *name = luaL_checkstring(L, 1);
-	int wsc = tapi_opt_bool(L, 2, "wait_screen_change", 0);
+	int wsc = testapi_opt_bool(L, 2, "wait_screen_change", 0);
 	uint32_t syms[KEYS_MAX_COMBO];
 	char err[160];
 	size_t n;
 
 	if (keys_parse(name, syms, &n, err, sizeof(err)))
 		return luaL_error(L, "send_key: %s", err);
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	if (r->console == CONSOLE_SERIAL) {
 		/* On the serial terminal only plain characters and control keys make sense. */
 		char c = 0;
@@ -361,27 +361,27 @@ static int l_send_key(lua_State *L)
 			c = 0x7f;
 		if (!c)
 			return luaL_error(L, "send_key: key '%s' cannot be sent to the serial terminal", name);
-		tapi_type(L, r, &c, 1, 0, 0);
-		runner_progress(r, "send_key %s", name);
+		testapi_type(L, r, &c, 1, 0, 0);
+		runner__progress(r, "send_key %s", name);
 		return 0;
 	}
 	if (wsc) {
-		struct vnc_frame *ref = screen_current(r);
+		struct frame *ref = screen_current(r);
 		double sim;
-		tapi_send_keysyms(L, r, syms, n, 0.01);
+		testapi_send_keysyms(L, r, syms, n, 0.01);
 		screen_wait_change(r, ref, 10 * r->timeout_scale, SCREEN_CHANGE_LEVEL, &sim);
 		if (ref)
-			vnc_frame_unref(ref);
+			frame_unref(ref);
 	} else {
-		tapi_send_keysyms(L, r, syms, n, 0.01);
+		testapi_send_keysyms(L, r, syms, n, 0.01);
 	}
-	runner_progress(r, "send_key %s", name);
+	runner__progress(r, "send_key %s", name);
 	return 0;
 }
 
 static int l_send_key_until_needlematch(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *tags[MAX_TAGS];
 	size_t ntags = get_tags(L, 1, tags);
 	const char *key = luaL_checkstring(L, 2);
@@ -398,24 +398,24 @@ static int l_send_key_until_needlematch(lua_State *L)
 		return luaL_error(L, "send_key_until_needlematch: %s", err);
 	tags_text(tags, ntags, text, sizeof(text));
 	for (; counter > 0; counter--) {
-		tapi_check_abort(L, r);
+		testapi_check_abort(L, r);
 		rc = screen_check(r, tags, ntags, t, 0, &match, &near);
 		if (rc < 0)
-			tapi_check_abort(L, r);
+			testapi_check_abort(L, r);
 		if (rc == 1) {
-			runner_progress(r, "send_key_until_needlematch '%s': matched", text);
+			runner__progress(r, "send_key_until_needlematch '%s': matched", text);
 			json_decref(r->last_match);
 			r->last_match = match;
 			push_json(L, match);
 			return 1;
 		}
 		{
-			struct vnc_frame *ref = screen_current(r);
+			struct frame *ref = screen_current(r);
 			double sim;
-			tapi_send_keysyms(L, r, syms, n, 0.01);
+			testapi_send_keysyms(L, r, syms, n, 0.01);
 			screen_wait_change(r, ref, 1.0 * r->timeout_scale, SCREEN_CHANGE_LEVEL, &sim);
 			if (ref)
-				vnc_frame_unref(ref);
+				frame_unref(ref);
 		}
 		t = timeout;
 	}
@@ -424,7 +424,7 @@ static int l_send_key_until_needlematch(lua_State *L)
 	return do_check(L, 1);
 }
 
-void tapi_type(lua_State *L, struct runner *r, const char *text, size_t len, double interval, int secret)
+void testapi_type(lua_State *L, struct runner *r, const char *text, size_t len, double interval, int secret)
 {
 	size_t i;
 	(void)secret;
@@ -432,8 +432,8 @@ void tapi_type(lua_State *L, struct runner *r, const char *text, size_t len, dou
 	if (r->console == CONSOLE_SERIAL) {
 		int rc = serial_write(r->serial, text, len);
 		if (rc) {
-			runner_vm_dead(r);
-			tapi_check_abort(L, r);
+			runner__vm_dead(r);
+			testapi_check_abort(L, r);
 			luaL_error(L, "could not write to the serial port: %s", err_str(rc));
 		}
 		return;
@@ -446,7 +446,7 @@ void tapi_type(lua_State *L, struct runner *r, const char *text, size_t len, dou
 				log_warn("type_string: character 0x%02x cannot be typed, skipped", (unsigned char)text[i]);
 			continue;
 		}
-		tapi_send_keysyms(L, r, syms, n, 0.008);
+		testapi_send_keysyms(L, r, syms, n, 0.008);
 		if (interval > 0.008)
 			sleep_ms((int)((interval - 0.008) * 1000));
 	}
@@ -469,15 +469,15 @@ static int do_type(lua_State *L, struct runner *r, const char *s, size_t len, in
 	if (lua_isnumber(L, opt))
 		max_interval = lua_tonumber(L, opt);
 	else if (lua_istable(L, opt)) {
-		max_interval = tapi_opt_number(L, opt, "max_interval", max_interval);
-		secret = tapi_opt_bool(L, opt, "secret", secret);
-		lf = tapi_opt_bool(L, opt, "lf", lf);
+		max_interval = testapi_opt_number(L, opt, "max_interval", max_interval);
+		secret = testapi_opt_bool(L, opt, "secret", secret);
+		lf = testapi_opt_bool(L, opt, "lf", lf);
 	}
-	still = tapi_opt_number(L, opt, "wait_still_screen", 0);
-	tapi_check_abort(L, r);
-	tapi_type(L, r, s, len, type_interval(r, max_interval), secret);
+	still = testapi_opt_number(L, opt, "wait_still_screen", 0);
+	testapi_check_abort(L, r);
+	testapi_type(L, r, s, len, type_interval(r, max_interval), secret);
 	if (lf)
-		tapi_type(L, r, "\n", 1, type_interval(r, max_interval), secret);
+		testapi_type(L, r, "\n", 1, type_interval(r, max_interval), secret);
 	{
 		char shown[256];
 		size_t i, o = 0;
@@ -494,11 +494,11 @@ static int do_type(lua_State *L, struct runner *r, const char *s, size_t len, in
 			}
 		}
 		shown[o] = '\0';
-		runner_progress(r, "type_string '%s%s' (%.2fs)", secret ? "[masked]" : shown, lf ? "\\n" : "",
+		runner__progress(r, "type_string '%s%s' (%.2fs)", secret ? "[masked]" : shown, lf ? "\\n" : "",
 				time_mono() - t0);
 	}
 	if (still > 0 && r->console == CONSOLE_VGA) {
-		double timeout = tapi_opt_number(L, opt, "timeout", 30);
+		double timeout = testapi_opt_number(L, opt, "timeout", 30);
 		if (screen_wait_still(r, still, timeout * r->timeout_scale, SCREEN_STILL_LEVEL) != 1)
 			return luaL_error(L, "wait_still_screen timed out after %.0fs!", timeout);
 	}
@@ -507,7 +507,7 @@ static int do_type(lua_State *L, struct runner *r, const char *s, size_t len, in
 
 static int l_type_string(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	size_t len;
 	const char *s = luaL_checklstring(L, 1, &len);
 	return do_type(L, r, s, len, 2, 0, 0);
@@ -515,7 +515,7 @@ static int l_type_string(lua_State *L)
 
 static int l_type_password(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	size_t len;
 	const char *s;
 	if (lua_isnoneornil(L, 1) || lua_istable(L, 1)) {
@@ -533,7 +533,7 @@ static int l_type_password(lua_State *L)
 
 static int l_enter_cmd(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	size_t len;
 	const char *s = luaL_checklstring(L, 1, &len);
 	return do_type(L, r, s, len, 2, 0, 1);
@@ -543,17 +543,17 @@ static void mouse_move(lua_State *L, struct runner *r, int x, int y, int mask)
 {
 	int rc = vnc_send_pointer(r->vnc, x, y, mask);
 	if (rc) {
-		runner_vm_dead(r);
-		tapi_check_abort(L, r);
+		runner__vm_dead(r);
+		testapi_check_abort(L, r);
 		luaL_error(L, "could not send the pointer event: %s", err_str(rc));
 	}
 }
 
 static int l_mouse_set(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	int x = (int)luaL_checkinteger(L, 1), y = (int)luaL_checkinteger(L, 2);
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	if (x == r->mouse_x && y == r->mouse_y) {
 		/* The same position twice: wiggle so the guest sees a movement. */
 		mouse_move(L, r, x > 5 ? x - 5 : x + 5, y, 0);
@@ -562,7 +562,7 @@ static int l_mouse_set(lua_State *L)
 	mouse_move(L, r, x, y, 0);
 	r->mouse_x = x;
 	r->mouse_y = y;
-	runner_progress(r, "mouse_set %d,%d", x, y);
+	runner__progress(r, "mouse_set %d,%d", x, y);
 	return 0;
 }
 
@@ -591,31 +591,31 @@ static void click(lua_State *L, struct runner *r, int mask, double hold, int tim
 
 static int l_mouse_click(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	int mask = button_mask(L, luaL_optstring(L, 1, "left"));
 	double hold = luaL_optnumber(L, 2, 0.15);
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	click(L, r, mask, hold, 1);
-	runner_progress(r, "mouse_click %s at %d,%d", luaL_optstring(L, 1, "left"), r->mouse_x, r->mouse_y);
+	runner__progress(r, "mouse_click %s at %d,%d", luaL_optstring(L, 1, "left"), r->mouse_x, r->mouse_y);
 	return 0;
 }
 
 static int l_mouse_dclick(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	int mask = button_mask(L, luaL_optstring(L, 1, "left"));
 	double t = luaL_optnumber(L, 2, 0.10);
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	click(L, r, mask, t, 2);
-	runner_progress(r, "mouse_dclick at %d,%d", r->mouse_x, r->mouse_y);
+	runner__progress(r, "mouse_dclick at %d,%d", r->mouse_x, r->mouse_y);
 	return 0;
 }
 
 static int l_mouse_hide(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	int off = (int)luaL_optinteger(L, 1, 0);
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	r->mouse_x = r->xres - 1 - off;
 	r->mouse_y = r->yres - 1 - off;
 	mouse_move(L, r, r->mouse_x, r->mouse_y, 0);
@@ -656,11 +656,11 @@ static void click_point(lua_State *L, json_t *match, const char *point_id, int *
 
 static int l_assert_and_click(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
-	const char *button = tapi_opt_string(L, 2, "button", "left");
-	const char *point_id = tapi_opt_string(L, 2, "point_id", NULL);
-	int dclick = tapi_opt_bool(L, 2, "dclick", 0);
-	int mousehide = tapi_opt_bool(L, 2, "mousehide", 0);
+	struct runner *r = testapi_runner(L);
+	const char *button = testapi_opt_string(L, 2, "button", "left");
+	const char *point_id = testapi_opt_string(L, 2, "point_id", NULL);
+	int dclick = testapi_opt_bool(L, 2, "dclick", 0);
+	int mousehide = testapi_opt_bool(L, 2, "mousehide", 0);
 	int mask = button_mask(L, button), x, y, oldx = r->mouse_x, oldy = r->mouse_y;
 
 	lua_settop(L, 2);
@@ -670,7 +670,7 @@ static int l_assert_and_click(lua_State *L)
 	r->mouse_y = y;
 	mouse_move(L, r, x, y, 0);
 	click(L, r, mask, dclick ? 0.10 : 0.15, dclick ? 2 : 1);
-	runner_progress(r, "assert_and_click: clicked %s at %d,%d", button, x, y);
+	runner__progress(r, "assert_and_click: clicked %s at %d,%d", button, x, y);
 	sleep_ms(1000); /* as os-autoinst: let the click take effect */
 	if (!mousehide && oldx >= 0 && oldy >= 0) {
 		r->mouse_x = oldx;
@@ -686,80 +686,52 @@ static int l_assert_and_click(lua_State *L)
 
 static int l_save_screenshot(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
-	tapi_check_abort(L, r);
+	struct runner *r = testapi_runner(L);
+	testapi_check_abort(L, r);
 	if (r->console == CONSOLE_VGA)
 		screen_save_step(r, "unk");
 	return 0;
 }
 
-void tapi_record_text(struct runner *r, const char *title, const char *text, const char *result)
-{
-	struct module *m = runner_module(r);
-	json_t *d;
-	char *name;
-
-	if (!m)
-		return;
-	name = results_next_name(m, "txt");
-	if (!name)
-		return;
-	if (results_save_text(r->testresults, name, text))
-		log_warn("could not write '%s'", name);
-	d = json_object();
-	json_object_set_new(d, "title", json_string(title));
-	json_object_set_new(d, "result", json_string(result));
-	json_object_set_new(d, "text", json_string(name));
-	if (!m->details)
-		m->details = json_array();
-	json_array_append_new(m->details, d);
-	free(name);
-}
-
 static int l_record_info(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *title = luaL_checkstring(L, 1);
 	const char *text = luaL_optstring(L, 2, "");
-	const char *result = tapi_opt_string(L, 3, "result", "ok");
-	struct module *m = runner_module(r);
+	const char *result = testapi_opt_string(L, 3, "result", "ok");
+	struct module *m = runner__module(r);
 
 	if (strcmp(result, "ok") && strcmp(result, "fail") && strcmp(result, "softfail"))
 		return luaL_error(L, "record_info: result must be ok, fail or softfail, not '%s'", result);
-	tapi_record_text(r, title, text, result);
+	steps_text(&r->steps, title, text, result);
 	if (m && !strcmp(result, "fail")) {
 		m->result = MODULE_FAIL;
 		m->hard_fail = 1;
 	} else if (m && !strcmp(result, "softfail") && m->result != MODULE_FAIL) {
 		m->result = MODULE_SOFTFAIL;
 	}
-	runner_progress(r, "record_info '%s' (%s)", title, result);
+	runner__progress(r, "record_info '%s' (%s)", title, result);
 	return 0;
 }
 
 static int l_record_soft_failure(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *reason = luaL_checkstring(L, 1);
-	struct module *m = runner_module(r);
 	struct buf b;
 
 	buf_init(&b, 1 << 20);
 	if (buf_printf(&b, "# Soft Failure:\n%s\n", reason) == 0)
-		tapi_record_text(r, "Soft Failed", b.data, "softfail");
+		steps_text(&r->steps, "Soft Failed", b.data, "softfail");
 	buf_release(&b);
-	if (m) {
-		m->dents++;
-		if (m->result != MODULE_FAIL)
-			m->result = MODULE_SOFTFAIL;
-	}
-	runner_progress(r, "record_soft_failure: %s", reason);
+	steps_dent(&r->steps);
+	runner__progress(r, "record_soft_failure: %s", reason);
 	return 0;
 }
 
 static int l_get_var(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *v = vars_get(&r->vars, luaL_checkstring(L, 1));
 	if (v)
 		lua_pushstring(L, v);
@@ -770,7 +742,7 @@ static int l_get_var(lua_State *L)
 
 static int l_get_required_var(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *k = luaL_checkstring(L, 1);
 	const char *v = vars_get(&r->vars, k);
 	if (!v)
@@ -781,7 +753,7 @@ static int l_get_required_var(lua_State *L)
 
 static int l_set_var(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *k = luaL_checkstring(L, 1);
 	const char *v = lua_isnoneornil(L, 2) ? NULL : luaL_tolstring(L, 2, NULL);
 	if (!v) {
@@ -795,7 +767,7 @@ static int l_set_var(lua_State *L)
 
 static int l_check_var(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *v = vars_get(&r->vars, luaL_checkstring(L, 1));
 	const char *want = luaL_tolstring(L, 2, NULL);
 	lua_pushboolean(L, v && !strcmp(v, want));
@@ -804,7 +776,7 @@ static int l_check_var(lua_State *L)
 
 static int l_diag(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	log_info("diag: %s", luaL_tolstring(L, 1, NULL));
 	(void)r;
 	return 0;
@@ -812,13 +784,13 @@ static int l_diag(lua_State *L)
 
 static int l_sleep(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	double s = luaL_checknumber(L, 1), end = time_mono() + s;
 	while (time_mono() < end) {
 		double left = end - time_mono();
-		tapi_check_abort(L, r);
-		if (runner_vm_dead(r))
-			tapi_check_abort(L, r);
+		testapi_check_abort(L, r);
+		if (runner__vm_dead(r))
+			testapi_check_abort(L, r);
 		sleep_ms(left > 0.2 ? 200 : (int)(left * 1000) + 1);
 	}
 	return 0;
@@ -826,7 +798,7 @@ static int l_sleep(lua_State *L)
 
 static int l_power(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *action = luaL_checkstring(L, 1);
 	const char *cmd;
 	char err[256];
@@ -842,9 +814,9 @@ static int l_power(lua_State *L)
 		cmd = "cont";
 	else
 		return luaL_error(L, "power: unknown action '%s' (on, off, acpi, reset)", action);
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	rc = qmp_command(r->qmp, cmd, NULL, NULL, err, sizeof(err));
-	runner_progress(r, "power %s", action);
+	runner__progress(r, "power %s", action);
 	if (!strcmp(action, "off")) {
 		r->expect_exit = 1;
 		return 0;
@@ -856,28 +828,28 @@ static int l_power(lua_State *L)
 
 static int shutdown_wait(lua_State *L, int is_assert)
 {
-	struct runner *r = tapi_runner(L);
-	double timeout = tapi_timeout(L, r, 1, 60), end = time_mono() + timeout;
+	struct runner *r = testapi_runner(L);
+	double timeout = testapi_timeout(L, r, 1, 60), end = time_mono() + timeout;
 	char status[64], err[256];
 
 	for (;;) {
 		int rc = qmp_query_status(r->qmp, status, sizeof(status), err, sizeof(err));
 		if ((rc == 0 && !strcmp(status, "shutdown")) || (rc && r->expect_exit)) {
-			runner_progress(r, "%s: machine is shut down", is_assert ? "assert_shutdown" : "check_shutdown");
+			runner__progress(r, "%s: machine is shut down", is_assert ? "assert_shutdown" : "check_shutdown");
 			r->expect_exit = 1;
 			lua_pushboolean(L, 1);
 			return 1;
 		}
 		if (rc) {
-			runner_vm_dead(r);
-			tapi_check_abort(L, r);
+			runner__vm_dead(r);
+			testapi_check_abort(L, r);
 		}
 		if (time_mono() >= end)
 			break;
-		tapi_check_abort(L, r);
+		testapi_check_abort(L, r);
 		sleep_ms(250);
 	}
-	runner_progress(r, "%s: machine did not shut down", is_assert ? "assert_shutdown" : "check_shutdown");
+	runner__progress(r, "%s: machine did not shut down", is_assert ? "assert_shutdown" : "check_shutdown");
 	if (is_assert) {
 		screen_save_step(r, "fail");
 		return luaL_error(L, "Machine didn't shut down!");

@@ -7,35 +7,35 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include <stdint.h>
-#include "runner/runner.h"
+#include "runner/runner_int.h"
 
 /* The runner of this Lua state (stored in the registry). Marks an API call
  * (resets the busy-loop guard). */
-struct runner *tapi_runner(lua_State *L);
+struct runner *testapi_runner(lua_State *L);
 
 /* Raise a Lua error when the job has been aborted (VM gone, time out). */
-void tapi_check_abort(lua_State *L, struct runner *r);
+void testapi_check_abort(lua_State *L, struct runner *r);
 
 /* Option helpers: argument idx is either a table of named options or absent. */
-double tapi_opt_number(lua_State *L, int idx, const char *name, double dflt);
-int tapi_opt_bool(lua_State *L, int idx, const char *name, int dflt);
-const char *tapi_opt_string(lua_State *L, int idx, const char *name, const char *dflt);
+double testapi_opt_number(lua_State *L, int idx, const char *name, double dflt);
+int testapi_opt_bool(lua_State *L, int idx, const char *name, int dflt);
+const char *testapi_opt_string(lua_State *L, int idx, const char *name, const char *dflt);
 
 /* A timeout from a positional number or a {timeout=} table at idx, scaled
  * by TIMEOUT_SCALE. */
-double tapi_timeout(lua_State *L, struct runner *r, int idx, double dflt);
+double testapi_timeout(lua_State *L, struct runner *r, int idx, double dflt);
 
 /* Keyboard and serial primitives; they raise Lua errors on failure. */
-void tapi_send_keysyms(lua_State *L, struct runner *r, const uint32_t *syms, size_t n, double hold);
-void tapi_type(lua_State *L, struct runner *r, const char *text, size_t len, double interval, int secret);
+void testapi_send_keysyms(lua_State *L, struct runner *r, const uint32_t *syms, size_t n, double hold);
+void testapi_type(lua_State *L, struct runner *r, const char *text, size_t len, double interval, int secret);
 /* Wait for pattern (PCRE2, or literal when literal=1) on the serial output
  * after the module's position. Returns 1 and pushes the text up to the end
  * of the match (CRLF -> LF) and moves the position; 0 and pushes nil on time-out. */
-int tapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int literal, double timeout);
+int testapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int literal, double timeout);
 
-/* Record a text detail (testresults/<module>-<n>.txt). */
-void tapi_record_text(struct runner *r, const char *title, const char *text, const char *result);
-
+/* Register the test API globals in L (testapi.c), and the console and
+ * serial ones (testapi_console.c). */
+void testapi_register(struct runner *r, lua_State *L);
 void testapi_register_console(lua_State *L);
 
 #endif

@@ -35,10 +35,10 @@ static int in_list(const char *const *list, const char *s)
 
 static int l_select_console(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *name = luaL_checkstring(L, 1);
 
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	if (in_list(serial_consoles, name))
 		r->console = CONSOLE_SERIAL;
 	else if (in_list(vga_consoles, name))
@@ -46,13 +46,13 @@ static int l_select_console(lua_State *L)
 	else
 		return luaL_error(L, "select_console: unknown console '%s' (VGA: sut, vga, x11, root-console; "
 				  "serial terminal: serial, root-serial, root-virtio-terminal)", name);
-	runner_progress(r, "select_console %s", name);
+	runner__progress(r, "select_console %s", name);
 	return 0;
 }
 
 static int l_is_serial_terminal(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	lua_pushboolean(L, r->console == CONSOLE_SERIAL);
 	return 1;
 }
@@ -170,13 +170,13 @@ static int serial_search(struct runner *r, pcre2_code *re, double timeout,
 				return 1;
 			}
 			free(last);
-			runner_vm_dead(r);
+			runner__vm_dead(r);
 			return ERR_CLOSED;
 		}
 	}
 }
 
-int tapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int literal, double timeout)
+int testapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int literal, double timeout)
 {
 	pcre2_code *re = compile(L, pattern, literal);
 	struct serial_match m;
@@ -189,7 +189,7 @@ int tapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int li
 	if (rc != 1) {
 		free(text);
 		text = NULL;
-		tapi_check_abort(L, r);
+		testapi_check_abort(L, r);
 		if (rc < 0)
 			return luaL_error(L, "serial port closed");
 	}
@@ -206,27 +206,27 @@ int tapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int li
 
 static int l_wait_serial(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *pattern = luaL_checkstring(L, 1);
-	double timeout = tapi_timeout(L, r, 2, 90);
-	int literal = tapi_opt_bool(L, 2, "no_regex", 0);
-	int expect_not_found = tapi_opt_bool(L, 2, "expect_not_found", 0);
-	int quiet = tapi_opt_bool(L, 2, "quiet", 0);
+	double timeout = testapi_timeout(L, r, 2, 90);
+	int literal = testapi_opt_bool(L, 2, "no_regex", 0);
+	int expect_not_found = testapi_opt_bool(L, 2, "expect_not_found", 0);
+	int quiet = testapi_opt_bool(L, 2, "quiet", 0);
 	double t0 = time_mono();
 	int found;
 	struct buf b;
 
 	if (lua_isboolean(L, 3))
 		expect_not_found = lua_toboolean(L, 3);
-	tapi_check_abort(L, r);
-	found = tapi_serial_wait(L, r, pattern, literal, timeout);
-	runner_progress(r, "wait_serial '%s': %s after %.2fs", pattern, found ? "found" : "not found",
+	testapi_check_abort(L, r);
+	found = testapi_serial_wait(L, r, pattern, literal, timeout);
+	runner__progress(r, "wait_serial '%s': %s after %.2fs", pattern, found ? "found" : "not found",
 			time_mono() - t0);
 	if (!quiet) {
 		buf_init(&b, LIMIT_SERIAL_LOG);
 		(void)buf_printf(&b, "# wait_serial expected: %s\n# Result:\n%s\n", pattern,
 				 found ? lua_tostring(L, -1) : "");
-		tapi_record_text(r, "wait_serial", b.data ? b.data : "",
+		steps_text(&r->steps, "wait_serial", b.data ? b.data : "",
 				 (found != 0) != (expect_not_found != 0) ? "ok" : "fail");
 		buf_release(&b);
 	}
@@ -256,7 +256,7 @@ static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, dou
 	buf_init(&b, LIMIT_SERIAL_LOG);
 	if (buf_printf(&b, "%s; echo %s-$?- > /dev/%s\n", cmd, marker, serialdev(r)))
 		return luaL_error(L, "command too long");
-	tapi_type(L, r, b.data, b.len, r->typing_interval, 0);
+	testapi_type(L, r, b.data, b.len, r->typing_interval, 0);
 	buf_release(&b);
 	snprintf(pattern, sizeof(pattern), "%s-(\\d+)-", marker);
 	re = compile(L, pattern, 0);
@@ -274,55 +274,55 @@ static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, dou
 	}
 	free(text);
 	if (rc != 1)
-		tapi_check_abort(L, r);
+		testapi_check_abort(L, r);
 	return code;
 }
 
 static int l_script_run(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *cmd = luaL_checkstring(L, 1);
-	double timeout = tapi_timeout(L, r, 2, 30);
+	double timeout = testapi_timeout(L, r, 2, 30);
 	double t0 = time_mono();
 	long code;
 
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	if (str_ends_with(cmd, "&"))
 		return luaL_error(L, "script_run: command '%s' ends with '&': run it in the background yourself", cmd);
 	if (timeout == 0) {
-		tapi_type(L, r, cmd, strlen(cmd), r->typing_interval, 0);
-		tapi_type(L, r, "\n", 1, r->typing_interval, 0);
+		testapi_type(L, r, cmd, strlen(cmd), r->typing_interval, 0);
+		testapi_type(L, r, "\n", 1, r->typing_interval, 0);
 		lua_pushnil(L);
 		return 1;
 	}
 	code = run_with_marker(L, r, cmd, timeout);
 	if (code < 0) {
-		runner_progress(r, "script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
+		runner__progress(r, "script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
 		return luaL_error(L, "command '%s' timed out", cmd);
 	}
-	runner_progress(r, "script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
+	runner__progress(r, "script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
 	lua_pushinteger(L, code);
 	return 1;
 }
 
 static int l_assert_script_run(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *cmd = luaL_checkstring(L, 1);
-	double timeout = tapi_timeout(L, r, 2, 90);
-	const char *msg = tapi_opt_string(L, 2, "fail_message", NULL);
+	double timeout = testapi_timeout(L, r, 2, 90);
+	const char *msg = testapi_opt_string(L, 2, "fail_message", NULL);
 	double t0 = time_mono();
 	long code;
 
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	code = run_with_marker(L, r, cmd, timeout);
 	if (code < 0) {
-		runner_progress(r, "assert_script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
+		runner__progress(r, "assert_script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
 		return luaL_error(L, "command '%s' timed out", cmd);
 	}
-	runner_progress(r, "assert_script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
+	runner__progress(r, "assert_script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
 	if (code != 0) {
-		struct module *m = runner_module(r);
+		struct module *m = runner__module(r);
 		if (m)
 			m->hard_fail = 1;
 		if (msg)
@@ -351,7 +351,7 @@ static int type_and_capture(lua_State *L, struct runner *r, struct buf *cmd, con
 	size_t len;
 	int rc;
 
-	tapi_type(L, r, cmd->data, cmd->len, r->typing_interval, 0);
+	testapi_type(L, r, cmd->data, cmd->len, r->typing_interval, 0);
 	buf_release(cmd);
 	snprintf(pattern, sizeof(pattern), "(?s)(?:^|\\n)%s\\r?\\n(.*?)%s-(\\d+)-", begin, end);
 	re = compile(L, pattern, 0);
@@ -360,7 +360,7 @@ static int type_and_capture(lua_State *L, struct runner *r, struct buf *cmd, con
 	if (rc != 1) {
 		free(*text);
 		*text = NULL;
-		tapi_check_abort(L, r);
+		testapi_check_abort(L, r);
 		if (rc < 0)
 			luaL_error(L, "serial port closed");
 	}
@@ -369,10 +369,10 @@ static int type_and_capture(lua_State *L, struct runner *r, struct buf *cmd, con
 
 static int l_script_output(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *script = luaL_checkstring(L, 1);
-	double timeout = tapi_timeout(L, r, 2, 30);
-	int proceed = tapi_opt_bool(L, 2, "proceed_on_failure", 0);
+	double timeout = testapi_timeout(L, r, 2, 30);
+	int proceed = testapi_opt_bool(L, 2, "proceed_on_failure", 0);
 	char marker[6], end[32];
 	struct serial_match m;
 	struct buf b;
@@ -381,7 +381,7 @@ static int l_script_output(lua_State *L)
 	int rc;
 	double t0 = time_mono();
 
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	make_marker(marker);
 	buf_init(&b, LIMIT_SERIAL_LOG);
 	if (strchr(script, '\n') || strlen(script) >= 80)
@@ -399,7 +399,7 @@ static int l_script_output(lua_State *L)
 	snprintf(end, sizeof(end), "SCRIPT_FINISHED%s", marker);
 	rc = type_and_capture(L, r, &b, marker, end, timeout, &text, &m);
 	if (rc == 0) {
-		runner_progress(r, "script_output: timed out after %.2fs", time_mono() - t0);
+		runner__progress(r, "script_output: timed out after %.2fs", time_mono() - t0);
 		return luaL_error(L, "script_output timed out: '%s'", script);
 	}
 	{
@@ -415,7 +415,7 @@ static int l_script_output(lua_State *L)
 	out = crlf_to_lf(text + m.cap_start[1], m.cap_end[1] - m.cap_start[1]);
 	free(text);
 	trim_right(out);
-	runner_progress(r, "script_output: exit %ld, %zu bytes (%.2fs)", code, strlen(out), time_mono() - t0);
+	runner__progress(r, "script_output: exit %ld, %zu bytes (%.2fs)", code, strlen(out), time_mono() - t0);
 	lua_pushstring(L, out);
 	free(out);
 	if (code != 0 && !proceed)
@@ -425,19 +425,19 @@ static int l_script_output(lua_State *L)
 
 static int l_upload_logs(lua_State *L)
 {
-	struct runner *r = tapi_runner(L);
+	struct runner *r = testapi_runner(L);
 	const char *file = luaL_checkstring(L, 1);
-	double timeout = tapi_timeout(L, r, 2, 90);
-	int failok = tapi_opt_bool(L, 2, "failok", 0);
-	const char *log_name = tapi_opt_string(L, 2, "log_name", NULL);
-	struct module *m = runner_module(r);
+	double timeout = testapi_timeout(L, r, 2, 90);
+	int failok = testapi_opt_bool(L, 2, "failok", 0);
+	const char *log_name = testapi_opt_string(L, 2, "log_name", NULL);
+	struct module *m = runner__module(r);
 	char marker[6], begin[32], end[32], *text = NULL, *base, *dir = NULL, *path = NULL, *upname = NULL;
 	struct serial_match sm;
 	struct buf b, data;
 	long code = -1;
 	int rc;
 
-	tapi_check_abort(L, r);
+	testapi_check_abort(L, r);
 	make_marker(marker);
 	buf_init(&b, LIMIT_SERIAL_LOG);
 	buf_init(&data, LIMIT_SERIAL_LOG);
@@ -458,7 +458,7 @@ static int l_upload_logs(lua_State *L)
 	free(text);
 	if (code != 0) {
 		buf_release(&data);
-		runner_progress(r, "upload_logs '%s': failed", file);
+		runner__progress(r, "upload_logs '%s': failed", file);
 		if (failok)
 			return 0;
 		return luaL_error(L, "upload_logs: could not read '%s' in the guest%s", file,
@@ -472,7 +472,7 @@ static int l_upload_logs(lua_State *L)
 		path = path_join(dir, upname);
 	}
 	rc = path && mkdir_p(dir, 0755) == 0 ? file_write_all(path, data.data ? data.data : "", data.len) : ERR_NOMEM;
-	runner_progress(r, "upload_logs '%s': %zu bytes -> ulogs/%s", file, data.len, upname ? upname : "?");
+	runner__progress(r, "upload_logs '%s': %zu bytes -> ulogs/%s", file, data.len, upname ? upname : "?");
 	buf_release(&data);
 	free(base);
 	free(dir);

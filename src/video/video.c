@@ -51,7 +51,7 @@ struct video {
 
 	pthread_mutex_t lock;     /* everything in this block, with cond */
 	pthread_cond_t cond;
-	struct vnc_frame *queue[VIDEO_QUEUE_LEN];
+	struct frame *queue[VIDEO_QUEUE_LEN];
 	int qhead, qlen;
 	bool closing, failed;
 	bool held;                /* video_hold: the encoder takes no frame */
@@ -67,7 +67,7 @@ struct video {
 	struct SwsContext *strip; /* w x VIDEO__STRIP strips */
 	struct SwsContext *tail;  /* the last strip when h is not a multiple */
 	AVFrame *yuv;             /* the last frame encoded, kept for the end */
-	uint64_t yuv_seq;         /* the vnc frame in yuv, if yuv_valid */
+	uint64_t yuv_seq;         /* the frame in yuv, if yuv_valid */
 	bool yuv_valid;
 	AVPacket *pkt;
 	bool have_frame;
@@ -246,8 +246,8 @@ static int convert_rows(struct video *v, const struct image *img, int y0, int y1
 }
 
 /* Convert f into v->yuv: when yuv holds the frame just before f, only the
- * strips of the rows f changed (vnc_frame.same_top/same_bottom). */
-static int convert_frame(struct video *v, const struct vnc_frame *f)
+ * strips of the rows f changed (frame.same_top/same_bottom). */
+static int convert_frame(struct video *v, const struct frame *f)
 {
 	const struct image *img = f->img;
 	const uint8_t *src[1] = { img->px };
@@ -276,10 +276,10 @@ static int convert_frame(struct video *v, const struct vnc_frame *f)
 /* Convert one captured frame and encode it at its capture time. The video
  * starts at 0 in every player only if a frame stands there: before the
  * first capture, that is a black one. */
-static void encode_frame(struct video *v, const struct vnc_frame *f)
+static void encode_frame(struct video *v, const struct frame *f)
 {
 	int ret;
-	int64_t ms = llround((f->t - v->t0) * 1000.0);
+	int64_t ms = video_time_ms(v->t0, f->t);
 
 	if (!v->have_frame && ms > 0) {
 		ret = fill_black(v->yuv);
@@ -334,7 +334,7 @@ static void finish(struct video *v, double t_end)
 			if (ret < 0)
 				fail(v, av_code(ret), "allocating a picture", ret);
 		}
-		if (ret >= 0 && encode_at(v, llround((t_end - v->t0) * 1000.0)) == 0)
+		if (ret >= 0 && encode_at(v, video_time_ms(v->t0, t_end)) == 0)
 			account(v, true);
 		ret = avcodec_send_frame(v->enc, NULL);
 		if (ret < 0)
@@ -353,7 +353,7 @@ static void finish(struct video *v, double t_end)
 static void *encoder_main(void *arg)
 {
 	struct video *v = arg;
-	struct vnc_frame *f;
+	struct frame *f;
 	struct timespec until;
 	double t_end, next, wait_s;
 	bool failed;
@@ -395,7 +395,7 @@ static void *encoder_main(void *arg)
 		if (f) {
 			if (!failed)
 				encode_frame(v, f);
-			vnc_frame_unref(f);
+			frame_unref(f);
 		}
 		if (!failed && time_mono() - v->last_flush >= VIDEO_FLUSH_MS / 1000.0)
 			flush_cluster(v);
@@ -605,9 +605,9 @@ fail:
 	return ret;
 }
 
-void video_add_frame(struct video *v, struct vnc_frame *f)
+void video_add_frame(struct video *v, struct frame *f)
 {
-	struct vnc_frame *old = NULL;
+	struct frame *old = NULL;
 	uint64_t dropped = 0;
 
 	if (!v || !f || !f->img)
@@ -617,7 +617,7 @@ void video_add_frame(struct video *v, struct vnc_frame *f)
 		pthread_mutex_unlock(&v->lock);
 		return;
 	}
-	vnc_frame_ref(f);
+	frame_ref(f);
 	if (v->qlen == VIDEO_QUEUE_LEN) {
 		old = v->queue[v->qhead];
 		v->queue[v->qhead] = NULL;
@@ -633,7 +633,7 @@ void video_add_frame(struct video *v, struct vnc_frame *f)
 		log_debug("frame %llu not recorded: the encoder is %d frames behind "
 			  "(%llu dropped so far)", (unsigned long long)old->seq,
 			  VIDEO_QUEUE_LEN, (unsigned long long)dropped);
-		vnc_frame_unref(old);
+		frame_unref(old);
 	}
 }
 
@@ -645,14 +645,14 @@ void video_hold(struct video *v, bool hold)
 	pthread_mutex_unlock(&v->lock);
 }
 
-void video_vnc_listener(void *ctx, struct vnc_frame *f)
+void video_frame_listener(void *ctx, struct frame *f)
 {
 	video_add_frame(ctx, f);
 }
 
-int64_t video_time_ms(const struct video *v, double t)
+int64_t video_time_ms(double t0, double t)
 {
-	int64_t ms = llround((t - v->t0) * 1000.0);
+	int64_t ms = llround((t - t0) * 1000.0);
 
 	return ms < 0 ? 0 : ms;
 }
@@ -689,7 +689,7 @@ int video_close_stats(struct video *v, double t_end, struct video_stats *st)
 		  (unsigned long long)v->stats.dropped,
 		  (unsigned long long)v->stats.bytes, v->stats.cpu_s);
 	while (v->qlen) { /* only after a failure */
-		vnc_frame_unref(v->queue[v->qhead]);
+		frame_unref(v->queue[v->qhead]);
 		v->qhead = (v->qhead + 1) % VIDEO_QUEUE_LEN;
 		v->qlen--;
 	}

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "vm/vnc.h"
+#include "image/frame.h"
 
 struct video;
 
@@ -50,7 +50,7 @@ int video_open(const char *path, int w, int h, double t0,
  * previous one's is shown 1 ms later. Until the first frame's time the
  * video shows black (an extra frame at 0, so every player starts there). Frames of another size are scaled
  * to w x h. Ignored after video_close began or once encoding failed. */
-void video_add_frame(struct video *v, struct vnc_frame *f);
+void video_add_frame(struct video *v, struct frame *f);
 
 /* Hold (true) or release (false) the encoder: while held it takes no
  * frame from the queue, so frames added meanwhile fill it and the oldest
@@ -58,14 +58,16 @@ void video_add_frame(struct video *v, struct vnc_frame *f);
  * must not depend on which thread runs first; video_close releases it. */
 void video_hold(struct video *v, bool hold);
 
-/* The same as a vnc_frame_fn, for vnc_add_listener(vnc, video_vnc_listener,
- * video). VNC listeners cannot be removed: close the VNC connection
- * before video_close. */
-void video_vnc_listener(void *ctx, struct vnc_frame *f);
+/* video_add_frame as a frame listener (ctx: the video), e.g. for
+ * vnc_add_listener(vnc, video_frame_listener, video). VNC listeners cannot
+ * be removed: close the VNC connection before video_close. */
+void video_frame_listener(void *ctx, struct frame *f);
 
-/* The video time in milliseconds of time_mono() value t (for the index of
- * steps to video times); never negative. */
-int64_t video_time_ms(const struct video *v, double t);
+/* The video time in milliseconds of time_mono() value t in a video whose
+ * time 0 is t0 (video_open's), rounded to the nearest millisecond as the
+ * encoder stamps frames; never negative. The run's one conversion: the
+ * steps' frame times come from it too, so they name the video's frames. */
+int64_t video_time_ms(double t0, double t);
 
 /* Counters so far, consistent with each other (any thread). */
 void video_get_stats(struct video *v, struct video_stats *st);

@@ -2,9 +2,9 @@
 /* vnc.c - the VNC capture thread: owns the libvncclient connection, turns
  * each complete, changed framebuffer update into a normalised frame (only
  * the rows the server rewrote are converted, the rest copied from the last
- * frame; buffers recycled through a small pool), queues it (bounded, drops
- * logged) and hands it to listeners. Input and the refresh nudge come from
- * other threads and write under wlock, which the capture thread also holds
+ * frame; buffers recycled through a frame pool, image/frame.h), queues
+ * it (bounded, drops logged) and hands it to listeners. Input and the
+ * refresh nudge come from other threads and write under wlock, which the capture thread also holds
  * while libvncclient handles a message. */
 #include <errno.h>
 #include <pthread.h>
@@ -22,21 +22,6 @@
 #include "vm/vnc.h"
 
 #define VNC__LISTENERS 4
-/* Released frames of the connection's size kept for reuse. */
-#define VNC__POOL_LEN 2
-
-/* Frames whose last reference went away keep their buffers here for the
- * next frame: a fresh 2.4 MB allocation per frame means page faults and
- * zeroing in the kernel every time. Shared by the connection and by every
- * frame it lent, since a frame may outlive its connection. */
-struct vnc__pool {
-	pthread_mutex_t lock;
-	int refs;                 /* the connection, and each frame out */
-	bool closed;              /* the connection is gone: keep nothing */
-	int w, h;
-	int n;
-	struct vnc_frame *free[VNC__POOL_LEN];
-};
 
 struct vnc__listener {
 	vnc_frame_fn fn;
@@ -60,12 +45,12 @@ struct vnc {
 	bool dirty;
 	int dirty_y0, dirty_y1;   /* rows the server rewrote since the last frame */
 	bool base_ok;             /* the framebuffer outside them equals latest */
-	struct vnc__pool *pool;
-	struct vnc_frame *pending;
+	struct frame_pool *pool;
+	struct frame *pending;
 	/* Frames. */
 	uint64_t seq;
-	struct vnc_frame *latest;
-	struct vnc_frame *queue[VNC_QUEUE_MAX];
+	struct frame *latest;
+	struct frame *queue[VNC_QUEUE_MAX];
 	int qhead, qlen, qmax;
 	unsigned long dropped;
 	struct vnc__listener listeners[VNC__LISTENERS];
@@ -128,125 +113,6 @@ static void lib_init(void)
 static struct vnc *vnc_of(rfbClient *cl)
 {
 	return rfbClientGetClientData(cl, &client_tag);
-}
-
-void vnc_frame_ref(struct vnc_frame *f)
-{
-	__atomic_add_fetch(&f->refs, 1, __ATOMIC_RELAXED);
-}
-
-static void frame_destroy(struct vnc_frame *f)
-{
-	image_free(f->img);
-	free(f);
-}
-
-static void pool_destroy(struct vnc__pool *p)
-{
-	int i;
-
-	for (i = 0; i < p->n; i++)
-		frame_destroy(p->free[i]);
-	pthread_mutex_destroy(&p->lock);
-	free(p);
-}
-
-static struct vnc__pool *pool_new(int w, int h)
-{
-	struct vnc__pool *p = calloc(1, sizeof(*p));
-
-	if (!p)
-		return NULL;
-	pthread_mutex_init(&p->lock, NULL);
-	p->refs = 1;
-	p->w = w;
-	p->h = h;
-	return p;
-}
-
-/* A frame of the pool's size with refs 1 and every other field zero; its
- * pixels are whatever an earlier frame left: the caller writes them all. */
-static struct vnc_frame *pool_get(struct vnc__pool *p)
-{
-	struct vnc_frame *f = NULL;
-	struct image *img;
-
-	pthread_mutex_lock(&p->lock);
-	if (p->n)
-		f = p->free[--p->n];
-	pthread_mutex_unlock(&p->lock);
-	if (f) {
-		img = f->img;
-		memset(f, 0, sizeof(*f));
-		f->img = img;
-	} else {
-		f = calloc(1, sizeof(*f));
-		if (!f)
-			return NULL;
-		f->img = image_new(p->w, p->h);
-		if (!f->img) {
-			free(f);
-			return NULL;
-		}
-	}
-	pthread_mutex_lock(&p->lock);
-	p->refs++;
-	pthread_mutex_unlock(&p->lock);
-	f->pool = p;
-	f->refs = 1;
-	return f;
-}
-
-/* A frame of the pool came back (any thread). */
-static void pool_put(struct vnc_frame *f)
-{
-	struct vnc__pool *p = f->pool;
-	bool keep, last;
-
-	pthread_mutex_lock(&p->lock);
-	keep = !p->closed && p->n < VNC__POOL_LEN;
-	if (keep)
-		p->free[p->n++] = f;
-	last = --p->refs == 0;
-	pthread_mutex_unlock(&p->lock);
-	if (!keep)
-		frame_destroy(f);
-	if (last)
-		pool_destroy(p);
-}
-
-/* The connection lets go: free what is kept, let frames out free theirs. */
-static void pool_close(struct vnc__pool *p)
-{
-	struct vnc_frame *keep[VNC__POOL_LEN];
-	int i, n;
-	bool last;
-
-	if (!p)
-		return;
-	pthread_mutex_lock(&p->lock);
-	p->closed = true;
-	n = p->n;
-	memcpy(keep, p->free, sizeof(keep));
-	p->n = 0;
-	last = --p->refs == 0;
-	pthread_mutex_unlock(&p->lock);
-	for (i = 0; i < n; i++)
-		frame_destroy(keep[i]);
-	if (last)
-		pool_destroy(p);
-}
-
-void vnc_frame_unref(struct vnc_frame *f)
-{
-	if (!f)
-		return;
-	if (__atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-		if (f->pool)
-			pool_put(f);
-		else
-			frame_destroy(f);
-	}
 }
 
 /* libvncclient asks for a framebuffer at the handshake and on DesktopSize. */
@@ -322,31 +188,22 @@ static void rgbx_rows(uint8_t *dst, const uint8_t *src, size_t px)
 
 /* A framebuffer larger than xres x yres, scaled down as a new frame
  * (image_normalise; rare, not pooled). */
-static struct vnc_frame *frame_scaled(struct vnc *v, const uint8_t *src, int w, int h)
+static struct frame *frame_scaled(struct vnc *v, const uint8_t *src, int w, int h)
 {
-	struct image *raw = image_new(w, h), *img = NULL;
-	struct vnc_frame *f = NULL;
+	struct image *raw = image_new(w, h), *img;
 
 	if (!raw)
 		return NULL;
 	rgbx_rows(raw->px, src, (size_t)w * (size_t)h);
 	img = image_normalise(raw, v->xres, v->yres);
 	image_free(raw);
-	if (img)
-		f = calloc(1, sizeof(*f));
-	if (!f) {
-		image_free(img);
-		return NULL;
-	}
-	f->img = img;
-	f->refs = 1;
-	return f;
+	return img ? frame_from_image(img) : NULL;
 }
 
 /* Rows [y0, y1) of a w x h framebuffer into f, pasted top-left as
  * image_normalise does for a framebuffer no larger than the frame: grey
  * (120) right of it. */
-static void paste_rows(struct vnc_frame *f, const uint8_t *src, int w, int y0, int y1)
+static void paste_rows(struct frame *f, const uint8_t *src, int w, int y0, int y1)
 {
 	size_t row = (size_t)f->img->w * 3;
 	int y;
@@ -379,8 +236,8 @@ static bool row_same(const struct image *a, const struct image *b, int y)
 static void finished_update(rfbClient *cl)
 {
 	struct vnc *v = vnc_of(cl);
-	const struct vnc_frame *last;
-	struct vnc_frame *f = NULL;
+	const struct frame *last;
+	struct frame *f = NULL;
 	const uint8_t *src = cl->frameBuffer;
 	int w = cl->width, h = cl->height, y0 = 0, y1 = h, lo, hi;
 	size_t row;
@@ -393,7 +250,7 @@ static void finished_update(rfbClient *cl)
 	last = v->latest; /* written by this thread only */
 	same_fb = last && last->fb_w == w && last->fb_h == h;
 	if (w <= v->xres && h <= v->yres) {
-		f = pool_get(v->pool);
+		f = frame_pool_get(v->pool);
 		if (!f)
 			goto oom;
 		partial = same_fb && v->base_ok;
@@ -427,7 +284,7 @@ static void finished_update(rfbClient *cl)
 		while (lo < hi && row_same(f->img, last->img, lo))
 			lo++;
 		if (lo == hi) {
-			vnc_frame_unref(f); /* rewritten with the same pixels */
+			frame_unref(f); /* rewritten with the same pixels */
 			return;
 		}
 		while (row_same(f->img, last->img, hi - 1))
@@ -436,7 +293,7 @@ static void finished_update(rfbClient *cl)
 		f->same_bottom = v->yres - hi;
 	}
 	f->t = time_mono();
-	vnc_frame_unref(v->pending); /* only one per message; defensive */
+	frame_unref(v->pending); /* only one per message; defensive */
 	v->pending = f;
 	return;
 oom:
@@ -449,7 +306,7 @@ oom:
  * the listeners. Capture thread, no lock held on entry. */
 static void publish(struct vnc *v)
 {
-	struct vnc_frame *f = v->pending;
+	struct frame *f = v->pending;
 	struct vnc__listener ls[VNC__LISTENERS];
 	int nls, i;
 
@@ -459,35 +316,35 @@ static void publish(struct vnc *v)
 	pthread_mutex_lock(&v->lock);
 	f->seq = ++v->seq;
 	if (v->latest)
-		vnc_frame_unref(v->latest);
-	vnc_frame_ref(f);
+		frame_unref(v->latest);
+	frame_ref(f);
 	v->latest = f;
 	/* Checks start from the newest frame: while none is pending, older
 	 * frames matter only to a wait_screen_change that began before, and
 	 * the newest shows it the change; VNC_IDLE_QUEUE keeps just that. */
 	while (v->qlen >= (v->watch || v->qmax < VNC_IDLE_QUEUE ? v->qmax : VNC_IDLE_QUEUE)) {
-		struct vnc_frame *old = v->queue[v->qhead];
+		struct frame *old = v->queue[v->qhead];
 
 		if (v->watch)
 			log_warn("frame %llu dropped unseen: the checker is %d frames behind",
 				 (unsigned long long)old->seq, v->qlen);
 		else
 			log_debug("frame %llu dropped from the idle queue", (unsigned long long)old->seq);
-		vnc_frame_unref(old);
+		frame_unref(old);
 		v->qhead = (v->qhead + 1) % VNC_QUEUE_MAX;
 		v->qlen--;
 		v->dropped++;
 	}
 	v->queue[(v->qhead + v->qlen) % VNC_QUEUE_MAX] = f; /* the creation ref */
 	v->qlen++;
-	vnc_frame_ref(f); /* held while the listeners run */
+	frame_ref(f); /* held while the listeners run */
 	nls = v->nlisteners;
 	memcpy(ls, v->listeners, sizeof(ls));
 	pthread_cond_broadcast(&v->cond);
 	pthread_mutex_unlock(&v->lock);
 	for (i = 0; i < nls; i++)
 		ls[i].fn(ls[i].ctx, f);
-	vnc_frame_unref(f);
+	frame_unref(f);
 }
 
 static void mark_dead(struct vnc *v, const char *why)
@@ -572,7 +429,7 @@ int vnc_connect(const char *path, int xres, int yres, int timeout_ms,
 	v->xres = xres;
 	v->yres = yres;
 	v->qmax = VNC_QUEUE_DEFAULT;
-	v->pool = pool_new(xres, yres);
+	v->pool = frame_pool_new(xres, yres);
 	if (!v->pool) {
 		rc = ERR_NOMEM;
 		goto fail;
@@ -653,13 +510,13 @@ void vnc_close(struct vnc *v)
 	}
 	free(v->fb);
 	while (v->qlen) {
-		vnc_frame_unref(v->queue[v->qhead]);
+		frame_unref(v->queue[v->qhead]);
 		v->qhead = (v->qhead + 1) % VNC_QUEUE_MAX;
 		v->qlen--;
 	}
-	vnc_frame_unref(v->latest);
-	vnc_frame_unref(v->pending);
-	pool_close(v->pool);
+	frame_unref(v->latest);
+	frame_unref(v->pending);
+	frame_pool_close(v->pool);
 	pthread_cond_destroy(&v->cond);
 	pthread_mutex_destroy(&v->wlock);
 	pthread_mutex_destroy(&v->lock);
@@ -683,20 +540,20 @@ void vnc_error(struct vnc *v, char *err, size_t errlen)
 	pthread_mutex_unlock(&v->lock);
 }
 
-struct vnc_frame *vnc_latest(struct vnc *v)
+struct frame *vnc_latest(struct vnc *v)
 {
-	struct vnc_frame *f;
+	struct frame *f;
 
 	pthread_mutex_lock(&v->lock);
 	f = v->latest;
 	if (f)
-		vnc_frame_ref(f);
+		frame_ref(f);
 	pthread_mutex_unlock(&v->lock);
 	return f;
 }
 
 int vnc_next_frame(struct vnc *v, uint64_t after_seq, int timeout_ms,
-		   struct vnc_frame **out)
+		   struct frame **out)
 {
 	struct timespec ts;
 	int rc = ERR_TIMEOUT, i;
@@ -716,15 +573,15 @@ int vnc_next_frame(struct vnc *v, uint64_t after_seq, int timeout_ms,
 		/* Frames up to after_seq are behind the consumer: release them so
 		 * they are not counted as dropped unseen later. */
 		while (v->qlen > 0 && v->queue[v->qhead]->seq <= after_seq) {
-			vnc_frame_unref(v->queue[v->qhead]);
+			frame_unref(v->queue[v->qhead]);
 			v->qhead = (v->qhead + 1) % VNC_QUEUE_MAX;
 			v->qlen--;
 		}
 		for (i = 0; i < v->qlen; i++) {
-			struct vnc_frame *f = v->queue[(v->qhead + i) % VNC_QUEUE_MAX];
+			struct frame *f = v->queue[(v->qhead + i) % VNC_QUEUE_MAX];
 
 			if (f->seq > after_seq) {
-				vnc_frame_ref(f);
+				frame_ref(f);
 				*out = f;
 				rc = 0;
 				goto out;
@@ -738,10 +595,10 @@ int vnc_next_frame(struct vnc *v, uint64_t after_seq, int timeout_ms,
 			rc = ERR_TIMEOUT;
 			/* One last look: a frame may have come with the timeout. */
 			for (i = 0; i < v->qlen; i++) {
-				struct vnc_frame *f = v->queue[(v->qhead + i) % VNC_QUEUE_MAX];
+				struct frame *f = v->queue[(v->qhead + i) % VNC_QUEUE_MAX];
 
 				if (f->seq > after_seq) {
-					vnc_frame_ref(f);
+					frame_ref(f);
 					*out = f;
 					rc = 0;
 					break;
@@ -764,7 +621,7 @@ void vnc_set_queue_len(struct vnc *v, int len)
 	pthread_mutex_lock(&v->lock);
 	v->qmax = len;
 	while (v->qlen > v->qmax) {
-		vnc_frame_unref(v->queue[v->qhead]);
+		frame_unref(v->queue[v->qhead]);
 		v->qhead = (v->qhead + 1) % VNC_QUEUE_MAX;
 		v->qlen--;
 	}

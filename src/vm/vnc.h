@@ -4,8 +4,8 @@
  * complete, changed framebuffer update into a frame normalised to XRES x YRES
  * (image_normalise), numbered and timestamped, kept in a bounded queue and
  * handed to frame listeners. Only the rows the server updated are converted;
- * frame buffers are recycled through a small pool. Input (keys, pointer) is
- * safe from any thread.
+ * frame buffers are recycled through a frame pool (image/frame.h). Input
+ * (keys, pointer) is safe from any thread.
  * Lossless encodings only (raw, zrle), 32 bpp, no remote cursor. */
 #ifndef VIGIL_VNC_H
 #define VIGIL_VNC_H
@@ -13,27 +13,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "image/image.h"
+#include "image/frame.h"
 
 struct vnc;
-struct vnc__pool;
-
-/* One captured screen. img is normalised to the connection's xres x yres;
- * fb_w/fb_h is the guest framebuffer size it came from. Frames are shared
- * and immutable: take a reference to keep one, drop it with vnc_frame_unref. */
-struct vnc_frame {
-	struct image *img;
-	uint64_t seq;   /* 1, 2, 3... in capture order; no two frames share one */
-	double t;       /* time_mono() when the update completed */
-	int fb_w, fb_h;
-	/* Rows at the top and at the bottom of img that are identical to the
-	 * frame numbered seq - 1 (same size); 0 and 0 when unknown. Only rows
-	 * [same_top, img->h - same_bottom) changed: consumers such as the
-	 * video convert just those. */
-	int same_top, same_bottom;
-	int refs;       /* atomic; use the functions below */
-	struct vnc__pool *pool; /* vnc.c's: where the buffers go back; NULL: freed */
-};
 
 /* Default and largest number of frames the checker queue holds. */
 #define VNC_QUEUE_DEFAULT 32
@@ -48,7 +30,7 @@ struct vnc_frame {
 
 /* Called on the capture thread for every new frame (borrowed: take a
  * reference to keep it). Must not block for long nor call vnc_close. */
-typedef void (*vnc_frame_fn)(void *ctx, struct vnc_frame *frame);
+typedef void (*vnc_frame_fn)(void *ctx, struct frame *frame);
 
 /* Connect to the VNC server listening on the unix socket path (retrying
  * for up to timeout_ms while it is absent or refuses), negotiate 32 bpp
@@ -67,11 +49,8 @@ void vnc_close(struct vnc *v);
 bool vnc_alive(struct vnc *v);
 void vnc_error(struct vnc *v, char *err, size_t errlen);
 
-void vnc_frame_ref(struct vnc_frame *f);
-void vnc_frame_unref(struct vnc_frame *f); /* frees at zero; NULL-safe */
-
 /* The newest frame, referenced (caller unrefs), or NULL before the first. */
-struct vnc_frame *vnc_latest(struct vnc *v);
+struct frame *vnc_latest(struct vnc *v);
 
 /* The oldest queued frame with seq > after_seq, referenced, waiting up to
  * timeout_ms for one to arrive. A consumer looping with after_seq = the
@@ -82,7 +61,7 @@ struct vnc_frame *vnc_latest(struct vnc *v);
  * consumer has moved past them (so they are not reported as dropped).
  * 0, ERR_TIMEOUT, or ERR_CLOSED (connection gone and no such frame left). */
 int vnc_next_frame(struct vnc *v, uint64_t after_seq, int timeout_ms,
-		   struct vnc_frame **out);
+		   struct frame **out);
 
 /* Queue length (1..VNC_QUEUE_MAX; default VNC_QUEUE_DEFAULT). */
 void vnc_set_queue_len(struct vnc *v, int len);

@@ -129,3 +129,40 @@ TEST(results_names)
 	CHECK_STR(job_result_name(JOB_INCOMPLETE), "incomplete");
 	CHECK_STR(module_result_name(MODULE_SOFTFAIL), "softfail");
 }
+
+/* Frame times stay numbers until written: the module's strings and the
+ * video index's seconds are both rounded down from the video millisecond. */
+TEST(results_frametimes_and_video_index)
+{
+	struct module m = mod("boot", MODULE_OK, 0);
+	json_t *ft = results_frametime_json(12349, 12389), *j, *e, *d;
+
+	CHECK_STR(json_string_value(json_array_get(ft, 0)), "12.34");
+	CHECK_STR(json_string_value(json_array_get(ft, 1)), "12.38");
+	json_decref(ft);
+	ft = results_frametime_json(-5, 7);
+	CHECK_STR(json_string_value(json_array_get(ft, 0)), "0.00");
+	CHECK_STR(json_string_value(json_array_get(ft, 1)), "0.00");
+	json_decref(ft);
+
+	m.name = strdup("boot");
+	m.script = strdup("tests/boot.lua");
+	m.details = json_array();
+	d = json_object();
+	json_object_set_new(d, "title", json_string("text"));
+	json_array_append_new(m.details, d);
+	d = json_object();
+	json_object_set_new(d, "screenshot", json_string("boot-2.png"));
+	json_array_append_new(m.details, d);
+	CHECK_INT(results_add_step_time(&m, 1, 2009), 0);
+	CHECK_INT(results_write_video_index(unit_tmpdir(), &m, 1), 0);
+	j = load("video_index.json");
+	CHECK_INT((int)json_array_size(j), 1);
+	e = json_array_get(j, 0);
+	CHECK_STR(json_string_value(json_object_get(e, "module")), "boot");
+	CHECK_INT(json_integer_value(json_object_get(e, "step")), 2);
+	CHECK(json_real_value(json_object_get(e, "time")) == 2.0);
+	CHECK_STR(json_string_value(json_object_get(e, "screenshot")), "boot-2.png");
+	json_decref(j);
+	results_module_release(&m);
+}

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "image/image.h"
-#include "runner/live.h"
+#include "runner/liveview.h"
 #include "util/err.h"
 #include "vm/vnc.h"
 #include "util/log.h"
@@ -74,7 +74,7 @@ static void fixture_stop(struct fixture *fx)
 }
 
 /* Which of the fixture's screens a frame shows, by the colour at (10, 10). */
-static char screen_of(const struct vnc_frame *f)
+static char screen_of(const struct frame *f)
 {
 	const uint8_t *p = f->img->px + (10 * (size_t)f->img->w + 10) * 3;
 
@@ -93,7 +93,7 @@ TEST(vnc_single_update_frame_is_caught)
 {
 	struct fixture fx;
 	struct vnc *v = NULL;
-	struct vnc_frame *f = NULL;
+	struct frame *f = NULL;
 	char err[256] = "", seen[8] = "";
 	uint64_t seq = 0;
 	size_t n = 0;
@@ -111,7 +111,7 @@ TEST(vnc_single_update_frame_is_caught)
 		CHECK_INT(f->img->h, 768);
 		seq = f->seq;
 		seen[n++] = screen_of(f);
-		vnc_frame_unref(f);
+		frame_unref(f);
 		if (seen[n - 1] == 'C')
 			break;
 	}
@@ -120,7 +120,7 @@ TEST(vnc_single_update_frame_is_caught)
 	CHECK_INT(seq, 3);
 	f = vnc_latest(v);
 	CHECK(f && f->seq == 3 && screen_of(f) == 'C');
-	vnc_frame_unref(f);
+	frame_unref(f);
 	/* Nothing changes any more. */
 	CHECK_INT(vnc_next_frame(v, seq, 200, &f), ERR_TIMEOUT);
 	vnc_close(v);
@@ -131,7 +131,7 @@ TEST(vnc_desktop_size_normalised)
 {
 	struct fixture fx;
 	struct vnc *v = NULL;
-	struct vnc_frame *f = NULL;
+	struct frame *f = NULL;
 	char err[256] = "", line[64];
 	uint64_t seq = 0;
 	const uint8_t *p;
@@ -145,7 +145,7 @@ TEST(vnc_desktop_size_normalised)
 		if (screen_of(f) == 'D')
 			break;
 		CHECK(screen_of(f) == 'A');
-		vnc_frame_unref(f);
+		frame_unref(f);
 	}
 	CHECK_INT(f->fb_w, 720);
 	CHECK_INT(f->fb_h, 400);
@@ -156,7 +156,7 @@ TEST(vnc_desktop_size_normalised)
 	CHECK(p[0] == 120 && p[1] == 120 && p[2] == 120);
 	p = f->img->px + (399 * 1024 + 719) * 3;
 	CHECK(p[0] == 255 && p[1] == 255 && p[2] == 0);
-	vnc_frame_unref(f);
+	frame_unref(f);
 	vnc_fb_size(v, &w, &h);
 	CHECK(w == 720 && h == 400);
 	/* The pasted-top-left screen keeps coordinates; outside is clamped. */
@@ -190,7 +190,7 @@ static void check_band_frames(int xres, int yres)
 {
 	struct fixture fx;
 	struct vnc *v = NULL;
-	struct vnc_frame *f = NULL;
+	struct frame *f = NULL;
 	struct image *want;
 	char err[256] = "";
 	uint64_t seq = 0;
@@ -219,7 +219,7 @@ static void check_band_frames(int xres, int yres)
 			CHECK_INT(f->same_top, 300);
 			CHECK_INT(f->same_bottom, yres - 310);
 		}
-		vnc_frame_unref(f);
+		frame_unref(f);
 	}
 	CHECK_INT(vnc_next_frame(v, seq, 300, &f), ERR_TIMEOUT);
 	vnc_close(v);
@@ -242,7 +242,7 @@ TEST(vnc_frames_outlive_the_connection)
 {
 	struct fixture fx;
 	struct vnc *v = NULL;
-	struct vnc_frame *f = NULL, *g = NULL;
+	struct frame *f = NULL, *g = NULL;
 	char err[256] = "";
 
 	fixture_start(&fx, "band");
@@ -250,7 +250,7 @@ TEST(vnc_frames_outlive_the_connection)
 	vnc_set_watch(v, true);
 	CHECK_INT(vnc_next_frame(v, 0, 10000, &f), 0);
 	CHECK_INT(vnc_next_frame(v, f->seq, 10000, &g), 0);
-	vnc_frame_unref(g); /* still referenced by the connection */
+	frame_unref(g); /* still referenced by the connection */
 	CHECK_INT(vnc_next_frame(v, f->seq + 1, 10000, &g), 0);
 	vnc_close(v);
 	fixture_stop(&fx);
@@ -258,8 +258,8 @@ TEST(vnc_frames_outlive_the_connection)
 	CHECK_INT(f->img->px[(110 * 1024 + 10) * 3 + 1], 0); /* all red */
 	CHECK_INT(g->img->px[(110 * 1024 + 10) * 3 + 1], 255); /* green band */
 	CHECK_INT(g->img->px[(305 * 1024 + 15) * 3 + 2], 255); /* blue square */
-	vnc_frame_unref(f);
-	vnc_frame_unref(g);
+	frame_unref(f);
+	frame_unref(g);
 }
 
 TEST(vnc_input_and_nudge)
@@ -290,7 +290,7 @@ TEST(vnc_input_and_nudge)
 	fixture_stop(&fx);
 }
 
-static void count_frame(void *ctx, struct vnc_frame *f)
+static void count_frame(void *ctx, struct frame *f)
 {
 	int *n = ctx;
 
@@ -302,7 +302,7 @@ TEST(vnc_server_death_reported)
 {
 	struct fixture fx;
 	struct vnc *v = NULL;
-	struct vnc_frame *f = NULL;
+	struct frame *f = NULL;
 	char err[256] = "";
 	int listened = 0;
 	uint64_t seq = 0;
@@ -313,7 +313,7 @@ TEST(vnc_server_death_reported)
 	do {
 		CHECK_INT(vnc_next_frame(v, seq, 10000, &f), 0);
 		seq = f->seq;
-		vnc_frame_unref(f);
+		frame_unref(f);
 	} while (seq < 3);
 	CHECK(__atomic_load_n(&listened, __ATOMIC_RELAXED) >= 2);
 	fixture_stop(&fx);
@@ -327,7 +327,7 @@ TEST(vnc_server_death_reported)
 	f = vnc_latest(v);
 	CHECK(f != NULL);
 	CHECK_INT(f->seq, 3);
-	vnc_frame_unref(f);
+	frame_unref(f);
 	vnc_close(v);
 }
 
@@ -343,29 +343,29 @@ TEST(vnc_connect_timeout)
 }
 
 /* The live view writer: nothing while nobody watches; the newest frame as
- * live.png once live.on exists; gone again after live_stop. */
+ * live.png once live.on exists; gone again after liveview_stop. */
 TEST(vnc_live_view_frames)
 {
 	struct fixture fx;
 	struct vnc *v = NULL;
-	struct vnc_frame *f = NULL;
-	struct live *l = NULL;
+	struct frame *f = NULL;
+	struct liveview *l = NULL;
 	struct image *img = NULL;
 	char err[256] = "", on[600], png[600];
 	uint64_t seq = 0;
 	FILE *fp;
 
-	snprintf(on, sizeof(on), "%s/%s", unit_tmpdir(), LIVE_ON_FILE);
-	snprintf(png, sizeof(png), "%s/%s", unit_tmpdir(), LIVE_PNG_FILE);
+	snprintf(on, sizeof(on), "%s/%s", unit_tmpdir(), LIVEVIEW_ON_FILE);
+	snprintf(png, sizeof(png), "%s/%s", unit_tmpdir(), LIVEVIEW_PNG_FILE);
 	fixture_start(&fx, "single");
 	CHECK_INT(vnc_connect(fx.sock, 1024, 768, 5000, &v, err, sizeof(err)), 0);
 	while (seq < 3) {
 		CHECK_INT(vnc_next_frame(v, seq, 10000, &f), 0);
 		seq = f->seq;
-		vnc_frame_unref(f);
+		frame_unref(f);
 	}
-	CHECK_INT(live_start(v, unit_tmpdir(), &l), 0);
-	usleep(3 * LIVE_INTERVAL_MS * 1000);
+	CHECK_INT(liveview_start(v, unit_tmpdir(), &l), 0);
+	usleep(3 * LIVEVIEW_INTERVAL_MS * 1000);
 	CHECK(access(png, F_OK) != 0);
 	fp = fopen(on, "w");
 	CHECK(fp);
@@ -379,9 +379,9 @@ TEST(vnc_live_view_frames)
 	image_free(img);
 	/* An unchanged screen is not written again. */
 	CHECK(unlink(png) == 0);
-	usleep(3 * LIVE_INTERVAL_MS * 1000);
+	usleep(3 * LIVEVIEW_INTERVAL_MS * 1000);
 	CHECK(access(png, F_OK) != 0);
-	live_stop(l);
+	liveview_stop(l);
 	CHECK(access(png, F_OK) != 0);
 	vnc_close(v);
 	fixture_stop(&fx);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* live.c - the live view's frame writer (see live.h): a thread that polls
- * for OUT/live.on and writes the newest VNC frame to OUT/live.png. Owns its
- * thread and paths; never touches the check path or the frame queue. */
-#define LOG_MODULE "live"
+/* liveview.c - the live view's frame writer (see liveview.h): a thread
+ * that polls for OUT/live.on and writes the newest VNC frame to
+ * OUT/live.png. Owns its thread and paths; never touches the check path or
+ * the frame queue. */
+#define LOG_MODULE "liveview"
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,12 +12,12 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "runner/live.h"
+#include "runner/liveview.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/util.h"
 
-struct live {
+struct liveview {
 	struct vnc *vnc;
 	char *on_path, *png_path;
 	uint64_t last_seq;
@@ -26,9 +27,9 @@ struct live {
 	pthread_t thread;
 };
 
-int live_tick(struct live *l)
+int liveview_tick(struct liveview *l)
 {
-	struct vnc_frame *f;
+	struct frame *f;
 	struct stat st;
 	int rc = 0;
 
@@ -36,7 +37,7 @@ int live_tick(struct live *l)
 		return 0;
 	f = vnc_latest(l->vnc);
 	if (!f || f->seq == l->last_seq) {
-		vnc_frame_unref(f);
+		frame_unref(f);
 		return 0;
 	}
 	/* image_save_png replaces the file atomically (file_write_all). */
@@ -46,22 +47,22 @@ int live_tick(struct live *l)
 	} else {
 		log_warn("live view: cannot write '%s': %s", l->png_path, err_str(rc));
 	}
-	vnc_frame_unref(f);
+	frame_unref(f);
 	return rc;
 }
 
 static void *live_main(void *arg)
 {
-	struct live *l = arg;
+	struct liveview *l = arg;
 	struct timespec ts;
 
 	pthread_mutex_lock(&l->lock);
 	while (!l->stop) {
 		pthread_mutex_unlock(&l->lock);
-		(void)live_tick(l);
+		(void)liveview_tick(l);
 		pthread_mutex_lock(&l->lock);
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += (long)LIVE_INTERVAL_MS * 1000000L;
+		ts.tv_nsec += (long)LIVEVIEW_INTERVAL_MS * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
 		ts.tv_nsec %= 1000000000L;
 		if (!l->stop)
@@ -71,24 +72,24 @@ static void *live_main(void *arg)
 	return NULL;
 }
 
-static void live_free(struct live *l)
+static void live_free(struct liveview *l)
 {
 	free(l->on_path);
 	free(l->png_path);
 	free(l);
 }
 
-int live_start(struct vnc *v, const char *out_dir, struct live **out)
+int liveview_start(struct vnc *v, const char *out_dir, struct liveview **out)
 {
-	struct live *l = calloc(1, sizeof(*l));
+	struct liveview *l = calloc(1, sizeof(*l));
 	int rc;
 
 	*out = NULL;
 	if (!l)
 		return ERR_NOMEM;
 	l->vnc = v;
-	l->on_path = path_join(out_dir, LIVE_ON_FILE);
-	l->png_path = path_join(out_dir, LIVE_PNG_FILE);
+	l->on_path = path_join(out_dir, LIVEVIEW_ON_FILE);
+	l->png_path = path_join(out_dir, LIVEVIEW_PNG_FILE);
 	if (!l->on_path || !l->png_path) {
 		live_free(l);
 		return ERR_NOMEM;
@@ -105,7 +106,7 @@ int live_start(struct vnc *v, const char *out_dir, struct live **out)
 	return 0;
 }
 
-void live_stop(struct live *l)
+void liveview_stop(struct liveview *l)
 {
 	if (!l)
 		return;

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/* runner_int.h - the context of one job, shared by the schedule
+ * (runner.c), the Lua test API (testapi*.c) and the screen checks
+ * (screen.c). Internal to src/runner: only runner.c creates and frees it
+ * (runner_new/runner_free in runner.h); other modules see struct runner
+ * as opaque. */
+#ifndef VIGIL_RUNNER_INT_H
+#define VIGIL_RUNNER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "runner/results.h"
+#include "runner/runner.h"
+#include "runner/steps.h"
+#include "runner/vars.h"
+
+struct lua_State;
+struct needle;
+struct needle_set;
+struct qemu;
+struct qmp;
+struct vnc;
+struct frame;
+struct match_screen;
+struct serial;
+struct match_result;
+struct shots;
+struct video;
+
+enum console_kind { CONSOLE_VGA, CONSOLE_SERIAL };
+
+/* screen.c's: the prepared screen of the last frame searched, kept while
+ * that frame is searched again (screen_release frees it). */
+struct screen_cache {
+	struct frame *f;
+	struct match_screen *ms;
+};
+
+struct liveview;
+
+struct runner {
+	struct vars vars;
+	char *distri_dir;     /* absolute */
+	char *out_dir;        /* absolute results directory */
+	char *testresults;    /* out_dir/testresults */
+	char *workdir;        /* out_dir/.vm (or --snapshots DIR): sockets, overlays */
+	int keep_disks;       /* --snapshots: the overlays and their snapshots stay */
+	int log_opened;       /* runner_new opened out_dir/vigil-log.txt */
+	char *resume_from;    /* --resume-from MODULE, or NULL */
+	long last_milestone;  /* index of the last module whose snapshot was saved, -1 none */
+	struct needle_set *needles;
+	struct shots *shots;  /* background screenshot writer */
+	struct steps steps;   /* the running module's step recorder; steps.t0 is
+	                       * QEMU's start, video time 0 and every frame time's */
+
+	struct qemu *qemu;
+	struct qmp *qmp;
+	struct vnc *vnc;
+	struct serial *serial;
+	struct video *video;  /* video.webm encoder, NULL with NOVIDEO=1 */
+	struct liveview *liveview; /* live view frames (live.on -> live.png) */
+	int xres, yres;
+
+	struct lua_State *L;
+	struct module *modules;
+	size_t nmodules, cur;
+
+	double start;         /* monotonic: when vigil started the job */
+	double deadline;      /* monotonic: MAX_JOB_TIME */
+	double timeout_scale;
+	double last_api;      /* monotonic: last test API call (busy-loop guard) */
+	double stuck_limit;   /* seconds without an API call before a module is stopped */
+	double typing_interval; /* seconds per key */
+
+	enum console_kind console;
+	size_t serial_offset; /* wait_serial start for the current module */
+	int mouse_x, mouse_y;
+	double review_level;  /* near-miss similarity for needs_review */
+
+	json_t *last_match;   /* the last matched needle's serialisation (tags) */
+	struct screen_cache screen;
+
+	int abort;            /* stop running modules */
+	volatile int signal;  /* set by a signal handler: the job was interrupted */
+	int expect_exit;      /* power off asked: QEMU going away is no fault */
+	enum job_result abort_result;
+	char reason[1024];    /* why the job ended early */
+	unsigned step;        /* progress counter */
+};
+
+/* Mark the job as ended early (first reason wins). */
+void runner__abort(struct runner *r, enum job_result res, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* True once the VM is gone (QEMU exited or VNC lost); fills r->reason. */
+int runner__vm_dead(struct runner *r);
+/* Seconds since the job started, for progress lines. */
+double runner__elapsed(const struct runner *r);
+/* One progress line on stdout: "[  12.3s] module: what". */
+void runner__progress(struct runner *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The module running now (or NULL). */
+struct module *runner__module(struct runner *r);
+
+#endif

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* steps.c - records the running module's steps (see steps.h): numbered
+ * screenshot and text files, frame times, details and dents. Writes the
+ * module's results only; called by the screen checks and the test API. */
+#define LOG_MODULE "steps"
+#include <stdio.h>
+#include <stdlib.h>
+#include "runner/shots.h"
+#include "runner/steps.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "video/video.h"
+
+/* Saves the frame as the module's next screenshot; returns its name. */
+static char *save_frame(struct steps *s, const struct frame *f)
+{
+	char *name;
+	int rc;
+
+	if (!s->m)
+		return NULL;
+	name = results_next_name(s->m, "png");
+	if (!name)
+		return NULL;
+	rc = s->shots ? shots_enqueue(s->shots, name, (struct frame *)f)
+		      : results_save_image(s->testresults, name, f->img);
+	if (rc) {
+		log_warn("could not save screenshot '%s': %s", name, err_str(rc));
+		free(name);
+		return NULL;
+	}
+	return name;
+}
+
+int64_t steps_frame(struct steps *s, json_t *d, const struct frame *f)
+{
+	int64_t ms;
+	char *shot;
+
+	if (!f)
+		return -1;
+	shot = save_frame(s, f);
+	/* The frame's video time, as the encoder stamped it. */
+	ms = video_time_ms(s->t0, f->t);
+	json_object_set_new(d, "frametime", results_frametime_json(ms, video_time_ms(s->t0, f->t + 0.04)));
+	if (shot)
+		json_object_set_new(d, "screenshot", json_string(shot));
+	free(shot);
+	return ms;
+}
+
+void steps_add(struct steps *s, json_t *d, int64_t frame_ms)
+{
+	if (!s->m) {
+		json_decref(d);
+		return;
+	}
+	if (!s->m->details)
+		s->m->details = json_array();
+	if (frame_ms >= 0 && results_add_step_time(s->m, json_array_size(s->m->details), frame_ms))
+		log_warn("out of memory: step not in the video index");
+	json_array_append_new(s->m->details, d);
+}
+
+void steps_screenshot(struct steps *s, const struct frame *f, const char *result)
+{
+	json_t *d = json_object();
+
+	json_object_set_new(d, "result", json_string(result));
+	steps_add(s, d, steps_frame(s, d, f));
+}
+
+void steps_text(struct steps *s, const char *title, const char *text, const char *result)
+{
+	json_t *d;
+	char *name;
+
+	if (!s->m)
+		return;
+	name = results_next_name(s->m, "txt");
+	if (!name)
+		return;
+	if (results_save_text(s->testresults, name, text))
+		log_warn("could not write '%s'", name);
+	d = json_object();
+	json_object_set_new(d, "title", json_string(title));
+	json_object_set_new(d, "result", json_string(result));
+	json_object_set_new(d, "text", json_string(name));
+	steps_add(s, d, -1);
+	free(name);
+}
+
+void steps_dent(struct steps *s)
+{
+	if (!s->m)
+		return;
+	s->m->dents++;
+	if (s->m->result != MODULE_FAIL)
+		s->m->result = MODULE_SOFTFAIL;
+}
