@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* api_workers.c - the worker protocol routes: registration, the long poll
  * for work, job status, artefact upload, set_done, artefact download and
- * test distribution archives. The model is workers.c / artefacts.c.
+ * test distribution archives. The model is workers.c, sched.c, artefacts.c
+ * and distri.c.
  *
  *   method path                               level     what
  *   POST   /api/v1/workers                    operator  register host, instance, worker_class → {"id"} (openQA)
@@ -29,6 +30,7 @@
 #include "server/artefacts.h"
 #include "server/assets.h"
 #include "server/db.h"
+#include "server/distri.h"
 #include "server/jobs.h"
 #include "server/workers.h"
 #include "util/err.h"
