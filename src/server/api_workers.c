@@ -32,6 +32,7 @@
 #include "server/db.h"
 #include "server/distri.h"
 #include "server/jobs.h"
+#include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
 #include "util/log.h"
