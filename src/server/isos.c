@@ -61,24 +61,6 @@ static json_t *find_products(struct db *db, const json_t *params)
 	return ids;
 }
 
-static int template_settings(struct db *db, int64_t id, json_t *into)
-{
-	struct db_stmt *st;
-	json_t *src = json_object();
-	int rc = db_prepare(db, &st, "SELECT key, value FROM job_template_settings WHERE job_template_id = ? ORDER BY id",
-			    "i", id);
-
-	if (!rc) {
-		while ((rc = db_step(st)) == 1)
-			json_object_set_new(src, db_col_text(st, 0), json_string(db_col_text(st, 1)));
-		db_finalize(st);
-	}
-	if (rc == 0)
-		jobs_settings_merge(into, src);
-	json_decref(src);
-	return rc;
-}
-
 /* One job for one template row; appends its id to ids and
  * {id, test, machine, name, START_AFTER_TEST, START_DIRECTLY_AFTER_TEST}
  * to made (for the dependencies). */
@@ -95,7 +77,7 @@ static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t 
 	if ((rc = jobs_table_settings(db, "product", product_id, s)) ||
 	    (rc = jobs_table_settings(db, "machine", db_col_int(t, 3), s)) ||
 	    (rc = jobs_table_settings(db, "test_suite", db_col_int(t, 5), s)) ||
-	    (rc = template_settings(db, db_col_int(t, 0), s)))
+	    (rc = jobs_template_settings(db, db_col_int(t, 0), s)))
 		goto out;
 	/* The POSTed parameters win; TEST and MACHINE were filters, '_' ones are controls. */
 	json_object_foreach((json_t *)params, key, v)

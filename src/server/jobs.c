@@ -214,18 +214,12 @@ void jobs_settings_default_class(json_t *settings)
 	json_object_set_new(settings, "WORKER_CLASS", json_string(cls));
 }
 
-int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_t *into)
+/* Merge the (key, value) rows of st into into; finalizes st. 0 or a db error. */
+static int merge_rows(struct db_stmt *st, json_t *into)
 {
-	struct db_stmt *st;
 	json_t *src = json_object();
 	int rc;
 
-	rc = db_prepare(db, &st, "SELECT key, value FROM table_settings WHERE kind = ? AND owner_id = ? ORDER BY key",
-			"ti", kind, owner_id);
-	if (rc) {
-		json_decref(src);
-		return rc;
-	}
 	while ((rc = db_step(st)) == 1)
 		json_object_set_new(src, db_col_text(st, 0), json_string(db_col_text(st, 1)));
 	db_finalize(st);
@@ -233,6 +227,24 @@ int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_
 		jobs_settings_merge(into, src);
 	json_decref(src);
 	return rc;
+}
+
+int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_t *into)
+{
+	struct db_stmt *st;
+	int rc = db_prepare(db, &st, "SELECT key, value FROM table_settings WHERE kind = ? AND owner_id = ? ORDER BY key",
+			    "ti", kind, owner_id);
+
+	return rc ? rc : merge_rows(st, into);
+}
+
+int jobs_template_settings(struct db *db, int64_t template_id, json_t *into)
+{
+	struct db_stmt *st;
+	int rc = db_prepare(db, &st, "SELECT key, value FROM job_template_settings WHERE job_template_id = ? ORDER BY id",
+			    "i", template_id);
+
+	return rc ? rc : merge_rows(st, into);
 }
 
 static const char *col(const json_t *settings, const char *key)
@@ -340,28 +352,38 @@ static json_t *dependencies_of(struct db *db, int64_t id, bool parents)
 	return d;
 }
 
-static json_t *settings_of(struct db *db, int64_t id)
+/* The job's settings: its job_settings rows, then the non-empty columns
+ * TEST DISTRI VERSION FLAVOR ARCH BUILD MACHINE of job_row, a jobs row
+ * that selects them in this order from column first on. */
+static json_t *settings_of(struct db *db, int64_t id, struct db_stmt *job_row, int first)
 {
+	static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
 	json_t *s = json_object();
 	struct db_stmt *st;
+	size_t i;
 
-	if (db_prepare(db, &st, "SELECT key, value FROM job_settings WHERE job_id = ? ORDER BY id", "i", id))
-		return s;
-	while (db_step(st) == 1) {
-		const char *k = db_col_text(st, 0), *v = db_col_text(st, 1);
-		const char *old = json_string_value(json_object_get(s, k));
-		if (old) {
-			/* Repeated keys (one row per WORKER_CLASS) are joined with ',' as openQA does. */
-			struct buf b;
-			buf_init(&b, LIMIT_SETTING_TEXT);
-			if (!buf_printf(&b, "%s,%s", old, v))
-				json_object_set_new(s, k, json_string(b.data));
-			buf_release(&b);
-		} else {
-			json_object_set_new(s, k, json_string(v));
+	if (!db_prepare(db, &st, "SELECT key, value FROM job_settings WHERE job_id = ? ORDER BY id", "i", id)) {
+		while (db_step(st) == 1) {
+			const char *k = db_col_text(st, 0), *v = db_col_text(st, 1);
+			const char *old = json_string_value(json_object_get(s, k));
+			if (old) {
+				/* Repeated keys (one row per WORKER_CLASS) are joined with ',' as openQA does. */
+				struct buf b;
+				buf_init(&b, LIMIT_SETTING_TEXT);
+				if (!buf_printf(&b, "%s,%s", old, v))
+					json_object_set_new(s, k, json_string(b.data));
+				buf_release(&b);
+			} else {
+				json_object_set_new(s, k, json_string(v));
+			}
 		}
+		db_finalize(st);
 	}
-	db_finalize(st);
+	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		const char *v = db_col_text(job_row, first + (int)i);
+		if (v && *v)
+			json_object_set_new(s, cols[i], json_string(v));
+	}
 	return s;
 }
 
@@ -387,16 +409,7 @@ int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
 		db_finalize(st);
 		return rc == 0 ? ERR_NOT_FOUND : rc;
 	}
-	settings = settings_of(db, id);
-	{
-		static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
-		size_t i;
-		for (i = 0; i < 7; i++) {
-			const char *v = db_col_text(st, 10 + (int)i);
-			if (v && *v)
-				json_object_set_new(settings, cols[i], json_string(v));
-		}
-	}
+	settings = settings_of(db, id, st, 10);
 	name = jobs_name(settings);
 	j = json_object();
 	json_object_set_new(j, "id", json_integer(id));
@@ -550,16 +563,7 @@ static int restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t
 	prio = db_col_int(st, 1);
 	group = db_col_int(st, 2);
 	sp = db_col_int(st, 3);
-	settings = settings_of(db, id);
-	{
-		static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
-		size_t i;
-		for (i = 0; i < 7; i++) {
-			const char *v = db_col_text(st, 4 + (int)i);
-			if (v && *v)
-				json_object_set_new(settings, cols[i], json_string(v));
-		}
-	}
+	settings = settings_of(db, id, st, 4);
 	db_finalize(st);
 	if ((rc = db_begin(db)))
 		goto out;

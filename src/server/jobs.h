@@ -33,6 +33,8 @@ void jobs_settings_default_class(json_t *settings);
 
 /* Settings of one admin table row merged into into (kind: machine, product, test_suite). 0 or a db error. */
 int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_t *into);
+/* Settings of one job template row merged into into, as jobs_table_settings. */
+int jobs_template_settings(struct db *db, int64_t template_id, json_t *into);
 
 /* Insert a scheduled job. settings (string values) must hold TEST. group_id
  * and scheduled_product_id 0 for none. 0 and *id, ERR_INVALID, or a db error. */
