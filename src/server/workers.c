@@ -380,3 +380,9 @@ json_t *workers_list_json(struct db *db)
 	db_finalize(st);
 	return json_pack("{s:o}", "workers", a);
 }
+
+int workers_job_holder(struct db *db, int64_t job_id, int64_t *worker_id)
+{
+	return db_query_int(db, worker_id, "SELECT COALESCE(assigned_worker_id, 0) FROM jobs WHERE id = ?"
+			    " AND state IN " EXEC_STATES, "i", job_id);
+}

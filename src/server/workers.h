@@ -61,6 +61,11 @@ int workers_job_status(struct db *db, int64_t job_id, const json_t *status, cons
 int workers_job_done(struct db *db, int64_t job_id, int64_t worker_id, const char *result, const char *reason,
 		     char *msg, size_t msglen);
 
+/* The worker holding job_id while it executes (assigned, setup, running,
+ * uploading): 0 and *worker_id (0 when no worker is recorded),
+ * ERR_NOT_FOUND (no such job, or not executing), or a db error. */
+int workers_job_holder(struct db *db, int64_t job_id, int64_t *worker_id);
+
 /* The job's modules as openQA's [{name, category, result, flags}]. New array. */
 json_t *workers_job_modules(struct db *db, int64_t job_id);
 
