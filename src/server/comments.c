@@ -142,6 +142,23 @@ int comments_list(struct db *db, enum comments_owner owner, int64_t id, long lim
 	return 0;
 }
 
+/* Prepare the row of comment cid of the owner (which must exist): columns
+ * id, text, user_name, t_created, t_updated, api_key. 0 and *st, or
+ * ERR_NOT_FOUND / ERR_IO with the text in msg. */
+static int select_one(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, struct db_stmt **st,
+		      char *msg, size_t msglen)
+{
+	int rc;
+
+	if ((rc = comments_owner_check(db, owner, id, msg, msglen)))
+		return rc;
+	if (db_prepare(db, st, sql_one[owner], "ii", id, cid)) {
+		err_set(msg, msglen, "cannot read comments");
+		return ERR_IO;
+	}
+	return 0;
+}
+
 int comments_get(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, json_t **out, char *msg,
 		 size_t msglen)
 {
@@ -149,12 +166,8 @@ int comments_get(struct db *db, enum comments_owner owner, int64_t id, int64_t c
 	int rc;
 
 	*out = NULL;
-	if ((rc = comments_owner_check(db, owner, id, msg, msglen)))
+	if ((rc = select_one(db, owner, id, cid, &st, msg, msglen)))
 		return rc;
-	if (db_prepare(db, &st, sql_one[owner], "ii", id, cid)) {
-		err_set(msg, msglen, "cannot read comments");
-		return ERR_IO;
-	}
 	if (db_step(st) == 1)
 		*out = comment_json(st, true);
 	db_finalize(st);
@@ -259,12 +272,8 @@ int comments_edit(struct db *db, enum comments_owner owner, int64_t id, int64_t 
 	struct db_stmt *st;
 	int rc;
 
-	if ((rc = comments_owner_check(db, owner, id, msg, msglen)))
+	if ((rc = select_one(db, owner, id, cid, &st, msg, msglen)))
 		return rc;
-	if (db_prepare(db, &st, sql_one[owner], "ii", id, cid)) {
-		err_set(msg, msglen, "cannot read comments");
-		return ERR_IO;
-	}
 	rc = db_step(st);
 	if (rc == 1 && db_col_text(st, 5))
 		author = strdup(db_col_text(st, 5));
