@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* api.h - what the REST handlers (api_*.c) share with server.c: the parsed
  * request, the response, form parameters, and the route tables. Handlers
- * run on the HTTP thread, read and write only through the db module, and
+ * run on the HTTP thread, parse the request, read and write only through
+ * the domain modules (jobs.c, tables.c, comments.c, ...: no SQL here), and
  * answer every bad input with a 4xx JSON error, never by exiting. */
 #ifndef VIGIL_API_H
 #define VIGIL_API_H
