@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* api.h - what the REST handlers (api_*.c) share with server.c: the parsed
  * request, the response, form parameters, and the route tables. Handlers
- * run on the HTTP thread, read and write only through the db module, and
+ * run on the HTTP thread, parse the request, read and write only through
+ * the domain modules (jobs.c, tables.c, comments.c, ...: no SQL here), and
  * answer every bad input with a 4xx JSON error, never by exiting. */
 #ifndef VIGIL_API_H
 #define VIGIL_API_H
@@ -79,6 +80,9 @@ struct api_resp {
 
 /* Set a JSON error {"error": text} (server.c adds error_status). */
 void api_error(struct api_resp *out, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Answer a failed domain call, msg as the error text: ERR_NOT_FOUND 404,
+ * ERR_INVALID 400, ERR_BADSTATE 403 (not allowed in this state), else 500. */
+void api_error_code(struct api_resp *out, int rc, const char *msg);
 /* Set a 200 JSON body (takes ownership of j; NULL means out of memory → 500). */
 void api_json(struct api_resp *out, json_t *j);
 

@@ -20,6 +20,7 @@
 #include "server/api.h"
 #include "server/assets.h"
 #include "server/db.h"
+#include "server/jobs.h"
 #include "util/err.h"
 #include "util/util.h"
 
@@ -135,7 +136,7 @@ static void asset_delete_name(struct api_req *req, struct api_resp *out)
 	if (check_type_name(out, type, req->name))
 		return;
 	snprintf(what, sizeof(what), "%s/%s", type, req->name);
-	if (db_query_int(req->db, &id, "SELECT id FROM assets WHERE type = ? AND name = ?", "tt", type, req->name)) {
+	if (assets_id(req->db, type, req->name, &id)) {
 		api_error(out, 404, "Asset %s does not exist", what);
 		return;
 	}
@@ -167,21 +168,14 @@ static void asset_file(struct api_req *req, struct api_resp *out)
 static void job_asset_file(struct api_req *req, struct api_resp *out)
 {
 	const char *type = req->arg;
-	struct db_stmt *st;
 	bool named = false;
 
 	if (check_type_name(out, type, req->name))
 		return;
-	if (db_prepare(req->db, &st, "SELECT key FROM job_settings WHERE job_id = ? AND value = ?", "it", req->id,
-		       req->name)) {
+	if (jobs_names_asset(req->db, req->id, type, req->name, &named)) {
 		api_error(out, 500, "cannot read job %lld", (long long)req->id);
 		return;
 	}
-	while (!named && db_step(st) == 1) {
-		const char *t = asset_type_of_setting(db_col_text(st, 0));
-		named = t && !strcmp(t, type);
-	}
-	db_finalize(st);
 	if (!named) {
 		api_error(out, 404, "job %lld has no asset %s/%s", (long long)req->id, type, req->name);
 		return;

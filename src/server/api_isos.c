@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/api.h"
-#include "server/db.h"
 #include "server/isos.h"
 #include "util/buf.h"
 #include "util/util.h"
@@ -61,43 +60,14 @@ out:
 
 static void isos_show(struct api_req *req, struct api_resp *out)
 {
-	struct db_stmt *st;
-	json_t *j, *settings, *results;
-	static const char *const cols[] = { "distri", "version", "flavor", "arch", "build", "iso", "status" };
-	size_t i;
+	char msg[256];
+	json_t *j;
+	int rc = isos_get(req->db, req->id, params_get(&req->params, "include_job_ids") != NULL, &j, msg, sizeof(msg));
 
-	if (db_prepare(req->db, &st, "SELECT id, distri, version, flavor, arch, build, iso, status, settings, results,"
-		       " t_created, t_updated FROM scheduled_products WHERE id = ?", "i", req->id)) {
-		api_error(out, 500, "cannot read scheduled products");
-		return;
-	}
-	if (db_step(st) != 1) {
-		db_finalize(st);
-		api_error(out, 404, "Scheduled product does not exist");
-		return;
-	}
-	j = json_object();
-	json_object_set_new(j, "id", json_integer(db_col_int(st, 0)));
-	for (i = 0; i < 7; i++)
-		json_object_set_new(j, cols[i], db_col_text(st, (int)i + 1) ? json_string(db_col_text(st, (int)i + 1))
-									    : json_null());
-	settings = db_col_text(st, 8) ? json_loads(db_col_text(st, 8), 0, NULL) : NULL;
-	results = db_col_text(st, 9) ? json_loads(db_col_text(st, 9), 0, NULL) : NULL;
-	json_object_set_new(j, "settings", settings ? settings : json_object());
-	json_object_set_new(j, "results", results ? results : json_null());
-	json_object_set_new(j, "t_created", json_string(db_col_text(st, 10)));
-	json_object_set_new(j, "t_updated", json_string(db_col_text(st, 11)));
-	db_finalize(st);
-	if (params_get(&req->params, "include_job_ids")) {
-		json_t *ids = json_array();
-		if (!db_prepare(req->db, &st, "SELECT id FROM jobs WHERE scheduled_product_id = ? ORDER BY id", "i", req->id)) {
-			while (db_step(st) == 1)
-				json_array_append_new(ids, json_integer(db_col_int(st, 0)));
-			db_finalize(st);
-		}
-		json_object_set_new(j, "job_ids", ids);
-	}
-	api_json(out, j);
+	if (rc)
+		api_error_code(out, rc, msg);
+	else
+		api_json(out, j);
 }
 
 const struct api_route api_isos_routes[] = {

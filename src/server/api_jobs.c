@@ -9,10 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/api.h"
-#include "server/db.h"
 #include "server/artefacts.h"
 #include "server/assets.h"
-#include "server/deps.h"
 #include "server/jobs.h"
 #include "server/workers.h"
 #include "util/err.h"
@@ -50,39 +48,34 @@ static json_t *list_param(const struct params *p, const char *key)
 	return a;
 }
 
-static bool in_array(const json_t *a, const char *s)
-{
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(a, i, v)
-		if (!strcmp(json_string_value(v), s))
-			return true;
-	return false;
-}
-
-static void jobs_list(struct api_req *req, struct api_resp *out)
+static void jobs_get(struct api_req *req, struct api_resp *out)
 {
 	const struct params *p = &req->params;
 	json_t *states = list_param(p, "state"), *res = list_param(p, "result"), *ids = list_param(p, "ids");
-	json_t *jobs = NULL, *seen = json_object();
+	json_t *jobs = NULL;
 	const char *lim = params_get(p, "limit"), *off = params_get(p, "offset"), *grp = params_get(p, "groupid");
-	bool latest = params_get(p, "latest") && strcmp(params_get(p, "latest"), "0");
 	const char *scope = params_get(p, "scope");
-	long limit = JOBS_LIST_DEFAULT_LIMIT, offset = 0, group = 0, skipped = 0;
-	struct db_stmt *st = NULL;
+	struct jobs_filter f = {
+		params_get(p, "build"), params_get(p, "distri"), params_get(p, "version"), params_get(p, "flavor"),
+		params_get(p, "arch"), params_get(p, "test"), params_get(p, "machine"), params_get(p, "iso"),
+		0, states, res, ids,
+		scope && (!strcmp(scope, "current") || !strcmp(scope, "relevant")),
+		params_get(p, "latest") && strcmp(params_get(p, "latest"), "0"),
+		JOBS_LIST_DEFAULT_LIMIT, 0,
+	};
+	long group = 0;
 	size_t i;
 	json_t *v;
-	int rc;
 
-	if (lim && (str_to_long(lim, &limit) || limit <= 0 || limit > JOBS_LIST_MAX_LIMIT)) {
+	if (lim && (str_to_long(lim, &f.limit) || f.limit <= 0 || f.limit > JOBS_LIST_MAX_LIMIT)) {
 		api_error(out, 400, "Limit exceeds maximum (or is not a positive integer): %s", lim);
 		goto out;
 	}
-	if ((off && (str_to_long(off, &offset) || offset < 0)) || (grp && str_to_long(grp, &group))) {
+	if ((off && (str_to_long(off, &f.offset) || f.offset < 0)) || (grp && str_to_long(grp, &group))) {
 		api_error(out, 400, "Erroneous parameters (offset and groupid must be integers)");
 		goto out;
 	}
+	f.group = group;
 	json_array_foreach(ids, i, v) {
 		int64_t id;
 		if (api_parse_id(json_string_value(v), &id)) {
@@ -100,62 +93,12 @@ static void jobs_list(struct api_req *req, struct api_resp *out)
 			api_error(out, 400, "unknown result '%s'", json_string_value(v));
 			goto out;
 		}
-	rc = db_prepare(req->db, &st,
-			"SELECT id, state, result, clone_id, distri, version, flavor, arch, test, machine FROM jobs"
-			" WHERE (? IS NULL OR build = ?) AND (? IS NULL OR lower(distri) = lower(?))"
-			" AND (? IS NULL OR version = ?) AND (? IS NULL OR flavor = ?) AND (? IS NULL OR arch = ?)"
-			" AND (? IS NULL OR test = ?) AND (? IS NULL OR machine = ?) AND (? = 0 OR group_id = ?)"
-			" AND (? IS NULL OR id IN (SELECT job_id FROM job_settings WHERE key = 'ISO' AND value = ?))"
-			" ORDER BY id DESC",
-			"ttttttttttttttiitt", params_get(p, "build"), params_get(p, "build"), params_get(p, "distri"),
-			params_get(p, "distri"), params_get(p, "version"), params_get(p, "version"), params_get(p, "flavor"),
-			params_get(p, "flavor"), params_get(p, "arch"), params_get(p, "arch"), params_get(p, "test"),
-			params_get(p, "test"), params_get(p, "machine"), params_get(p, "machine"), (int64_t)group,
-			(int64_t)group, params_get(p, "iso"), params_get(p, "iso"));
-	if (rc) {
+	if (jobs_list(req->db, &f, &jobs)) {
 		api_error(out, 500, "cannot read jobs");
 		goto out;
 	}
-	jobs = json_array();
-	while ((rc = db_step(st)) == 1 && (long)json_array_size(jobs) < limit) {
-		char idtext[24], scenario[1024];
-		json_t *j;
-		snprintf(idtext, sizeof(idtext), "%lld", (long long)db_col_int(st, 0));
-		if (json_array_size(states) && !in_array(states, db_col_text(st, 1)))
-			continue;
-		if (json_array_size(res) && !in_array(res, db_col_text(st, 2)))
-			continue;
-		if (json_array_size(ids) && !in_array(ids, idtext))
-			continue;
-		if (scope && (!strcmp(scope, "current") || !strcmp(scope, "relevant")) && !db_col_null(st, 3))
-			continue;
-		if (latest) {
-			snprintf(scenario, sizeof(scenario), "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", db_col_text(st, 4),
-				 db_col_text(st, 5), db_col_text(st, 6), db_col_text(st, 7), db_col_text(st, 8),
-				 db_col_text(st, 9));
-			if (json_object_get(seen, scenario))
-				continue;
-			json_object_set_new(seen, scenario, json_true());
-		}
-		if (skipped < offset) {
-			skipped++;
-			continue;
-		}
-		if (jobs_to_json(req->db, db_col_int(st, 0), false, &j) == 0) {
-			json_object_set_new(j, "modules", json_array());
-			/* Rows arrive newest first; openQA lists oldest first. */
-			json_array_insert_new(jobs, 0, j);
-		}
-	}
-	db_finalize(st);
-	if (rc < 0) {
-		api_error(out, 500, "cannot read jobs");
-		goto out;
-	}
-	api_json(out, json_pack("{s:O}", "jobs", jobs));
+	api_json(out, json_pack("{s:o}", "jobs", jobs));
 out:
-	json_decref(jobs);
-	json_decref(seen);
 	json_decref(states);
 	json_decref(res);
 	json_decref(ids);
@@ -238,171 +181,30 @@ static void job_details(struct api_req *req, struct api_resp *out)
 
 static void job_status(struct api_req *req, struct api_resp *out)
 {
-	struct db_stmt *st;
+	json_t *j;
+	int rc = jobs_status_json(req->db, req->id, &j);
 
-	if (db_prepare(req->db, &st, "SELECT state, result, blocked_by_id FROM jobs WHERE id = ?", "i", req->id)) {
-		api_error(out, 500, "cannot read job %lld", (long long)req->id);
-		return;
-	}
-	if (db_step(st) != 1) {
-		db_finalize(st);
+	if (rc == ERR_NOT_FOUND)
 		not_found(out, req->id);
-		return;
-	}
-	api_json(out, json_pack("{s:I,s:s,s:s,s:o}", "id", (json_int_t)req->id, "state", db_col_text(st, 0), "result",
-				db_col_text(st, 1),
-				"blocked_by_id", db_col_null(st, 2) ? json_null() : json_integer(db_col_int(st, 2))));
-	db_finalize(st);
+	else if (rc)
+		api_error(out, 500, "cannot read job %lld", (long long)req->id);
+	else
+		api_json(out, j);
 }
 
 /* Limits of one POST /api/v1/jobs. */
 #define JOBS_POST_MAX 64
-
-/* Settings of one posted job (keys uppercased, '_' controls included)
- * completed from the tables unless clone, then inserted. 0 and *id, or an
- * HTTP status with the reason in msg. */
-static int create_one(struct api_req *req, const json_t *post, bool clone, int64_t *id, char *msg, size_t msglen)
-{
-	json_t *s = json_object(), *keep = json_object(), *val;
-	const char *v, *key;
-	int64_t group = 0, prio = JOBS_DEFAULT_PRIORITY, rowid;
-	int status = 0;
-
-	v = json_string_value(json_object_get(post, "TEST"));
-	if (!v || !*v) {
-		snprintf(msg, msglen, "TEST field mandatory");
-		status = 400;
-		goto out;
-	}
-	if ((v = json_string_value(json_object_get(post, "_PRIORITY")))) {
-		long p;
-		if (str_to_long(v, &p)) {
-			snprintf(msg, msglen, "_PRIORITY must be an integer, not '%s'", v);
-			status = 400;
-			goto out;
-		}
-		prio = p;
-	}
-	if ((v = json_string_value(json_object_get(post, "_GROUP_ID")))) {
-		if (api_parse_id(v, &group) || db_query_int(req->db, &rowid, "SELECT id FROM job_groups WHERE id = ?", "i", group)) {
-			snprintf(msg, msglen, "_GROUP_ID: job group '%s' does not exist", v);
-			status = 400;
-			goto out;
-		}
-	} else if ((v = json_string_value(json_object_get(post, "_GROUP")))) {
-		if (db_query_int(req->db, &group, "SELECT id FROM job_groups WHERE name = ?", "t", v)) {
-			snprintf(msg, msglen, "_GROUP: job group '%s' does not exist", v);
-			status = 400;
-			goto out;
-		}
-	}
-	if (!clone) {
-		/* Settings from the tables under the posted ones, as generate_settings. */
-		const char *d = json_string_value(json_object_get(post, "DISTRI"));
-		const char *ver = json_string_value(json_object_get(post, "VERSION"));
-		const char *f = json_string_value(json_object_get(post, "FLAVOR"));
-		const char *a = json_string_value(json_object_get(post, "ARCH"));
-		const char *m = json_string_value(json_object_get(post, "MACHINE"));
-		if (d && ver && f && a && !db_query_int(req->db, &rowid, "SELECT id FROM products WHERE lower(distri) ="
-							" lower(?) AND version = ? AND flavor = ? AND arch = ?",
-							"tttt", d, ver, f, a))
-			(void)jobs_table_settings(req->db, "product", rowid, s);
-		if (m && !db_query_int(req->db, &rowid, "SELECT id FROM machines WHERE name = ?", "t", m)) {
-			struct db_stmt *st;
-			(void)jobs_table_settings(req->db, "machine", rowid, s);
-			if (!db_prepare(req->db, &st, "SELECT backend FROM machines WHERE id = ?", "i", rowid)) {
-				if (db_step(st) == 1 && !json_object_get(s, "BACKEND"))
-					json_object_set_new(s, "BACKEND", json_string(db_col_text(st, 0)));
-				db_finalize(st);
-			}
-		}
-		if (!db_query_int(req->db, &rowid, "SELECT id FROM test_suites WHERE name = ?", "t",
-				  json_string_value(json_object_get(post, "TEST"))))
-			(void)jobs_table_settings(req->db, "test_suite", rowid, s);
-	}
-	json_object_foreach((json_t *)post, key, val)
-		if (key[0] != '_')
-			json_object_set(keep, key, val);
-	jobs_settings_merge(s, keep);
-	if (!clone) {
-		jobs_settings_default_class(s);
-		jobs_settings_expand(s);
-	}
-	if (jobs_insert(req->db, s, prio, group, 0, id)) {
-		snprintf(msg, msglen, "cannot create the job: %s", db_errmsg(req->db));
-		status = 500;
-	}
-out:
-	json_decref(s);
-	json_decref(keep);
-	return status;
-}
-
-/* The dependencies one posted job names: _START_AFTER / _START_DIRECTLY_AFTER
- * (suffixes of this post) and _START_AFTER_JOBS / _START_DIRECTLY_AFTER_JOBS
- * (ids of existing jobs). 0 or an HTTP status with msg. */
-static int link_one(struct api_req *req, const json_t *post, int64_t child, const json_t *ids, char *msg, size_t msglen)
-{
-	static const struct { const char *key; int type; bool existing; } kinds[] = {
-		{ "_START_AFTER", DEPS_CHAINED, false },
-		{ "_START_DIRECTLY_AFTER", DEPS_DIRECTLY_CHAINED, false },
-		{ "_START_AFTER_JOBS", DEPS_CHAINED, true },
-		{ "_START_DIRECTLY_AFTER_JOBS", DEPS_DIRECTLY_CHAINED, true },
-	};
-	size_t k;
-
-	if (json_object_get(post, "_PARALLEL") || json_object_get(post, "_PARALLEL_JOBS")) {
-		snprintf(msg, msglen, "parallel jobs (_PARALLEL, _PARALLEL_JOBS) are not supported");
-		return 400;
-	}
-	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-		const char *p = json_string_value(json_object_get(post, kinds[k].key));
-		while (p && *p) {
-			size_t n = strcspn(p, ",");
-			char ref[64];
-			int64_t parent = 0;
-			int rc;
-			if (n == 0 || n >= sizeof(ref)) {
-				snprintf(msg, msglen, "%s: bad entry '%.*s'", kinds[k].key, (int)(n < 64 ? n : 64), p);
-				return 400;
-			}
-			memcpy(ref, p, n);
-			ref[n] = '\0';
-			if (kinds[k].existing) {
-				if (api_parse_id(ref, &parent)) {
-					snprintf(msg, msglen, "%s: '%s' is not a job id", kinds[k].key, ref);
-					return 400;
-				}
-			} else if (!json_is_integer(json_object_get(ids, ref))) {
-				snprintf(msg, msglen, "Specified dependency '%s' does not relate to a present job-suffix.", ref);
-				return 400;
-			} else {
-				parent = json_integer_value(json_object_get(ids, ref));
-			}
-			rc = deps_add(req->db, parent, child, kinds[k].type, msg, msglen);
-			if (rc == ERR_NOT_FOUND || rc == ERR_INVALID)
-				return 400;
-			if (rc) {
-				snprintf(msg, msglen, "cannot record the dependency: %s", db_errmsg(req->db));
-				return 500;
-			}
-			p += n + (p[n] == ',');
-		}
-	}
-	return 0;
-}
 
 /* POST /api/v1/jobs: one job from KEY=VALUE, or several from KEY:SUFFIX=VALUE
  * (split at the last ':'; keys without a suffix apply to every job), as
  * openqa-clone-job posts a job with its parents. All in one transaction. */
 static void job_create(struct api_req *req, struct api_resp *out)
 {
-	json_t *global = json_object(), *per = json_object(), *ids = json_object(), *post, *v;
-	const char *suffix;
-	char msg[512];
+	json_t *global = json_object(), *per = json_object(), *ids = json_object(), *v;
+	char msg[1024];
 	bool clone, multi;
 	size_t i;
-	int status;
+	int rc;
 
 	if (req->json) {
 		api_error(out, 400, "send job settings as form parameters (KEY=VALUE)");
@@ -442,38 +244,9 @@ static void job_create(struct api_req *req, struct api_resp *out)
 	multi = json_object_size(per) > 0;
 	if (!multi)
 		json_object_set(per, "", global);
-	if (db_begin(req->db)) {
-		api_error(out, 500, "cannot start a transaction");
-		goto out;
-	}
-	json_object_foreach(per, suffix, post) {
-		json_t *all = json_deep_copy(global);
-		int64_t id = 0;
-		json_object_update(all, post);
-		json_object_del(all, "IS_CLONE_JOB");
-		status = create_one(req, all, clone, &id, msg, sizeof(msg));
-		json_decref(all);
-		if (status) {
-			db_rollback(req->db);
-			api_error(out, status, "%s%s%s", multi ? suffix : "", multi ? ": " : "", msg);
-			goto out;
-		}
-		json_object_set_new(ids, suffix, json_integer(id));
-	}
-	json_object_foreach(per, suffix, post) {
-		json_t *all = json_deep_copy(global);
-		json_object_update(all, post);
-		status = link_one(req, all, json_integer_value(json_object_get(ids, suffix)), ids, msg, sizeof(msg));
-		json_decref(all);
-		if (status) {
-			db_rollback(req->db);
-			api_error(out, status, "%s", msg);
-			goto out;
-		}
-	}
-	if (db_commit(req->db)) {
-		db_rollback(req->db);
-		api_error(out, 500, "cannot create the jobs: %s", db_errmsg(req->db));
+	rc = jobs_create_posted(req->db, global, per, clone, multi, ids, msg, sizeof(msg));
+	if (rc) {
+		api_error(out, rc == ERR_INVALID ? 400 : 500, "%s", msg);
 		goto out;
 	}
 	if (multi)
@@ -514,15 +287,11 @@ static void job_cancel(struct api_req *req, struct api_resp *out)
 static void job_restart(struct api_req *req, struct api_resp *out)
 {
 	char msg[256], key[24], url[48];
-	int64_t new_id, before = 0;
-	json_t *map, *urls;
-	struct db_stmt *st;
-	int rc;
+	int64_t new_id;
+	json_t *map, *urls, *clones, *v;
+	const char *old;
+	int rc = jobs_restart_clones(req->db, req->id, &new_id, &clones, msg, sizeof(msg));
 
-	/* The clones made by this restart (the job and the chained children it
-	 * skipped) are those with ids above the highest one now. */
-	(void)db_query_int(req->db, &before, "SELECT COALESCE(MAX(id), 0) FROM jobs", NULL);
-	rc = jobs_restart(req->db, req->id, &new_id, msg, sizeof(msg));
 	if (rc == ERR_NOT_FOUND) {
 		not_found(out, req->id);
 		return;
@@ -537,15 +306,12 @@ static void job_restart(struct api_req *req, struct api_resp *out)
 	}
 	map = json_object();
 	urls = json_object();
-	if (!db_prepare(req->db, &st, "SELECT id, clone_id FROM jobs WHERE clone_id > ? ORDER BY id", "i", before)) {
-		while (db_step(st) == 1) {
-			snprintf(key, sizeof(key), "%lld", (long long)db_col_int(st, 0));
-			snprintf(url, sizeof(url), "/tests/%lld", (long long)db_col_int(st, 1));
-			json_object_set_new(map, key, json_integer(db_col_int(st, 1)));
-			json_object_set_new(urls, key, json_string(url));
-		}
-		db_finalize(st);
+	json_object_foreach(clones, old, v) {
+		snprintf(url, sizeof(url), "/tests/%lld", (long long)json_integer_value(v));
+		json_object_set(map, old, v);
+		json_object_set_new(urls, old, json_string(url));
 	}
+	json_decref(clones);
 	snprintf(key, sizeof(key), "%lld", (long long)req->id);
 	snprintf(url, sizeof(url), "/tests/%lld", (long long)new_id);
 	json_object_set_new(map, key, json_integer(new_id));
@@ -554,7 +320,7 @@ static void job_restart(struct api_req *req, struct api_resp *out)
 }
 
 const struct api_route api_jobs_routes[] = {
-	{ "GET", "/api/v1/jobs", AUTH_PUBLIC, jobs_list, NULL },
+	{ "GET", "/api/v1/jobs", AUTH_PUBLIC, jobs_get, NULL },
 	{ "POST", "/api/v1/jobs", AUTH_OPERATOR, job_create, NULL },
 	{ "GET", "/api/v1/jobs/#", AUTH_PUBLIC, job_show, NULL },
 	{ "GET", "/api/v1/jobs/#/details", AUTH_PUBLIC, job_details, NULL },

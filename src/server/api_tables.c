@@ -1,119 +1,53 @@
 /* SPDX-License-Identifier: MIT */
-/* api_tables.c - the admin tables as openQA's Table.pm serves them
- * (machines, products, test_suites with their settings), job groups and job
- * templates. One descriptor per table instead of copied handlers. Reads are
- * public, writes need an admin key. */
+/* api_tables.c - the routes of the admin tables as openQA's Table.pm serves
+ * them (machines, products, test_suites with their settings), job groups and
+ * job templates. One route set per table descriptor instead of copied
+ * handlers. Reads are public, writes need an admin key. The rows are
+ * tables.c, groups.c and templates.c; this file parses requests. */
 #define LOG_MODULE "api"
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "server/api.h"
-#include "server/db.h"
+#include "server/groups.h"
 #include "server/jobs.h"
+#include "server/tables.h"
+#include "server/templates.h"
 #include "util/err.h"
 #include "util/util.h"
 
-#define TABLE_MAX_COLS 5
+/* Route arguments: which table a route serves. */
+static const enum tables_kind t_machines = TABLES_MACHINES;
+static const enum tables_kind t_products = TABLES_PRODUCTS;
+static const enum tables_kind t_test_suites = TABLES_TEST_SUITES;
 
-struct table {
-	const char *json_key;   /* "Machines" */
-	const char *kind;       /* table_settings.kind */
-	const char *cols[TABLE_MAX_COLS + 1];
-	unsigned required;      /* bit i: cols[i] required */
-	const char *sql_select; /* id, cols...; one '?' for "id or all" twice */
-	const char *sql_insert;
-	const char *sql_update; /* cols..., id */
-	const char *sql_delete;
-};
-
-static const struct table t_machines = {
-	"Machines", "machine", { "name", "backend", "description", NULL }, 3,
-	"SELECT id, name, backend, description FROM machines WHERE (? = 0 OR id = ?) ORDER BY id",
-	"INSERT INTO machines (name, backend, description) VALUES (?, ?, ?)",
-	"UPDATE machines SET name = ?, backend = ?, description = ? WHERE id = ?",
-	"DELETE FROM machines WHERE id = ?",
-};
-static const struct table t_products = {
-	"Products", "product", { "distri", "version", "flavor", "arch", "description", NULL }, 15,
-	"SELECT id, distri, version, flavor, arch, description FROM products WHERE (? = 0 OR id = ?) ORDER BY id",
-	"INSERT INTO products (distri, version, flavor, arch, description) VALUES (?, ?, ?, ?, ?)",
-	"UPDATE products SET distri = ?, version = ?, flavor = ?, arch = ?, description = ? WHERE id = ?",
-	"DELETE FROM products WHERE id = ?",
-};
-static const struct table t_test_suites = {
-	"TestSuites", "test_suite", { "name", "description", NULL }, 1,
-	"SELECT id, name, description FROM test_suites WHERE (? = 0 OR id = ?) ORDER BY id",
-	"INSERT INTO test_suites (name, description) VALUES (?, ?)",
-	"UPDATE test_suites SET name = ?, description = ? WHERE id = ?",
-	"DELETE FROM test_suites WHERE id = ?",
-};
-
-static size_t ncols(const struct table *t)
+static size_t ncols(const struct tables_desc *t)
 {
 	size_t n = 0;
+
 	while (t->cols[n])
 		n++;
 	return n;
 }
 
-static json_t *settings_list(struct db *db, const char *kind, int64_t id)
-{
-	json_t *a = json_array();
-	struct db_stmt *st;
-
-	if (db_prepare(db, &st, "SELECT key, value FROM table_settings WHERE kind = ? AND owner_id = ? ORDER BY key",
-		       "ti", kind, id))
-		return a;
-	while (db_step(st) == 1)
-		json_array_append_new(a, json_pack("{s:s,s:s}", "key", db_col_text(st, 0), "value", db_col_text(st, 1)));
-	db_finalize(st);
-	return a;
-}
-
 static void table_list(struct api_req *req, struct api_resp *out)
 {
-	const struct table *t = req->arg;
+	enum tables_kind kind = *(const enum tables_kind *)req->arg;
+	const struct tables_desc *t = tables_desc(kind);
+	const char *want[TABLES_MAX_COLS] = { NULL };
 	size_t n = ncols(t), i;
-	struct db_stmt *st;
+	char msg[256];
 	json_t *rows;
 	int rc;
 
-	if (db_prepare(req->db, &st, t->sql_select, "ii", req->id, req->id)) {
-		api_error(out, 500, "cannot read %s", t->json_key);
-		return;
-	}
-	rows = json_array();
-	while ((rc = db_step(st)) == 1) {
-		json_t *row = json_object();
-		bool keep = true;
-		json_object_set_new(row, "id", json_integer(db_col_int(st, 0)));
-		for (i = 0; i < n; i++) {
-			const char *v = db_col_text(st, (int)i + 1);
-			const char *want = params_get(&req->params, t->cols[i]);
-			if (want && (!v || strcmp(want, v)))
-				keep = false;
-			if (v && *v) /* falsy columns are omitted, as openQA */
-				json_object_set_new(row, t->cols[i], json_string(v));
-		}
-		json_object_set_new(row, "settings", settings_list(req->db, t->kind, db_col_int(st, 0)));
-		if (keep)
-			json_array_append_new(rows, row);
-		else
-			json_decref(row);
-	}
-	db_finalize(st);
-	if (rc < 0) {
-		json_decref(rows);
-		api_error(out, 500, "cannot read %s", t->json_key);
-		return;
-	}
-	if (req->id && json_array_size(rows) == 0) {
-		json_decref(rows);
-		api_error(out, 404, "%s %lld does not exist", t->json_key, (long long)req->id);
-		return;
-	}
-	api_json(out, json_pack("{s:o}", t->json_key, rows));
+	for (i = 0; i < n; i++)
+		want[i] = params_get(&req->params, t->cols[i]);
+	rc = tables_list(req->db, kind, req->id, want, &rows, msg, sizeof(msg));
+	if (rc)
+		api_error_code(out, rc, msg);
+	else
+		api_json(out, json_pack("{s:o}", t->json_key, rows));
 }
 
 static bool setting_key_ok(const char *k)
@@ -128,7 +62,7 @@ static bool setting_key_ok(const char *k)
 
 /* Gather columns (vals) and settings from a JSON body or form parameters;
  * nonzero after filling out on bad input. */
-static int table_input(struct api_req *req, const struct table *t, const char **vals, json_t *settings,
+static int table_input(struct api_req *req, const struct tables_desc *t, const char **vals, json_t *settings,
 		       struct api_resp *out)
 {
 	size_t n = ncols(t), i;
@@ -220,135 +154,49 @@ static int table_input(struct api_req *req, const struct table *t, const char **
 	return 0;
 }
 
-static int write_settings(struct db *db, const char *kind, int64_t id, json_t *settings)
-{
-	const char *key;
-	json_t *v;
-	int rc = db_exec(db, "DELETE FROM table_settings WHERE kind = ? AND owner_id = ?", "ti", kind, id);
-
-	if (rc < 0)
-		return rc;
-	json_object_foreach(settings, key, v) {
-		rc = db_exec(db, "INSERT INTO table_settings (kind, owner_id, key, value) VALUES (?, ?, ?, ?)", "titt",
-			     kind, id, key, json_string_value(v));
-		if (rc < 0)
-			return rc;
-	}
-	return 0;
-}
-
 static void table_write(struct api_req *req, struct api_resp *out)
 {
-	const struct table *t = req->arg;
-	const char *vals[TABLE_MAX_COLS] = { NULL };
+	enum tables_kind kind = *(const enum tables_kind *)req->arg;
+	const char *vals[TABLES_MAX_COLS] = { NULL };
 	json_t *settings = json_object();
-	struct db_stmt *st = NULL;
-	size_t n = ncols(t), i;
-	int64_t id = req->id;
+	char msg[1024];
+	int64_t id;
 	int rc;
 
-	if (table_input(req, t, vals, settings, out))
+	if (table_input(req, tables_desc(kind), vals, settings, out))
 		goto done;
-	if (id) {
-		int64_t found;
-		if (db_query_int(req->db, &found, t->sql_select, "ii", id, id)) {
-			api_error(out, 404, "%s %lld does not exist", t->json_key, (long long)id);
-			goto done;
-		}
-	}
-	if (db_begin(req->db)) {
-		api_error(out, 500, "cannot start a transaction");
-		goto done;
-	}
-	rc = db_prepare(req->db, &st, id ? t->sql_update : t->sql_insert, NULL);
-	for (i = 0; !rc && i < n; i++)
-		rc = db_bind_text(st, (int)i + 1, vals[i] ? vals[i] : (t->required & (1u << i)) ? "" : NULL);
-	if (!rc && id)
-		rc = db_bind_int(st, (int)n + 1, id);
-	if (!rc)
-		rc = db_step(st);
-	db_finalize(st);
-	if (rc == 0 && !id)
-		id = db_last_id(req->db);
-	if (rc == 0)
-		rc = write_settings(req->db, t->kind, id, settings);
-	if (rc < 0) {
-		db_rollback(req->db);
-		if (rc == ERR_INVALID)
-			api_error(out, 400, "%s: an entry with these values already exists", t->json_key);
-		else
-			api_error(out, 500, "cannot write %s: %s", t->json_key, db_errmsg(req->db));
-		goto done;
-	}
-	if (db_commit(req->db)) {
-		api_error(out, 500, "cannot commit");
-		goto done;
-	}
-	api_json(out, req->id ? json_pack("{s:i}", "result", 1) : json_pack("{s:I}", "id", (json_int_t)id));
+	rc = tables_write(req->db, kind, req->id, vals, settings, &id, msg, sizeof(msg));
+	if (rc)
+		api_error_code(out, rc, msg);
+	else
+		api_json(out, req->id ? json_pack("{s:i}", "result", 1) : json_pack("{s:I}", "id", (json_int_t)id));
 done:
 	json_decref(settings);
 }
 
 static void table_delete(struct api_req *req, struct api_resp *out)
 {
-	const struct table *t = req->arg;
-	int rc;
+	char msg[1024];
+	int rc = tables_delete(req->db, *(const enum tables_kind *)req->arg, req->id, msg, sizeof(msg));
 
-	if (db_begin(req->db)) {
-		api_error(out, 500, "cannot start a transaction");
-		return;
-	}
-	rc = db_exec(req->db, t->sql_delete, "i", req->id);
-	if (rc > 0)
-		rc = db_exec(req->db, "DELETE FROM table_settings WHERE kind = ? AND owner_id = ?", "ti", t->kind, req->id);
-	if (rc <= 0) {
-		db_rollback(req->db);
-		if (rc == 0)
-			api_error(out, 404, "%s %lld does not exist", t->json_key, (long long)req->id);
-		else
-			api_error(out, 500, "cannot delete: %s", db_errmsg(req->db));
-		return;
-	}
-	if (db_commit(req->db)) {
-		api_error(out, 500, "cannot commit");
-		return;
-	}
-	api_json(out, json_pack("{s:i}", "result", 1));
+	if (rc)
+		api_error_code(out, rc, msg);
+	else
+		api_json(out, json_pack("{s:i}", "result", 1));
 }
 
 /* --- job groups (JobGroup.pm) */
 
-static void groups_list(struct api_req *req, struct api_resp *out)
+static void get_groups(struct api_req *req, struct api_resp *out)
 {
-	struct db_stmt *st;
+	char msg[256];
 	json_t *a;
+	int rc = groups_list(req->db, req->id, &a, msg, sizeof(msg));
 
-	if (db_prepare(req->db, &st, "SELECT id, name, parent_id, default_priority, sort_order, description,"
-		       " template FROM job_groups WHERE (? = 0 OR id = ?) ORDER BY id", "ii", req->id, req->id)) {
-		api_error(out, 500, "cannot read job groups");
-		return;
-	}
-	a = json_array();
-	while (db_step(st) == 1) {
-		json_t *g = json_object();
-		json_object_set_new(g, "id", json_integer(db_col_int(st, 0)));
-		json_object_set_new(g, "name", json_string(db_col_text(st, 1)));
-		json_object_set_new(g, "parent_id", db_col_null(st, 2) ? json_null() : json_integer(db_col_int(st, 2)));
-		json_object_set_new(g, "default_priority", json_integer(db_col_int(st, 3)));
-		json_object_set_new(g, "sort_order", db_col_null(st, 4) ? json_null() : json_integer(db_col_int(st, 4)));
-		json_object_set_new(g, "description", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
-		json_object_set_new(g, "template", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
-		json_object_set_new(g, "build_version_sort", json_integer(1));
-		json_object_set_new(g, "carry_over_bugrefs", json_integer(1));
-		json_array_append_new(a, g);
-	}
-	db_finalize(st);
-	if (req->id && json_array_size(a) == 0) {
-		json_decref(a);
-		api_error(out, 404, "Group %lld does not exist", (long long)req->id);
-		return;
-	}
-	api_json(out, a);
+	if (rc)
+		api_error_code(out, rc, msg);
+	else
+		api_json(out, a);
 }
 
 static int opt_long(const struct params *p, const char *key, long dflt, long *out)
@@ -361,11 +209,12 @@ static int opt_long(const struct params *p, const char *key, long dflt, long *ou
 	return str_to_long(v, out);
 }
 
-static void groups_create(struct api_req *req, struct api_resp *out)
+static void post_group(struct api_req *req, struct api_resp *out)
 {
 	const char *name = params_get(&req->params, "name");
 	long prio, parent, sort;
-	char now[DB_TIME_LEN];
+	char msg[512];
+	int64_t id;
 	int rc;
 
 	if (req->json) {
@@ -381,165 +230,82 @@ static void groups_create(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "Erroneous parameters (default_priority, parent_id and sort_order must be integers)");
 		return;
 	}
-	db_now(now);
-	rc = db_exec(req->db, "INSERT INTO job_groups (name, parent_id, default_priority, sort_order, description, t_created)"
-		     " VALUES (?, ?, ?, ?, ?, ?)", "tIiItt", name, (int64_t)parent, (int64_t)prio, (int64_t)sort,
-		     params_get(&req->params, "description"), now);
-	if (rc < 0) {
-		api_error(out, 400, rc == ERR_INVALID ? "a job group named '%s' already exists" : "cannot create job group '%s'",
-			  name);
+	rc = groups_add(req->db, name, parent, prio, sort, params_get(&req->params, "description"), &id, msg,
+			sizeof(msg));
+	if (rc) {
+		api_error(out, 400, "%s", msg); /* openQA answers 400 either way */
 		return;
 	}
-	api_json(out, json_pack("{s:I}", "id", (json_int_t)db_last_id(req->db)));
+	api_json(out, json_pack("{s:I}", "id", (json_int_t)id));
 }
 
 /* --- job templates (JobTemplate.pm) */
 
-static void templates_list(struct api_req *req, struct api_resp *out)
+static void get_templates(struct api_req *req, struct api_resp *out)
 {
-	struct db_stmt *st;
+	char msg[256];
 	json_t *a;
+	int rc = templates_list(req->db, req->id, &a, msg, sizeof(msg));
 
-	if (db_prepare(req->db, &st,
-		       "SELECT jt.id, jt.prio, g.name, jt.group_id, p.id, p.distri, p.version, p.flavor, p.arch,"
-		       " m.id, m.name, ts.id, ts.name, jt.name, jt.description"
-		       " FROM job_templates jt JOIN job_groups g ON g.id = jt.group_id"
-		       " JOIN products p ON p.id = jt.product_id JOIN machines m ON m.id = jt.machine_id"
-		       " JOIN test_suites ts ON ts.id = jt.test_suite_id WHERE (? = 0 OR jt.id = ?) ORDER BY jt.id",
-		       "ii", req->id, req->id)) {
-		api_error(out, 500, "cannot read job templates");
-		return;
-	}
-	a = json_array();
-	while (db_step(st) == 1) {
-		json_array_append_new(a, json_pack(
-			"{s:I,s:I,s:s,s:I,s:{s:I,s:s,s:s,s:s,s:s},s:{s:I,s:s},s:{s:I,s:s},s:s,s:s,s:[]}",
-			"id", (json_int_t)db_col_int(st, 0), "prio", (json_int_t)db_col_int(st, 1),
-			"group_name", db_col_text(st, 2), "group_id", (json_int_t)db_col_int(st, 3),
-			"product", "id", (json_int_t)db_col_int(st, 4), "distri", db_col_text(st, 5),
-			"version", db_col_text(st, 6), "flavor", db_col_text(st, 7), "arch", db_col_text(st, 8),
-			"machine", "id", (json_int_t)db_col_int(st, 9), "name", db_col_text(st, 10),
-			"test_suite", "id", (json_int_t)db_col_int(st, 11), "name", db_col_text(st, 12),
-			"name", db_col_text(st, 13), "description", db_col_text(st, 14), "settings"));
-	}
-	db_finalize(st);
-	if (req->id && json_array_size(a) == 0) {
-		json_decref(a);
-		api_error(out, 404, "Job template %lld does not exist", (long long)req->id);
-		return;
-	}
-	api_json(out, json_pack("{s:o}", "JobTemplates", a));
+	if (rc)
+		api_error_code(out, rc, msg);
+	else
+		api_json(out, json_pack("{s:o}", "JobTemplates", a));
 }
 
-/* An id given directly (NAME_id) or looked up by sql with the given text. */
-static int lookup_id(struct api_req *req, const char *id_param, const char *name_param, const char *sql,
-		     int64_t *out)
+/* A row's id parameter: 0 when absent, -1 when not an id. */
+static int64_t id_param(const struct api_req *req, const char *key)
 {
-	const char *v = params_get(&req->params, id_param);
+	const char *v = params_get(&req->params, key);
+	int64_t id;
 
-	if (v)
-		return api_parse_id(v, out);
-	v = params_get(&req->params, name_param);
 	if (!v)
-		return ERR_NOT_FOUND;
-	return db_query_int(req->db, out, sql, "t", v) ? ERR_INVALID : 0;
+		return 0;
+	return api_parse_id(v, &id) ? -1 : id;
 }
 
-static void templates_create(struct api_req *req, struct api_resp *out)
+static void post_template(struct api_req *req, struct api_resp *out)
 {
 	static const char *const known[] = { "group_id", "group_name", "machine_id", "machine_name", "test_suite_id",
 					     "test_suite_name", "product_id", "distri", "version", "flavor", "arch",
 					     "prio", "name", "description", NULL };
-	int64_t group = 0, machine = 0, suite = 0, product = 0, prio;
-	char now[DB_TIME_LEN];
-	const char *prio_s = params_get(&req->params, "prio");
+	const struct params *p = &req->params;
+	struct templates_new t = {
+		id_param(req, "group_id"), params_get(p, "group_name"),
+		id_param(req, "machine_id"), params_get(p, "machine_name"),
+		id_param(req, "test_suite_id"), params_get(p, "test_suite_name"),
+		id_param(req, "product_id"), params_get(p, "distri"), params_get(p, "version"), params_get(p, "flavor"),
+		params_get(p, "arch"), params_get(p, "prio"), params_get(p, "name"), params_get(p, "description"),
+	};
+	char msg[512];
+	int64_t id;
 	size_t i;
-	int rc;
 
-	for (i = 0; i < req->params.n; i++) {
+	for (i = 0; i < p->n; i++) {
 		const char *const *k;
-		for (k = known; *k && strcmp(*k, req->params.v[i].key); k++)
+		for (k = known; *k && strcmp(*k, p->v[i].key); k++)
 			;
 		if (!*k) {
-			api_error(out, 400, "Erroneous parameters (%s unknown)", req->params.v[i].key);
+			api_error(out, 400, "Erroneous parameters (%s unknown)", p->v[i].key);
 			return;
 		}
 	}
-	if (lookup_id(req, "group_id", "group_name", "SELECT id FROM job_groups WHERE name = ?", &group)) {
-		api_error(out, 400, "Erroneous parameters (group_id or group_name missing or unknown)");
+	if (templates_add(req->db, &t, &id, msg, sizeof(msg))) {
+		api_error(out, 400, "%s", msg); /* every failure is the request's, as openQA answers */
 		return;
 	}
-	{
-		int64_t yaml;
-		/* openQA: a group whose templates came from YAML changes only through its YAML. */
-		if (!db_query_int(req->db, &yaml, "SELECT id FROM job_groups WHERE id = ? AND template IS NOT NULL", "i",
-				  group)) {
-			api_error(out, 400, "Group %lld must be updated through the YAML template (job_templates_scheduling)",
-				  (long long)group);
-			return;
-		}
-	}
-	if (lookup_id(req, "machine_id", "machine_name", "SELECT id FROM machines WHERE name = ?", &machine)) {
-		api_error(out, 400, "Erroneous parameters (machine_id or machine_name missing or unknown)");
-		return;
-	}
-	if (lookup_id(req, "test_suite_id", "test_suite_name", "SELECT id FROM test_suites WHERE name = ?", &suite)) {
-		api_error(out, 400, "Erroneous parameters (test_suite_id or test_suite_name missing or unknown)");
-		return;
-	}
-	if (params_get(&req->params, "product_id")) {
-		rc = api_parse_id(params_get(&req->params, "product_id"), &product);
-	} else {
-		const char *d = params_get(&req->params, "distri"), *v = params_get(&req->params, "version"),
-			   *f = params_get(&req->params, "flavor"), *a = params_get(&req->params, "arch");
-		rc = d && v && f && a ? db_query_int(req->db, &product, "SELECT id FROM products WHERE distri = ? AND"
-				     " version = ? AND flavor = ? AND arch = ?", "tttt", d, v, f, a) : ERR_INVALID;
-	}
-	if (rc) {
-		api_error(out, 400, "Erroneous parameters (product_id or distri/version/flavor/arch missing or unknown)");
-		return;
-	}
-	if (prio_s) {
-		long p;
-		if (str_to_long(prio_s, &p)) {
-			api_error(out, 400, "Erroneous parameters (prio invalid)");
-			return;
-		}
-		prio = p;
-	} else if (db_query_int(req->db, &prio, "SELECT default_priority FROM job_groups WHERE id = ?", "i", group)) {
-		prio = JOBS_DEFAULT_PRIORITY;
-	}
-	db_now(now);
-	rc = db_exec(req->db, "INSERT INTO job_templates (product_id, machine_id, test_suite_id, group_id, prio, name,"
-		     " description, t_created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", "iiiiitt" "t", product, machine, suite,
-		     group, prio, params_get(&req->params, "name") ? params_get(&req->params, "name") : "",
-		     params_get(&req->params, "description") ? params_get(&req->params, "description") : "", now);
-	if (rc < 0) {
-		api_error(out, 400, rc == ERR_INVALID ? "this job template already exists (or names an unknown row)"
-						      : "cannot create the job template");
-		return;
-	}
-	api_json(out, json_pack("{s:I}", "id", (json_int_t)db_last_id(req->db)));
+	api_json(out, json_pack("{s:I}", "id", (json_int_t)id));
 }
 
-static void templates_delete(struct api_req *req, struct api_resp *out)
+static void delete_template(struct api_req *req, struct api_resp *out)
 {
-	int64_t group;
-	int rc;
+	char msg[256];
+	int rc = templates_delete(req->db, req->id, msg, sizeof(msg));
 
-	if (!db_query_int(req->db, &group, "SELECT g.id FROM job_templates jt JOIN job_groups g ON g.id = jt.group_id"
-			  " WHERE jt.id = ? AND g.template IS NOT NULL", "i", req->id)) {
-		api_error(out, 400, "Test suites in group %lld must be updated through the YAML template"
-			  " (job_templates_scheduling)", (long long)group);
-		return;
-	}
-	rc = db_exec(req->db, "DELETE FROM job_templates WHERE id = ?", "i", req->id);
-
-	if (rc <= 0) {
-		api_error(out, rc == 0 ? 404 : 500, "Job template %lld does not exist", (long long)req->id);
-		return;
-	}
-	api_json(out, json_pack("{s:i}", "result", 1));
+	if (rc)
+		api_error_code(out, rc, msg);
+	else
+		api_json(out, json_pack("{s:i}", "result", 1));
 }
 
 #define TABLE_ROUTES(path, t) \
@@ -554,12 +320,12 @@ const struct api_route api_tables_routes[] = {
 	TABLE_ROUTES("machines", t_machines),
 	TABLE_ROUTES("products", t_products),
 	TABLE_ROUTES("test_suites", t_test_suites),
-	{ "GET", "/api/v1/job_groups", AUTH_PUBLIC, groups_list, NULL },
-	{ "GET", "/api/v1/job_groups/#", AUTH_PUBLIC, groups_list, NULL },
-	{ "POST", "/api/v1/job_groups", AUTH_ADMIN, groups_create, NULL },
-	{ "GET", "/api/v1/job_templates", AUTH_PUBLIC, templates_list, NULL },
-	{ "GET", "/api/v1/job_templates/#", AUTH_PUBLIC, templates_list, NULL },
-	{ "POST", "/api/v1/job_templates", AUTH_ADMIN, templates_create, NULL },
-	{ "DELETE", "/api/v1/job_templates/#", AUTH_ADMIN, templates_delete, NULL },
+	{ "GET", "/api/v1/job_groups", AUTH_PUBLIC, get_groups, NULL },
+	{ "GET", "/api/v1/job_groups/#", AUTH_PUBLIC, get_groups, NULL },
+	{ "POST", "/api/v1/job_groups", AUTH_ADMIN, post_group, NULL },
+	{ "GET", "/api/v1/job_templates", AUTH_PUBLIC, get_templates, NULL },
+	{ "GET", "/api/v1/job_templates/#", AUTH_PUBLIC, get_templates, NULL },
+	{ "POST", "/api/v1/job_templates", AUTH_ADMIN, post_template, NULL },
+	{ "DELETE", "/api/v1/job_templates/#", AUTH_ADMIN, delete_template, NULL },
 	{ NULL, NULL, AUTH_PUBLIC, NULL, NULL },
 };

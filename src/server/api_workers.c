@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* api_workers.c - the worker protocol routes: registration, the long poll
  * for work, job status, artefact upload, set_done, artefact download and
- * test distribution archives. The model is workers.c / artefacts.c.
+ * test distribution archives. The model is workers.c, sched.c, artefacts.c
+ * and distri.c.
  *
  *   method path                               level     what
  *   POST   /api/v1/workers                    operator  register host, instance, worker_class → {"id"} (openQA)
@@ -29,7 +30,9 @@
 #include "server/artefacts.h"
 #include "server/assets.h"
 #include "server/db.h"
+#include "server/distri.h"
 #include "server/jobs.h"
+#include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -144,7 +147,7 @@ static void job_status_post(struct api_req *req, struct api_resp *out)
 	const json_t *status = json_object_get(req->json, "status");
 	const char *cmd = NULL;
 	char msg[256], res[24] = "none";
-	struct db_stmt *st;
+	json_t *outcome;
 	int rc;
 
 	if (!json_is_object(status)) {
@@ -156,10 +159,9 @@ static void job_status_post(struct api_req *req, struct api_resp *out)
 	rc = workers_job_status(req->db, req->id, status, &cmd, msg, sizeof(msg));
 	if (reply_job_error(req, out, rc, msg, "update"))
 		return;
-	if (!db_prepare(req->db, &st, "SELECT result FROM jobs WHERE id = ?", "i", req->id)) {
-		if (db_step(st) == 1)
-			snprintf(res, sizeof(res), "%s", db_col_text(st, 0));
-		db_finalize(st);
+	if (!jobs_outcome_json(req->db, req->id, &outcome)) {
+		snprintf(res, sizeof(res), "%s", json_string_value(json_object_get(outcome, "result")));
+		json_decref(outcome);
 	}
 	api_json(out, json_pack("{s:i,s:s,s:s?}", "result", cmd && !strcmp(cmd, "abort") ? 0 : 1, "job_result", res,
 				"command", cmd));
@@ -171,8 +173,7 @@ static void job_status_post(struct api_req *req, struct api_resp *out)
 static int job_uploadable(struct api_req *req, struct api_resp *out)
 {
 	int64_t w;
-	int rc = db_query_int(req->db, &w, "SELECT COALESCE(assigned_worker_id, 0) FROM jobs WHERE id = ?"
-			      " AND state IN ('assigned', 'setup', 'running', 'uploading')", "i", req->id);
+	int rc = workers_job_holder(req->db, req->id, &w);
 
 	if (rc == ERR_NOT_FOUND || (!rc && w == 0)) {
 		api_error(out, 404, "Job %lld does not exist or is not running on a worker", (long long)req->id);
@@ -255,7 +256,8 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	const char *wid = params_get(&req->params, "worker_id");
 	int64_t worker = 0;
 	char msg[256];
-	struct db_stmt *st;
+	const char *why;
+	json_t *outcome;
 	int rc;
 
 	if (result && !*result)
@@ -269,15 +271,14 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	rc = workers_job_done(req->db, req->id, worker, result, reason, msg, sizeof(msg));
 	if (reply_job_error(req, out, rc, msg, "finish"))
 		return;
-	if (db_prepare(req->db, &st, "SELECT result, reason FROM jobs WHERE id = ?", "i", req->id) ||
-	    db_step(st) != 1) {
+	if (jobs_outcome_json(req->db, req->id, &outcome)) {
 		api_error(out, 500, "cannot read job %lld", (long long)req->id);
 		return;
 	}
-	log_info("job %lld done: %s%s%s", (long long)req->id, db_col_text(st, 0), db_col_text(st, 1) ? ", " : "",
-		 db_col_text(st, 1) ? db_col_text(st, 1) : "");
-	api_json(out, json_pack("{s:s,s:s?}", "result", db_col_text(st, 0), "reason", db_col_text(st, 1)));
-	db_finalize(st);
+	why = json_string_value(json_object_get(outcome, "reason"));
+	log_info("job %lld done: %s%s%s", (long long)req->id, json_string_value(json_object_get(outcome, "result")),
+		 why ? ", " : "", why ? why : "");
+	api_json(out, outcome);
 }
 
 static void test_file(struct api_req *req, struct api_resp *out)

@@ -253,3 +253,8 @@ int assets_delete(struct db *db, const char *data_dir, int64_t id)
 	rc = db_exec(db, "DELETE FROM assets WHERE id = ?", "i", id);
 	return rc < 0 ? rc : 0;
 }
+
+int assets_id(struct db *db, const char *type, const char *name, int64_t *id)
+{
+	return db_query_int(db, id, "SELECT id FROM assets WHERE type = ? AND name = ?", "tt", type, name);
+}

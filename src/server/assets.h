@@ -47,6 +47,10 @@ int assets_register(struct db *db, const char *data_dir, const char *type, const
  * row yet (or changed). 0, ERR_NOT_FOUND, or a db error. */
 int assets_find(struct db *db, const char *data_dir, const char *type, const char *name, int64_t *id);
 
+/* The id of the row of type/name (the file is not looked at). 0 and *id,
+ * ERR_NOT_FOUND, or a db error. */
+int assets_id(struct db *db, const char *type, const char *name, int64_t *id);
+
 /* One row as openQA's JSON {id, type, name, size, checksum,
  * last_use_job_id, fixed, t_created, t_updated} plus vigil's mtime. New
  * object or NULL when there is no such row. */

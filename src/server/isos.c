@@ -61,24 +61,6 @@ static json_t *find_products(struct db *db, const json_t *params)
 	return ids;
 }
 
-static int template_settings(struct db *db, int64_t id, json_t *into)
-{
-	struct db_stmt *st;
-	json_t *src = json_object();
-	int rc = db_prepare(db, &st, "SELECT key, value FROM job_template_settings WHERE job_template_id = ? ORDER BY id",
-			    "i", id);
-
-	if (!rc) {
-		while ((rc = db_step(st)) == 1)
-			json_object_set_new(src, db_col_text(st, 0), json_string(db_col_text(st, 1)));
-		db_finalize(st);
-	}
-	if (rc == 0)
-		jobs_settings_merge(into, src);
-	json_decref(src);
-	return rc;
-}
-
 /* One job for one template row; appends its id to ids and
  * {id, test, machine, name, START_AFTER_TEST, START_DIRECTLY_AFTER_TEST}
  * to made (for the dependencies). */
@@ -95,7 +77,7 @@ static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t 
 	if ((rc = jobs_table_settings(db, "product", product_id, s)) ||
 	    (rc = jobs_table_settings(db, "machine", db_col_int(t, 3), s)) ||
 	    (rc = jobs_table_settings(db, "test_suite", db_col_int(t, 5), s)) ||
-	    (rc = template_settings(db, db_col_int(t, 0), s)))
+	    (rc = jobs_template_settings(db, db_col_int(t, 0), s)))
 		goto out;
 	/* The POSTed parameters win; TEST and MACHINE were filters, '_' ones are controls. */
 	json_object_foreach((json_t *)params, key, v)
@@ -282,4 +264,47 @@ fail:
 	free(settings_text);
 	*resp = json_pack("{s:s}", "error", "cannot schedule the product (database error)");
 	return 500;
+}
+
+int isos_get(struct db *db, int64_t id, bool job_ids, json_t **out, char *msg, size_t msglen)
+{
+	static const char *const cols[] = { "distri", "version", "flavor", "arch", "build", "iso", "status" };
+	struct db_stmt *st;
+	json_t *j, *settings, *results;
+	size_t i;
+
+	*out = NULL;
+	if (db_prepare(db, &st, "SELECT id, distri, version, flavor, arch, build, iso, status, settings, results,"
+		       " t_created, t_updated FROM scheduled_products WHERE id = ?", "i", id)) {
+		err_set(msg, msglen, "cannot read scheduled products");
+		return ERR_IO;
+	}
+	if (db_step(st) != 1) {
+		db_finalize(st);
+		err_set(msg, msglen, "Scheduled product does not exist");
+		return ERR_NOT_FOUND;
+	}
+	j = json_object();
+	json_object_set_new(j, "id", json_integer(db_col_int(st, 0)));
+	for (i = 0; i < 7; i++)
+		json_object_set_new(j, cols[i], db_col_text(st, (int)i + 1) ? json_string(db_col_text(st, (int)i + 1))
+									    : json_null());
+	settings = db_col_text(st, 8) ? json_loads(db_col_text(st, 8), 0, NULL) : NULL;
+	results = db_col_text(st, 9) ? json_loads(db_col_text(st, 9), 0, NULL) : NULL;
+	json_object_set_new(j, "settings", settings ? settings : json_object());
+	json_object_set_new(j, "results", results ? results : json_null());
+	json_object_set_new(j, "t_created", json_string(db_col_text(st, 10)));
+	json_object_set_new(j, "t_updated", json_string(db_col_text(st, 11)));
+	db_finalize(st);
+	if (job_ids) {
+		json_t *ids = json_array();
+		if (!db_prepare(db, &st, "SELECT id FROM jobs WHERE scheduled_product_id = ? ORDER BY id", "i", id)) {
+			while (db_step(st) == 1)
+				json_array_append_new(ids, json_integer(db_col_int(st, 0)));
+			db_finalize(st);
+		}
+		json_object_set_new(j, "job_ids", ids);
+	}
+	*out = j;
+	return 0;
 }

@@ -10,6 +10,7 @@
 #include "server/assets.h"
 #include "server/db.h"
 #include "server/deps.h"
+#include "server/groups.h"
 #include "server/jobs.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -214,18 +215,12 @@ void jobs_settings_default_class(json_t *settings)
 	json_object_set_new(settings, "WORKER_CLASS", json_string(cls));
 }
 
-int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_t *into)
+/* Merge the (key, value) rows of st into into; finalizes st. 0 or a db error. */
+static int merge_rows(struct db_stmt *st, json_t *into)
 {
-	struct db_stmt *st;
 	json_t *src = json_object();
 	int rc;
 
-	rc = db_prepare(db, &st, "SELECT key, value FROM table_settings WHERE kind = ? AND owner_id = ? ORDER BY key",
-			"ti", kind, owner_id);
-	if (rc) {
-		json_decref(src);
-		return rc;
-	}
 	while ((rc = db_step(st)) == 1)
 		json_object_set_new(src, db_col_text(st, 0), json_string(db_col_text(st, 1)));
 	db_finalize(st);
@@ -233,6 +228,24 @@ int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_
 		jobs_settings_merge(into, src);
 	json_decref(src);
 	return rc;
+}
+
+int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_t *into)
+{
+	struct db_stmt *st;
+	int rc = db_prepare(db, &st, "SELECT key, value FROM table_settings WHERE kind = ? AND owner_id = ? ORDER BY key",
+			    "ti", kind, owner_id);
+
+	return rc ? rc : merge_rows(st, into);
+}
+
+int jobs_template_settings(struct db *db, int64_t template_id, json_t *into)
+{
+	struct db_stmt *st;
+	int rc = db_prepare(db, &st, "SELECT key, value FROM job_template_settings WHERE job_template_id = ? ORDER BY id",
+			    "i", template_id);
+
+	return rc ? rc : merge_rows(st, into);
 }
 
 static const char *col(const json_t *settings, const char *key)
@@ -340,28 +353,38 @@ static json_t *dependencies_of(struct db *db, int64_t id, bool parents)
 	return d;
 }
 
-static json_t *settings_of(struct db *db, int64_t id)
+/* The job's settings: its job_settings rows, then the non-empty columns
+ * TEST DISTRI VERSION FLAVOR ARCH BUILD MACHINE of job_row, a jobs row
+ * that selects them in this order from column first on. */
+static json_t *settings_of(struct db *db, int64_t id, struct db_stmt *job_row, int first)
 {
+	static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
 	json_t *s = json_object();
 	struct db_stmt *st;
+	size_t i;
 
-	if (db_prepare(db, &st, "SELECT key, value FROM job_settings WHERE job_id = ? ORDER BY id", "i", id))
-		return s;
-	while (db_step(st) == 1) {
-		const char *k = db_col_text(st, 0), *v = db_col_text(st, 1);
-		const char *old = json_string_value(json_object_get(s, k));
-		if (old) {
-			/* Repeated keys (one row per WORKER_CLASS) are joined with ',' as openQA does. */
-			struct buf b;
-			buf_init(&b, LIMIT_SETTING_TEXT);
-			if (!buf_printf(&b, "%s,%s", old, v))
-				json_object_set_new(s, k, json_string(b.data));
-			buf_release(&b);
-		} else {
-			json_object_set_new(s, k, json_string(v));
+	if (!db_prepare(db, &st, "SELECT key, value FROM job_settings WHERE job_id = ? ORDER BY id", "i", id)) {
+		while (db_step(st) == 1) {
+			const char *k = db_col_text(st, 0), *v = db_col_text(st, 1);
+			const char *old = json_string_value(json_object_get(s, k));
+			if (old) {
+				/* Repeated keys (one row per WORKER_CLASS) are joined with ',' as openQA does. */
+				struct buf b;
+				buf_init(&b, LIMIT_SETTING_TEXT);
+				if (!buf_printf(&b, "%s,%s", old, v))
+					json_object_set_new(s, k, json_string(b.data));
+				buf_release(&b);
+			} else {
+				json_object_set_new(s, k, json_string(v));
+			}
 		}
+		db_finalize(st);
 	}
-	db_finalize(st);
+	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		const char *v = db_col_text(job_row, first + (int)i);
+		if (v && *v)
+			json_object_set_new(s, cols[i], json_string(v));
+	}
 	return s;
 }
 
@@ -387,16 +410,7 @@ int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
 		db_finalize(st);
 		return rc == 0 ? ERR_NOT_FOUND : rc;
 	}
-	settings = settings_of(db, id);
-	{
-		static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
-		size_t i;
-		for (i = 0; i < 7; i++) {
-			const char *v = db_col_text(st, 10 + (int)i);
-			if (v && *v)
-				json_object_set_new(settings, cols[i], json_string(v));
-		}
-	}
+	settings = settings_of(db, id, st, 10);
 	name = jobs_name(settings);
 	j = json_object();
 	json_object_set_new(j, "id", json_integer(id));
@@ -550,16 +564,7 @@ static int restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t
 	prio = db_col_int(st, 1);
 	group = db_col_int(st, 2);
 	sp = db_col_int(st, 3);
-	settings = settings_of(db, id);
-	{
-		static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
-		size_t i;
-		for (i = 0; i < 7; i++) {
-			const char *v = db_col_text(st, 4 + (int)i);
-			if (v && *v)
-				json_object_set_new(settings, cols[i], json_string(v));
-		}
-	}
+	settings = settings_of(db, id, st, 4);
 	db_finalize(st);
 	if ((rc = db_begin(db)))
 		goto out;
@@ -606,4 +611,345 @@ int jobs_delete(struct db *db, int64_t id)
 			rc = 1;
 	free(kids);
 	return rc < 0 ? rc : 0;
+}
+
+static bool in_array(const json_t *a, const char *s)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(a, i, v)
+		if (!strcmp(json_string_value(v), s))
+			return true;
+	return false;
+}
+
+int jobs_list(struct db *db, const struct jobs_filter *f, json_t **out)
+{
+	json_t *jobs = NULL, *seen = json_object();
+	struct db_stmt *st = NULL;
+	long skipped = 0;
+	int rc;
+
+	*out = NULL;
+	rc = db_prepare(db, &st,
+			"SELECT id, state, result, clone_id, distri, version, flavor, arch, test, machine FROM jobs"
+			" WHERE (? IS NULL OR build = ?) AND (? IS NULL OR lower(distri) = lower(?))"
+			" AND (? IS NULL OR version = ?) AND (? IS NULL OR flavor = ?) AND (? IS NULL OR arch = ?)"
+			" AND (? IS NULL OR test = ?) AND (? IS NULL OR machine = ?) AND (? = 0 OR group_id = ?)"
+			" AND (? IS NULL OR id IN (SELECT job_id FROM job_settings WHERE key = 'ISO' AND value = ?))"
+			" ORDER BY id DESC",
+			"ttttttttttttttiitt", f->build, f->build, f->distri, f->distri, f->version, f->version, f->flavor,
+			f->flavor, f->arch, f->arch, f->test, f->test, f->machine, f->machine, f->group, f->group, f->iso,
+			f->iso);
+	if (rc)
+		goto out;
+	jobs = json_array();
+	while ((rc = db_step(st)) == 1 && (long)json_array_size(jobs) < f->limit) {
+		char idtext[24], scenario[1024];
+		json_t *j;
+		snprintf(idtext, sizeof(idtext), "%lld", (long long)db_col_int(st, 0));
+		if (json_array_size(f->states) && !in_array(f->states, db_col_text(st, 1)))
+			continue;
+		if (json_array_size(f->results) && !in_array(f->results, db_col_text(st, 2)))
+			continue;
+		if (json_array_size(f->ids) && !in_array(f->ids, idtext))
+			continue;
+		if (f->current && !db_col_null(st, 3))
+			continue;
+		if (f->latest) {
+			snprintf(scenario, sizeof(scenario), "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", db_col_text(st, 4),
+				 db_col_text(st, 5), db_col_text(st, 6), db_col_text(st, 7), db_col_text(st, 8),
+				 db_col_text(st, 9));
+			if (json_object_get(seen, scenario))
+				continue;
+			json_object_set_new(seen, scenario, json_true());
+		}
+		if (skipped < f->offset) {
+			skipped++;
+			continue;
+		}
+		if (jobs_to_json(db, db_col_int(st, 0), false, &j) == 0) {
+			json_object_set_new(j, "modules", json_array());
+			/* Rows arrive newest first; openQA lists oldest first. */
+			json_array_insert_new(jobs, 0, j);
+		}
+	}
+	db_finalize(st);
+	if (rc < 0)
+		goto out;
+	*out = jobs;
+	jobs = NULL;
+	rc = 0;
+out:
+	json_decref(jobs);
+	json_decref(seen);
+	return rc;
+}
+
+int jobs_status_json(struct db *db, int64_t id, json_t **out)
+{
+	struct db_stmt *st;
+	int rc;
+
+	*out = NULL;
+	if ((rc = db_prepare(db, &st, "SELECT state, result, blocked_by_id FROM jobs WHERE id = ?", "i", id)))
+		return rc;
+	if ((rc = db_step(st)) == 1)
+		*out = json_pack("{s:I,s:s,s:s,s:o}", "id", (json_int_t)id, "state", db_col_text(st, 0), "result",
+				 db_col_text(st, 1),
+				 "blocked_by_id", db_col_null(st, 2) ? json_null() : json_integer(db_col_int(st, 2)));
+	db_finalize(st);
+	return rc == 1 ? (*out ? 0 : ERR_NOMEM) : rc == 0 ? ERR_NOT_FOUND : rc;
+}
+
+int jobs_outcome_json(struct db *db, int64_t id, json_t **out)
+{
+	struct db_stmt *st;
+	int rc;
+
+	*out = NULL;
+	if ((rc = db_prepare(db, &st, "SELECT result, reason FROM jobs WHERE id = ?", "i", id)))
+		return rc;
+	if ((rc = db_step(st)) == 1)
+		*out = json_pack("{s:s,s:s?}", "result", db_col_text(st, 0), "reason", db_col_text(st, 1));
+	db_finalize(st);
+	return rc == 1 ? (*out ? 0 : ERR_NOMEM) : rc == 0 ? ERR_NOT_FOUND : rc;
+}
+
+int jobs_names_asset(struct db *db, int64_t id, const char *type, const char *name, bool *named)
+{
+	struct db_stmt *st;
+	int rc;
+
+	*named = false;
+	if ((rc = db_prepare(db, &st, "SELECT key FROM job_settings WHERE job_id = ? AND value = ?", "it", id, name)))
+		return rc;
+	while (!*named && db_step(st) == 1) {
+		const char *t = asset_type_of_setting(db_col_text(st, 0));
+		*named = t && !strcmp(t, type);
+	}
+	db_finalize(st);
+	return 0;
+}
+
+int jobs_restart_clones(struct db *db, int64_t id, int64_t *new_id, json_t **clones, char *msg, size_t msglen)
+{
+	int64_t before = 0;
+	struct db_stmt *st;
+	int rc;
+
+	*clones = NULL;
+	/* The clones made by this restart (the job and the chained children it
+	 * skipped) are those with ids above the highest one now. */
+	(void)db_query_int(db, &before, "SELECT COALESCE(MAX(id), 0) FROM jobs", NULL);
+	if ((rc = jobs_restart(db, id, new_id, msg, msglen)))
+		return rc;
+	*clones = json_object();
+	if (!db_prepare(db, &st, "SELECT id, clone_id FROM jobs WHERE clone_id > ? ORDER BY id", "i", before)) {
+		while (db_step(st) == 1) {
+			char key[24];
+			snprintf(key, sizeof(key), "%lld", (long long)db_col_int(st, 0));
+			json_object_set_new(*clones, key, json_integer(db_col_int(st, 1)));
+		}
+		db_finalize(st);
+	}
+	return 0;
+}
+
+/* A whole decimal id > 0. 0 or ERR_INVALID. */
+static int parse_id(const char *s, int64_t *out)
+{
+	long v;
+
+	if (!s || str_to_long(s, &v) || v <= 0)
+		return ERR_INVALID;
+	*out = v;
+	return 0;
+}
+
+/* Settings from the tables under the posted ones, as openQA's
+ * generate_settings: the product's, the machine's (and its backend), the
+ * test suite's. Rows that cannot be read are left out. */
+static void settings_from_tables(struct db *db, const json_t *post, json_t *s)
+{
+	const char *d = json_string_value(json_object_get(post, "DISTRI"));
+	const char *ver = json_string_value(json_object_get(post, "VERSION"));
+	const char *f = json_string_value(json_object_get(post, "FLAVOR"));
+	const char *a = json_string_value(json_object_get(post, "ARCH"));
+	const char *m = json_string_value(json_object_get(post, "MACHINE"));
+	int64_t rowid;
+
+	if (d && ver && f && a && !db_query_int(db, &rowid, "SELECT id FROM products WHERE lower(distri) ="
+						" lower(?) AND version = ? AND flavor = ? AND arch = ?",
+						"tttt", d, ver, f, a))
+		(void)jobs_table_settings(db, "product", rowid, s);
+	if (m && !db_query_int(db, &rowid, "SELECT id FROM machines WHERE name = ?", "t", m)) {
+		struct db_stmt *st;
+		(void)jobs_table_settings(db, "machine", rowid, s);
+		if (!db_prepare(db, &st, "SELECT backend FROM machines WHERE id = ?", "i", rowid)) {
+			if (db_step(st) == 1 && !json_object_get(s, "BACKEND"))
+				json_object_set_new(s, "BACKEND", json_string(db_col_text(st, 0)));
+			db_finalize(st);
+		}
+	}
+	if (!db_query_int(db, &rowid, "SELECT id FROM test_suites WHERE name = ?", "t",
+			  json_string_value(json_object_get(post, "TEST"))))
+		(void)jobs_table_settings(db, "test_suite", rowid, s);
+}
+
+/* Settings of one posted job (keys uppercased, '_' controls included)
+ * completed from the tables unless clone, then inserted. 0 and *id,
+ * ERR_INVALID or ERR_IO with the reason in msg. */
+static int create_one(struct db *db, const json_t *post, bool clone, int64_t *id, char *msg, size_t msglen)
+{
+	json_t *s = json_object(), *keep = json_object(), *val;
+	const char *v, *key;
+	int64_t group = 0, prio = JOBS_DEFAULT_PRIORITY;
+	int rc = 0;
+
+	v = json_string_value(json_object_get(post, "TEST"));
+	if (!v || !*v) {
+		err_set(msg, msglen, "TEST field mandatory");
+		rc = ERR_INVALID;
+		goto out;
+	}
+	if ((v = json_string_value(json_object_get(post, "_PRIORITY")))) {
+		long p;
+		if (str_to_long(v, &p)) {
+			err_set(msg, msglen, "_PRIORITY must be an integer, not '%s'", v);
+			rc = ERR_INVALID;
+			goto out;
+		}
+		prio = p;
+	}
+	if ((v = json_string_value(json_object_get(post, "_GROUP_ID")))) {
+		if (parse_id(v, &group) || groups_exists(db, group)) {
+			err_set(msg, msglen, "_GROUP_ID: job group '%s' does not exist", v);
+			rc = ERR_INVALID;
+			goto out;
+		}
+	} else if ((v = json_string_value(json_object_get(post, "_GROUP")))) {
+		if (groups_by_name(db, v, &group)) {
+			err_set(msg, msglen, "_GROUP: job group '%s' does not exist", v);
+			rc = ERR_INVALID;
+			goto out;
+		}
+	}
+	if (!clone)
+		settings_from_tables(db, post, s);
+	json_object_foreach((json_t *)post, key, val)
+		if (key[0] != '_')
+			json_object_set(keep, key, val);
+	jobs_settings_merge(s, keep);
+	if (!clone) {
+		jobs_settings_default_class(s);
+		jobs_settings_expand(s);
+	}
+	if (jobs_insert(db, s, prio, group, 0, id)) {
+		err_set(msg, msglen, "cannot create the job: %s", db_errmsg(db));
+		rc = ERR_IO;
+	}
+out:
+	json_decref(s);
+	json_decref(keep);
+	return rc;
+}
+
+/* The dependencies one posted job names: _START_AFTER / _START_DIRECTLY_AFTER
+ * (suffixes of this post) and _START_AFTER_JOBS / _START_DIRECTLY_AFTER_JOBS
+ * (ids of existing jobs). 0, ERR_INVALID or ERR_IO with msg. */
+static int link_one(struct db *db, const json_t *post, int64_t child, const json_t *ids, char *msg, size_t msglen)
+{
+	static const struct { const char *key; int type; bool existing; } kinds[] = {
+		{ "_START_AFTER", DEPS_CHAINED, false },
+		{ "_START_DIRECTLY_AFTER", DEPS_DIRECTLY_CHAINED, false },
+		{ "_START_AFTER_JOBS", DEPS_CHAINED, true },
+		{ "_START_DIRECTLY_AFTER_JOBS", DEPS_DIRECTLY_CHAINED, true },
+	};
+	size_t k;
+
+	if (json_object_get(post, "_PARALLEL") || json_object_get(post, "_PARALLEL_JOBS")) {
+		err_set(msg, msglen, "parallel jobs (_PARALLEL, _PARALLEL_JOBS) are not supported");
+		return ERR_INVALID;
+	}
+	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		const char *p = json_string_value(json_object_get(post, kinds[k].key));
+		while (p && *p) {
+			size_t n = strcspn(p, ",");
+			char ref[64];
+			int64_t parent = 0;
+			int rc;
+			if (n == 0 || n >= sizeof(ref)) {
+				err_set(msg, msglen, "%s: bad entry '%.*s'", kinds[k].key, (int)(n < 64 ? n : 64), p);
+				return ERR_INVALID;
+			}
+			memcpy(ref, p, n);
+			ref[n] = '\0';
+			if (kinds[k].existing) {
+				if (parse_id(ref, &parent)) {
+					err_set(msg, msglen, "%s: '%s' is not a job id", kinds[k].key, ref);
+					return ERR_INVALID;
+				}
+			} else if (!json_is_integer(json_object_get(ids, ref))) {
+				err_set(msg, msglen, "Specified dependency '%s' does not relate to a present job-suffix.", ref);
+				return ERR_INVALID;
+			} else {
+				parent = json_integer_value(json_object_get(ids, ref));
+			}
+			rc = deps_add(db, parent, child, kinds[k].type, msg, msglen);
+			if (rc == ERR_NOT_FOUND || rc == ERR_INVALID)
+				return ERR_INVALID;
+			if (rc) {
+				err_set(msg, msglen, "cannot record the dependency: %s", db_errmsg(db));
+				return ERR_IO;
+			}
+			p += n + (p[n] == ',');
+		}
+	}
+	return 0;
+}
+
+int jobs_create_posted(struct db *db, const json_t *global, const json_t *per, bool clone, bool multi, json_t *ids,
+		       char *msg, size_t msglen)
+{
+	const char *suffix;
+	json_t *post;
+	char why[512];
+	int rc;
+
+	if (db_begin(db)) {
+		err_set(msg, msglen, "cannot start a transaction");
+		return ERR_IO;
+	}
+	json_object_foreach((json_t *)per, suffix, post) {
+		json_t *all = json_deep_copy(global);
+		int64_t id = 0;
+		json_object_update(all, post);
+		json_object_del(all, "IS_CLONE_JOB");
+		rc = create_one(db, all, clone, &id, why, sizeof(why));
+		json_decref(all);
+		if (rc) {
+			db_rollback(db);
+			err_set(msg, msglen, "%s%s%s", multi ? suffix : "", multi ? ": " : "", why);
+			return rc;
+		}
+		json_object_set_new(ids, suffix, json_integer(id));
+	}
+	json_object_foreach((json_t *)per, suffix, post) {
+		json_t *all = json_deep_copy(global);
+		json_object_update(all, post);
+		rc = link_one(db, all, json_integer_value(json_object_get(ids, suffix)), ids, msg, msglen);
+		json_decref(all);
+		if (rc) {
+			db_rollback(db);
+			return rc;
+		}
+	}
+	if (db_commit(db)) {
+		db_rollback(db);
+		err_set(msg, msglen, "cannot create the jobs: %s", db_errmsg(db));
+		return ERR_IO;
+	}
+	return 0;
 }

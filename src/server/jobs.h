@@ -33,6 +33,8 @@ void jobs_settings_default_class(json_t *settings);
 
 /* Settings of one admin table row merged into into (kind: machine, product, test_suite). 0 or a db error. */
 int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_t *into);
+/* Settings of one job template row merged into into, as jobs_table_settings. */
+int jobs_template_settings(struct db *db, int64_t template_id, json_t *into);
 
 /* Insert a scheduled job. settings (string values) must hold TEST. group_id
  * and scheduled_product_id 0 for none. 0 and *id, ERR_INVALID, or a db error. */
@@ -58,6 +60,47 @@ int jobs_restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t m
 
 /* Delete a job with its settings and dependencies. 0, ERR_NOT_FOUND, or a db error. */
 int jobs_delete(struct db *db, int64_t id);
+
+/* What GET /api/v1/jobs filters by: NULL (0 for group) matches any; the
+ * arrays (of strings, may be empty) list the states, results and ids
+ * allowed. current: only jobs not cloned; latest: only the newest job of
+ * each scenario. offset jobs are skipped, at most limit listed. */
+struct jobs_filter {
+	const char *build, *distri, *version, *flavor, *arch, *test, *machine, *iso;
+	int64_t group;
+	const json_t *states, *results, *ids;
+	bool current, latest;
+	long limit, offset;
+};
+
+/* The jobs matching f, oldest first, as openQA's job hashes with empty
+ * "modules". 0 and *out (new array), or a db error. */
+int jobs_list(struct db *db, const struct jobs_filter *f, json_t **out);
+
+/* {"id", "state", "result", "blocked_by_id"} of a job. 0 and *out (new
+ * object), ERR_NOT_FOUND, or an error. */
+int jobs_status_json(struct db *db, int64_t id, json_t **out);
+
+/* {"result", "reason"} of a job (reason null when unset). 0 and *out (new
+ * object), ERR_NOT_FOUND, or an error. */
+int jobs_outcome_json(struct db *db, int64_t id, json_t **out);
+
+/* *named: a setting of the job names the asset type/name. 0 or a db error. */
+int jobs_names_asset(struct db *db, int64_t id, const char *type, const char *name, bool *named);
+
+/* Create the jobs of one POST /api/v1/jobs in one transaction: for each
+ * suffix of per (an object of objects), global's settings under per's,
+ * completed from the tables unless clone, each job's id set under its
+ * suffix in ids; then the dependencies they name (_START_AFTER... of
+ * suffixes or of existing job ids). 0; ERR_INVALID (a bad setting or
+ * dependency) or ERR_IO, nothing created, the text in msg (a job's
+ * problem prefixed by "SUFFIX: " when multi). */
+int jobs_create_posted(struct db *db, const json_t *global, const json_t *per, bool clone, bool multi, json_t *ids,
+		       char *msg, size_t msglen);
+
+/* jobs_restart, and in *clones (new object, on success) the jobs cloned
+ * with it (skipped chained children) as {"old id": new id}. */
+int jobs_restart_clones(struct db *db, int64_t id, int64_t *new_id, json_t **clones, char *msg, size_t msglen);
 
 /* True for the states / results openQA knows. */
 bool jobs_state_valid(const char *s);

@@ -166,6 +166,11 @@ void api_error(struct api_resp *out, int status, const char *fmt, ...)
 	out->json = json_pack("{s:s}", "error", text);
 }
 
+void api_error_code(struct api_resp *out, int rc, const char *msg)
+{
+	api_error(out, rc == ERR_NOT_FOUND ? 404 : rc == ERR_INVALID ? 400 : rc == ERR_BADSTATE ? 403 : 500, "%s", msg);
+}
+
 void api_json(struct api_resp *out, json_t *j)
 {
 	json_decref(out->json);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* workers.h - workers and the scheduler: registration by (host, instance),
- * liveness (t_seen), picking the job a worker gets (WORKER_CLASS matching,
- * priority order), abandoning the jobs of a lost or restarted worker (ended
- * incomplete and cloned once, as openQA), job modules and set_done. All
- * through the db module; callers serialise access to one connection. */
+/* workers.h - workers: registration by (host, instance), liveness
+ * (t_seen), abandoning the jobs of a lost or restarted worker (ended
+ * incomplete and cloned once, as openQA), job status, job modules and
+ * set_done. The scheduler's pick is sched.h. All through the db module;
+ * callers serialise access to one connection. */
 #ifndef VIGIL_WORKERS_H
 #define VIGIL_WORKERS_H
 
@@ -18,14 +18,6 @@ struct db;
 #define WORKERS_DEFAULT_CLASS "qemu_x86_64,qemu_i686,qemu_i586"
 /* Seconds without any request after which a worker's job is abandoned. */
 #define WORKERS_DEFAULT_TIMEOUT_S 60
-/* Scheduled jobs looked at per pick (highest priority first). */
-#define SCHED_SCAN_LIMIT 500
-
-/* True when every class in needed[0..n) is one of the comma-separated
- * classes of offered (AND semantics, as openQA's check_class). A job with no
- * class matches no worker. */
-bool sched_classes_match(const char *offered, const char *const *needed, size_t n);
-
 /* Register (or re-register) the worker host:instance offering classes
  * (comma-separated; NULL or "" for WORKERS_DEFAULT_CLASS). A worker that
  * registers again has abandoned whatever it ran: its assigned jobs are
@@ -53,12 +45,6 @@ int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, i
  * *n counts the jobs. 0 or a db error. */
 int workers_reap(struct db *db, int64_t now_s, int timeout_s, int *n);
 
-/* Assign to worker_id the scheduled, unblocked job of lowest priority number
- * (then lowest id) whose WORKER_CLASS values the worker all offers: state
- * assigned, assigned_worker_id set. 0 and *job_id, ERR_NOT_FOUND when none
- * fits, or a db error. */
-int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id);
-
 /* Apply a worker's status body ({"worker_id", "test_order", "result",
  * "uploading"}) to job_id: assigned/setup → running, uploading → uploading,
  * module rows created and results updated (ok→passed, fail→failed, ...).
@@ -74,6 +60,11 @@ int workers_job_status(struct db *db, int64_t job_id, const json_t *status, cons
  * worker, message in msg), or a db error. */
 int workers_job_done(struct db *db, int64_t job_id, int64_t worker_id, const char *result, const char *reason,
 		     char *msg, size_t msglen);
+
+/* The worker holding job_id while it executes (assigned, setup, running,
+ * uploading): 0 and *worker_id (0 when no worker is recorded),
+ * ERR_NOT_FOUND (no such job, or not executing), or a db error. */
+int workers_job_holder(struct db *db, int64_t job_id, int64_t *worker_id);
 
 /* The job's modules as openQA's [{name, category, result, flags}]. New array. */
 json_t *workers_job_modules(struct db *db, int64_t job_id);

@@ -13,6 +13,7 @@
 #include "server/deps.h"
 #include "server/isos.h"
 #include "server/jobs.h"
+#include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
 #include "util/util.h"

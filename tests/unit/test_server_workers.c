@@ -9,6 +9,7 @@
 #include "server/artefacts.h"
 #include "server/db.h"
 #include "server/jobs.h"
+#include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
 #include "util/util.h"

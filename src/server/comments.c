@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/* comments.c - the comments table: comments on jobs and job groups as
+ * openQA's JSON (text, bug references, rendered HTML, author), their
+ * storage with short bug references and force_result labels applied to the
+ * job in the same transaction. Every statement with bound parameters. */
+#define LOG_MODULE "comments"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "server/bugref.h"
+#include "server/comments.h"
+#include "server/db.h"
+#include "server/jobs.h"
+#include "util/buf.h"
+#include "util/err.h"
+
+/* Statements come in pairs indexed by enum comments_owner: the job's, then the group's. */
+static const char *const sql_exists[2] = {
+	"SELECT 1 FROM jobs WHERE id = ?",
+	"SELECT 1 FROM job_groups WHERE id = ?",
+};
+static const char *const label[2] = { "Job", "Job group" };
+static const char *const sql_list[2] = {
+	"SELECT id, text, user_name, t_created, t_updated FROM comments WHERE job_id = ? ORDER BY id LIMIT ?",
+	"SELECT id, text, user_name, t_created, t_updated FROM comments WHERE group_id = ? ORDER BY id LIMIT ?",
+};
+static const char *const sql_one[2] = {
+	"SELECT id, text, user_name, t_created, t_updated, api_key FROM comments WHERE job_id = ? AND id = ?",
+	"SELECT id, text, user_name, t_created, t_updated, api_key FROM comments WHERE group_id = ? AND id = ?",
+};
+static const char *const sql_insert[2] = {
+	"INSERT INTO comments (job_id, text, user_name, api_key, t_created, t_updated) VALUES (?, ?, ?, ?, ?, ?)",
+	"INSERT INTO comments (group_id, text, user_name, api_key, t_created, t_updated) VALUES (?, ?, ?, ?, ?, ?)",
+};
+static const char *const sql_delete[2] = {
+	"DELETE FROM comments WHERE job_id = ? AND id = ?",
+	"DELETE FROM comments WHERE group_id = ? AND id = ?",
+};
+
+int comments_owner_check(struct db *db, enum comments_owner owner, int64_t id, char *msg, size_t msglen)
+{
+	int64_t one;
+	int rc = db_query_int(db, &one, sql_exists[owner], "i", id);
+
+	if (rc == ERR_NOT_FOUND) {
+		err_set(msg, msglen, "%s %lld does not exist", label[owner], (long long)id);
+		return ERR_NOT_FOUND;
+	}
+	if (rc) {
+		err_set(msg, msglen, "cannot read %s %lld", label[owner], (long long)id);
+		return ERR_IO;
+	}
+	return 0;
+}
+
+/* "YYYY-MM-DDTHH:MM:SS" as openQA's comment time "YYYY-MM-DD HH:MM:SS +0000". */
+static json_t *comment_time(const char *t)
+{
+	char s[40];
+
+	snprintf(s, sizeof(s), "%.10s %.8s +0000", t ? t : "", t && strlen(t) > 11 ? t + 11 : "");
+	return json_string(s);
+}
+
+/* renderedMarkdown, kept small: the text HTML-escaped in paragraphs (no
+ * markdown, no links). New string or NULL. */
+static char *render_html(const char *text)
+{
+	struct buf b;
+	const char *p;
+
+	buf_init(&b, 8 * LIMIT_COMMENT_TEXT);
+	if (buf_puts(&b, "<p>"))
+		goto fail;
+	for (p = text; *p; p++) {
+		int rc;
+		switch (*p) {
+		case '<': rc = buf_puts(&b, "&lt;"); break;
+		case '>': rc = buf_puts(&b, "&gt;"); break;
+		case '&': rc = buf_puts(&b, "&amp;"); break;
+		case '"': rc = buf_puts(&b, "&quot;"); break;
+		case '\n':
+			/* A blank line ends a paragraph, as in markdown. */
+			if (p[1] == '\n') {
+				rc = buf_puts(&b, "</p>\n<p>");
+				p++;
+			} else {
+				rc = buf_puts(&b, "\n");
+			}
+			break;
+		default: rc = buf_append(&b, p, 1); break;
+		}
+		if (rc)
+			goto fail;
+	}
+	if (buf_puts(&b, "</p>\n"))
+		goto fail;
+	return buf_steal(&b);
+fail:
+	buf_release(&b);
+	return NULL;
+}
+
+/* Columns: id, text, user_name, t_created, t_updated. */
+static json_t *comment_json(struct db_stmt *st, bool markdown)
+{
+	const char *text = db_col_text(st, 1);
+	char *html = markdown ? render_html(text) : NULL;
+	json_t *j = json_pack("{s:I,s:s,s:o,s:o,s:o,s:o,s:s}", "id", (json_int_t)db_col_int(st, 0), "text", text,
+			      "renderedMarkdown", html ? json_string(html) : json_null(), "bugrefs",
+			      bugref_find_all(text), "created", comment_time(db_col_text(st, 3)), "updated",
+			      comment_time(db_col_text(st, 4)), "userName", db_col_text(st, 2));
+
+	free(html);
+	return j;
+}
+
+int comments_list(struct db *db, enum comments_owner owner, int64_t id, long limit, bool markdown, json_t **out,
+		  char *msg, size_t msglen)
+{
+	struct db_stmt *st;
+	json_t *a;
+	int rc;
+
+	*out = NULL;
+	if ((rc = comments_owner_check(db, owner, id, msg, msglen)))
+		return rc;
+	if (db_prepare(db, &st, sql_list[owner], "ii", id, (int64_t)limit)) {
+		err_set(msg, msglen, "cannot read comments");
+		return ERR_IO;
+	}
+	a = json_array();
+	while ((rc = db_step(st)) == 1)
+		json_array_append_new(a, comment_json(st, markdown));
+	db_finalize(st);
+	if (rc < 0) {
+		json_decref(a);
+		err_set(msg, msglen, "cannot read comments");
+		return ERR_IO;
+	}
+	*out = a;
+	return 0;
+}
+
+/* Prepare the row of comment cid of the owner (which must exist): columns
+ * id, text, user_name, t_created, t_updated, api_key. 0 and *st, or
+ * ERR_NOT_FOUND / ERR_IO with the text in msg. */
+static int select_one(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, struct db_stmt **st,
+		      char *msg, size_t msglen)
+{
+	int rc;
+
+	if ((rc = comments_owner_check(db, owner, id, msg, msglen)))
+		return rc;
+	if (db_prepare(db, st, sql_one[owner], "ii", id, cid)) {
+		err_set(msg, msglen, "cannot read comments");
+		return ERR_IO;
+	}
+	return 0;
+}
+
+int comments_get(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, json_t **out, char *msg,
+		 size_t msglen)
+{
+	struct db_stmt *st;
+	int rc;
+
+	*out = NULL;
+	if ((rc = select_one(db, owner, id, cid, &st, msg, msglen)))
+		return rc;
+	if (db_step(st) == 1)
+		*out = comment_json(st, true);
+	db_finalize(st);
+	if (!*out) {
+		err_set(msg, msglen, "Comment %lld does not exist", (long long)cid);
+		return ERR_NOT_FOUND;
+	}
+	return 0;
+}
+
+/* A "label:force_result:RESULT" in a job comment: check it may apply (a
+ * known result, a finished job) before anything is stored. 0 with
+ * result[0] set when it applies, result[0] = 0 when there is no label;
+ * ERR_INVALID with the reason in msg. */
+static int force_result_check(struct db *db, int64_t job, const char *text, char result[32], char *msg,
+			      size_t msglen)
+{
+	char state[32];
+
+	result[0] = '\0';
+	if (!bugref_force_result(text, result, 32))
+		return 0;
+	if (!jobs_result_valid(result)) {
+		err_set(msg, msglen, "Invalid result '%s' for force_result", result);
+		return ERR_INVALID;
+	}
+	if (jobs_state_of(db, job, state, sizeof(state)) || (strcmp(state, "done") && strcmp(state, "cancelled"))) {
+		err_set(msg, msglen, "force_result only allowed on finished jobs");
+		return ERR_INVALID;
+	}
+	return 0;
+}
+
+/* Set the job's result as the label says (openQA also marks it done). */
+static int force_result_apply(struct db *db, int64_t job, const char *result)
+{
+	char now[DB_TIME_LEN];
+
+	if (!result[0])
+		return 0;
+	db_now(now);
+	return db_exec(db, "UPDATE jobs SET result = ?, state = 'done', t_updated = ? WHERE id = ?", "tti", result, now,
+		       job) < 0 ? ERR_IO : 0;
+}
+
+/* vigil has API keys, not users: a comment is signed by the key's row. */
+static void user_name(struct db *db, const char *key, char out[48])
+{
+	int64_t id = 0;
+
+	if (key && !db_query_int(db, &id, "SELECT id FROM api_keys WHERE key = ?", "t", key))
+		snprintf(out, 48, "apikey-%lld", (long long)id);
+	else
+		snprintf(out, 48, "anonymous");
+}
+
+static int insert(struct db *db, enum comments_owner owner, int64_t id, const char *text, const char *key,
+		  int64_t *cid)
+{
+	char now[DB_TIME_LEN], user[48];
+	char *stored = bugref_from_urls(text);
+	int rc;
+
+	if (!stored)
+		return ERR_NOMEM;
+	db_now(now);
+	user_name(db, key, user);
+	rc = db_exec(db, sql_insert[owner], "itttt" "t", id, stored, user, key, now, now);
+	free(stored);
+	if (rc < 0)
+		return rc;
+	*cid = db_last_id(db);
+	return 0;
+}
+
+int comments_add(struct db *db, enum comments_owner owner, int64_t id, const char *text, const char *key,
+		 int64_t *cid, char *msg, size_t msglen)
+{
+	char result[32] = "";
+	int rc;
+
+	if ((rc = comments_owner_check(db, owner, id, msg, msglen)))
+		return rc;
+	if (owner == COMMENTS_JOB && (rc = force_result_check(db, id, text, result, msg, msglen)))
+		return rc;
+	if (db_begin(db)) {
+		err_set(msg, msglen, "cannot start a transaction");
+		return ERR_IO;
+	}
+	if (insert(db, owner, id, text, key, cid) || force_result_apply(db, id, result) || db_commit(db)) {
+		db_rollback(db);
+		err_set(msg, msglen, "cannot store the comment: %s", db_errmsg(db));
+		return ERR_IO;
+	}
+	return 0;
+}
+
+int comments_edit(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, const char *text,
+		  const char *key, char *msg, size_t msglen)
+{
+	char now[DB_TIME_LEN], *stored = NULL, *author = NULL, result[32] = "";
+	struct db_stmt *st;
+	int rc;
+
+	if ((rc = select_one(db, owner, id, cid, &st, msg, msglen)))
+		return rc;
+	rc = db_step(st);
+	if (rc == 1 && db_col_text(st, 5))
+		author = strdup(db_col_text(st, 5));
+	db_finalize(st);
+	if (rc != 1) {
+		err_set(msg, msglen, "Comment %lld does not exist", (long long)cid);
+		rc = ERR_NOT_FOUND;
+		goto out;
+	}
+	if (!author || !key || strcmp(author, key)) {
+		err_set(msg, msglen, "Forbidden (must be author)");
+		rc = ERR_BADSTATE;
+		goto out;
+	}
+	if (owner == COMMENTS_JOB && (rc = force_result_check(db, id, text, result, msg, msglen)))
+		goto out;
+	if (!(stored = bugref_from_urls(text))) {
+		err_set(msg, msglen, "out of memory");
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	db_now(now);
+	if (db_begin(db)) {
+		err_set(msg, msglen, "cannot start a transaction");
+		rc = ERR_IO;
+		goto out;
+	}
+	if (db_exec(db, "UPDATE comments SET text = ?, t_updated = ? WHERE id = ?", "tti", stored, now, cid) < 0 ||
+	    force_result_apply(db, id, result) || db_commit(db)) {
+		db_rollback(db);
+		err_set(msg, msglen, "cannot update comment %lld", (long long)cid);
+		rc = ERR_IO;
+		goto out;
+	}
+	rc = 0;
+out:
+	free(stored);
+	free(author);
+	return rc;
+}
+
+int comments_delete(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, char *msg, size_t msglen)
+{
+	struct db_stmt *st;
+	char result[32];
+	bool forced = false;
+	int rc;
+
+	if ((rc = comments_owner_check(db, owner, id, msg, msglen)))
+		return rc;
+	if (!db_prepare(db, &st, sql_one[owner], "ii", id, cid)) {
+		if (db_step(st) == 1)
+			forced = bugref_force_result(db_col_text(st, 1), result, sizeof(result));
+		db_finalize(st);
+	}
+	if (forced) {
+		err_set(msg, msglen, "Comment %lld has 'force_result' label, deleting not allowed", (long long)cid);
+		return ERR_BADSTATE;
+	}
+	rc = db_exec(db, sql_delete[owner], "ii", id, cid);
+	if (rc < 0) {
+		err_set(msg, msglen, "cannot delete comment %lld", (long long)cid);
+		return ERR_IO;
+	}
+	if (rc == 0) {
+		err_set(msg, msglen, "Comment %lld does not exist", (long long)cid);
+		return ERR_NOT_FOUND;
+	}
+	return 0;
+}
+
+int comments_delete_unlabelled(struct db *db, int64_t cid)
+{
+	/* As openQA: comments carrying a force_result label stay. */
+	return db_exec(db, "DELETE FROM comments WHERE id = ? AND text NOT LIKE '%label:force_result:%'", "i", cid);
+}

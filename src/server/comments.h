@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* comments.h - comments on jobs and job groups as openQA's Comment.pm keeps
+ * them: listed and read as its JSON, stored with bug tracker URLs in their
+ * short form, a label:force_result:RESULT applied to its job, changed only
+ * with the author's key, deleted unless they force a result. Owns the
+ * comments table. Errors come with the text to answer in msg. */
+#ifndef VIGIL_COMMENTS_H
+#define VIGIL_COMMENTS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct db;
+
+/* What a comment hangs on. */
+enum comments_owner {
+	COMMENTS_JOB = 0,
+	COMMENTS_GROUP = 1,
+};
+
+/* 0 when the job or group id exists; ERR_NOT_FOUND ("Job 5 does not
+ * exist") or ERR_IO ("cannot read Job 5"), the text in msg. */
+int comments_owner_check(struct db *db, enum comments_owner owner, int64_t id, char *msg, size_t msglen);
+
+/* The owner's first limit comments (by id) as openQA's JSON array;
+ * markdown adds the rendered HTML. 0 and *out (new array), ERR_NOT_FOUND
+ * (no such owner) or ERR_IO, the text in msg. */
+int comments_list(struct db *db, enum comments_owner owner, int64_t id, long limit, bool markdown, json_t **out,
+		  char *msg, size_t msglen);
+
+/* Comment cid of the owner as openQA's JSON (rendered HTML included).
+ * 0 and *out (new object), ERR_NOT_FOUND (owner or comment) or ERR_IO, the
+ * text in msg. */
+int comments_get(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, json_t **out, char *msg,
+		 size_t msglen);
+
+/* Store text (checked by the caller: not blank, within LIMIT_COMMENT_TEXT)
+ * as a new comment of the owner, signed by key (borrowed, NULL when
+ * unsigned). On a job, a force_result label sets the job's result in the
+ * same transaction. 0 and *cid; ERR_NOT_FOUND (no such owner); ERR_INVALID
+ * (a force_result label that cannot apply); ERR_IO; the text in msg. */
+int comments_add(struct db *db, enum comments_owner owner, int64_t id, const char *text, const char *key,
+		 int64_t *cid, char *msg, size_t msglen);
+
+/* Replace the text of comment cid, as comments_add; only the key that
+ * wrote it may. 0; ERR_NOT_FOUND; ERR_BADSTATE (not the author's key);
+ * ERR_INVALID; ERR_NOMEM; ERR_IO; the text in msg. */
+int comments_edit(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, const char *text,
+		  const char *key, char *msg, size_t msglen);
+
+/* Delete comment cid of the owner. 0; ERR_NOT_FOUND; ERR_BADSTATE (it
+ * carries a force_result label); ERR_IO; the text in msg. */
+int comments_delete(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, char *msg, size_t msglen);
+
+/* Delete comment cid (of any owner) unless it carries a force_result label,
+ * as openQA's bulk delete. 1 when deleted, 0 when not, or a db error. */
+int comments_delete_unlabelled(struct db *db, int64_t cid);
+
+#endif

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/* groups.c - the job_groups table: rows as openQA's JSON, creation,
+ * lookups, and the stored YAML document of a group's job templates. The
+ * templates themselves are templates.c. */
+#define LOG_MODULE "groups"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "server/db.h"
+#include "server/groups.h"
+#include "util/err.h"
+
+int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msglen)
+{
+	struct db_stmt *st;
+	json_t *a;
+
+	*out = NULL;
+	if (db_prepare(db, &st, "SELECT id, name, parent_id, default_priority, sort_order, description,"
+		       " template FROM job_groups WHERE (? = 0 OR id = ?) ORDER BY id", "ii", id, id)) {
+		err_set(msg, msglen, "cannot read job groups");
+		return ERR_IO;
+	}
+	a = json_array();
+	while (db_step(st) == 1) {
+		json_t *g = json_object();
+		json_object_set_new(g, "id", json_integer(db_col_int(st, 0)));
+		json_object_set_new(g, "name", json_string(db_col_text(st, 1)));
+		json_object_set_new(g, "parent_id", db_col_null(st, 2) ? json_null() : json_integer(db_col_int(st, 2)));
+		json_object_set_new(g, "default_priority", json_integer(db_col_int(st, 3)));
+		json_object_set_new(g, "sort_order", db_col_null(st, 4) ? json_null() : json_integer(db_col_int(st, 4)));
+		json_object_set_new(g, "description", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
+		json_object_set_new(g, "template", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
+		json_object_set_new(g, "build_version_sort", json_integer(1));
+		json_object_set_new(g, "carry_over_bugrefs", json_integer(1));
+		json_array_append_new(a, g);
+	}
+	db_finalize(st);
+	if (id && json_array_size(a) == 0) {
+		json_decref(a);
+		err_set(msg, msglen, "Group %lld does not exist", (long long)id);
+		return ERR_NOT_FOUND;
+	}
+	*out = a;
+	return 0;
+}
+
+int groups_add(struct db *db, const char *name, int64_t parent_id, int64_t priority, int64_t sort_order,
+	       const char *description, int64_t *id, char *msg, size_t msglen)
+{
+	char now[DB_TIME_LEN];
+	int rc;
+
+	db_now(now);
+	rc = db_exec(db, "INSERT INTO job_groups (name, parent_id, default_priority, sort_order, description, t_created)"
+		     " VALUES (?, ?, ?, ?, ?, ?)", "tIiItt", name, parent_id, priority, sort_order, description, now);
+	if (rc == ERR_INVALID) {
+		err_set(msg, msglen, "a job group named '%s' already exists", name);
+		return ERR_INVALID;
+	}
+	if (rc < 0) {
+		err_set(msg, msglen, "cannot create job group '%s'", name);
+		return ERR_IO;
+	}
+	*id = db_last_id(db);
+	return 0;
+}
+
+int groups_exists(struct db *db, int64_t id)
+{
+	int64_t one;
+
+	return db_query_int(db, &one, "SELECT 1 FROM job_groups WHERE id = ?", "i", id);
+}
+
+int groups_by_name(struct db *db, const char *name, int64_t *id)
+{
+	return db_query_int(db, id, "SELECT id FROM job_groups WHERE name = ?", "t", name);
+}
+
+int groups_name(struct db *db, int64_t id, char *buf, size_t len)
+{
+	struct db_stmt *st;
+	int rc = db_prepare(db, &st, "SELECT name FROM job_groups WHERE id = ?", "i", id);
+
+	if (rc)
+		return rc;
+	if ((rc = db_step(st)) == 1)
+		snprintf(buf, len, "%s", db_col_text(st, 0));
+	db_finalize(st);
+	return rc == 1 ? 0 : rc == 0 ? ERR_NOT_FOUND : rc;
+}
+
+int groups_default_priority(struct db *db, int64_t id, int64_t *prio)
+{
+	return db_query_int(db, prio, "SELECT default_priority FROM job_groups WHERE id = ?", "i", id);
+}
+
+bool groups_has_yaml(struct db *db, int64_t id)
+{
+	int64_t one;
+
+	return db_query_int(db, &one, "SELECT 1 FROM job_groups WHERE id = ? AND template IS NOT NULL", "i", id) == 0;
+}
+
+int groups_yaml(struct db *db, int64_t id, char **yaml, long *prio)
+{
+	struct db_stmt *st;
+	int rc;
+
+	*yaml = NULL;
+	if ((rc = db_prepare(db, &st, "SELECT template, default_priority FROM job_groups WHERE id = ?", "i", id)))
+		return rc;
+	if ((rc = db_step(st)) == 1) {
+		if (db_col_text(st, 0) && !(*yaml = strdup(db_col_text(st, 0))))
+			rc = ERR_NOMEM;
+		*prio = (long)db_col_int(st, 1);
+	}
+	db_finalize(st);
+	return rc == 1 ? 0 : rc == 0 ? ERR_NOT_FOUND : rc;
+}
+
+int groups_set_yaml(struct db *db, int64_t id, const char *yaml)
+{
+	int rc = db_exec(db, "UPDATE job_groups SET template = ? WHERE id = ?", "ti", yaml, id);
+
+	return rc < 0 ? rc : 0;
+}
+
+int groups_all(struct db *db, json_t **out)
+{
+	struct db_stmt *st;
+	json_t *a;
+	int rc;
+
+	*out = NULL;
+	if ((rc = db_prepare(db, &st, "SELECT id, name FROM job_groups ORDER BY name", NULL)))
+		return rc;
+	a = json_array();
+	while ((rc = db_step(st)) == 1)
+		json_array_append_new(a, json_pack("[I,s]", (json_int_t)db_col_int(st, 0), db_col_text(st, 1)));
+	db_finalize(st);
+	if (rc < 0) {
+		json_decref(a);
+		return rc;
+	}
+	*out = a;
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/* groups.h - job groups (openQA's JobGroup.pm): their rows as openQA's
+ * JSON, creation, lookups by id and name, and the YAML document of job
+ * templates a group may store. Errors come with the text to answer in msg. */
+#ifndef VIGIL_GROUPS_H
+#define VIGIL_GROUPS_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct db;
+
+/* The groups (one when id > 0, else all) as openQA's array. 0 and *out
+ * (new array); ERR_NOT_FOUND (id > 0 and no such group); ERR_IO; the text in msg. */
+int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msglen);
+
+/* Create a group; parent_id and sort_order 0 for none, description may be
+ * NULL. 0 and *id; ERR_INVALID (the name is taken); ERR_IO; the text in msg. */
+int groups_add(struct db *db, const char *name, int64_t parent_id, int64_t priority, int64_t sort_order,
+	       const char *description, int64_t *id, char *msg, size_t msglen);
+
+/* 0 when group id exists, ERR_NOT_FOUND, or a db error. */
+int groups_exists(struct db *db, int64_t id);
+/* The id of the group named name. 0 and *id, ERR_NOT_FOUND, or a db error. */
+int groups_by_name(struct db *db, const char *name, int64_t *id);
+/* The name of group id into buf (unchanged when there is none). 0, ERR_NOT_FOUND, or a db error. */
+int groups_name(struct db *db, int64_t id, char *buf, size_t len);
+/* The group's default priority. 0 and *prio, ERR_NOT_FOUND, or a db error. */
+int groups_default_priority(struct db *db, int64_t id, int64_t *prio);
+/* True when the group's job templates come from a stored YAML document
+ * (openQA then changes them only through that document). */
+bool groups_has_yaml(struct db *db, int64_t id);
+
+/* The group's stored YAML document (*yaml new string, NULL when none) and
+ * default priority. 0, ERR_NOT_FOUND, or a db error. */
+int groups_yaml(struct db *db, int64_t id, char **yaml, long *prio);
+/* Store yaml as the group's document. 0 or a db error. */
+int groups_set_yaml(struct db *db, int64_t id, const char *yaml);
+
+/* Every group as [[id, name], ...] ordered by name. 0 and *out (new array) or a db error. */
+int groups_all(struct db *db, json_t **out);
+
+#endif

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/* sched.h - the scheduler: the job a worker gets, by WORKER_CLASS (every
+ * class of the job offered by the worker, as openQA's check_class) and
+ * priority. Through the db module; callers serialise access to one
+ * connection. */
+#ifndef VIGIL_SCHED_H
+#define VIGIL_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct db;
+
+/* Scheduled jobs looked at per pick (highest priority first). */
+#define SCHED_SCAN_LIMIT 500
+
+/* True when every class in needed[0..n) is one of the comma-separated
+ * classes of offered (AND semantics, as openQA's check_class). A job with no
+ * class matches no worker. */
+bool sched_classes_match(const char *offered, const char *const *needed, size_t n);
+
+/* Assign to worker_id the scheduled, unblocked job of lowest priority number
+ * (then lowest id) whose WORKER_CLASS values the worker all offers: state
+ * assigned, assigned_worker_id set. 0 and *job_id, ERR_NOT_FOUND when none
+ * fits, or a db error. */
+int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id);
+
+#endif
