@@ -22,7 +22,7 @@
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include "client/http.h"
+#include "net/http.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/proc.h"
