@@ -28,7 +28,7 @@
 #include "util/proc.h"
 #include "util/util.h"
 #include "worker/casedir.h"
-#include "worker/live.h"
+#include "worker/live_relay.h"
 #include "worker/worker.h"
 
 #define WORKER_MAX_FILES 4096
@@ -51,7 +51,7 @@ struct job_run {
 	double kill_at;
 	struct uploaded *files;
 	size_t nfiles;
-	struct worker_live live;  /* someone watches: frames in the status posts */
+	struct live_relay live;  /* someone watches: frames in the status posts */
 };
 
 struct worker {
@@ -644,7 +644,7 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 	}
 	body = json_pack("{s:{s:I,s:o,s:o,s:s?,s:i,s:o?}}", "status", "worker_id", (json_int_t)w->id, "test_order",
 			 order ? order : json_array(), "result", res, "current_module", current, "uploading",
-			 uploading ? 1 : 0, "screen", uploading ? NULL : worker_live_frame(&r->live, r->out));
+			 uploading ? 1 : 0, "screen", uploading ? NULL : live_relay_frame(&r->live, r->out));
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
 	free(tr);
@@ -673,7 +673,7 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 			log_info("job %lld: no longer ours, aborting", r->id);
 			r->aborted = true;
 		}
-		worker_live_set(&r->live, r->out, json_is_true(json_object_get(j, "live")) && !uploading);
+		live_relay_set(&r->live, r->out, json_is_true(json_object_get(j, "live")) && !uploading);
 		json_decref(j);
 	}
 	if ((r->cancelled || r->aborted) && !r->exited && r->kill_at == 0) {
@@ -806,7 +806,7 @@ static void run_job(struct worker *w, json_t *job)
 		}
 		if (now >= next_status) {
 			post_status(w, &r, false);
-			next_status = now + (r.live.on ? WORKER_LIVE_INTERVAL_S : WORKER_STATUS_INTERVAL_S);
+			next_status = now + (r.live.on ? LIVE_RELAY_INTERVAL_S : WORKER_STATUS_INTERVAL_S);
 		}
 		if (now >= next_scan && !r.aborted) {
 			upload_dir(w, &r, tr, true); /* screenshots as they appear */
