@@ -89,6 +89,27 @@ static int call(struct worker *w, const char *method, const char *target, const 
 	return rc ? rc : ERR_IO;
 }
 
+/* POST target, with the file at path as the body (none when path is NULL),
+ * until a response under 500 comes, the worker stops or deadline passes:
+ * a job's end outlasts a server that is away (restarted, unreachable).
+ * what names the request in the log. 0 with *status and the reply in
+ * w->resp, or the last transport error with its reason in err. */
+static int post_until(struct worker *w, const struct job_run *r, const char *target, const char *path,
+		      long timeout_s, double deadline, const char *what, long *status, char *err, size_t errlen)
+{
+	int rc;
+
+	for (;;) {
+		rc = path ? http_upload_file(&w->http, target, path, timeout_s, status, &w->resp, err, errlen)
+			  : http_request(&w->http, "POST", target, NULL, NULL, 0, timeout_s, status, &w->resp, err,
+					 errlen);
+		if ((!rc && *status < 500) || *w->stop || time_mono() > deadline)
+			return rc;
+		log_warn("job %lld: %s failed (%s), trying again", r->id, what, rc ? err : "server error");
+		sleep_ms(2000);
+	}
+}
+
 static int do_register(struct worker *w)
 {
 	struct buf q;
@@ -399,7 +420,7 @@ static bool publishes(const json_t *settings)
 static int upload_asset(struct worker *w, struct job_run *r, const char *path, const char *name, double deadline)
 {
 	struct buf q;
-	char err[512];
+	char err[512], what[WORKER_ASSET_NAME_MAX + 32];
 	long code = 0;
 	int rc;
 
@@ -407,14 +428,8 @@ static int upload_asset(struct worker *w, struct job_run *r, const char *path, c
 	buf_printf(&q, "/api/v1/jobs/%lld/artefact", r->id);
 	http_query_add(&q, "file", name);
 	http_query_add(&q, "asset", "public");
-	for (;;) {
-		rc = http_upload_file(&w->http, q.data, path, WORKER_ASSET_TIMEOUT_S, &code, &w->resp, err, sizeof(err));
-		if ((!rc && code < 500) || *w->stop || time_mono() > deadline)
-			break;
-		log_warn("job %lld: upload of asset '%s' failed (%s), trying again", r->id, name,
-			 rc ? err : "server error");
-		sleep_ms(2000);
-	}
+	snprintf(what, sizeof(what), "upload of asset '%s'", name);
+	rc = post_until(w, r, q.data, path, WORKER_ASSET_TIMEOUT_S, deadline, what, &code, err, sizeof(err));
 	buf_release(&q);
 	if (rc || code != 200) {
 		log_warn("job %lld: asset '%s' not accepted: %s", r->id, name, rc ? err : (w->resp.data ? w->resp.data : ""));
@@ -718,7 +733,7 @@ static void set_done(struct worker *w, struct job_run *r, const char *result, co
 {
 	double deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
 	struct buf q;
-	char wid[24];
+	char wid[24], err[512];
 	long st = 0;
 	int rc;
 
@@ -729,10 +744,10 @@ static void set_done(struct worker *w, struct job_run *r, const char *result, co
 		http_query_add(&q, "reason", reason);
 	snprintf(wid, sizeof(wid), "%lld", w->id);
 	http_query_add(&q, "worker_id", wid);
-	while ((rc = call(w, "POST", q.data, NULL, NULL, 60, &st)) && !*w->stop && time_mono() < deadline)
-		log_warn("job %lld: server unreachable for set_done, trying again", r->id);
+	rc = post_until(w, r, q.data, NULL, 60, deadline, "set_done", &st, err, sizeof(err));
 	if (rc || st != 200)
-		log_warn("job %lld: set_done failed (HTTP %ld): %s", r->id, st, w->resp.data ? w->resp.data : "");
+		log_warn("job %lld: set_done failed (HTTP %ld): %s", r->id, st,
+			 rc ? err : (w->resp.data ? w->resp.data : ""));
 	else
 		log_info("job %lld done: %s%s%s", r->id, result, reason && *reason ? ", " : "", reason ? reason : "");
 	buf_release(&q);
