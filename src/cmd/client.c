@@ -3,8 +3,8 @@
  * and comment on jobs of a vigil or openQA server through /api/v1, signed
  * with a key from the options, $OPENQA_API_KEY/$OPENQA_API_SECRET or
  * client.conf. Option parsing, one function per subcommand, readable
- * output (or --json); HTTP and signing are client/http.c, the config file
- * client/conf.c. Exit status: 0 done, 1 the server said no or could not
+ * output (or --json); HTTP and signing are net/http.c, the config file
+ * cmd/client_conf.c. Exit status: 0 done, 1 the server said no or could not
  * be reached, 2 bad usage. */
 #include <getopt.h>
 #include <jansson.h>
@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "client/conf.h"
-#include "client/http.h"
+#include "cmd/client_conf.h"
 #include "cmd/cmd.h"
+#include "net/http.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/util.h"

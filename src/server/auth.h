@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* auth.h - openQA's API authentication: X-API-Key, X-API-Microtime and
- * X-API-Hash = hex HMAC-SHA1(secret, raw request target + microtime text),
- * accepted within AUTH_TIME_TOLERANCE seconds; API key creation. */
+ * X-API-Hash (the signature of net/hmac.h), accepted within
+ * AUTH_TIME_TOLERANCE seconds; API key creation. */
 #ifndef VIGIL_AUTH_H
 #define VIGIL_AUTH_H
 
@@ -18,9 +18,6 @@ enum auth_level {
 	AUTH_OPERATOR,    /* any valid key: jobs, isos */
 	AUTH_ADMIN,       /* an admin key: tables, groups, templates */
 };
-
-/* Lowercase hex HMAC-SHA1(secret, target . microtime) into out (41 bytes). */
-void auth_hmac_hex(const char *secret, const char *target, const char *microtime, char out[41]);
 
 /* Check one signed request against a known secret at time now (seconds
  * since the epoch): microtime is the header text (integer or float seconds)

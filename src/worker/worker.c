@@ -22,13 +22,13 @@
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include "client/http.h"
+#include "net/http.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/proc.h"
 #include "util/util.h"
 #include "worker/casedir.h"
-#include "worker/live.h"
+#include "worker/live_relay.h"
 #include "worker/worker.h"
 
 #define WORKER_MAX_FILES 4096
@@ -51,7 +51,7 @@ struct job_run {
 	double kill_at;
 	struct uploaded *files;
 	size_t nfiles;
-	struct worker_live live;  /* someone watches: frames in the status posts */
+	struct live_relay live;  /* someone watches: frames in the status posts */
 };
 
 struct worker {
@@ -87,6 +87,27 @@ static int call(struct worker *w, const char *method, const char *target, const 
 		sleep_ms(1000 << (attempt < 3 ? attempt : 3));
 	}
 	return rc ? rc : ERR_IO;
+}
+
+/* POST target, with the file at path as the body (none when path is NULL),
+ * until a response under 500 comes, the worker stops or deadline passes:
+ * a job's end outlasts a server that is away (restarted, unreachable).
+ * what names the request in the log. 0 with *status and the reply in
+ * w->resp, or the last transport error with its reason in err. */
+static int post_until(struct worker *w, const struct job_run *r, const char *target, const char *path,
+		      long timeout_s, double deadline, const char *what, long *status, char *err, size_t errlen)
+{
+	int rc;
+
+	for (;;) {
+		rc = path ? http_upload_file(&w->http, target, path, timeout_s, status, &w->resp, err, errlen)
+			  : http_request(&w->http, "POST", target, NULL, NULL, 0, timeout_s, status, &w->resp, err,
+					 errlen);
+		if ((!rc && *status < 500) || *w->stop || time_mono() > deadline)
+			return rc;
+		log_warn("job %lld: %s failed (%s), trying again", r->id, what, rc ? err : "server error");
+		sleep_ms(2000);
+	}
 }
 
 static int do_register(struct worker *w)
@@ -399,7 +420,7 @@ static bool publishes(const json_t *settings)
 static int upload_asset(struct worker *w, struct job_run *r, const char *path, const char *name, double deadline)
 {
 	struct buf q;
-	char err[512];
+	char err[512], what[WORKER_ASSET_NAME_MAX + 32];
 	long code = 0;
 	int rc;
 
@@ -407,14 +428,8 @@ static int upload_asset(struct worker *w, struct job_run *r, const char *path, c
 	buf_printf(&q, "/api/v1/jobs/%lld/artefact", r->id);
 	http_query_add(&q, "file", name);
 	http_query_add(&q, "asset", "public");
-	for (;;) {
-		rc = http_upload_file(&w->http, q.data, path, WORKER_ASSET_TIMEOUT_S, &code, &w->resp, err, sizeof(err));
-		if ((!rc && code < 500) || *w->stop || time_mono() > deadline)
-			break;
-		log_warn("job %lld: upload of asset '%s' failed (%s), trying again", r->id, name,
-			 rc ? err : "server error");
-		sleep_ms(2000);
-	}
+	snprintf(what, sizeof(what), "upload of asset '%s'", name);
+	rc = post_until(w, r, q.data, path, WORKER_ASSET_TIMEOUT_S, deadline, what, &code, err, sizeof(err));
 	buf_release(&q);
 	if (rc || code != 200) {
 		log_warn("job %lld: asset '%s' not accepted: %s", r->id, name, rc ? err : (w->resp.data ? w->resp.data : ""));
@@ -644,7 +659,7 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 	}
 	body = json_pack("{s:{s:I,s:o,s:o,s:s?,s:i,s:o?}}", "status", "worker_id", (json_int_t)w->id, "test_order",
 			 order ? order : json_array(), "result", res, "current_module", current, "uploading",
-			 uploading ? 1 : 0, "screen", uploading ? NULL : worker_live_frame(&r->live, r->out));
+			 uploading ? 1 : 0, "screen", uploading ? NULL : live_relay_frame(&r->live, r->out));
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
 	free(tr);
@@ -673,7 +688,7 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 			log_info("job %lld: no longer ours, aborting", r->id);
 			r->aborted = true;
 		}
-		worker_live_set(&r->live, r->out, json_is_true(json_object_get(j, "live")) && !uploading);
+		live_relay_set(&r->live, r->out, json_is_true(json_object_get(j, "live")) && !uploading);
 		json_decref(j);
 	}
 	if ((r->cancelled || r->aborted) && !r->exited && r->kill_at == 0) {
@@ -718,7 +733,7 @@ static void set_done(struct worker *w, struct job_run *r, const char *result, co
 {
 	double deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
 	struct buf q;
-	char wid[24];
+	char wid[24], err[512];
 	long st = 0;
 	int rc;
 
@@ -729,10 +744,10 @@ static void set_done(struct worker *w, struct job_run *r, const char *result, co
 		http_query_add(&q, "reason", reason);
 	snprintf(wid, sizeof(wid), "%lld", w->id);
 	http_query_add(&q, "worker_id", wid);
-	while ((rc = call(w, "POST", q.data, NULL, NULL, 60, &st)) && !*w->stop && time_mono() < deadline)
-		log_warn("job %lld: server unreachable for set_done, trying again", r->id);
+	rc = post_until(w, r, q.data, NULL, 60, deadline, "set_done", &st, err, sizeof(err));
 	if (rc || st != 200)
-		log_warn("job %lld: set_done failed (HTTP %ld): %s", r->id, st, w->resp.data ? w->resp.data : "");
+		log_warn("job %lld: set_done failed (HTTP %ld): %s", r->id, st,
+			 rc ? err : (w->resp.data ? w->resp.data : ""));
 	else
 		log_info("job %lld done: %s%s%s", r->id, result, reason && *reason ? ", " : "", reason ? reason : "");
 	buf_release(&q);
@@ -806,7 +821,7 @@ static void run_job(struct worker *w, json_t *job)
 		}
 		if (now >= next_status) {
 			post_status(w, &r, false);
-			next_status = now + (r.live.on ? WORKER_LIVE_INTERVAL_S : WORKER_STATUS_INTERVAL_S);
+			next_status = now + (r.live.on ? LIVE_RELAY_INTERVAL_S : WORKER_STATUS_INTERVAL_S);
 		}
 		if (now >= next_scan && !r.aborted) {
 			upload_dir(w, &r, tr, true); /* screenshots as they appear */

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 # server_lib.sh - helpers of the suites that run `vigil serve` and workers:
 # a free port, the processes to stop at exit (a suite may set its own
-# trap), waiting for the server, openqa-cli with the suite's key, job state
-# polling and worker start. Source after lib.sh; the suite sets KEY and
-# SECRET after `vigil apikey new`.
+# trap), API keys, starting and waiting for the server, openqa-cli with the
+# suite's key, job state polling and worker start. Source after lib.sh,
+# then new_keys before the first start_server.
 PY=/usr/bin/python3  # Debian's, with python3-openqa-client
 PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 URL=http://127.0.0.1:$PORT
@@ -20,6 +20,19 @@ trap stop_pids EXIT INT TERM
 wait_server() { # up to 5 s for the server at URL to answer
 	i=0
 	until curl -s "$URL/api/v1/jobs" > /dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+}
+new_keys() { # new_keys [operator]: an admin key in DATA -> KEY SECRET; with operator, also OPKEY OPSECRET
+	$VIGIL apikey new --data "$DATA" --admin > "$TMP/key"
+	read -r KEY SECRET < "$TMP/key"
+	[ "${1:-}" = operator ] || return 0
+	$VIGIL apikey new --data "$DATA" > "$TMP/opkey"
+	read -r OPKEY OPSECRET < "$TMP/opkey"
+}
+start_server() { # start_server [SERVE OPTION...]: `vigil serve` over DATA on PORT, pid in SPID (and PIDS), answering
+	$VIGIL serve --listen "127.0.0.1:$PORT" --data "$DATA" "$@" >> "$TMP/serve.log" 2>&1 &
+	SPID=$!
+	PIDS="$PIDS $SPID"
+	wait_server
 }
 cli() { openqa-cli api --host "$URL" --apikey "$KEY" --apisecret "$SECRET" "$@"; }
 start_worker() { # start_worker INSTANCE -> pid in WPID

@@ -12,17 +12,13 @@ SERVER_RC=
 stop_server() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "$SERVER_PID" ] && { wait "$SERVER_PID"; SERVER_RC=$?; }; SERVER_PID=; }
 trap stop_server EXIT INT TERM
 
-$VIGIL apikey new --data "$DATA" --admin > "$TMP/key" 2> "$TMP/apikey.err"
-read -r KEY SECRET < "$TMP/key"
+new_keys operator
 check "apikey new prints KEY SECRET" [ ${#KEY} -eq 16 -a ${#SECRET} -eq 16 ]
 check "data dir is 0700" [ "$(stat -c %a "$DATA")" = 700 ]
 check "database is 0600" [ "$(stat -c %a "$DATA/vigil.db")" = 600 ]
-$VIGIL apikey new --data "$DATA" > "$TMP/opkey"
-read -r OPKEY OPSECRET < "$TMP/opkey"
 
-$VIGIL serve --listen "127.0.0.1:$PORT" --data "$DATA" > "$TMP/serve.log" 2>&1 &
-SERVER_PID=$!
-wait_server
+start_server
+SERVER_PID=$SPID
 check "server answers" curl -sf "$URL/api/v1/jobs"
 
 # openqa-cli reads key and secret from the section named after the host,

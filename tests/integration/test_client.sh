@@ -14,13 +14,9 @@ SERVER_PID=
 stop_server() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "$SERVER_PID" ] && wait "$SERVER_PID"; SERVER_PID=; }
 trap stop_server EXIT INT TERM
 
-$VIGIL apikey new --data "$DATA" --admin > "$TMP/key"
-read -r KEY SECRET < "$TMP/key"
-$VIGIL apikey new --data "$DATA" > "$TMP/opkey"
-read -r OPKEY OPSECRET < "$TMP/opkey"
-$VIGIL serve --listen "127.0.0.1:$PORT" --data "$DATA" > "$TMP/serve.log" 2>&1 &
-SERVER_PID=$!
-wait_server
+new_keys operator
+start_server
+SERVER_PID=$SPID
 check "server answers" curl -sf "$URL/api/v1/jobs"
 
 # A private HOME and OPENQA_CONFIG, so the machine's /etc/openqa plays no part

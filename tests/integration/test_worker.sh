@@ -9,15 +9,12 @@
 
 . "$(dirname "$0")/server_lib.sh"
 
-$VIGIL apikey new --data "$DATA" --admin > "$TMP/key"
-read -r KEY SECRET < "$TMP/key"
+new_keys
 mkdir -p "$DATA/tests"
 cp -r examples/grub "$DATA/tests/grub"
 cp -r examples/shell "$DATA/tests/shell"
 cp -r tests/integration/distri-faults "$DATA/tests/faults"
-$VIGIL serve --listen "127.0.0.1:$PORT" --data "$DATA" --worker-timeout 5 > "$TMP/serve.log" 2>&1 &
-PIDS="$PIDS $!"
-wait_server
+start_server --worker-timeout 5
 check "server answers" curl -sf -o /dev/null "$URL/api/v1/jobs"
 
 # The build trigger path, as openQA users schedule: machine, product, suites, templates, isos.

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "client/conf.h"
+#include "cmd/client_conf.h"
 #include "util/err.h"
 #include "util/util.h"
 

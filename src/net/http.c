@@ -13,8 +13,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "client/http.h"
-#include "server/auth.h"
+#include "net/hmac.h"
+#include "net/http.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -139,7 +139,7 @@ static int perform(struct http_client *c, const char *method, const char *target
 		   long timeout_s, long *status, char *err, size_t errlen)
 {
 	CURL *h = c->curl;
-	char url[8192], line[128], mt[32], hash[41];
+	char url[8192], line[128], mt[32], hash[HMAC_HEX_LEN + 1];
 	CURLcode cc;
 	int rc = 0;
 
@@ -150,7 +150,11 @@ static int perform(struct http_client *c, const char *method, const char *target
 	}
 	if (c->key && c->secret) {
 		snprintf(mt, sizeof(mt), "%lld", (long long)time(NULL));
-		auth_hmac_hex(c->secret, target, mt, hash);
+		if ((rc = hmac_sign(c->secret, target, mt, hash))) {
+			snprintf(err, errlen, "cannot sign %s %s: %s", method, target, err_str(rc));
+			curl_slist_free_all(hdrs);
+			return rc;
+		}
 		snprintf(line, sizeof(line), "X-API-Key: %s", c->key);
 		hdrs = curl_slist_append(hdrs, line);
 		snprintf(line, sizeof(line), "X-API-Microtime: %s", mt);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* conf.h - openQA's client.conf: INI sections named after a server
+/* client_conf.h - openQA's client.conf: INI sections named after a server
  * ("[openqa.example.com]", "[127.0.0.1:9526]", "[http://host:9526]") with
  * "key =" and "secret =" lines, looked up the way openqa-cli and the
  * python client look them up. */
-#ifndef VIGIL_CLIENT_CONF_H
-#define VIGIL_CLIENT_CONF_H
+#ifndef VIGIL_CMD_CLIENT_CONF_H
+#define VIGIL_CMD_CLIENT_CONF_H
 
 #include <stddef.h>
 

@@ -3,8 +3,8 @@
  * libcurl plus openQA's HMAC headers (X-API-Key, X-API-Microtime,
  * X-API-Hash = hex HMAC-SHA1(secret, path+query as sent + microtime)).
  * One connection handle, reused; not thread-safe. */
-#ifndef VIGIL_CLIENT_HTTP_H
-#define VIGIL_CLIENT_HTTP_H
+#ifndef VIGIL_NET_HTTP_H
+#define VIGIL_NET_HTTP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* live.c - the worker's live view switch and frame reader (see live.h).
- * Reads the runner's live.png; never writes anything but live.on. */
+/* live_relay.c - the worker's live view switch and frame reader (see
+ * live_relay.h). Reads the runner's live.png; never writes anything but
+ * live.on. */
 #define LOG_MODULE "worker"
 #include <errno.h>
 #include <fcntl.h>
@@ -12,9 +13,9 @@
 #include "util/buf.h"
 #include "util/log.h"
 #include "util/util.h"
-#include "worker/live.h"
+#include "worker/live_relay.h"
 
-void worker_live_set(struct worker_live *l, const char *out_dir, bool on)
+void live_relay_set(struct live_relay *l, const char *out_dir, bool on)
 {
 	char *p;
 
@@ -38,14 +39,14 @@ void worker_live_set(struct worker_live *l, const char *out_dir, bool on)
 	free(p);
 }
 
-json_t *worker_live_frame(struct worker_live *l, const char *out_dir)
+json_t *live_relay_frame(struct live_relay *l, const char *out_dir)
 {
 	char *p = NULL, *b64 = NULL;
 	json_t *j = NULL;
 	struct stat st;
 	struct buf png;
 
-	buf_init(&png, WORKER_LIVE_FRAME_MAX);
+	buf_init(&png, LIVE_RELAY_FRAME_MAX);
 	if (!l->on || !(p = path_join(out_dir, "live.png")) || stat(p, &st))
 		goto out;
 	/* The runner replaces live.png by renaming: a new mtime is a new frame. */

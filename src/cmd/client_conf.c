@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* conf.c - client.conf lookup and a small INI reader for it: bounded
+/* client_conf.c - client.conf lookup and a small INI reader for it: bounded
  * line by line over an explicit length, never trusting the file. Owns
  * nothing beyond the caller's buffers. */
 #include <ctype.h>
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "client/conf.h"
+#include "cmd/client_conf.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/util.h"
