@@ -194,8 +194,10 @@ int tables_delete(struct db *db, enum tables_kind kind, int64_t id, char *msg, s
 		return ERR_IO;
 	}
 	rc = db_exec(db, t->sql_delete, "i", id);
-	if (rc > 0)
-		rc = db_exec(db, "DELETE FROM table_settings WHERE kind = ? AND owner_id = ?", "ti", t->kind, id);
+	/* A row without settings deletes none of them: that is no error. */
+	if (rc > 0 && (rc = db_exec(db, "DELETE FROM table_settings WHERE kind = ? AND owner_id = ?", "ti",
+				    t->kind, id)) >= 0)
+		rc = 1;
 	if (rc <= 0) {
 		db_rollback(db);
 		if (rc == 0) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* live_relay.h - the worker's side of the live view: switch the runner's
- * frame writer on and off (OUT/live.on, see runner/live.h) as the server's
+ * frame writer on and off (OUT/live.on, see runner/liveview.h) as the server's
  * status replies say, and relay a new frame into the next status post
  * (openQA's status.screen: {"name", "png": base64}). */
 #ifndef VIGIL_WORKER_LIVE_RELAY_H

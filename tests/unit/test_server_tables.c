@@ -41,6 +41,10 @@ TEST(server_tables_write_list_delete)
 	CHECK_INT(tables_delete(db, TABLES_MACHINES, id, msg, sizeof(msg)), 0);
 	CHECK_INT(tables_list(db, TABLES_MACHINES, id, none, &rows, msg, sizeof(msg)), ERR_NOT_FOUND);
 	CHECK_INT(tables_delete(db, TABLES_MACHINES, id, msg, sizeof(msg)), ERR_NOT_FOUND);
+	/* A row without settings is deleted too (it once answered 404). */
+	CHECK_INT(tables_write(db, TABLES_MACHINES, 0, other, NULL, &id, msg, sizeof(msg)), 0);
+	CHECK_INT(tables_delete(db, TABLES_MACHINES, id, msg, sizeof(msg)), 0);
+	CHECK_INT(tables_list(db, TABLES_MACHINES, id, none, &rows, msg, sizeof(msg)), ERR_NOT_FOUND);
 	CHECK_STR(tables_desc(TABLES_PRODUCTS)->json_key, "Products");
 	json_decref(settings);
 	db_free(db);
