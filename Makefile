@@ -44,7 +44,9 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+# Made anew each time, so an object whose source was removed leaves with it.
 $(BUILD)/libvigil.a: $(LIB_OBJ)
+	rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/vigil: $(BUILD)/src/main.o $(BUILD)/libvigil.a

@@ -18,7 +18,7 @@
 #include "net/http.h"
 #include "util/buf.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/str.h"
 
 #define CLIENT_TIMEOUT_S 120
 #define CLIENT_DEFAULT_HOST "http://localhost:9526"

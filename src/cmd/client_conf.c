@@ -11,7 +11,9 @@
 #include "cmd/client_conf.h"
 #include "util/buf.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/path.h"
+#include "util/str.h"
 
 size_t client_conf_sections(const char *url, char names[][CLIENT_CONF_VALUE], size_t max)
 {
@@ -184,8 +186,8 @@ int client_conf_lookup(const char *file, const char *url, struct client_cred *cr
 		paths[np++] = path_join(env, "client.conf");
 	if (home && *home)
 		paths[np++] = path_join(home, ".config/openqa/client.conf");
-	paths[np++] = xstrdup("/etc/openqa/client.conf");
-	paths[np++] = xstrdup("/usr/etc/openqa/client.conf");
+	paths[np++] = str_dup("/etc/openqa/client.conf");
+	paths[np++] = str_dup("/usr/etc/openqa/client.conf");
 	for (i = 0; i < np; i++) {
 		char msg[512];
 		int r;

@@ -12,7 +12,9 @@
 #include "image/needle.h"
 #include "util/buf.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/str.h"
+#include "util/time.h"
 
 static void usage_main(FILE *f)
 {
@@ -380,7 +382,7 @@ static int cmd_new(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	if (!dir_exists(dir) && mkdir_p(dir, 0755)) {
+	if (!file_is_dir(dir) && file_mkdir_p(dir, 0755)) {
 		fprintf(stderr, "vigil needle new: cannot create directory '%s'\n", dir);
 		rc = 1;
 		goto out;

@@ -12,7 +12,7 @@
 #include "cmd/cmd.h"
 #include "server/server.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/str.h"
 
 static const char serve_usage[] =
 	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N] [-v]\n"

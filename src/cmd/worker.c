@@ -8,7 +8,7 @@
 #include <string.h>
 #include "cmd/cmd.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/str.h"
 #include "worker/worker.h"
 
 static const char worker_usage[] =

@@ -9,8 +9,10 @@
 #include <string.h>
 #include <spng.h>
 #include "image/image.h"
+#include "util/buf.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/limits.h"
 
 static int image_size(int w, int h, size_t *bytes)
 {

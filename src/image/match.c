@@ -19,7 +19,7 @@
 #include "image/match_pool.h"
 #include "image/match_ssd.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/str.h"
 
 /* ---- grey and blur ---- */
 

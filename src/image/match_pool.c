@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "image/match_pool.h"
-#include "util/util.h"
+#include "util/time.h"
 
 /* A search runs two short rounds on the pool (a millisecond or
  * so), too short to start threads for. Waking a sleeping thread costs tens

@@ -13,8 +13,12 @@
 #include <sys/stat.h>
 #include <jansson.h>
 #include "image/needle.h"
+#include "util/buf.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/limits.h"
+#include "util/path.h"
+#include "util/str.h"
 
 #define NEEDLE_MAX_DEPTH 64
 

@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include "net/hmac.h"
 #include "net/http.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
-#include "util/util.h"
 
 int http_client_init(struct http_client *c, const char *base, const char *key, const char *secret)
 {

@@ -14,8 +14,9 @@
 #include <unistd.h>
 #include "runner/liveview.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/path.h"
 
 struct liveview {
 	struct vnc *vnc;

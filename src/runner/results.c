@@ -6,7 +6,8 @@
 #include <string.h>
 #include "runner/results.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/path.h"
 
 void results_module_release(struct module *m)
 {
@@ -76,7 +77,7 @@ int results_save_image(const char *testresults, const char *name, const struct i
 	if (rc)
 		goto out;
 	tdir = path_join(testresults, ".thumbs");
-	if (!tdir || mkdir_p(tdir, 0755)) {
+	if (!tdir || file_mkdir_p(tdir, 0755)) {
 		rc = ERR_IO;
 		goto out;
 	}

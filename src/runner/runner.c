@@ -21,9 +21,14 @@
 #include "runner/screen.h"
 #include "runner/shots.h"
 #include "runner/testapi.h"
+#include "util/buf.h"
 #include "util/err.h"
+#include "util/file.h"
+#include "util/limits.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/path.h"
+#include "util/str.h"
+#include "util/time.h"
 #include "vm/qemu.h"
 #include "vm/qmp.h"
 #include "vm/serial.h"
@@ -62,7 +67,7 @@ int runner__vm_dead(struct runner *r)
 	if (r->vnc && !vnc_alive(r->vnc)) {
 		vnc_error(r->vnc, why, sizeof(why));
 		/* QEMU may be exiting right now: prefer its reason. */
-		sleep_ms(200);
+		time_sleep_ms(200);
 		if (r->qemu && !qemu_running(r->qemu))
 			return runner__vm_dead(r);
 		runner__abort(r, JOB_INCOMPLETE, "VNC connection lost: %s", why);
@@ -262,7 +267,7 @@ static void run_module(struct runner *r, struct module *m)
 	if (rc != LUA_OK) {
 		const char *msg = lua_tostring(L, -1);
 		m->result = MODULE_FAIL;
-		m->fail_message = xstrdup(msg ? msg : "unknown error");
+		m->fail_message = str_dup(msg ? msg : "unknown error");
 		lua_pop(L, 1);
 		if (!m->needs_review)
 			m->hard_fail = 1;
@@ -341,13 +346,13 @@ static int load_needles(struct runner *r, char *err, size_t errlen)
 	char *dir;
 	int rc;
 
-	dir = nd ? (nd[0] == '/' ? xstrdup(nd) : path_join(r->distri_dir, nd)) : path_join(r->distri_dir, "needles");
+	dir = nd ? (nd[0] == '/' ? str_dup(nd) : path_join(r->distri_dir, nd)) : path_join(r->distri_dir, "needles");
 	r->needles = calloc(1, sizeof(*r->needles));
 	if (!dir || !r->needles) {
 		free(dir);
 		return ERR_NOMEM;
 	}
-	if (!dir_exists(dir)) {
+	if (!file_is_dir(dir)) {
 		log_warn("needles directory '%s' does not exist: screen checks can only fail", dir);
 		rc = needle_set_load(r->needles, dir, needle_warning, r);
 		free(dir);
@@ -697,7 +702,7 @@ static char *default_out_dir(const char *distri)
 			snprintf(dir, len, "results/%s-%s", base, stamp);
 		else
 			snprintf(dir, len, "results/%s-%s-%d", base, stamp, i);
-		if (!dir_exists(dir))
+		if (!file_is_dir(dir))
 			break;
 	}
 	free(base);
@@ -745,7 +750,7 @@ int runner_new(const struct runner_opts *o, struct runner **out, char *err, size
 		return ERR_NOMEM;
 	}
 	r->distri_dir = path_abs(o->distri_dir);
-	if (!r->distri_dir || !dir_exists(r->distri_dir)) {
+	if (!r->distri_dir || !file_is_dir(r->distri_dir)) {
 		snprintf(err, errlen, "'%s' is not a directory", o->distri_dir);
 		rc = ERR_INVALID;
 		goto out;
@@ -753,8 +758,8 @@ int runner_new(const struct runner_opts *o, struct runner **out, char *err, size
 	rc = load_vars(r, o, err, errlen);
 	if (rc)
 		goto out;
-	dir = o->out_dir ? xstrdup(o->out_dir) : default_out_dir(o->distri_dir);
-	if (!dir || mkdir_p(dir, 0755)) {
+	dir = o->out_dir ? str_dup(o->out_dir) : default_out_dir(o->distri_dir);
+	if (!dir || file_mkdir_p(dir, 0755)) {
 		snprintf(err, errlen, "cannot create the results directory '%s'", dir ? dir : "?");
 		rc = ERR_IO;
 		goto out;
@@ -766,15 +771,15 @@ int runner_new(const struct runner_opts *o, struct runner **out, char *err, size
 		rc = ERR_INVALID;
 		goto out;
 	}
-	if (o->resume_from && !dir_exists(o->snapshots)) {
+	if (o->resume_from && !file_is_dir(o->snapshots)) {
 		snprintf(err, errlen, "snapshots directory '%s' does not exist", o->snapshots);
 		rc = ERR_INVALID;
 		goto out;
 	}
 	r->workdir = o->snapshots ? path_abs(o->snapshots) : path_join(r->out_dir, ".vm");
 	r->keep_disks = o->snapshots != NULL;
-	r->resume_from = o->resume_from ? xstrdup(o->resume_from) : NULL;
-	if (!r->testresults || !r->workdir || mkdir_p(r->testresults, 0755) || mkdir_p(r->workdir, 0700)) {
+	r->resume_from = o->resume_from ? str_dup(o->resume_from) : NULL;
+	if (!r->testresults || !r->workdir || file_mkdir_p(r->testresults, 0755) || file_mkdir_p(r->workdir, 0700)) {
 		snprintf(err, errlen, "cannot create '%s/testresults'", dir);
 		rc = ERR_IO;
 		goto out;

@@ -15,10 +15,12 @@
 #include "image/needle.h"
 #include "runner/screen.h"
 #include "runner/steps.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/proc.h"
-#include "util/util.h"
+#include "util/time.h"
 #include "vm/vnc.h"
 
 #define FULL_SEARCH_INTERVAL 5.0

@@ -9,7 +9,6 @@
 #include "runner/shots.h"
 #include "util/err.h"
 #include "util/log.h"
-#include "util/util.h"
 #include "image/frame.h"
 
 struct shot {

@@ -14,9 +14,10 @@
 #include "runner/screen.h"
 #include "runner/testapi.h"
 #include "vm/serial.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/time.h"
 #include "vm/qmp.h"
 #include "vm/vnc.h"
 
@@ -319,7 +320,7 @@ void testapi_send_keysyms(lua_State *L, struct runner *r, const uint32_t *syms, 
 	for (i = 0; i < n && !rc; i++)
 		rc = vnc_send_key(r->vnc, syms[i], 1);
 	if (hold > 0)
-		sleep_ms((int)(hold * 1000));
+		time_sleep_ms((int)(hold * 1000));
 	for (i = n; i > 0; i--) {
 		int rc2 = vnc_send_key(r->vnc, syms[i - 1], 0);
 		if (!rc)
@@ -448,7 +449,7 @@ void testapi_type(lua_State *L, struct runner *r, const char *text, size_t len, 
 		}
 		testapi_send_keysyms(L, r, syms, n, 0.008);
 		if (interval > 0.008)
-			sleep_ms((int)((interval - 0.008) * 1000));
+			time_sleep_ms((int)((interval - 0.008) * 1000));
 	}
 }
 
@@ -557,7 +558,7 @@ static int l_mouse_set(lua_State *L)
 	if (x == r->mouse_x && y == r->mouse_y) {
 		/* The same position twice: wiggle so the guest sees a movement. */
 		mouse_move(L, r, x > 5 ? x - 5 : x + 5, y, 0);
-		sleep_ms(20);
+		time_sleep_ms(20);
 	}
 	mouse_move(L, r, x, y, 0);
 	r->mouse_x = x;
@@ -582,10 +583,10 @@ static void click(lua_State *L, struct runner *r, int mask, double hold, int tim
 	int i;
 	for (i = 0; i < times; i++) {
 		mouse_move(L, r, r->mouse_x, r->mouse_y, mask);
-		sleep_ms((int)(hold * 1000));
+		time_sleep_ms((int)(hold * 1000));
 		mouse_move(L, r, r->mouse_x, r->mouse_y, 0);
 		if (i + 1 < times)
-			sleep_ms((int)(hold * 1000));
+			time_sleep_ms((int)(hold * 1000));
 	}
 }
 
@@ -671,7 +672,7 @@ static int l_assert_and_click(lua_State *L)
 	mouse_move(L, r, x, y, 0);
 	click(L, r, mask, dclick ? 0.10 : 0.15, dclick ? 2 : 1);
 	runner__progress(r, "assert_and_click: clicked %s at %d,%d", button, x, y);
-	sleep_ms(1000); /* as os-autoinst: let the click take effect */
+	time_sleep_ms(1000); /* as os-autoinst: let the click take effect */
 	if (!mousehide && oldx >= 0 && oldy >= 0) {
 		r->mouse_x = oldx;
 		r->mouse_y = oldy;
@@ -791,7 +792,7 @@ static int l_sleep(lua_State *L)
 		testapi_check_abort(L, r);
 		if (runner__vm_dead(r))
 			testapi_check_abort(L, r);
-		sleep_ms(left > 0.2 ? 200 : (int)(left * 1000) + 1);
+		time_sleep_ms(left > 0.2 ? 200 : (int)(left * 1000) + 1);
 	}
 	return 0;
 }
@@ -847,7 +848,7 @@ static int shutdown_wait(lua_State *L, int is_assert)
 		if (time_mono() >= end)
 			break;
 		testapi_check_abort(L, r);
-		sleep_ms(250);
+		time_sleep_ms(250);
 	}
 	runner__progress(r, "%s: machine did not shut down", is_assert ? "assert_shutdown" : "check_shutdown");
 	if (is_assert) {

@@ -11,9 +11,14 @@
 #include <string.h>
 #include "runner/testapi.h"
 #include "util/base64.h"
+#include "util/buf.h"
 #include "util/err.h"
+#include "util/file.h"
+#include "util/limits.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/path.h"
+#include "util/str.h"
+#include "util/time.h"
 #include "vm/serial.h"
 
 static const char *const serial_consoles[] = {
@@ -471,7 +476,7 @@ static int l_upload_logs(lua_State *L)
 		snprintf(upname, strlen(base) + (m ? strlen(m->name) : 0) + 2, "%s-%s", m ? m->name : "job", base);
 		path = path_join(dir, upname);
 	}
-	rc = path && mkdir_p(dir, 0755) == 0 ? file_write_all(path, data.data ? data.data : "", data.len) : ERR_NOMEM;
+	rc = path && file_mkdir_p(dir, 0755) == 0 ? file_write_all(path, data.data ? data.data : "", data.len) : ERR_NOMEM;
 	runner__progress(r, "upload_logs '%s': %zu bytes -> ulogs/%s", file, data.len, upname ? upname : "?");
 	buf_release(&data);
 	free(base);

@@ -8,7 +8,9 @@
 #include "runner/vars.h"
 #include "util/buf.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/limits.h"
+#include "util/str.h"
 
 int vars_init(struct vars *v)
 {
@@ -84,19 +86,19 @@ static char *json_to_var_text(json_t *val)
 	char tmp[64];
 	switch (json_typeof(val)) {
 	case JSON_STRING:
-		return xstrdup(json_string_value(val));
+		return str_dup(json_string_value(val));
 	case JSON_INTEGER:
 		snprintf(tmp, sizeof(tmp), "%lld", (long long)json_integer_value(val));
-		return xstrdup(tmp);
+		return str_dup(tmp);
 	case JSON_REAL:
 		snprintf(tmp, sizeof(tmp), "%.15g", json_real_value(val));
-		return xstrdup(tmp);
+		return str_dup(tmp);
 	case JSON_TRUE:
-		return xstrdup("1");
+		return str_dup("1");
 	case JSON_FALSE:
-		return xstrdup("0");
+		return str_dup("0");
 	case JSON_NULL:
-		return xstrdup("");
+		return str_dup("");
 	default:
 		return NULL;
 	}

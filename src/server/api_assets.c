@@ -22,7 +22,8 @@
 #include "server/db.h"
 #include "server/jobs.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/str.h"
 
 #define ASSETS_LIST_DEFAULT_LIMIT 1000
 #define ASSETS_LIST_MAX_LIMIT 10000

@@ -11,7 +11,7 @@
 #include "server/bugref.h"
 #include "server/comments.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/str.h"
 
 #define COMMENTS_DEFAULT_LIMIT 1000
 #define COMMENTS_MAX_LIMIT 10000

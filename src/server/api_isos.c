@@ -8,7 +8,7 @@
 #include "server/api.h"
 #include "server/isos.h"
 #include "util/buf.h"
-#include "util/util.h"
+#include "util/str.h"
 
 static void isos_create(struct api_req *req, struct api_resp *out)
 {
@@ -45,7 +45,7 @@ static void isos_create(struct api_req *req, struct api_resp *out)
 			struct buf t;
 			buf_init(&t, 512);
 			(void)buf_printf(&t, "Error: missing parameters:%s\n", missing.data);
-			out->text = t.data ? buf_steal(&t) : xstrdup("Error: missing parameters\n");
+			out->text = t.data ? buf_steal(&t) : str_dup("Error: missing parameters\n");
 		}
 		goto out;
 	}

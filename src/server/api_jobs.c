@@ -14,7 +14,8 @@
 #include "server/jobs.h"
 #include "server/workers.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/str.h"
 
 #define JOBS_LIST_DEFAULT_LIMIT 1000
 #define JOBS_LIST_MAX_LIMIT 10000

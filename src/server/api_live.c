@@ -27,8 +27,9 @@
 #include "util/base64.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/time.h"
 
 /* A PNG frame's largest decoded size accepted from a worker. */
 #define LIVE_FRAME_MAX (4u << 20)
@@ -114,7 +115,7 @@ static void store_frame(struct api_req *req, const char *b64)
 	if (rc)
 		log_warn("job %lld: live frame ignored: %s", (long long)req->id,
 			 rc == ERR_PROTO ? "not base64 of a PNG" : err_str(rc));
-	else if ((rc = mkdir_p(dir, 0755)) || (rc = file_write_all(path, png.data, png.len)))
+	else if ((rc = file_mkdir_p(dir, 0755)) || (rc = file_write_all(path, png.data, png.len)))
 		log_warn("job %lld: cannot store the live frame: %s", (long long)req->id, err_str(rc));
 	buf_release(&png);
 	free(dir);

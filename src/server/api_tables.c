@@ -15,7 +15,7 @@
 #include "server/tables.h"
 #include "server/templates.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/str.h"
 
 /* Route arguments: which table a route serves. */
 static const enum tables_kind t_machines = TABLES_MACHINES;

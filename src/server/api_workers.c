@@ -35,8 +35,10 @@
 #include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/str.h"
+#include "util/time.h"
 
 #define WORK_POLL_DEFAULT_S 30
 #define WORK_POLL_MAX_S 60

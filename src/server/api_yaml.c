@@ -17,7 +17,7 @@
 #include "server/templates.h"
 #include "util/buf.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/str.h"
 
 #define JT_SCHEMA "JobTemplates-01.yaml"
 #define JT_DIFF_MAX_LINES 2000
@@ -111,7 +111,7 @@ static void schedules_all(struct api_req *req, struct api_resp *out)
 		}
 	}
 	json_decref(all);
-	answer_yaml(req, out, b.data ? buf_steal(&b) : xstrdup("{}\n"));
+	answer_yaml(req, out, b.data ? buf_steal(&b) : str_dup("{}\n"));
 }
 
 static void schedules_get(struct api_req *req, struct api_resp *out)
@@ -135,7 +135,7 @@ static char *text_diff(const char *a, const char *b)
 	for (p = b; *p && nb < JT_DIFF_MAX_LINES; p += strcspn(p, "\n"), p += *p == '\n')
 		lb[nb++] = p;
 	if (na >= JT_DIFF_MAX_LINES || nb >= JT_DIFF_MAX_LINES)
-		return xstrdup("(the templates differ; too long to compare line by line)");
+		return str_dup("(the templates differ; too long to compare line by line)");
 	t = calloc((na + 1) * (nb + 1), sizeof(*t));
 	if (!t)
 		return NULL;
@@ -165,7 +165,7 @@ static char *text_diff(const char *a, const char *b)
 	free(t);
 	if (out.len && out.data[out.len - 1] == '\n')
 		out.data[--out.len] = '\0';
-	return out.data ? buf_steal(&out) : xstrdup("");
+	return out.data ? buf_steal(&out) : str_dup("");
 }
 
 /* Append one error text to errors. */

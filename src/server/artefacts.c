@@ -13,8 +13,10 @@
 #include <unistd.h>
 #include "server/artefacts.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/path.h"
+#include "util/str.h"
 
 static bool name_char(char c)
 {
@@ -77,7 +79,7 @@ int artefact_store(const char *data_dir, int64_t job_id, const char *name, const
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	if ((rc = mkdir_p(dir, 0700)))
+	if ((rc = file_mkdir_p(dir, 0700)))
 		goto out;
 	if (!str_ends_with(name, ".png")) {
 		rc = rename(tmp, dest) ? -errno : 0;
@@ -89,7 +91,7 @@ int artefact_store(const char *data_dir, int64_t job_id, const char *name, const
 	}
 	if ((rc = sha256_fd(fd, hex)))
 		goto out;
-	if ((rc = mkdir_p(images, 0700)))
+	if ((rc = file_mkdir_p(images, 0700)))
 		goto out;
 	snprintf(rel, sizeof(rel), "%s.png", hex);
 	if (!(img = path_join(images, rel))) {

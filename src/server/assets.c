@@ -16,8 +16,10 @@
 #include "server/assets.h"
 #include "server/db.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/path.h"
+#include "util/str.h"
 
 static const char *const types[] = { "iso", "hdd", "repo", "other", NULL };
 
@@ -214,7 +216,7 @@ int assets_store(struct db *db, const char *data_dir, const char *type, const ch
 		rc = ERR_INVALID;
 		goto out;
 	}
-	if ((rc = mkdir_p(dir, 0755)))
+	if ((rc = file_mkdir_p(dir, 0755)))
 		goto out;
 	if (rename(tmp, dest)) {
 		rc = -errno;

@@ -12,7 +12,7 @@
 #include "server/auth.h"
 #include "server/db.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/str.h"
 
 int auth_verify(const char *secret, const char *target, const char *microtime, const char *hash, double now,
 		char *msg, size_t msglen)

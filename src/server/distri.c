@@ -17,8 +17,9 @@
 #include <unistd.h>
 #include "server/distri.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/path.h"
 
 bool distri_name_valid(const char *name)
 {
@@ -121,7 +122,7 @@ static int collect(const char *root, struct distri_files *f, char hash[ARTEFACTS
 	int rc;
 
 	memset(f, 0, sizeof(*f));
-	if (!dir_exists(root))
+	if (!file_is_dir(root))
 		return ERR_NOT_FOUND;
 	if ((rc = walk(root, "", f, 0)))
 		return rc;
@@ -228,7 +229,7 @@ int distri_archive(const char *data_dir, const char *name, char **path, char has
 	}
 	if ((rc = collect(root, &f, hash)))
 		goto out;
-	if ((rc = mkdir_p(cache, 0700)))
+	if ((rc = file_mkdir_p(cache, 0700)))
 		goto out;
 	snprintf(rel, sizeof(rel), "distri-%s-%s.tar", name, hash);
 	if (!(out = path_join(cache, rel))) {

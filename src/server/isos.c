@@ -14,7 +14,7 @@
 #include "server/jobs.h"
 #include "util/err.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/str.h"
 
 static const char *pget(const json_t *params, const char *key)
 {

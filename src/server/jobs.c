@@ -15,7 +15,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/str.h"
 
 #define LIMIT_SETTING_TEXT (1u << 20)
 
@@ -104,7 +104,7 @@ static char *class_union(const char *cur, const char *add)
 			goto fail;
 		p += n + (p[n] == ',');
 	}
-	return b.data ? buf_steal(&b) : xstrdup("");
+	return b.data ? buf_steal(&b) : str_dup("");
 fail:
 	buf_release(&b);
 	return NULL;
@@ -197,7 +197,7 @@ char *jobs_name(const json_t *settings)
 	if (sget(settings, "MACHINE"))
 		(void)buf_printf(&b, "@%s", sget(settings, "MACHINE"));
 	if (!b.data)
-		return xstrdup("");
+		return str_dup("");
 	for (c = b.data; *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("@._+:-", *c))
 			*c = '_';

@@ -9,7 +9,7 @@
 #include <string.h>
 #include "server/api.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/str.h"
 
 void params_init(struct params *p)
 {
@@ -180,7 +180,7 @@ void api_json(struct api_resp *out, json_t *j)
 
 char *api_upper(const char *s)
 {
-	char *u = xstrdup(s), *c;
+	char *u = str_dup(s), *c;
 
 	for (c = u; *c; c++)
 		*c = (char)toupper((unsigned char)*c);

@@ -35,8 +35,11 @@
 #include "server/server.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/path.h"
+#include "util/str.h"
+#include "util/time.h"
 
 struct server {
 	struct MHD_Daemon *mhd;
@@ -424,7 +427,7 @@ static enum MHD_Result stream_start(struct server *s, struct MHD_Connection *con
 	    level < AUTH_OPERATOR)
 		return MHD_YES; /* dispatch answers 403 */
 	dir = path_join(s->data_dir, "testresults/.incoming");
-	if (!dir || mkdir_p(dir, 0700)) {
+	if (!dir || file_mkdir_p(dir, 0700)) {
 		free(dir);
 		return MHD_YES;
 	}
@@ -620,7 +623,7 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 char *server_db_path(const char *data_dir, char *err, size_t errlen)
 {
-	int rc = mkdir_p(data_dir, 0700);
+	int rc = file_mkdir_p(data_dir, 0700);
 
 	if (rc) {
 		snprintf(err, errlen, "cannot create data directory '%s': %s", data_dir, err_str(rc));
@@ -784,7 +787,7 @@ void server_free(struct server *s)
 	if (s->mhd) {
 		/* Let resumed polls answer before the connections close. */
 		MHD_quiesce_daemon(s->mhd);
-		sleep_ms(100);
+		time_sleep_ms(100);
 		MHD_stop_daemon(s->mhd);
 	}
 	resp_cache_release(&s->cache);

@@ -14,7 +14,7 @@
 #include "server/templates.h"
 #include "util/buf.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/str.h"
 
 int templates_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msglen)
 {

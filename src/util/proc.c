@@ -11,9 +11,10 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/proc.h"
-#include "util/util.h"
+#include "util/time.h"
 
 /* The child's side of a fork: die with the forking thread, keep stdio on
  * the pipe, drop every other descriptor, exec. Only async-signal-safe

@@ -21,7 +21,7 @@
 #define LOG_MODULE "video"
 #include "util/err.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/time.h"
 #include "video/video.h"
 
 /* Quality for screens: constant quality with a generous cap. Text stays

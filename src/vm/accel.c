@@ -10,10 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #define LOG_MODULE "accel"
+#include "util/buf.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/path.h"
 #include "util/proc.h"
+#include "util/str.h"
 #include "vm/qemu.h"
 
 #define PROBE_EXIT 67 /* isa-debug-exit: (0x21 << 1) | 1 */
@@ -168,7 +171,7 @@ const char *qemu_accel_select(const char *qemu_bin, qemu_get_fn get, void *ctx,
 		struct buf text;
 
 		buf_init(&text, 4096);
-		if (mkdir_p(dir, 0755) < 0 || buf_printf(&text, "%s%s\n", key, answer) < 0 ||
+		if (file_mkdir_p(dir, 0755) < 0 || buf_printf(&text, "%s%s\n", key, answer) < 0 ||
 		    file_write_all(path, text.data, text.len) < 0)
 			log_warn("cannot cache the kvm probe answer in '%s'", path);
 		buf_release(&text);

@@ -15,10 +15,12 @@
 #include <unistd.h>
 #include <jansson.h>
 #define LOG_MODULE "qemu"
+#include "util/buf.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
-#include "util/util.h"
 #include "util/proc.h"
+#include "util/time.h"
 #include "vm/qemu.h"
 #include "vm/qmp.h"
 
@@ -255,7 +257,7 @@ static bool wait_exit(struct qemu *q, int timeout_ms)
 			return true;
 		if (time_mono_ms() >= deadline)
 			return false;
-		sleep_ms(20);
+		time_sleep_ms(20);
 	}
 }
 
@@ -308,7 +310,7 @@ void qemu_exit_reason(struct qemu *q, char *buf, size_t len)
 		pthread_mutex_unlock(&q->lock);
 		if (eof || !q->reader_started)
 			break;
-		sleep_ms(10);
+		time_sleep_ms(10);
 	}
 	pthread_mutex_lock(&q->lock);
 	if (WIFEXITED(q->status))

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/buf.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/path.h"
+#include "util/str.h"
 #include "vm/qemu.h"
 
 #define QEMU_MAX_DISKS 16

@@ -13,9 +13,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 #define LOG_MODULE "qmp"
+#include "util/buf.h"
 #include "util/err.h"
+#include "util/limits.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/time.h"
 #include "vm/qmp.h"
 
 struct qmp {
@@ -282,7 +284,7 @@ int qmp_connect(const char *path, int connect_timeout_ms, struct qmp **out,
 				path, err_str(rc));
 			return rc;
 		}
-		sleep_ms(50);
+		time_sleep_ms(50);
 	}
 	return qmp_connect_fd(fd, out, err, errlen);
 }

@@ -13,9 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 #define LOG_MODULE "serial"
+#include "util/buf.h"
 #include "util/err.h"
+#include "util/limits.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/time.h"
 #include "vm/serial.h"
 
 struct serial {
@@ -133,7 +135,7 @@ int serial_open(const char *sock_path, const char *log_path, int timeout_ms,
 			rc = rc == -ENOENT ? ERR_TIMEOUT : rc;
 			goto fail;
 		}
-		sleep_ms(50);
+		time_sleep_ms(50);
 	}
 	if (log_path) {
 		s->log = fopen(log_path, "ae");

@@ -16,8 +16,9 @@
 #include <fcntl.h>
 #define LOG_MODULE "vnc"
 #include "util/err.h"
+#include "util/limits.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/time.h"
 #include <rfb/rfbclient.h>
 #include "vm/vnc.h"
 
@@ -471,7 +472,7 @@ int vnc_connect(const char *path, int xres, int yres, int timeout_ms,
 			rc = ERR_TIMEOUT;
 			goto fail;
 		}
-		sleep_ms(100);
+		time_sleep_ms(100);
 	}
 	if (!send_encodings(v->cl)) {
 		snprintf(err, errlen, "cannot set vnc encodings on '%s'", path);

@@ -11,8 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "util/buf.h"
+#include "util/file.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/path.h"
 #include "worker/live_relay.h"
 
 void live_relay_set(struct live_relay *l, const char *out_dir, bool on)

@@ -23,10 +23,14 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "net/http.h"
+#include "util/buf.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/proc.h"
-#include "util/util.h"
+#include "util/str.h"
+#include "util/time.h"
 #include "worker/casedir.h"
 #include "worker/live_relay.h"
 #include "worker/worker.h"
@@ -84,7 +88,7 @@ static int call(struct worker *w, const char *method, const char *target, const 
 		if (rc == 0 && *status < 500)
 			return 0;
 		log_warn("%s", rc ? err : "server error, retrying");
-		sleep_ms(1000 << (attempt < 3 ? attempt : 3));
+		time_sleep_ms(1000 << (attempt < 3 ? attempt : 3));
 	}
 	return rc ? rc : ERR_IO;
 }
@@ -106,7 +110,7 @@ static int post_until(struct worker *w, const struct job_run *r, const char *tar
 		if ((!rc && *status < 500) || *w->stop || time_mono() > deadline)
 			return rc;
 		log_warn("job %lld: %s failed (%s), trying again", r->id, what, rc ? err : "server error");
-		sleep_ms(2000);
+		time_sleep_ms(2000);
 	}
 }
 
@@ -213,7 +217,7 @@ static char *distribution(struct worker *w, const json_t *settings, char *why, s
 	json_t *j = NULL;
 	int rc;
 
-	if (casedir && casedir[0] == '/' && dir_exists(casedir))
+	if (casedir && casedir[0] == '/' && file_is_dir(casedir))
 		return strdup(casedir);
 	if (casedir_is_git(casedir)) {
 		/* Cloned afresh for every job, as openQA's workers do. */
@@ -245,9 +249,9 @@ static char *distribution(struct worker *w, const json_t *settings, char *why, s
 	cache = path_join(w->cfg->pool, "cache");
 	snprintf(rel, sizeof(rel), "%s-%.16s", distri, hash);
 	dir = cache ? path_join(cache, rel) : NULL;
-	if (!dir || mkdir_p(cache, 0700))
+	if (!dir || file_mkdir_p(cache, 0700))
 		goto fail;
-	if (dir_exists(dir))
+	if (file_is_dir(dir))
 		goto out; /* cached: same content hash */
 	snprintf(rel, sizeof(rel), "%s-%.16s.part", distri, hash);
 	part = path_join(cache, rel);
@@ -263,7 +267,7 @@ static char *distribution(struct worker *w, const json_t *settings, char *why, s
 		goto fail;
 	}
 	(void)rm_rf(part);
-	if (mkdir_p(part, 0700) || extract(tar, part) || rename(part, dir)) {
+	if (file_mkdir_p(part, 0700) || extract(tar, part) || rename(part, dir)) {
 		snprintf(why, whylen, "setup failure: unpacking test distribution '%s' failed", distri);
 		(void)rm_rf(part);
 		goto fail;
@@ -347,7 +351,7 @@ static char *fetch_asset(struct worker *w, const char *type, const char *name, c
 		goto nomem;
 	if (stat(file, &sb) == 0 && (json_int_t)sb.st_size == size)
 		goto out; /* cached */
-	if (mkdir_p(dir, 0700)) {
+	if (file_mkdir_p(dir, 0700)) {
 		snprintf(why, whylen, "setup failure: cannot create the asset cache '%s'", dir);
 		goto fail;
 	}
@@ -551,7 +555,7 @@ static int upload_one(struct worker *w, struct job_run *r, const char *path, con
 		rc = http_upload_file(&w->http, q.data, path, 600, &code, &w->resp, err, sizeof(err));
 		if (!rc && code < 500)
 			break;
-		sleep_ms(500);
+		time_sleep_ms(500);
 	}
 	buf_release(&q);
 	if (rc || code != 200) {
@@ -615,7 +619,7 @@ static int upload_all(struct worker *w, struct job_run *r, const char *tr, doubl
 		if (!failed || *w->stop || time_mono() > deadline)
 			break;
 		log_warn("job %lld: %d file(s) not uploaded yet, trying again", r->id, failed);
-		sleep_ms(2000);
+		time_sleep_ms(2000);
 	}
 	return failed ? -1 : 0;
 }
@@ -778,7 +782,7 @@ static void run_job(struct worker *w, json_t *job)
 	}
 	log_info("job %lld: %s", r.id, json_string_value(json_object_get(job, "name")));
 	(void)rm_rf(r.dir);
-	if (mkdir_p(r.dir, 0700)) {
+	if (file_mkdir_p(r.dir, 0700)) {
 		snprintf(why, sizeof(why), "setup failure: cannot create '%s'", r.dir);
 		goto done;
 	}
@@ -827,7 +831,7 @@ static void run_job(struct worker *w, json_t *job)
 			upload_dir(w, &r, tr, true); /* screenshots as they appear */
 			next_scan = now + 1;
 		}
-		sleep_ms(200);
+		time_sleep_ms(200);
 	}
 	/* Whatever the runner left in its group (it normally takes QEMU down itself). */
 	kill(-r.pid, SIGKILL);
@@ -885,7 +889,7 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 		snprintf(w.hostname, sizeof(w.hostname), "%s", cfg->hostname);
 	else if (gethostname(w.hostname, sizeof(w.hostname) - 1))
 		snprintf(w.hostname, sizeof(w.hostname), "localhost");
-	if ((rc = mkdir_p(cfg->pool, 0700))) {
+	if ((rc = file_mkdir_p(cfg->pool, 0700))) {
 		log_err("pool directory '%s': %s", cfg->pool, err_str(rc));
 		return rc;
 	}
@@ -897,7 +901,7 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 		json_t *j, *job;
 		if (w.id == 0) {
 			if (do_register(&w)) {
-				sleep_ms(3000);
+				time_sleep_ms(3000);
 				continue;
 			}
 		}
@@ -907,7 +911,7 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 		if (st == 404 || st == 403) {
 			log_warn("work poll refused (HTTP %ld): registering again", st);
 			w.id = 0;
-			sleep_ms(1000);
+			time_sleep_ms(1000);
 			continue;
 		}
 		j = json_loads(w.resp.data ? w.resp.data : "", 0, NULL);
@@ -916,7 +920,7 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 		    json_is_object(json_object_get(job, "settings")))
 			run_job(&w, job);
 		else if (st != 200)
-			sleep_ms(2000);
+			time_sleep_ms(2000);
 		json_decref(j);
 	}
 	log_info("stopping");

@@ -17,4 +17,12 @@ json_get() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(
 # qemu_left DIR: true while a QEMU whose command line names DIR runs (the
 # bracket keeps pgrep from matching the shell that runs it).
 qemu_left() { pgrep -f "[q]emu-system.*$1" > /dev/null; }
+# qemu_gone PATTERN: true once no QEMU whose command line matches PATTERN
+# runs; waits for it (a process killed elsewhere goes in its own time), up
+# to 2 minutes, so only a QEMU that stays fails.
+qemu_gone() {
+	i=0
+	while qemu_left "$1" && [ $i -lt 240 ]; do sleep 0.5; i=$((i + 1)); done
+	! qemu_left "$1"
+}
 finish() { echo "$PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; }

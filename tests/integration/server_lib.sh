@@ -17,9 +17,12 @@ stop_pids() {
 }
 trap stop_pids EXIT INT TERM
 
-wait_server() { # up to 5 s for the server at URL to answer
+wait_server() { # until the server at URL answers, or its process (SPID) is gone; 2 minutes at most
 	i=0
-	until curl -s "$URL/api/v1/jobs" > /dev/null 2>&1 || [ $i -ge 50 ]; do sleep 0.1; i=$((i + 1)); done
+	until curl -s "$URL/api/v1/jobs" > /dev/null 2>&1 || [ $i -ge 1200 ]; do
+		[ -n "${SPID:-}" ] && ! kill -0 "$SPID" 2>/dev/null && return 1
+		sleep 0.1; i=$((i + 1))
+	done
 }
 new_keys() { # new_keys [operator]: an admin key in DATA -> KEY SECRET; with operator, also OPKEY OPSECRET
 	$VIGIL apikey new --data "$DATA" --admin > "$TMP/key"
@@ -42,13 +45,18 @@ start_worker() { # start_worker INSTANCE -> pid in WPID
 	PIDS="$PIDS $WPID"
 }
 state_of() { curl -s "$URL/api/v1/jobs/$1" | $PY -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["result"])' 2>/dev/null; }
+# The SECONDS of wait_state and wait_running bound a wait on a job that
+# will never get there; a busy machine must not fail a job that is only
+# slow, so they are stretched by WAIT_SCALE (default 4). A passing check
+# never waits longer for it.
+WAIT_SCALE=${WAIT_SCALE:-4}
 wait_state() { # wait_state JOB "STATE RESULT" SECONDS
 	n=0
-	while [ "$(state_of "$1")" != "$2" ] && [ $n -lt $(($3 * 2)) ]; do sleep 0.5; n=$((n + 1)); done
+	while [ "$(state_of "$1")" != "$2" ] && [ $n -lt $(($3 * 2 * WAIT_SCALE)) ]; do sleep 0.5; n=$((n + 1)); done
 	[ "$(state_of "$1")" = "$2" ]
 }
 wait_running() { # wait_running JOB SECONDS
 	n=0
-	while ! state_of "$1" | grep -q '^running' && [ $n -lt $(($2 * 2)) ]; do sleep 0.5; n=$((n + 1)); done
+	while ! state_of "$1" | grep -q '^running' && [ $n -lt $(($2 * 2 * WAIT_SCALE)) ]; do sleep 0.5; n=$((n + 1)); done
 	state_of "$1" | grep -q '^running'
 }

@@ -35,7 +35,7 @@ MODS=$(zcat "$IMAGES/di-text/initrd.gz" | cpio -t 2>/dev/null | grep -E \
 cat "$IMAGES/shell-initrd.gz" "$TMP/mods.cpio.gz" > "$DATA/factory/other/chain-initrd.gz"
 check "initrd with the disk modules built" [ "$(find "$TMP/mods" -name '*.ko' | wc -l)" -ge 8 ]
 
-start_server --worker-timeout 10
+start_server --worker-timeout 15
 check "server answers" curl -sf -o /dev/null "$URL/api/v1/jobs"
 
 job_json() { curl -s "$URL/api/v1/jobs/$1" > "$TMP/j.json"; json_get "$TMP/j.json" "$2"; }
@@ -155,7 +155,7 @@ check "cloned parent uploaded a screenshot while running" uploaded "$NWRITE" 120
 ls "$DATA/testresults/$NWRITE" > "$TMP/before-term.txt" 2>/dev/null
 kill "$SPID"; wait "$SPID" 2>/dev/null
 sleep 4
-start_server --worker-timeout 10
+start_server --worker-timeout 15
 check "server back after SIGTERM" curl -sf -o /dev/null "$URL/api/v1/jobs"
 check "cloned parent still running after the restart" wait_running "$NWRITE" 5
 check "cloned parent done/passed across the SIGTERM restart" wait_state "$NWRITE" "done passed" 240
@@ -171,7 +171,7 @@ kill -9 "$SPID"; wait "$SPID" 2>/dev/null
 n=0
 while pgrep -f "[q]emu-system.*$TMP/pool[0-9]*/job-$NREAD/" > /dev/null && [ $n -lt 480 ]; do sleep 0.5; n=$((n + 1)); done
 sleep 30
-start_server --worker-timeout 10
+start_server --worker-timeout 15
 check "server back after SIGKILL" curl -sf -o /dev/null "$URL/api/v1/jobs"
 check "cloned child done/passed across the SIGKILL restart (new disk, new marker)" wait_state "$NREAD" "done passed" 240
 check "cloned child read the new parent's marker" sh -c "curl -s '$URL/tests/$NREAD/file/serial0.txt' | grep -q 'marker-clone'"
@@ -195,5 +195,5 @@ NFAIL=$(sed -n 's/^Created job #\([0-9]*\): .*/\1/p' "$TMP/clone2.txt")
 check "clone-job --skip-download of one job" [ "$(job_json "$NFAIL" 'j["job"]["settings"]["TEST"] + " " + j["job"]["settings"]["WORKER_CLASS"]')" = "chain_fail nobody" ]
 
 kill "$W1" "$W2"; wait "$W1" "$W2" 2>/dev/null
-check "no qemu-system left in any pool" sh -c "! pgrep -f '[q]emu-system.*$TMP/pool' > /dev/null"
+check "no qemu-system left in any pool" qemu_gone "$TMP/pool"
 finish

@@ -9,7 +9,7 @@
 #include "unit.h"
 #include "registry.h"
 #include "server/db.h"
-#include "util/util.h"
+#include "util/path.h"
 
 static char tmpdir[256];
 

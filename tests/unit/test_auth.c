@@ -7,7 +7,8 @@
 #include "net/hmac.h"
 #include "server/auth.h"
 #include "server/db.h"
-#include "util/util.h"
+#include "util/path.h"
+#include "util/time.h"
 
 TEST(auth_verify_time_and_hash)
 {

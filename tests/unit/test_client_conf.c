@@ -8,7 +8,6 @@
 #include "unit.h"
 #include "cmd/client_conf.h"
 #include "util/err.h"
-#include "util/util.h"
 
 TEST(client_conf_sections)
 {

@@ -4,7 +4,6 @@
 #include "unit.h"
 #include "image/image.h"
 #include "util/buf.h"
-#include "util/util.h"
 
 TEST(image_png_round_trip)
 {

@@ -6,7 +6,8 @@
 #include <unistd.h>
 #include "unit.h"
 #include "image/needle.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/path.h"
 
 static struct needle *parse_ok(const char *json)
 {
@@ -93,7 +94,7 @@ TEST(needle_parse_malformed)
 static void write_file(const char *dir, const char *rel, const void *data, size_t len)
 {
 	char *p = path_join(dir, rel), *d = path_dir(p);
-	CHECK_INT(mkdir_p(d, 0755), 0);
+	CHECK_INT(file_mkdir_p(d, 0755), 0);
 	CHECK_INT(file_write_all(p, data, len), 0);
 	free(p);
 	free(d);

@@ -9,8 +9,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 #include "unit.h"
+#include "util/buf.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/path.h"
+#include "util/str.h"
+#include "util/time.h"
 #include "vm/qemu.h"
 #include "vm/serial.h"
 
@@ -149,9 +153,9 @@ static void fake_cmd(struct qemu_cmd *c, const char *script)
 	CHECK_INT(qemu_cmd_build(lookup, (void *)kv, unit_tmpdir(), "tcg", c, err, sizeof(err)), 0);
 	for (size_t i = 0; i < c->argc; i++)
 		free(c->argv[i]);
-	c->argv[0] = xstrdup("sh");
-	c->argv[1] = xstrdup("-c");
-	c->argv[2] = xstrdup(script);
+	c->argv[0] = str_dup("sh");
+	c->argv[1] = str_dup("-c");
+	c->argv[2] = str_dup(script);
 	c->argv[3] = NULL;
 	c->argc = 3;
 }
@@ -165,7 +169,7 @@ TEST(qemu_process_exit_reason)
 	fake_cmd(&c, "echo starting; echo 'qemu-system-x86_64: could not open disk' >&2; exit 3");
 	CHECK_INT(qemu_start(&c, &q, err, sizeof(err)), 0);
 	while (qemu_running(q))
-		sleep_ms(10);
+		time_sleep_ms(10);
 	qemu_exit_reason(q, why, sizeof(why));
 	CHECK(strstr(why, "qemu exited with status 3"));
 	CHECK(strstr(why, "could not open disk"));
@@ -186,7 +190,7 @@ TEST(qemu_process_stop_escalates)
 	fake_cmd(&c, script);
 	CHECK_INT(qemu_start(&c, &q, err, sizeof(err)), 0);
 	while (!file_exists(up))
-		sleep_ms(10);
+		time_sleep_ms(10);
 	CHECK(qemu_running(q));
 	why[0] = 'x';
 	qemu_exit_reason(q, why, sizeof(why));

@@ -4,7 +4,7 @@
 #include <jansson.h>
 #include "unit.h"
 #include "runner/results.h"
-#include "util/util.h"
+#include "util/path.h"
 
 static json_t *load(const char *name)
 {

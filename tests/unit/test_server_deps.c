@@ -16,7 +16,8 @@
 #include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/path.h"
 
 TEST(deps_parent_verdict_rules)
 {
@@ -252,7 +253,7 @@ TEST(assets_register_find_delete)
 	int64_t id = 0, again = 0;
 	json_t *a;
 
-	CHECK_INT(mkdir_p(dir, 0700), 0);
+	CHECK_INT(file_mkdir_p(dir, 0700), 0);
 	file = path_join(dir, "d.qcow2");
 	CHECK_INT(file_write_all(file, "12345", 5), 0);
 	CHECK_INT(assets_find(db, data, "hdd", "missing.qcow2", &id), ERR_NOT_FOUND);

@@ -9,7 +9,7 @@
 #include "server/isos.h"
 #include "server/jobs.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/path.h"
 
 TEST(server_settings_merge_order)
 {

@@ -12,7 +12,6 @@
 #include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
-#include "util/util.h"
 
 TEST(sched_classes_match_all)
 {

@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include "unit.h"
 #include "runner/vars.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/path.h"
 
 static char *write_tmp(const char *name, const char *text)
 {

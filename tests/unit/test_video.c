@@ -13,7 +13,8 @@
 #include "unit.h"
 #include "image/image.h"
 #include "util/err.h"
-#include "util/util.h"
+#include "util/file.h"
+#include "util/time.h"
 #include "video/video.h"
 
 #define W 1024
@@ -102,7 +103,7 @@ static void wait_encoded(struct video *v, uint64_t n)
 		video_get_stats(v, &st);
 		if (st.frames >= n)
 			return;
-		sleep_ms(1);
+		time_sleep_ms(1);
 	}
 }
 
@@ -285,7 +286,7 @@ TEST(video_survives_sigkill)
 			video_get_stats(v, &st);
 			if (!st.unflushed)
 				break;
-			sleep_ms(10);
+			time_sleep_ms(10);
 		}
 		if (write(p[1], "k", 1) != 1)
 			_exit(3);

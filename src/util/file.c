@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* file.c - whole-file reads under a buffer's limit, atomic whole-file
+ * writes (temporary file + rename), existence checks and mkdir -p. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "util/err.h"
+#include "util/file.h"
+
+int file_read_all(const char *path, struct buf *b)
+{
+	char chunk[65536];
+	int fd, rc = 0;
+	ssize_t n;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		n = read(fd, chunk, sizeof(chunk));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		rc = buf_append(b, chunk, (size_t)n);
+		if (rc)
+			break;
+	}
+	close(fd);
+	if (!rc && !b->data)
+		rc = buf_append(b, "", 0);
+	return rc;
+}
+
+int file_write_all(const char *path, const void *data, size_t len)
+{
+	char *tmp;
+	size_t plen = strlen(path);
+	const char *p = data;
+	int fd, rc = 0;
+
+	tmp = malloc(plen + 16);
+	if (!tmp)
+		return -ENOMEM;
+	snprintf(tmp, plen + 16, "%s.tmp%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = -errno;
+		goto out;
+	}
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	if (close(fd) != 0 && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path) != 0)
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+out:
+	free(tmp);
+	return rc;
+}
+
+bool file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool file_is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int file_mkdir_p(const char *path, unsigned mode)
+{
+	char *p = strdup(path), *s;
+	int rc = 0;
+
+	if (!p)
+		return -ENOMEM;
+	for (s = p + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, mode) != 0 && errno != EEXIST) {
+				rc = -errno;
+				break;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	free(p);
+	return rc;
+}

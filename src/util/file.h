@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* file.h - whole files: read into a bounded buffer, write atomically, test
+ * for a regular file or a directory, create a directory path. */
+#ifndef VIGIL_UTIL_FILE_H
+#define VIGIL_UTIL_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "util/buf.h"
+
+/* Read a whole file into b (limit b->max). 0, -errno or ERR_TOO_BIG. */
+int file_read_all(const char *path, struct buf *b);
+/* Write data to path atomically (temp file + rename). 0 or -errno. */
+int file_write_all(const char *path, const void *data, size_t len);
+/* True for an existing regular file / directory (symbolic links followed). */
+bool file_exists(const char *path);
+bool file_is_dir(const char *path);
+/* mkdir -p; 0 or -errno. */
+int file_mkdir_p(const char *path, unsigned mode);
+
+#endif
