@@ -40,7 +40,7 @@ int params_add(struct params *p, const char *key, const char *value);
 /* The last value of key, as Mojolicious' param(); NULL if absent. Borrowed. */
 const char *params_get(const struct params *p, const char *key);
 
-struct live_map;
+struct watch_map;
 
 struct api_req {
 	struct db *db;
@@ -61,7 +61,7 @@ struct api_req {
 	bool stopping;          /* the server is shutting down: answer long polls now */
 	const char *key;        /* the API key that signed the request (borrowed), NULL when unsigned */
 	const char *accept;     /* the Accept header (borrowed), NULL when absent */
-	struct live_map *live;  /* watched jobs (the server's, request thread only) */
+	struct watch_map *live;  /* watched jobs (the server's, request thread only) */
 };
 
 struct api_resp {

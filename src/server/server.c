@@ -30,7 +30,7 @@
 #include "server/workers.h"
 #include "server/auth.h"
 #include "server/db.h"
-#include "server/live.h"
+#include "server/watch.h"
 #include "server/resp_cache.h"
 #include "server/server.h"
 #include "util/buf.h"
@@ -55,7 +55,7 @@ struct server {
 	pthread_mutex_t timer_lock;
 	pthread_cond_t timer_cond;
 	struct resp_cache cache;  /* the request thread's */
-	struct live_map live;     /* watched jobs, request thread only */
+	struct watch_map live;     /* watched jobs, request thread only */
 };
 
 /* One request, created in the URI log callback (which sees the target
