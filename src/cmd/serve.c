@@ -15,7 +15,8 @@
 #include "util/util.h"
 
 static const char serve_usage[] =
-	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N] [-v]\n"
+	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N]\n"
+	"                   [--per-ip N] [--threads N] [--header-timeout S] [-v]\n"
 	"\n"
 	"Serves openQA's REST API (/api/v1: jobs, isos, machines, products,\n"
 	"test_suites, job_groups, job_templates, workers, assets) from the SQLite\n"
@@ -29,6 +30,15 @@ static const char serve_usage[] =
 	"                      [::1]:9526 for IPv6, port 0 picks a free port)\n"
 	"  --data DIR          data directory, created 0700 (default ./vigil-data)\n"
 	"  --connections N     simultaneous connections (default 512)\n"
+	"  --per-ip N          simultaneous connections from one client address\n"
+	"                      (default 64; 0: no limit, e.g. behind a proxy)\n"
+	"  --threads N         request handler threads, each with its own\n"
+	"                      database connection (default twice the CPUs, at\n"
+	"                      least 4); long polls wait without holding one\n"
+	"  --header-timeout S  close a connection that has not sent complete\n"
+	"                      request headers within S seconds of silence, and\n"
+	"                      idle kept-alive ones (default 10); a body that\n"
+	"                      keeps coming may pause up to 120 s\n"
 	"  --worker-timeout S  a worker silent for S seconds is lost: its job ends\n"
 	"                      incomplete and is cloned (default 60)\n"
 	"  -v, --verbose       log every request at debug level\n"
@@ -43,11 +53,14 @@ int cmd_serve(int argc, char **argv)
 		{ "data", required_argument, NULL, 'd' },
 		{ "connections", required_argument, NULL, 'c' },
 		{ "worker-timeout", required_argument, NULL, 't' },
+		{ "per-ip", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "header-timeout", required_argument, NULL, 'H' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct server_config cfg = { "127.0.0.1:9526", "vigil-data", 0, 0 };
+	struct server_config cfg = { .listen = "127.0.0.1:9526", .data_dir = "vigil-data" };
 	struct server *s = NULL;
 	char err[512];
 	sigset_t set;
@@ -78,6 +91,27 @@ int cmd_serve(int argc, char **argv)
 				return 2;
 			}
 			cfg.worker_timeout_s = (int)n;
+			break;
+		case 'p':
+			if (str_to_long(optarg, &n) || n < 0 || n > 65536) {
+				fprintf(stderr, "vigil serve: --per-ip '%s': expected 0..65536 (0: no limit)\n", optarg);
+				return 2;
+			}
+			cfg.per_ip_limit = n ? (int)n : -1;
+			break;
+		case 'j':
+			if (str_to_long(optarg, &n) || n < 1 || n > SERVER_MAX_THREADS) {
+				fprintf(stderr, "vigil serve: --threads '%s': expected 1..%d\n", optarg, SERVER_MAX_THREADS);
+				return 2;
+			}
+			cfg.threads = (unsigned)n;
+			break;
+		case 'H':
+			if (str_to_long(optarg, &n) || n < 1 || n > 3600) {
+				fprintf(stderr, "vigil serve: --header-timeout '%s': expected 1..3600 seconds\n", optarg);
+				return 2;
+			}
+			cfg.header_timeout_s = (unsigned)n;
 			break;
 		case 'v':
 			log_set_stderr_level(LOG_DEBUG);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* api.h - what the REST handlers (api_*.c) share with server.c: the parsed
  * request, the response, form parameters, and the route tables. Handlers
- * run on the HTTP thread, read and write only through the db module, and
- * answer every bad input with a 4xx JSON error, never by exiting. */
+ * run on the server's handler threads, each with its own database
+ * connection (req->db), writers one at a time (see server.c); they read and
+ * write only through the db module, and answer every bad input with a 4xx
+ * JSON error, never by exiting. */
 #ifndef VIGIL_API_H
 #define VIGIL_API_H
 
@@ -61,7 +63,7 @@ struct api_req {
 	bool stopping;          /* the server is shutting down: answer long polls now */
 	const char *key;        /* the API key that signed the request (borrowed), NULL when unsigned */
 	const char *accept;     /* the Accept header (borrowed), NULL when absent */
-	struct watch_map *live;  /* watched jobs (the server's, request thread only) */
+	struct watch_map *live;  /* watched jobs (the server's, shared, locked inside) */
 };
 
 struct api_resp {

@@ -180,6 +180,7 @@ TEST(server_watch_map)
 	static struct watch_map m;
 	int64_t id;
 
+	watch_init(&m);
 	CHECK(!watch_active(&m, 7, 100.0));
 	watch_mark(&m, 7, 100.0);
 	CHECK(watch_active(&m, 7, 100.0 + WATCH_S));
@@ -194,4 +195,5 @@ TEST(server_watch_map)
 	CHECK_INT(m.n, WATCH_MAX_JOBS);
 	CHECK(!watch_active(&m, 7, 200.0));
 	CHECK(watch_active(&m, 1000 + WATCH_MAX_JOBS - 1, 201.0));
+	watch_release(&m);
 }
