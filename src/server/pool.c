@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* pool.c - handler threads over one FIFO with a writer token (see pool.h).
- * Owns the threads and the queue links, never the items. One mutex guards
- * the queue, the token and the stop flag; one condition wakes the threads
- * and the token's waiters. */
+/* pool.c - handler threads over per-client FIFOs served in turn, with a
+ * writer token (see pool.h). Owns the threads, the client queues and the
+ * links, never the items. One mutex guards the queues, the token and the
+ * stop flag; one condition wakes the threads and the token's waiters. */
 #include <pthread.h>
 #include <stdlib.h>
 #include "server/pool.h"
@@ -14,10 +14,19 @@ struct pool_thread {
 	unsigned idx;
 };
 
+/* One client's waiting items; the clients with any form a ring. */
+struct pool_client {
+	uint64_t key;
+	struct pool_item *head, *tail;
+	struct pool_client *next, *prev;  /* the ring, or the free list (next) */
+};
+
 struct pool {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct pool_item *head, *tail;
+	struct pool_client *clients;  /* max_queued of them: never more clients than items */
+	struct pool_client *ring;     /* the client served next; NULL when nothing waits */
+	struct pool_client *free;
 	size_t queued, max_queued;
 	bool writing;   /* the writer token is taken */
 	bool quit;
@@ -27,24 +36,48 @@ struct pool {
 	unsigned nthreads, started;
 };
 
-/* The first item that may run now, unlinked; NULL when none may. */
+static void ring_remove(struct pool *p, struct pool_client *c)
+{
+	if (c->next == c) {
+		p->ring = NULL;
+	} else {
+		c->prev->next = c->next;
+		c->next->prev = c->prev;
+		if (p->ring == c)
+			p->ring = c->next;
+	}
+	c->next = p->free;
+	p->free = c;
+}
+
+/* The first item of the next client in turn that may run now, unlinked;
+ * NULL when none may (only writers wait and the token is taken). */
 static struct pool_item *take(struct pool *p)
 {
-	struct pool_item *prev = NULL, *it;
+	struct pool_client *c = p->ring;
+	struct pool_item *prev, *it;
 
-	for (it = p->head; it; prev = it, it = it->next) {
-		if (it->writes && p->writing)
-			continue;
-		if (prev)
-			prev->next = it->next;
-		else
-			p->head = it->next;
-		if (p->tail == it)
-			p->tail = prev;
-		it->next = NULL;
-		p->queued--;
-		return it;
-	}
+	if (!c)
+		return NULL;
+	do {
+		for (prev = NULL, it = c->head; it; prev = it, it = it->next) {
+			if (it->writes && p->writing)
+				continue;
+			if (prev)
+				prev->next = it->next;
+			else
+				c->head = it->next;
+			if (c->tail == it)
+				c->tail = prev;
+			it->next = NULL;
+			p->queued--;
+			p->ring = c->next;
+			if (!c->head)
+				ring_remove(p, c);
+			return it;
+		}
+		c = c->next;
+	} while (c != p->ring);
 	return NULL;
 }
 
@@ -58,7 +91,7 @@ static void *pool_main(void *arg)
 		struct pool_item *it = take(p);
 		bool writes;
 		if (!it) {
-			if (p->quit && !p->head)
+			if (p->quit && !p->ring)
 				break;
 			pthread_cond_wait(&p->cond, &p->lock);
 			continue;
@@ -89,9 +122,15 @@ int pool_new(struct pool **out, unsigned nthreads, size_t max_queued, pool_run_f
 		return ERR_INVALID;
 	if (!(p = calloc(1, sizeof(*p))))
 		return ERR_NOMEM;
-	if (!(p->threads = calloc(nthreads, sizeof(*p->threads)))) {
+	if (!(p->threads = calloc(nthreads, sizeof(*p->threads))) ||
+	    !(p->clients = calloc(max_queued, sizeof(*p->clients)))) {
+		free(p->threads);
 		free(p);
 		return ERR_NOMEM;
+	}
+	for (i = 0; i < max_queued; i++) {
+		p->clients[i].next = p->free;
+		p->free = &p->clients[i];
 	}
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
@@ -122,12 +161,31 @@ int pool_push(struct pool *p, struct pool_item *item)
 	} else if (p->queued >= p->max_queued) {
 		rc = ERR_TOO_BIG;
 	} else {
+		struct pool_client *c = p->ring;
+		while (c && c->key != item->client && (c = c->next) != p->ring)
+			;
+		if (!c || c->key != item->client) {
+			/* A new client takes its turn after those waiting already. */
+			c = p->free;
+			p->free = c->next;
+			c->key = item->client;
+			c->head = c->tail = NULL;
+			if (!p->ring) {
+				c->next = c->prev = c;
+				p->ring = c;
+			} else {
+				c->next = p->ring;
+				c->prev = p->ring->prev;
+				c->prev->next = c;
+				p->ring->prev = c;
+			}
+		}
 		item->next = NULL;
-		if (p->tail)
-			p->tail->next = item;
+		if (c->tail)
+			c->tail->next = item;
 		else
-			p->head = item;
-		p->tail = item;
+			c->head = item;
+		c->tail = item;
 		p->queued++;
 		/* Broadcast, not signal: a woken thread may find only a writer it
 		 * cannot take while another thread could take a reader. */
@@ -169,5 +227,6 @@ void pool_free(struct pool *p)
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
 	free(p->threads);
+	free(p->clients);
 	free(p);
 }

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* pool.h - the server's handler threads: a bounded FIFO of work items run
- * by N threads, and the writer token that lets one item at a time write the
- * database while any number of others read (SQLite in WAL mode has one
- * writer). Knows nothing of HTTP: server.c queues its requests here. */
+/* pool.h - the server's handler threads: a bounded queue of work items run
+ * by N threads, each client's items in order and the clients in turn (one
+ * client's flood does not starve another), and the writer token that lets
+ * one item at a time write the database while any number of others read
+ * (SQLite in WAL mode has one writer). Knows nothing of HTTP: server.c
+ * queues its requests here. */
 #ifndef VIGIL_SERVER_POOL_H
 #define VIGIL_SERVER_POOL_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define POOL_MAX_THREADS 256
 
@@ -15,6 +18,7 @@
 struct pool_item {
 	struct pool_item *next;  /* the pool's */
 	bool writes;             /* run only while holding the writer token */
+	uint64_t client;         /* who sent it (an address hash): clients are served in turn */
 };
 
 /* Runs item on handler thread number idx (0 .. nthreads - 1), with the
@@ -24,10 +28,11 @@ typedef void (*pool_run_fn)(void *ctx, unsigned idx, struct pool_item *item);
 
 struct pool;
 
-/* Start nthreads (1 .. POOL_MAX_THREADS) threads taking items in FIFO
- * order, a writer only when no other writer runs (readers behind a waiting
- * writer go first, so writers never hold threads that readers need). At
- * most max_queued items wait. 0, ERR_INVALID, ERR_NOMEM or -errno. */
+/* Start nthreads (1 .. POOL_MAX_THREADS) threads taking the first item of
+ * each waiting client in turn, a writer only when no other writer runs
+ * (readers behind a waiting writer go first, so writers never hold threads
+ * that readers need). At most max_queued items wait. 0, ERR_INVALID,
+ * ERR_NOMEM or -errno. */
 int pool_new(struct pool **out, unsigned nthreads, size_t max_queued, pool_run_fn run, void *ctx);
 /* Queue item (not copied: it must live until run is called with it).
  * 0, ERR_TOO_BIG when max_queued items wait, ERR_BADSTATE once pool_free

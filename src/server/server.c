@@ -2,7 +2,8 @@
 /* server.c - HTTP plumbing of the API. libmicrohttpd's one I/O thread reads
  * headers and bodies (under LIMIT_API_BODY; artefact uploads streamed to a
  * temporary file under LIMIT_ARTEFACT instead), then suspends the connection
- * and queues the request for the handler threads (pool.c), which parse,
+ * and queues the request for the handler threads (pool.c: each client's
+ * requests in order, the clients in turn), which parse,
  * authenticate, dispatch with their own database connection and response
  * cache, build the response and resume the connection; the I/O thread then
  * sends it. Writers run one at a time (the pool's writer token), readers
@@ -18,6 +19,7 @@
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -693,6 +695,28 @@ static void run_request(void *ctx, unsigned idx, struct pool_item *item)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* The client's address as the pool's client key (without the port: one
+ * client, many connections), FNV-1a. */
+static uint64_t client_key(struct MHD_Connection *con)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	const unsigned char *b = NULL;
+	uint64_t h = 1469598103934665603ull;
+	size_t n = 0, i;
+
+	if (sa && sa->sa_family == AF_INET) {
+		b = (const unsigned char *)&((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+		n = 4;
+	} else if (sa && sa->sa_family == AF_INET6) {
+		b = (const unsigned char *)&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+		n = 16;
+	}
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
 /* Hand a complete request to the handler threads: suspend the connection
  * (under the lock, so no handler can resume it first) and queue it. When
  * the queue is full or the server is stopping, answer 503 at once. */
@@ -709,6 +733,7 @@ static enum MHD_Result queue_request(struct server *s, struct MHD_Connection *co
 	r->url = url;
 	r->method = method;
 	r->item.writes = route_writes(method, url);
+	r->item.client = client_key(con);
 	pthread_mutex_lock(&s->lock);
 	closing = s->closing;
 	if (!closing && pool_push(s->pool, &r->item) == 0) {

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* test_server_pool.c - the server's handler pool without HTTP: a reader
  * runs while a writer is held, a second writer never starts while the
- * first runs, the writer token excludes items, a full queue refuses, and
- * pool_free runs what is queued. Items wait on gates the test opens:
+ * first runs, the writer token excludes items, clients are served in turn,
+ * a full queue refuses, and pool_free runs what is queued. Items wait on gates the test opens:
  * nothing depends on which thread runs first. */
 #include <pthread.h>
 #include <stdbool.h>
@@ -20,16 +20,18 @@ struct titem {
 	struct pool_item item; /* first: the pool hands it back as this */
 	struct gate *wait;     /* held until this opens, NULL: no wait */
 	bool started, done;
+	char name;
 };
 
 struct tctx {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int writers_now, writers_max, done;
+	char order[16];        /* names in the order the items started */
 };
 
 static struct gate gate_a = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false };
-static struct tctx ctx = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0 };
+static struct tctx ctx = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, "" };
 
 static void gate_open(struct gate *g)
 {
@@ -47,6 +49,8 @@ static void run(void *c, unsigned idx, struct pool_item *item)
 	(void)idx;
 	pthread_mutex_lock(&t->lock);
 	it->started = true;
+	if (it->name && strlen(t->order) + 1 < sizeof(t->order))
+		t->order[strlen(t->order)] = it->name;
 	if (it->item.writes && ++t->writers_now > t->writers_max)
 		t->writers_max = t->writers_now;
 	pthread_cond_broadcast(&t->cond);
@@ -77,9 +81,9 @@ static void wait_flag(bool *flag)
 TEST(server_pool_reader_beside_held_writer)
 {
 	struct pool *p = NULL;
-	struct titem w1 = { { NULL, true }, &gate_a, false, false };
-	struct titem w2 = { { NULL, true }, NULL, false, false };
-	struct titem rd = { { NULL, false }, NULL, false, false };
+	struct titem w1 = { .item = { .writes = true }, .wait = &gate_a };
+	struct titem w2 = { .item = { .writes = true }, .wait = NULL };
+	struct titem rd = { .item = { .writes = false }, .wait = NULL };
 
 	CHECK_INT(pool_new(&p, 3, 16, run, &ctx), 0);
 	CHECK_INT(pool_push(p, &w1.item), 0);
@@ -100,8 +104,8 @@ TEST(server_pool_reader_beside_held_writer)
 TEST(server_pool_write_token_excludes_items)
 {
 	struct pool *p = NULL;
-	struct titem w = { { NULL, true }, NULL, false, false };
-	struct titem rd = { { NULL, false }, NULL, false, false };
+	struct titem w = { .item = { .writes = true }, .wait = NULL };
+	struct titem rd = { .item = { .writes = false }, .wait = NULL };
 
 	CHECK_INT(pool_new(&p, 2, 4, run, &ctx), 0);
 	pool_write_begin(p);
@@ -119,9 +123,9 @@ TEST(server_pool_write_token_excludes_items)
 TEST(server_pool_full_queue_refuses)
 {
 	struct pool *p = NULL;
-	struct titem busy = { { NULL, false }, &gate_a, false, false };
-	struct titem q1 = { { NULL, false }, NULL, false, false };
-	struct titem q2 = { { NULL, false }, NULL, false, false };
+	struct titem busy = { .item = { .writes = false }, .wait = &gate_a };
+	struct titem q1 = { .item = { .writes = false }, .wait = NULL };
+	struct titem q2 = { .item = { .writes = false }, .wait = NULL };
 
 	CHECK_INT(pool_new(&p, 1, 1, run, &ctx), 0);
 	CHECK_INT(pool_push(p, &busy.item), 0);
@@ -134,4 +138,24 @@ TEST(server_pool_full_queue_refuses)
 	CHECK(busy.done && q1.done && !q2.started);
 	CHECK_INT(pool_new(&p, 0, 1, run, &ctx), ERR_INVALID);
 	CHECK(p == NULL);
+}
+
+TEST(server_pool_clients_served_in_turn)
+{
+	struct pool *p = NULL;
+	struct titem busy = { .item = { .client = 9 }, .wait = &gate_a };
+	struct titem a1 = { .item = { .client = 1 }, .name = 'a' }, a2 = a1, a3 = a1;
+	struct titem b1 = { .item = { .client = 2 }, .name = 'b' };
+
+	CHECK_INT(pool_new(&p, 1, 8, run, &ctx), 0);
+	CHECK_INT(pool_push(p, &busy.item), 0);
+	wait_flag(&busy.started);   /* the one thread is held while the others queue */
+	CHECK_INT(pool_push(p, &a1.item), 0);
+	CHECK_INT(pool_push(p, &a2.item), 0);
+	CHECK_INT(pool_push(p, &a3.item), 0);
+	CHECK_INT(pool_push(p, &b1.item), 0);
+	gate_open(&gate_a);
+	pool_free(p);
+	/* Client 2's one request does not wait behind all of client 1's. */
+	CHECK_STR(ctx.order, "abaa");
 }
