@@ -4,6 +4,7 @@
 #define LOG_MODULE "serve"
 #include <getopt.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +47,16 @@ static const char serve_usage[] =
 	"\n"
 	"Stops cleanly on SIGINT or SIGTERM.\n";
 
+/* The number of option --name in lo..hi into *n; false after saying why not. */
+static bool opt_number(const char *name, const char *arg, long lo, long hi, const char *unit, long *n)
+{
+	if (str_to_long(arg, n) || *n < lo || *n > hi) {
+		fprintf(stderr, "vigil serve: --%s '%s': expected %ld..%ld%s\n", name, arg, lo, hi, unit);
+		return false;
+	}
+	return true;
+}
+
 int cmd_serve(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -75,42 +86,29 @@ int cmd_serve(int argc, char **argv)
 		case 'd':
 			cfg.data_dir = optarg;
 			break;
-		case 'c': {
-			char *end;
-			n = strtol(optarg, &end, 10);
-			if (*end || n <= 0 || n > 65536) {
-				fprintf(stderr, "vigil serve: --connections '%s': expected 1..65536\n", optarg);
+		case 'c':
+			if (!opt_number("connections", optarg, 1, 65536, "", &n))
 				return 2;
-			}
 			cfg.connection_limit = (unsigned)n;
 			break;
-		}
 		case 't':
-			if (str_to_long(optarg, &n) || n < 1 || n > 86400) {
-				fprintf(stderr, "vigil serve: --worker-timeout '%s': expected 1..86400 seconds\n", optarg);
+			if (!opt_number("worker-timeout", optarg, 1, 86400, " seconds", &n))
 				return 2;
-			}
 			cfg.worker_timeout_s = (int)n;
 			break;
 		case 'p':
-			if (str_to_long(optarg, &n) || n < 0 || n > 65536) {
-				fprintf(stderr, "vigil serve: --per-ip '%s': expected 0..65536 (0: no limit)\n", optarg);
+			if (!opt_number("per-ip", optarg, 0, 65536, " (0: no limit)", &n))
 				return 2;
-			}
 			cfg.per_ip_limit = n ? (int)n : -1;
 			break;
 		case 'j':
-			if (str_to_long(optarg, &n) || n < 1 || n > SERVER_MAX_THREADS) {
-				fprintf(stderr, "vigil serve: --threads '%s': expected 1..%d\n", optarg, SERVER_MAX_THREADS);
+			if (!opt_number("threads", optarg, 1, SERVER_MAX_THREADS, "", &n))
 				return 2;
-			}
 			cfg.threads = (unsigned)n;
 			break;
 		case 'H':
-			if (str_to_long(optarg, &n) || n < 1 || n > 3600) {
-				fprintf(stderr, "vigil serve: --header-timeout '%s': expected 1..3600 seconds\n", optarg);
+			if (!opt_number("header-timeout", optarg, 1, 3600, " seconds", &n))
 				return 2;
-			}
 			cfg.header_timeout_s = (unsigned)n;
 			break;
 		case 'v':
