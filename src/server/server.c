@@ -622,7 +622,10 @@ static void *timer_main(void *arg)
  * here (dispatch logs a reader that wrote). */
 static bool route_writes(const char *method, const char *url)
 {
-	static const char *const writing_gets[] = { "/api/v1/workers/#/work" };
+	static const char *const writing_gets[] = {
+		"/api/v1/workers/#/work",  /* marks the worker seen, assigns a job */
+		"/api/v1/assets/*/*",      /* records a file found in factory/ */
+	};
 	char name[LIMIT_API_NAME];
 	int64_t id;
 	size_t i;
