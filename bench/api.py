@@ -40,7 +40,7 @@ class Server:
         """Starts vigil serve; returns seconds from fork to the first 200."""
         t0 = time.monotonic()
         self.proc = subprocess.Popen([self.vigil, 'serve', '--listen', f'127.0.0.1:{self.port}', '--data', self.data,
-                                      '--connections', str(SCALE_WORKERS + 200)],
+                                      '--connections', str(SCALE_WORKERS + 200), '--per-ip', '0'],
                                      stdout=open(self.log, 'a'), stderr=subprocess.STDOUT,
                                      env=dict(os.environ, **(env or {})))
         while True:
@@ -341,4 +341,5 @@ def main():
     json.dump(res, open(out, 'w'), indent=1)
 
 
-main()
+if __name__ == '__main__':
+    main()

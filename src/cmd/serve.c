@@ -4,6 +4,7 @@
 #define LOG_MODULE "serve"
 #include <getopt.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
@@ -15,7 +16,8 @@
 #include "util/str.h"
 
 static const char serve_usage[] =
-	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N] [-v]\n"
+	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N]\n"
+	"                   [--per-ip N] [--threads N] [--header-timeout S] [-v]\n"
 	"\n"
 	"Serves openQA's REST API (/api/v1: jobs, isos, machines, products,\n"
 	"test_suites, job_groups, job_templates, workers, assets) from the SQLite\n"
@@ -29,12 +31,31 @@ static const char serve_usage[] =
 	"                      [::1]:9526 for IPv6, port 0 picks a free port)\n"
 	"  --data DIR          data directory, created 0700 (default ./vigil-data)\n"
 	"  --connections N     simultaneous connections (default 512)\n"
+	"  --per-ip N          simultaneous connections from one client address\n"
+	"                      (default 64; 0: no limit, e.g. behind a proxy)\n"
+	"  --threads N         request handler threads, each with its own\n"
+	"                      database connection (default twice the CPUs, at\n"
+	"                      least 4); long polls wait without holding one\n"
+	"  --header-timeout S  close a connection that has not sent complete\n"
+	"                      request headers within S seconds of silence, and\n"
+	"                      idle kept-alive ones (default 10); a body that\n"
+	"                      keeps coming may pause up to 120 s\n"
 	"  --worker-timeout S  a worker silent for S seconds is lost: its job ends\n"
 	"                      incomplete and is cloned (default 60)\n"
 	"  -v, --verbose       log every request at debug level\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Stops cleanly on SIGINT or SIGTERM.\n";
+
+/* The number of option --name in lo..hi into *n; false after saying why not. */
+static bool opt_number(const char *name, const char *arg, long lo, long hi, const char *unit, long *n)
+{
+	if (str_to_long(arg, n) || *n < lo || *n > hi) {
+		fprintf(stderr, "vigil serve: --%s '%s': expected %ld..%ld%s\n", name, arg, lo, hi, unit);
+		return false;
+	}
+	return true;
+}
 
 int cmd_serve(int argc, char **argv)
 {
@@ -43,11 +64,14 @@ int cmd_serve(int argc, char **argv)
 		{ "data", required_argument, NULL, 'd' },
 		{ "connections", required_argument, NULL, 'c' },
 		{ "worker-timeout", required_argument, NULL, 't' },
+		{ "per-ip", required_argument, NULL, 'p' },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "header-timeout", required_argument, NULL, 'H' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct server_config cfg = { "127.0.0.1:9526", "vigil-data", 0, 0 };
+	struct server_config cfg = { .listen = "127.0.0.1:9526", .data_dir = "vigil-data" };
 	struct server *s = NULL;
 	char err[512];
 	sigset_t set;
@@ -62,22 +86,30 @@ int cmd_serve(int argc, char **argv)
 		case 'd':
 			cfg.data_dir = optarg;
 			break;
-		case 'c': {
-			char *end;
-			n = strtol(optarg, &end, 10);
-			if (*end || n <= 0 || n > 65536) {
-				fprintf(stderr, "vigil serve: --connections '%s': expected 1..65536\n", optarg);
+		case 'c':
+			if (!opt_number("connections", optarg, 1, 65536, "", &n))
 				return 2;
-			}
 			cfg.connection_limit = (unsigned)n;
 			break;
-		}
 		case 't':
-			if (str_to_long(optarg, &n) || n < 1 || n > 86400) {
-				fprintf(stderr, "vigil serve: --worker-timeout '%s': expected 1..86400 seconds\n", optarg);
+			if (!opt_number("worker-timeout", optarg, 1, 86400, " seconds", &n))
 				return 2;
-			}
 			cfg.worker_timeout_s = (int)n;
+			break;
+		case 'p':
+			if (!opt_number("per-ip", optarg, 0, 65536, " (0: no limit)", &n))
+				return 2;
+			cfg.per_ip_limit = n ? (int)n : -1;
+			break;
+		case 'j':
+			if (!opt_number("threads", optarg, 1, SERVER_MAX_THREADS, "", &n))
+				return 2;
+			cfg.threads = (unsigned)n;
+			break;
+		case 'H':
+			if (!opt_number("header-timeout", optarg, 1, 3600, " seconds", &n))
+				return 2;
+			cfg.header_timeout_s = (unsigned)n;
 			break;
 		case 'v':
 			log_set_stderr_level(LOG_DEBUG);

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* api.h - what the REST handlers (api_*.c) share with server.c: the parsed
  * request, the response, form parameters, and the route tables. Handlers
- * run on the HTTP thread, parse the request, read and write only through
- * the domain modules (jobs.c, tables.c, comments.c, ...: no SQL here), and
- * answer every bad input with a 4xx JSON error, never by exiting. */
+ * run on the server's handler threads, each with its own database
+ * connection (req->db), writers one at a time (see server.c); they parse
+ * the request, read and write only through the domain modules (jobs.c,
+ * tables.c, comments.c, ...: no SQL here), and answer every bad input with
+ * a 4xx JSON error, never by exiting. */
 #ifndef VIGIL_API_H
 #define VIGIL_API_H
 
@@ -41,7 +43,7 @@ int params_add(struct params *p, const char *key, const char *value);
 /* The last value of key, as Mojolicious' param(); NULL if absent. Borrowed. */
 const char *params_get(const struct params *p, const char *key);
 
-struct live_map;
+struct watch_map;
 
 struct api_req {
 	struct db *db;
@@ -62,7 +64,7 @@ struct api_req {
 	bool stopping;          /* the server is shutting down: answer long polls now */
 	const char *key;        /* the API key that signed the request (borrowed), NULL when unsigned */
 	const char *accept;     /* the Accept header (borrowed), NULL when absent */
-	struct live_map *live;  /* watched jobs (the server's, request thread only) */
+	struct watch_map *live;  /* watched jobs (the server's, shared, locked inside) */
 };
 
 struct api_resp {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* api_live.c - the live view of a running job: viewers ask for the newest
- * frame, which marks the job watched (live.c); the worker's status reply
+ * frame, which marks the job watched (watch.c); the worker's status reply
  * then says "live": true and the worker sends frames inside its status
  * posts (openQA's status.screen.png, base64), stored here as
  * testresults/<id>/.live.png (a dot name: never listed or served as an
@@ -23,7 +23,7 @@
 #include "server/artefacts.h"
 #include "server/db.h"
 #include "server/jobs.h"
-#include "server/live.h"
+#include "server/watch.h"
 #include "util/base64.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -48,7 +48,7 @@ static int watch(struct api_req *req, struct api_resp *out, char *state, size_t 
 		return -1;
 	}
 	if (jobs_state_executing(state) && req->live)
-		live_watch(req->live, req->id, time_mono());
+		watch_mark(req->live, req->id, time_mono());
 	return 0;
 }
 
@@ -61,7 +61,7 @@ static void live_show(struct api_req *req, struct api_resp *out)
 
 	if (watch(req, out, state, sizeof(state)))
 		return;
-	path = artefact_path(req->data_dir, req->id, LIVE_FRAME_NAME);
+	path = artefact_path(req->data_dir, req->id, WATCH_FRAME_NAME);
 	j = json_pack("{s:I,s:s,s:b}", "job_id", (json_int_t)req->id, "state", state, "watching",
 		      jobs_state_executing(state));
 	if (path && jobs_state_executing(state) && stat(path, &st) == 0) {
@@ -82,7 +82,7 @@ static void live_png(struct api_req *req, struct api_resp *out)
 
 	if (watch(req, out, state, sizeof(state)))
 		return;
-	path = artefact_path(req->data_dir, req->id, LIVE_FRAME_NAME);
+	path = artefact_path(req->data_dir, req->id, WATCH_FRAME_NAME);
 	if (!path || !jobs_state_executing(state) || !file_exists(path)) {
 		free(path);
 		api_error(out, 404, "no live frame for job %lld (%s)", (long long)req->id,
@@ -101,7 +101,7 @@ static void live_png(struct api_req *req, struct api_resp *out)
 static void store_frame(struct api_req *req, const char *b64)
 {
 	char *dir = artefact_path(req->data_dir, req->id, NULL);
-	char *path = artefact_path(req->data_dir, req->id, LIVE_FRAME_NAME);
+	char *path = artefact_path(req->data_dir, req->id, WATCH_FRAME_NAME);
 	struct buf png;
 	int rc;
 
@@ -125,7 +125,7 @@ static void store_frame(struct api_req *req, const char *b64)
 void api_live_status(struct api_req *req, const json_t *status, json_t *reply)
 {
 	const char *b64 = json_string_value(json_object_get(json_object_get(status, "screen"), "png"));
-	bool watched = req->live && live_watched(req->live, req->id, time_mono());
+	bool watched = req->live && watch_active(req->live, req->id, time_mono());
 
 	if (b64 && watched)
 		store_frame(req, b64);

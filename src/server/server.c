@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* server.c - HTTP plumbing of the API: libmicrohttpd setup, body collection
- * under LIMIT_API_BODY (artefact uploads streamed to a temporary file under
- * LIMIT_ARTEFACT instead), the raw request target (for HMAC), parameter and
- * JSON body parsing, authentication, route dispatch, JSON and file
- * responses, long polls parked with MHD_suspend_connection, and the
- * housekeeping thread (resumes parked polls each second, ends the jobs of
- * lost workers with its own database connection). Owns the daemon and the
- * database connections; the handlers live in api_*.c. */
+/* server.c - HTTP plumbing of the API. libmicrohttpd's one I/O thread reads
+ * headers and bodies (under LIMIT_API_BODY; artefact uploads streamed to a
+ * temporary file under LIMIT_ARTEFACT instead), then suspends the connection
+ * and queues the request for the handler threads (pool.c: each client's
+ * requests in order, the clients in turn), which parse,
+ * authenticate, dispatch with their own database connection and response
+ * cache, build the response and resume the connection; the I/O thread then
+ * sends it. Writers run one at a time (the pool's writer token), readers
+ * alongside. Long polls are parked suspended, off the handler threads; the
+ * housekeeping thread resumes them each second and ends the jobs of lost
+ * workers. Owns the daemon, the threads and the database connections; the
+ * handlers live in api_*.c. */
 #define LOG_MODULE "server"
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +19,7 @@
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +35,8 @@
 #include "server/workers.h"
 #include "server/auth.h"
 #include "server/db.h"
-#include "server/live.h"
+#include "server/pool.h"
+#include "server/watch.h"
 #include "server/resp_cache.h"
 #include "server/server.h"
 #include "util/buf.h"
@@ -41,15 +47,30 @@
 #include "util/str.h"
 #include "util/time.h"
 
+/* What one handler thread owns: nothing here is shared between threads. */
+struct handler {
+	struct db *db;
+	struct resp_cache cache;
+};
+
 struct server {
 	struct MHD_Daemon *mhd;
-	struct db *db;
+	struct db *db;            /* the I/O thread's: upload authentication */
 	unsigned port;
 	char *data_dir;
 	char *db_path;
 	int worker_timeout_s;
-	/* Parked long polls; the lock also orders suspend before resume. */
+	unsigned header_timeout_s;
+	struct pool *pool;
+	struct handler *handlers;
+	unsigned nthreads;
+	char *hold_dir;           /* test hook, see test_hold() */
+	/* Parked long polls and the suspended-connection count; the lock also
+	 * orders every suspend before its resume. */
 	pthread_mutex_t lock;
+	pthread_cond_t idle;      /* inflight dropped to 0 */
+	size_t inflight;          /* connections suspended by us, not yet handled again */
+	bool closing;             /* queue nothing more: the daemon stops */
 	struct MHD_Connection **parked;
 	size_t nparked, cap_parked;
 	bool stopping;
@@ -57,13 +78,21 @@ struct server {
 	bool timer_started;
 	pthread_mutex_t timer_lock;
 	pthread_cond_t timer_cond;
-	struct resp_cache cache;  /* the request thread's */
-	struct live_map live;     /* watched jobs, request thread only */
+	struct watch_map live;    /* watched jobs, shared by the handlers */
 };
 
 /* One request, created in the URI log callback (which sees the target
- * before libmicrohttpd decodes it) and freed when the request completes. */
+ * before libmicrohttpd decodes it) and freed when the request completes.
+ * While suspended (queued, handled or parked) only its handler thread
+ * touches it; the I/O thread again once resumed. */
 struct conn_req {
+	struct pool_item item;  /* first: the pool hands it back as this */
+	struct MHD_Connection *con;
+	const char *url, *method; /* libmicrohttpd's, valid for the request */
+	bool suspended;         /* counted in server.inflight */
+	bool done;              /* the handler built resp (NULL: drop the connection) */
+	struct MHD_Response *resp;
+	unsigned status;
 	char *target;
 	struct buf body;
 	bool started;
@@ -97,15 +126,31 @@ static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
 	return r;
 }
 
+static void inflight_done(struct server *s, struct conn_req *r)
+{
+	if (!r->suspended)
+		return;
+	pthread_mutex_lock(&s->lock);
+	r->suspended = false;
+	if (--s->inflight == 0)
+		pthread_cond_broadcast(&s->idle);
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void completed_cb(void *cls, struct MHD_Connection *con, void **req_cls, enum MHD_RequestTerminationCode toe)
 {
+	struct server *s = cls;
 	struct conn_req *r = *req_cls;
 
-	(void)cls;
-	(void)con;
-	(void)toe;
+	/* Waiting for the next request on a kept-alive connection is waiting
+	 * for headers again. */
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		(void)MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT, s->header_timeout_s);
 	if (!r)
 		return;
+	inflight_done(s, r);
+	if (r->resp)
+		MHD_destroy_response(r->resp);
 	free(r->target);
 	buf_release(&r->body);
 	if (r->upload_fd >= 0)
@@ -218,7 +263,7 @@ static int parse_request(struct api_req *req, struct conn_req *r, const char *ct
 	return -1;
 }
 
-static int authenticate(struct server *s, struct MHD_Connection *con, struct api_req *req,
+static int authenticate(struct db *db, struct MHD_Connection *con, struct api_req *req,
 			const struct api_route *route, struct api_resp *out)
 {
 	const char *key = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Key");
@@ -229,7 +274,7 @@ static int authenticate(struct server *s, struct MHD_Connection *con, struct api
 	req->level = AUTH_PUBLIC;
 	if (route->level == AUTH_PUBLIC && !key)
 		return 0;
-	if (auth_check(s->db, key, mt, hash, req->target, time_wall(), &req->level, msg, sizeof(msg))) {
+	if (auth_check(db, key, mt, hash, req->target, time_wall(), &req->level, msg, sizeof(msg))) {
 		if (route->level == AUTH_PUBLIC)
 			return 0; /* a read with a bad key is still a public read */
 		log_warn("%s %s: authentication failed: %s", req->method, req->target, msg);
@@ -244,21 +289,21 @@ static int authenticate(struct server *s, struct MHD_Connection *con, struct api
 	return 0;
 }
 
-static enum MHD_Result send_resp(struct MHD_Connection *con, struct api_resp *out)
+/* The response to out, made on the handler thread (out->raw is borrowed
+ * from its cache, so it is copied now); NULL when out of memory (the
+ * connection is then dropped). *status: what to send it with. */
+static struct MHD_Response *make_resp(struct api_resp *out, unsigned *status)
 {
 	struct MHD_Response *resp;
-	enum MHD_Result ret;
 	char *body = NULL;
 	const char *ctype = "application/json";
 
 	if (out->raw) {
 		resp = MHD_create_response_from_buffer(out->raw_len, (void *)out->raw, MHD_RESPMEM_MUST_COPY);
-		if (!resp)
-			return MHD_NO;
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-		ret = MHD_queue_response(con, (unsigned)out->status, resp);
-		MHD_destroy_response(resp);
-		return ret;
+		if (resp)
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+		*status = (unsigned)out->status;
+		return resp;
 	}
 	if (!out->json && !out->text && out->file) {
 		int fd = open(out->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -272,15 +317,14 @@ static enum MHD_Result send_resp(struct MHD_Connection *con, struct api_resp *ou
 			resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd); /* takes fd */
 			if (!resp) {
 				close(fd);
-				return MHD_NO;
+				return NULL;
 			}
 			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 						out->ctype ? out->ctype : "application/octet-stream");
 			if (out->hdr_name)
 				MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
-			ret = MHD_queue_response(con, (unsigned)out->status, resp);
-			MHD_destroy_response(resp);
-			return ret;
+			*status = (unsigned)out->status;
+			return resp;
 		}
 	}
 	if (!out->json && !out->text) {
@@ -296,30 +340,38 @@ static enum MHD_Result send_resp(struct MHD_Connection *con, struct api_resp *ou
 		ctype = out->ctype ? out->ctype : "text/plain; charset=utf-8";
 	}
 	if (!body)
-		return MHD_NO;
+		return NULL;
 	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
 		free(body);
-		return MHD_NO;
+		return NULL;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-	ret = MHD_queue_response(con, (unsigned)out->status, resp);
-	MHD_destroy_response(resp);
-	return ret;
+	*status = (unsigned)out->status;
+	return resp;
 }
 
-static void dispatch(struct server *s, struct MHD_Connection *con, struct conn_req *r, const char *url,
-		     const char *method, struct api_resp *out)
+static void resp_release(struct api_resp *out)
 {
+	json_decref(out->json);
+	free(out->text);
+	free(out->file);
+	memset(out, 0, sizeof(*out));
+}
+
+static void dispatch(struct server *s, struct handler *h, struct conn_req *r, struct api_resp *out)
+{
+	struct MHD_Connection *con = r->con;
+	const char *url = r->url, *method = r->method;
 	struct api_req req;
 	const struct api_route *route;
 	char name[LIMIT_API_NAME];
-	int64_t stamp[2];
-	bool known, cacheable;
+	int64_t stamp[2], after[2];
+	bool known, cacheable, stamped = false;
 
 	memset(&req, 0, sizeof(req));
 	params_init(&req.params);
-	req.db = s->db;
+	req.db = h->db;
 	req.data_dir = s->data_dir;
 	req.poll_deadline_ms = &r->poll_deadline_ms;
 	pthread_mutex_lock(&s->lock);
@@ -361,7 +413,7 @@ static void dispatch(struct server *s, struct MHD_Connection *con, struct conn_r
 	}
 	req.arg = route->arg;
 	/* Authenticate before looking at the body: strangers learn nothing from parse errors. */
-	if (authenticate(s, con, &req, route, out))
+	if (authenticate(h->db, con, &req, route, out))
 		goto out;
 	if (!r->stream &&
 	    parse_request(&req, r, MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), out))
@@ -375,16 +427,21 @@ static void dispatch(struct server *s, struct MHD_Connection *con, struct conn_r
 			goto out;
 		}
 	}
-	cacheable = !r->stream && !strcmp(req.method, "GET") && resp_cache_route(url) &&
-		    db_change_stamp(s->db, stamp) == 0;
-	if (cacheable && (out->raw = resp_cache_get(&s->cache, r->target, stamp, &out->raw_len))) {
+	if (!r->item.writes)
+		stamped = db_change_stamp(h->db, stamp) == 0;
+	cacheable = stamped && !r->stream && !strcmp(req.method, "GET") && resp_cache_route(url);
+	if (cacheable && (out->raw = resp_cache_get(&h->cache, r->target, stamp, &out->raw_len))) {
 		out->status = 200;
 		goto out;
 	}
 	route->fn(&req, out);
+	/* A reader runs beside the writer: one that wrote must be listed in route_writes. */
+	if (stamped && db_change_stamp(h->db, after) == 0 && after[1] != stamp[1])
+		log_err("%s %s wrote to the database without the writer token: add its route to route_writes",
+			method, url);
 	if (cacheable && out->status == 200 && out->json && !out->suspend) {
 		char *body = json_dumps(out->json, JSON_COMPACT);
-		if (body && (out->raw = resp_cache_put(&s->cache, r->target, stamp, body, strlen(body)))) {
+		if (body && (out->raw = resp_cache_put(&h->cache, r->target, stamp, body, strlen(body)))) {
 			out->raw_len = strlen(out->raw);
 			json_decref(out->json);
 			out->json = NULL;
@@ -475,13 +532,20 @@ static void stream_write(struct conn_req *r, const char *data, size_t len)
 	}
 }
 
-/* Park a long poll; the housekeeping thread resumes it within a second and
- * the handler runs again. False when the list is full. */
+/* Park a long poll (suspended already, off the handler threads); the
+ * housekeeping thread resumes it within a second and the handler runs
+ * again. False when the list is full. While stopping, resumed at once: the
+ * handler then answers. */
 static bool park(struct server *s, struct MHD_Connection *con)
 {
 	bool ok = true;
 
 	pthread_mutex_lock(&s->lock);
+	if (s->stopping) {
+		MHD_resume_connection(con);
+		pthread_mutex_unlock(&s->lock);
+		return true;
+	}
 	if (s->nparked == s->cap_parked) {
 		size_t cap = s->cap_parked ? 2 * s->cap_parked : 64;
 		struct MHD_Connection **v = cap <= 2 * SERVER_CONNECTION_LIMIT ?
@@ -493,10 +557,8 @@ static bool park(struct server *s, struct MHD_Connection *con)
 			ok = false;
 		}
 	}
-	if (ok) {
+	if (ok)
 		s->parked[s->nparked++] = con;
-		MHD_suspend_connection(con);
-	}
 	pthread_mutex_unlock(&s->lock);
 	return ok;
 }
@@ -513,8 +575,8 @@ static void resume_all(struct server *s)
 }
 
 /* Housekeeping: resume parked polls every second; every few seconds end
- * the jobs of workers silent for worker_timeout_s (own connection, so the
- * HTTP thread's is never shared). */
+ * the jobs of workers silent for worker_timeout_s (own connection, under
+ * the writer token like any writing request). */
 static void *timer_main(void *arg)
 {
 	struct server *s = arg;
@@ -548,12 +610,156 @@ static void *timer_main(void *arg)
 			break;
 		if (db && ++tick % every == 0) {
 			int n = 0;
+			pool_write_begin(s->pool);
 			if (workers_reap(db, (int64_t)time(NULL), s->worker_timeout_s, &n))
 				log_err("lost-worker check: %s", db_errmsg(db));
+			pool_write_end(s->pool);
 		}
 	}
 	db_free(db);
 	return NULL;
+}
+
+/* Whether a request may write the database, and so runs only with the
+ * writer token: every method but GET and HEAD, and the GET routes listed
+ * here (dispatch logs a reader that wrote). */
+static bool route_writes(const char *method, const char *url)
+{
+	static const char *const writing_gets[] = {
+		"/api/v1/workers/#/work",  /* marks the worker seen, assigns a job */
+		"/api/v1/assets/*/*",      /* records a file found in factory/ */
+	};
+	char name[LIMIT_API_NAME];
+	int64_t id;
+	size_t i;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return true;
+	for (i = 0; i < sizeof(writing_gets) / sizeof(writing_gets[0]); i++)
+		if (route_match(writing_gets[i], url, &id, name))
+			return true;
+	return false;
+}
+
+/* Test hook of tests/integration/test_server_conc.sh, off unless the
+ * environment held VIGIL_TEST_HOLD_DIR=DIR when the server started: a
+ * request whose target holds vigil_test_hold=NAME ([a-z0-9]{1,32}) writes
+ * DIR/NAME.held once it occupies its handler thread (and the writer token
+ * for a writer), then waits there until DIR/NAME exists, at most
+ * SERVER_TEST_HOLD_MAX_S. It stands for a slow handler. */
+static void test_hold(struct server *s, const char *target)
+{
+	const char *q = strchr(target, '?'), *v;
+	char name[40], *file = NULL, *marker = NULL;
+	size_t n;
+	int64_t end;
+
+	if (!s->hold_dir || !q || !(v = strstr(q, "vigil_test_hold=")))
+		return;
+	v += strlen("vigil_test_hold=");
+	n = strspn(v, "abcdefghijklmnopqrstuvwxyz0123456789");
+	if (n == 0 || n > 32)
+		return;
+	memcpy(name, v, n);
+	name[n] = '\0';
+	file = path_join(s->hold_dir, name);
+	memcpy(name + n, ".held", 6);
+	marker = path_join(s->hold_dir, name);
+	if (file && marker && file_write_all(marker, "", 0) == 0) {
+		end = time_mono_ms() + SERVER_TEST_HOLD_MAX_S * 1000;
+		while (!file_exists(file) && time_mono_ms() < end)
+			time_sleep_ms(20);
+	}
+	free(file);
+	free(marker);
+}
+
+/* A handler thread's part of a request (the pool's run callback): the
+ * response is built here and the I/O thread sends it once resumed. */
+static void run_request(void *ctx, unsigned idx, struct pool_item *item)
+{
+	struct server *s = ctx;
+	struct conn_req *r = (struct conn_req *)item;
+	struct api_resp out;
+
+	memset(&out, 0, sizeof(out));
+	test_hold(s, r->target);
+	dispatch(s, &s->handlers[idx], r, &out);
+	if (out.suspend) {
+		resp_release(&out);
+		if (park(s, r->con))
+			return;
+		api_error(&out, 503, "too many waiting workers");
+	}
+	log_info("%s %s -> %d", r->method, r->target, out.status ? out.status : 500);
+	r->resp = make_resp(&out, &r->status);
+	r->done = true;
+	resp_release(&out);
+	/* The I/O thread may complete and free r as soon as it is resumed. */
+	pthread_mutex_lock(&s->lock);
+	MHD_resume_connection(r->con);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* The client's address as the pool's client key (without the port: one
+ * client, many connections), FNV-1a. */
+static uint64_t client_key(struct MHD_Connection *con)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	const unsigned char *b = NULL;
+	uint64_t h = 1469598103934665603ull;
+	size_t n = 0, i;
+
+	if (sa && sa->sa_family == AF_INET) {
+		b = (const unsigned char *)&((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+		n = 4;
+	} else if (sa && sa->sa_family == AF_INET6) {
+		b = (const unsigned char *)&((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+		n = 16;
+	}
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+/* Hand a complete request to the handler threads: suspend the connection
+ * (under the lock, so no handler can resume it first) and queue it. When
+ * the queue is full or the server is stopping, answer 503 at once. */
+static enum MHD_Result queue_request(struct server *s, struct MHD_Connection *con, struct conn_req *r,
+				     const char *url, const char *method)
+{
+	struct MHD_Response *resp;
+	struct api_resp out;
+	enum MHD_Result ret;
+	unsigned status = 503;
+	bool closing;
+
+	r->con = con;
+	r->url = url;
+	r->method = method;
+	r->item.writes = route_writes(method, url);
+	r->item.client = client_key(con);
+	pthread_mutex_lock(&s->lock);
+	closing = s->closing;
+	if (!closing && pool_push(s->pool, &r->item) == 0) {
+		MHD_suspend_connection(con);
+		r->suspended = true;
+		s->inflight++;
+		pthread_mutex_unlock(&s->lock);
+		return MHD_YES;
+	}
+	pthread_mutex_unlock(&s->lock);
+	memset(&out, 0, sizeof(out));
+	api_error(&out, 503, closing ? "the server is stopping" : "too many requests waiting: try again later");
+	log_warn("%s %s -> 503 (%s)", method, r->target, closing ? "stopping" : "queue full");
+	resp = make_resp(&out, &status);
+	resp_release(&out);
+	if (!resp)
+		return MHD_NO;
+	ret = MHD_queue_response(con, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *con, const char *url, const char *method,
@@ -561,11 +767,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con, const char 
 {
 	struct server *s = cls;
 	struct conn_req *r = *req_cls;
-	struct api_resp out;
-	enum MHD_Result ret;
 
 	(void)version;
-	memset(&out, 0, sizeof(out));
 	if (!r)
 		return MHD_NO; /* out of memory in uri_log_cb: drop the connection */
 	if (!r->started) {
@@ -574,6 +777,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con, const char 
 		r->started = true;
 		if (!r->target)
 			return MHD_NO;
+		/* The headers are in: the header timeout is over, a body may take
+		 * its time as long as it keeps coming. */
+		(void)MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)SERVER_CONNECTION_TIMEOUT_S);
 		if (!strcmp(method, "POST") && upload_route(url))
 			return stream_start(s, con, r, cl);
 		if (cl && !str_to_long(cl, &n) && n > (long)LIMIT_API_BODY)
@@ -589,26 +795,21 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con, const char 
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	inflight_done(s, r); /* back from a handler thread or the parked list */
+	if (r->done) {
+		enum MHD_Result ret;
+		if (!r->resp)
+			return MHD_NO;
+		ret = MHD_queue_response(con, r->status, r->resp);
+		MHD_destroy_response(r->resp);
+		r->resp = NULL;
+		return ret;
+	}
 	if (r->upload_fd >= 0) {
 		close(r->upload_fd);
 		r->upload_fd = -1;
 	}
-	dispatch(s, con, r, url, method, &out);
-	if (out.suspend) {
-		json_decref(out.json);
-		free(out.text);
-		free(out.file);
-		if (park(s, con))
-			return MHD_YES;
-		memset(&out, 0, sizeof(out));
-		api_error(&out, 503, "too many waiting workers");
-	}
-	log_info("%s %s -> %d", method, r->target, out.status ? out.status : 500);
-	ret = send_resp(con, &out);
-	json_decref(out.json);
-	free(out.text);
-	free(out.file);
-	return ret;
+	return queue_request(s, con, r, url, method);
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -701,14 +902,53 @@ static void raise_nofile(void)
 	}
 }
 
+unsigned server_default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 2)
+		return 4;
+	return n > SERVER_MAX_THREADS / 2 ? SERVER_MAX_THREADS : (unsigned)(2 * n);
+}
+
+/* One database connection and response cache per handler thread. */
+static int handlers_open(struct server *s, char *err, size_t errlen)
+{
+	unsigned i;
+	int rc;
+
+	if (!(s->handlers = calloc(s->nthreads, sizeof(*s->handlers))))
+		return ERR_NOMEM;
+	for (i = 0; i < s->nthreads; i++) {
+		resp_cache_init(&s->handlers[i].cache);
+		if ((rc = db_open(&s->handlers[i].db, s->db_path, err, errlen)))
+			return rc;
+	}
+	return 0;
+}
+
+static void handlers_close(struct server *s)
+{
+	unsigned i;
+
+	for (i = 0; s->handlers && i < s->nthreads; i++) {
+		resp_cache_release(&s->handlers[i].cache);
+		db_free(s->handlers[i].db);
+	}
+	free(s->handlers);
+	s->handlers = NULL;
+}
+
 int server_start(struct server **out, const struct server_config *cfg, char *err, size_t errlen)
 {
 	struct server *s = NULL;
 	struct sockaddr_storage ss;
 	socklen_t sslen = 0;
 	char *dbpath = NULL;
+	const char *hold = getenv("VIGIL_TEST_HOLD_DIR");
 	const union MHD_DaemonInfo *info;
 	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+	unsigned conns = cfg->connection_limit ? cfg->connection_limit : SERVER_CONNECTION_LIMIT;
 	int rc;
 
 	*out = NULL;
@@ -724,25 +964,41 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 		goto out;
 	}
 	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->idle, NULL);
 	pthread_mutex_init(&s->timer_lock, NULL);
 	pthread_cond_init(&s->timer_cond, NULL);
+	watch_init(&s->live);
 	s->worker_timeout_s = cfg->worker_timeout_s > 0 ? cfg->worker_timeout_s : WORKERS_DEFAULT_TIMEOUT_S;
-	if (!(s->data_dir = strdup(cfg->data_dir)) || !(s->db_path = strdup(dbpath))) {
+	s->header_timeout_s = cfg->header_timeout_s > 0 ? cfg->header_timeout_s : SERVER_HEADER_TIMEOUT_S;
+	s->nthreads = cfg->threads ? cfg->threads : server_default_threads();
+	if (s->nthreads > SERVER_MAX_THREADS)
+		s->nthreads = SERVER_MAX_THREADS;
+	if (!(s->data_dir = strdup(cfg->data_dir)) || !(s->db_path = strdup(dbpath)) ||
+	    (hold && *hold && !(s->hold_dir = strdup(hold)))) {
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	resp_cache_init(&s->cache);
-	if ((rc = db_open(&s->db, dbpath, err, errlen)))
+	if (s->hold_dir)
+		log_warn("test hook on: requests with vigil_test_hold=NAME wait for '%s/NAME'", s->hold_dir);
+	if ((rc = db_open(&s->db, dbpath, err, errlen)) || (rc = handlers_open(s, err, errlen)))
 		goto out;
 	if (workers_grace(s->db, (int64_t)time(NULL)))
 		log_warn("cannot reset the workers' last-seen times: %s", db_errmsg(s->db));
 	clean_incoming(s->data_dir);
 	raise_nofile();
+	/* Each connection queues one request at most: the queue cannot fill up. */
+	if ((rc = pool_new(&s->pool, s->nthreads, conns, run_request, s))) {
+		snprintf(err, errlen, "cannot start %u handler threads: %s", s->nthreads, err_str(rc));
+		goto out;
+	}
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				  MHD_OPTION_CONNECTION_LIMIT, cfg->connection_limit ? cfg->connection_limit : SERVER_CONNECTION_LIMIT,
-				  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVER_CONNECTION_TIMEOUT_S,
+				  MHD_OPTION_CONNECTION_LIMIT, conns,
+				  MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+				  cfg->per_ip_limit < 0 ? 0u : cfg->per_ip_limit ? (unsigned)cfg->per_ip_limit :
+				  (unsigned)SERVER_PER_IP_LIMIT,
+				  MHD_OPTION_CONNECTION_TIMEOUT, s->header_timeout_s,
 				  MHD_OPTION_URI_LOG_CALLBACK, uri_log_cb, s,
 				  MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
 				  MHD_OPTION_END);
@@ -785,16 +1041,27 @@ void server_free(struct server *s)
 	}
 	resume_all(s);
 	if (s->mhd) {
-		/* Let resumed polls answer before the connections close. */
+		/* Let resumed polls answer before the connections close, then
+		 * queue nothing more and wait for every suspended connection to
+		 * come back: libmicrohttpd must not stop with one suspended. */
 		MHD_quiesce_daemon(s->mhd);
 		time_sleep_ms(100);
+		pthread_mutex_lock(&s->lock);
+		s->closing = true;
+		while (s->inflight > 0)
+			pthread_cond_wait(&s->idle, &s->lock);
+		pthread_mutex_unlock(&s->lock);
 		MHD_stop_daemon(s->mhd);
 	}
-	resp_cache_release(&s->cache);
+	pool_free(s->pool);
+	handlers_close(s);
+	watch_release(&s->live);
 	db_free(s->db);
 	free(s->parked);
 	free(s->data_dir);
 	free(s->db_path);
+	free(s->hold_dir);
+	pthread_cond_destroy(&s->idle);
 	pthread_cond_destroy(&s->timer_cond);
 	pthread_mutex_destroy(&s->timer_lock);
 	pthread_mutex_destroy(&s->lock);

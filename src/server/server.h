@@ -1,13 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* server.h - the HTTP server of `vigil serve`: libmicrohttpd with its epoll
- * internal thread, openQA's /api/v1 routes, the database in DATA/vigil.db. */
+/* server.h - the HTTP server of `vigil serve`: libmicrohttpd's epoll thread
+ * for the connections, a pool of handler threads (one database connection
+ * each) for the requests, openQA's /api/v1 routes, the database in
+ * DATA/vigil.db. */
 #ifndef VIGIL_SERVER_H
 #define VIGIL_SERVER_H
 
 #include <stddef.h>
 
 #define SERVER_CONNECTION_LIMIT 512
-#define SERVER_CONNECTION_TIMEOUT_S 120
+#define SERVER_PER_IP_LIMIT 64          /* connections from one address */
+#define SERVER_HEADER_TIMEOUT_S 10      /* silence before complete headers, or idle between requests */
+#define SERVER_CONNECTION_TIMEOUT_S 120 /* silence while a body comes in */
+#define SERVER_MAX_THREADS 256
+#define SERVER_TEST_HOLD_MAX_S 120      /* the test hook's longest wait (server.c) */
 
 struct server;
 
@@ -16,11 +22,18 @@ struct server_config {
 	const char *data_dir;  /* created 0700 if missing */
 	unsigned connection_limit;  /* 0: SERVER_CONNECTION_LIMIT */
 	int worker_timeout_s;       /* silence after which a worker is lost; 0: WORKERS_DEFAULT_TIMEOUT_S */
+	unsigned threads;           /* handler threads; 0: server_default_threads() */
+	int per_ip_limit;           /* connections per client address; 0: SERVER_PER_IP_LIMIT, < 0: none */
+	unsigned header_timeout_s;  /* 0: SERVER_HEADER_TIMEOUT_S */
 };
 
+/* The handler threads when not configured: twice the online CPUs, at
+ * least 4, at most SERVER_MAX_THREADS. */
+unsigned server_default_threads(void);
+
 /* Open (or create) DATA_DIR/vigil.db with path given by server_db_path, bind
- * and start serving on libmicrohttpd's own thread. 0, or an error code with
- * the reason in err. */
+ * and start serving on libmicrohttpd's own thread and the handler threads.
+ * 0, or an error code with the reason in err. */
 int server_start(struct server **out, const struct server_config *cfg, char *err, size_t errlen);
 /* Stop serving, wait for the thread, close the database. NULL-safe. */
 void server_free(struct server *s);

@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "server/db.h"
-#include "server/live.h"
+#include "server/watch.h"
 #include "server/resp_cache.h"
 #include "util/err.h"
 
@@ -175,23 +175,25 @@ TEST(server_resp_cache_lru_and_stamps)
 	resp_cache_release(&c);
 }
 
-TEST(server_live_watch_map)
+TEST(server_watch_map)
 {
-	static struct live_map m;
+	static struct watch_map m;
 	int64_t id;
 
-	CHECK(!live_watched(&m, 7, 100.0));
-	live_watch(&m, 7, 100.0);
-	CHECK(live_watched(&m, 7, 100.0 + LIVE_WATCH_S));
-	CHECK(!live_watched(&m, 7, 100.0 + LIVE_WATCH_S + 0.1));
-	CHECK(!live_watched(&m, 8, 100.0));
+	watch_init(&m);
+	CHECK(!watch_active(&m, 7, 100.0));
+	watch_mark(&m, 7, 100.0);
+	CHECK(watch_active(&m, 7, 100.0 + WATCH_S));
+	CHECK(!watch_active(&m, 7, 100.0 + WATCH_S + 0.1));
+	CHECK(!watch_active(&m, 8, 100.0));
 	/* Watching again extends it. */
-	live_watch(&m, 7, 110.0);
-	CHECK(live_watched(&m, 7, 110.0 + LIVE_WATCH_S));
+	watch_mark(&m, 7, 110.0);
+	CHECK(watch_active(&m, 7, 110.0 + WATCH_S));
 	/* A full map forgets the mark that ends first. */
-	for (id = 1000; id < 1000 + LIVE_MAX_JOBS; id++)
-		live_watch(&m, id, 200.0 + (double)id / 1000);
-	CHECK_INT(m.n, LIVE_MAX_JOBS);
-	CHECK(!live_watched(&m, 7, 200.0));
-	CHECK(live_watched(&m, 1000 + LIVE_MAX_JOBS - 1, 201.0));
+	for (id = 1000; id < 1000 + WATCH_MAX_JOBS; id++)
+		watch_mark(&m, id, 200.0 + (double)id / 1000);
+	CHECK_INT(m.n, WATCH_MAX_JOBS);
+	CHECK(!watch_active(&m, 7, 200.0));
+	CHECK(watch_active(&m, 1000 + WATCH_MAX_JOBS - 1, 201.0));
+	watch_release(&m);
 }
