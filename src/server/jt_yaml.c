@@ -676,6 +676,54 @@ out:
 	return rc;
 }
 
+/* Refuse a document nested deeper than LIMIT_JT_DEPTH before loading it:
+ * libyaml's loader takes time quadratic in the depth (100,000 levels: tens
+ * of seconds), and the schema needs fewer than ten. This pass stops at the
+ * first node too deep, so a hostile document costs no more than a sane one.
+ * 0, ERR_PROTO (invalid YAML or too deep, where in err), ERR_NOMEM. */
+static int check_depth(const char *yaml, size_t len, char *err, size_t errlen)
+{
+	yaml_parser_t parser;
+	yaml_event_t ev;
+	int depth = 0, rc = 0;
+	bool done = false;
+
+	if (!yaml_parser_initialize(&parser))
+		return ERR_NOMEM;
+	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
+	while (!done && !rc) {
+		if (!yaml_parser_parse(&parser, &ev)) {
+			snprintf(err, errlen, "line %zu, column %zu: invalid YAML: %s%s%s", parser.problem_mark.line + 1,
+				 parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error",
+				 parser.context ? " " : "", parser.context ? parser.context : "");
+			rc = ERR_PROTO;
+			break;
+		}
+		switch (ev.type) {
+		case YAML_SEQUENCE_START_EVENT:
+		case YAML_MAPPING_START_EVENT:
+			if (++depth > LIMIT_JT_DEPTH) {
+				snprintf(err, errlen, "line %zu, column %zu: nested deeper than %d levels",
+					 ev.start_mark.line + 1, ev.start_mark.column + 1, LIMIT_JT_DEPTH);
+				rc = ERR_PROTO;
+			}
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--;
+			break;
+		case YAML_STREAM_END_EVENT:
+			done = true;
+			break;
+		default:
+			break;
+		}
+		yaml_event_delete(&ev);
+	}
+	yaml_parser_delete(&parser);
+	return rc;
+}
+
 int jt_yaml_parse(const char *yaml, size_t len, struct jt_list *l, char *err, size_t errlen)
 {
 	yaml_parser_t parser;
@@ -688,6 +736,8 @@ int jt_yaml_parse(const char *yaml, size_t len, struct jt_list *l, char *err, si
 		snprintf(err, errlen, "template: %zu bytes, over the limit of %u", len, LIMIT_JT_YAML);
 		return ERR_TOO_BIG;
 	}
+	if ((rc = check_depth(yaml, len, err, errlen)))
+		return rc;
 	memset(&c, 0, sizeof(c));
 	c.err = err;
 	c.errlen = errlen;

@@ -14,6 +14,7 @@
 
 #define LIMIT_JT_YAML     (512u * 1024u)  /* bytes of one template document */
 #define LIMIT_JT_ENTRIES  10000           /* job templates one document may expand to */
+#define LIMIT_JT_DEPTH    64              /* nested collections (the schema needs under 10) */
 
 /* One job template as the YAML describes it. All strings owned. */
 struct jt_entry {

@@ -78,6 +78,23 @@ static void check_error(const char *text, const char *want)
 	CHECK_INT(l.n, 0);
 }
 
+/* scenarios: a flow sequence nested depth levels deep. */
+static void check_nested(size_t depth, const char *want)
+{
+	const char *head = "products: {}\nscenarios: ";
+	size_t k = strlen(head);
+	char *text = malloc(k + 2 * depth + 2);
+
+	CHECK(text);
+	memcpy(text, head, k);
+	memset(text + k, '[', depth);
+	memset(text + k + depth, ']', depth);
+	text[k + 2 * depth] = '\n';
+	text[k + 2 * depth + 1] = '\0';
+	check_error(text, want);
+	free(text);
+}
+
 TEST(jt_yaml_errors)
 {
 	check_error("products: {\nscenarios:\n", "line 3");
@@ -98,6 +115,13 @@ TEST(jt_yaml_errors)
 		    "scenarios:\n  x86_64:\n    p:\n      - a: {settings: {lower: x}}\n", "invalid setting name");
 	check_error("products: {}\nproducts: {}\nscenarios: {}\n", "duplicate key 'products'");
 	check_error("", "empty");
+	/* Too deep is refused at the first level past the limit, before the
+	 * loader (whose time grows with the square of the depth) sees it. At
+	 * the limit (the document's own mapping is the first level) the schema
+	 * speaks: the depth check let it through. */
+	check_nested(100000, "line 2, column 75: nested deeper than 64 levels");
+	check_nested(LIMIT_JT_DEPTH, "line 2, column 75: nested deeper than 64 levels");
+	check_nested(LIMIT_JT_DEPTH - 1, "/scenarios");
 	check_error("products: {}\ndefaults:\n  aarch64: {machine: m}\nscenarios: {}\n", "/defaults/aarch64: missing 'priority'");
 }
 
