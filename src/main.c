@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cmd/cmd.h"
+#include "util/banned.h" /* last: after every system header */
 
 struct command {
 	const char *name;

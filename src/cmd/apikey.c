@@ -11,6 +11,7 @@
 #include "server/auth.h"
 #include "server/db.h"
 #include "server/server.h"
+#include "util/banned.h" /* last: after every system header */
 
 static const char apikey_usage[] =
 	"usage: vigil apikey new [--data DIR] [--admin]\n"

@@ -19,6 +19,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define CLIENT_TIMEOUT_S 120
 #define CLIENT_DEFAULT_HOST "http://localhost:9526"

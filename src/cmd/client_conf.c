@@ -14,6 +14,7 @@
 #include "util/file.h"
 #include "util/path.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 size_t client_conf_sections(const char *url, char names[][CLIENT_CONF_VALUE], size_t max)
 {

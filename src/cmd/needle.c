@@ -15,6 +15,7 @@
 #include "util/file.h"
 #include "util/str.h"
 #include "util/time.h"
+#include "util/banned.h" /* last: after every system header */
 
 static void usage_main(FILE *f)
 {

@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "runner/runner.h"
 #include "util/log.h"
+#include "util/banned.h" /* last: after every system header */
 
 static const char run_usage[] =
 	"usage: vigil run DISTRI_DIR [--var K=V]... [--vars FILE] [--out DIR] [-v]\n"

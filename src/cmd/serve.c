@@ -14,6 +14,7 @@
 #include "server/server.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 static const char serve_usage[] =
 	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N]\n"

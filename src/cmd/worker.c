@@ -10,6 +10,7 @@
 #include "util/log.h"
 #include "util/str.h"
 #include "worker/worker.h"
+#include "util/banned.h" /* last: after every system header */
 
 static const char worker_usage[] =
 	"usage: vigil worker --host URL --apikey KEY --apisecret SECRET [--class C1,C2]\n"

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "image/frame.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* Shared by the producer and by every frame it lent. */
 struct frame_pool {

@@ -13,6 +13,7 @@
 #include "util/err.h"
 #include "util/file.h"
 #include "util/limits.h"
+#include "util/banned.h" /* last: after every system header */
 
 static int image_size(int w, int h, size_t *bytes)
 {

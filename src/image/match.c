@@ -20,6 +20,7 @@
 #include "image/match_ssd.h"
 #include "util/err.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* ---- grey and blur ---- */
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "image/match_pool.h"
 #include "util/time.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* A search runs two short rounds on the pool (a millisecond or
  * so), too short to start threads for. Waking a sleeping thread costs tens

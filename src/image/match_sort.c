@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "image/match.h"
+#include "util/banned.h" /* last: after every system header */
 
 struct ssort {
 	const double *key;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "image/match.h"
 #include "image/match_ssd.h"
+#include "util/banned.h" /* last: after every system header */
 
 int match__simd_cap = MATCH_SIMD_VNNI;
 

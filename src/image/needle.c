@@ -19,6 +19,7 @@
 #include "util/limits.h"
 #include "util/path.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define NEEDLE_MAX_DEPTH 64
 

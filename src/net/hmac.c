@@ -10,6 +10,7 @@
 #include "net/hmac.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/banned.h" /* last: after every system header */
 
 int hmac_sign(const char *secret, const char *target, const char *microtime, char out[HMAC_HEX_LEN + 1])
 {

@@ -18,6 +18,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/banned.h" /* last: after every system header */
 
 int http_client_init(struct http_client *c, const char *base, const char *key, const char *secret)
 {

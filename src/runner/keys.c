@@ -5,6 +5,7 @@
 #include <string.h>
 #include "runner/keys.h"
 #include "util/err.h"
+#include "util/banned.h" /* last: after every system header */
 
 struct key_name {
 	const char *name;

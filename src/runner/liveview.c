@@ -17,6 +17,7 @@
 #include "util/file.h"
 #include "util/log.h"
 #include "util/path.h"
+#include "util/banned.h" /* last: after every system header */
 
 struct liveview {
 	struct vnc *vnc;

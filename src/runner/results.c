@@ -8,6 +8,7 @@
 #include "util/err.h"
 #include "util/file.h"
 #include "util/path.h"
+#include "util/banned.h" /* last: after every system header */
 
 void results_module_release(struct module *m)
 {

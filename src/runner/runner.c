@@ -34,6 +34,7 @@
 #include "vm/serial.h"
 #include "vm/vnc.h"
 #include "video/video.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define MAX_MODULES 1000
 #define HOOK_INSTRUCTIONS 100000

@@ -22,6 +22,7 @@
 #include "util/proc.h"
 #include "util/time.h"
 #include "vm/vnc.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define FULL_SEARCH_INTERVAL 5.0
 #define MARGIN_RATIO 0.02

@@ -10,6 +10,7 @@
 #include "util/err.h"
 #include "util/log.h"
 #include "image/frame.h"
+#include "util/banned.h" /* last: after every system header */
 
 struct shot {
 	char *name;

@@ -10,6 +10,7 @@
 #include "util/err.h"
 #include "util/log.h"
 #include "video/video.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* Saves the frame as the module's next screenshot; returns its name. */
 static char *save_frame(struct steps *s, const struct frame *f)

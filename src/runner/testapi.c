@@ -20,6 +20,7 @@
 #include "util/time.h"
 #include "vm/qmp.h"
 #include "vm/vnc.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define RUNNER_KEY "vigil.runner"
 #define DEFAULT_ASSERT_TIMEOUT 30.0

@@ -20,6 +20,7 @@
 #include "util/str.h"
 #include "util/time.h"
 #include "vm/serial.h"
+#include "util/banned.h" /* last: after every system header */
 
 static const char *const serial_consoles[] = {
 	"serial", "root-serial", "root-sut-serial", "sut-serial", "virtio-terminal",

@@ -11,6 +11,7 @@
 #include "util/file.h"
 #include "util/limits.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 int vars_init(struct vars *v)
 {

@@ -24,6 +24,7 @@
 #include "util/err.h"
 #include "util/file.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define ASSETS_LIST_DEFAULT_LIMIT 1000
 #define ASSETS_LIST_MAX_LIMIT 10000

@@ -12,6 +12,7 @@
 #include "server/comments.h"
 #include "util/err.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define COMMENTS_DEFAULT_LIMIT 1000
 #define COMMENTS_MAX_LIMIT 10000

@@ -9,6 +9,7 @@
 #include "server/isos.h"
 #include "util/buf.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 static void isos_create(struct api_req *req, struct api_resp *out)
 {

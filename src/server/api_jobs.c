@@ -16,6 +16,7 @@
 #include "util/err.h"
 #include "util/file.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define JOBS_LIST_DEFAULT_LIMIT 1000
 #define JOBS_LIST_MAX_LIMIT 10000

@@ -30,6 +30,7 @@
 #include "util/file.h"
 #include "util/log.h"
 #include "util/time.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* A PNG frame's largest decoded size accepted from a worker. */
 #define LIVE_FRAME_MAX (4u << 20)

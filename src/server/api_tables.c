@@ -16,6 +16,7 @@
 #include "server/templates.h"
 #include "util/err.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* Route arguments: which table a route serves. */
 static const enum tables_kind t_machines = TABLES_MACHINES;

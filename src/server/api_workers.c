@@ -39,6 +39,7 @@
 #include "util/log.h"
 #include "util/str.h"
 #include "util/time.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define WORK_POLL_DEFAULT_S 30
 #define WORK_POLL_MAX_S 60

@@ -18,6 +18,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define JT_SCHEMA "JobTemplates-01.yaml"
 #define JT_DIFF_MAX_LINES 2000

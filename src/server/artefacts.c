@@ -17,6 +17,7 @@
 #include "util/log.h"
 #include "util/path.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 static bool name_char(char c)
 {

@@ -20,6 +20,7 @@
 #include "util/log.h"
 #include "util/path.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 static const char *const types[] = { "iso", "hdd", "repo", "other", NULL };
 

@@ -13,6 +13,7 @@
 #include "server/db.h"
 #include "util/err.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 int auth_verify(const char *secret, const char *target, const char *microtime, const char *hash, double now,
 		char *msg, size_t msglen)

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include "server/bugref.h"
 #include "util/buf.h"
+#include "util/banned.h" /* last: after every system header */
 
 struct tracker {
 	const char *marker;

@@ -13,6 +13,7 @@
 #include "server/jobs.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* Statements come in pairs indexed by enum comments_owner: the job's, then the group's. */
 static const char *const sql_exists[2] = {

@@ -21,6 +21,7 @@
 #include "server/db.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* Prepared statements kept for reuse, looked up by their SQL text. A
  * cached statement in use is not handed out twice (nested queries of the

@@ -4,6 +4,7 @@
  * beside this one with the same numbers and tables. */
 #include <stddef.h>
 #include "server/db.h"
+#include "util/banned.h" /* last: after every system header */
 
 const struct db_migration db__migrations_sqlite[] = {
 	{ 1,

@@ -14,6 +14,7 @@
 #include "server/deps.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/banned.h" /* last: after every system header */
 
 bool deps_state_final(const char *state)
 {

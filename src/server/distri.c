@@ -20,6 +20,7 @@
 #include "util/file.h"
 #include "util/log.h"
 #include "util/path.h"
+#include "util/banned.h" /* last: after every system header */
 
 bool distri_name_valid(const char *name)
 {

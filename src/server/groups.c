@@ -9,6 +9,7 @@
 #include "server/db.h"
 #include "server/groups.h"
 #include "util/err.h"
+#include "util/banned.h" /* last: after every system header */
 
 int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msglen)
 {

@@ -15,6 +15,7 @@
 #include "util/err.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 static const char *pget(const json_t *params, const char *key)
 {

@@ -16,6 +16,7 @@
 #include "util/err.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define LIMIT_SETTING_TEXT (1u << 20)
 

@@ -13,6 +13,7 @@
 #include <yaml.h>
 #include "server/jt_yaml.h"
 #include "util/err.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define JT_MERGE_DEPTH 8
 #define JT_PATH 512

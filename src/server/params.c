@@ -10,6 +10,7 @@
 #include "server/api.h"
 #include "util/err.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 void params_init(struct params *p)
 {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include "server/pool.h"
 #include "util/err.h"
+#include "util/banned.h" /* last: after every system header */
 
 struct pool_thread {
 	struct pool *pool;

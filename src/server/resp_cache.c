@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/resp_cache.h"
+#include "util/banned.h" /* last: after every system header */
 
 void resp_cache_init(struct resp_cache *c)
 {

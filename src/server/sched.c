@@ -11,6 +11,7 @@
 #include "server/sched.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define SCHED_MAX_CLASSES 32
 

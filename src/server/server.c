@@ -46,6 +46,7 @@
 #include "util/path.h"
 #include "util/str.h"
 #include "util/time.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* What one handler thread owns: nothing here is shared between threads. */
 struct handler {

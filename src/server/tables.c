@@ -10,6 +10,7 @@
 #include "server/db.h"
 #include "server/tables.h"
 #include "util/err.h"
+#include "util/banned.h" /* last: after every system header */
 
 struct table {
 	struct tables_desc d;

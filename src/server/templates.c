@@ -15,6 +15,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 int templates_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msglen)
 {

@@ -2,6 +2,7 @@
 /* watch.c - the in-memory map of watched jobs (see watch.h). */
 #include <string.h>
 #include "server/watch.h"
+#include "util/banned.h" /* last: after every system header */
 
 void watch_init(struct watch_map *m)
 {

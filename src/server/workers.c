@@ -13,6 +13,7 @@
 #include "server/workers.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define EXEC_STATES "('assigned', 'setup', 'running', 'uploading')"
 

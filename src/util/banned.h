@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* banned.h - functions that invite overflows; included by every .c via the
- * Makefile (-include) so using one fails to compile. */
+/* banned.h - functions that invite overflows: every .c of src/ includes it
+ * after all other headers (system headers declare these names), so using
+ * one fails to compile. tests/integration/test_layers.sh checks it is there. */
 #ifndef VIGIL_BANNED_H
 #define VIGIL_BANNED_H
 #define BANNED(f) sorry_##f##_is_banned

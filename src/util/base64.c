@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include "util/base64.h"
 #include "util/err.h"
+#include "util/banned.h" /* last: after every system header */
 
 int base64_decode(const char *in, size_t len, struct buf *out)
 {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/banned.h" /* last: after every system header */
 
 void buf_init(struct buf *b, size_t max)
 {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "util/err.h"
+#include "util/banned.h" /* last: after every system header */
 
 const char *err_str(int code)
 {

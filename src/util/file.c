@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "util/err.h"
 #include "util/file.h"
+#include "util/banned.h" /* last: after every system header */
 
 int file_read_all(const char *path, struct buf *b)
 {

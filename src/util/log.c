@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <time.h>
 #include "util/log.h"
+#include "util/banned.h" /* last: after every system header */
 
 enum log_level log_level_stderr = LOG_WARN;
 enum log_level log_level_max = LOG_WARN;

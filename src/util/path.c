@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "util/path.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 char *path_join(const char *dir, const char *name)
 {

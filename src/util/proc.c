@@ -15,6 +15,7 @@
 #include "util/err.h"
 #include "util/proc.h"
 #include "util/time.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* The child's side of a fork: die with the forking thread, keep stdio on
  * the pipe, drop every other descriptor, exec. Only async-signal-safe

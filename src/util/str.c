@@ -7,6 +7,7 @@
 #include <string.h>
 #include "util/err.h"
 #include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
 
 char *str_dup(const char *s)
 {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <time.h>
 #include "util/time.h"
+#include "util/banned.h" /* last: after every system header */
 
 double time_mono(void)
 {

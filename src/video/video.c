@@ -23,6 +23,7 @@
 #include "util/log.h"
 #include "util/time.h"
 #include "video/video.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* Quality for screens: constant quality with a generous cap. Text stays
  * sharp at crf 10; sparse frames get a large share of the cap anyway. */

@@ -12,6 +12,7 @@
 #include "util/err.h"
 #include "util/log.h"
 #include "video/video.h"
+#include "util/banned.h" /* last: after every system header */
 
 static int repair_code(int averr)
 {

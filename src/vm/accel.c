@@ -18,6 +18,7 @@
 #include "util/proc.h"
 #include "util/str.h"
 #include "vm/qemu.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define PROBE_EXIT 67 /* isa-debug-exit: (0x21 << 1) | 1 */
 #define PROBE_TIMEOUT_MS 10000

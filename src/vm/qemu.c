@@ -23,6 +23,7 @@
 #include "util/time.h"
 #include "vm/qemu.h"
 #include "vm/qmp.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define QEMU_TAIL_LINES 8
 #define QEMU_LINE_MAX 512

@@ -11,6 +11,7 @@
 #include "util/path.h"
 #include "util/str.h"
 #include "vm/qemu.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define QEMU_MAX_DISKS 16
 

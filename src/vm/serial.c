@@ -19,6 +19,7 @@
 #include "util/log.h"
 #include "util/time.h"
 #include "vm/serial.h"
+#include "util/banned.h" /* last: after every system header */
 
 struct serial {
 	int fd;

@@ -21,6 +21,7 @@
 #include "util/time.h"
 #include <rfb/rfbclient.h>
 #include "vm/vnc.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define VNC__LISTENERS 4
 

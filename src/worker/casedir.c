@@ -11,6 +11,7 @@
 #include "util/log.h"
 #include "util/proc.h"
 #include "worker/casedir.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define CASEDIR_MAX 4096
 

@@ -15,6 +15,7 @@
 #include "util/log.h"
 #include "util/path.h"
 #include "worker/live_relay.h"
+#include "util/banned.h" /* last: after every system header */
 
 void live_relay_set(struct live_relay *l, const char *out_dir, bool on)
 {

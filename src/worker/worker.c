@@ -34,6 +34,7 @@
 #include "worker/casedir.h"
 #include "worker/live_relay.h"
 #include "worker/worker.h"
+#include "util/banned.h" /* last: after every system header */
 
 #define WORKER_MAX_FILES 4096
 #define WORKER_MAX_DISKS 16

@@ -38,4 +38,6 @@ for dir in src/*/; do
 	check "module '$m' includes only: $ok_mods${bad:+ (not:$bad)}" [ -z "$bad" ]
 done
 check "main.c includes only cmd/ and util/" sh -c "! sed -n 's/^#include \"\([a-z_]*\)\/.*/\1/p' src/main.c | grep -qv '^\(cmd\|util\)\$'"
+missing=$(grep -L '^#include "util/banned.h"' src/*/*.c src/main.c | tr '\n' ' ')
+check "every .c of src/ includes util/banned.h${missing:+ (not: $missing)}" [ -z "$missing" ]
 finish
