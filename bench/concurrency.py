@@ -238,12 +238,16 @@ def rows(res):
         a = n[k]
         v = f"p50 {a['p50_ms']:.1f} ms, p99 {a['p99_ms']:.1f} ms, {a['timeouts']} time-outs, {a['errors']} errors" \
             if a['p99_ms'] is not None else f"no answer: {a['timeouts']} time-outs, {a['errors']} errors"
+        if 'post_s' in a:  # the slow request itself: refused at once since the depth limit
+            v += f"; the POST itself: {a['post_status']} in {a['post_s']:.2f} s"
         if o:
             b = o[k]
             v += f"; old server p99 {'%.1f ms' % b['p99_ms'] if b['p99_ms'] is not None else 'none'}, " \
                  f"{b['timeouts']} time-outs, {b['errors']} errors"
             if b['p99_ms'] and a['p99_ms']:
                 v += f" ({b['p99_ms'] / a['p99_ms']:.0f}x)"
+            if 'post_s' in b:
+                v += f", its POST {b['post_status']} in {b['post_s']:.2f} s"
         out.append((f'API another client while {name}', v, a))
     return out
 
