@@ -67,8 +67,11 @@ int runner__vm_dead(struct runner *r)
 	}
 	if (r->vnc && !vnc_alive(r->vnc)) {
 		vnc_error(r->vnc, why, sizeof(why));
-		/* QEMU may be exiting right now: prefer its reason. */
-		time_sleep_ms(200);
+		/* QEMU may be exiting right now (its sockets close before it is
+		 * reaped): prefer its reason. A busy machine may take a while
+		 * between the two, so give it up to 2 s, not one short nap. */
+		for (int i = 0; i < 100 && r->qemu && qemu_running(r->qemu); i++)
+			time_sleep_ms(20);
 		if (r->qemu && !qemu_running(r->qemu))
 			return runner__vm_dead(r);
 		runner__abort(r, JOB_INCOMPLETE, "VNC connection lost: %s", why);
