@@ -30,19 +30,30 @@ LDLIBS := $(PKG_LIBS) -lpthread -lm
 
 SRC := $(shell find src -name '*.c' | sort)
 LIB_SRC := $(filter-out src/main.c,$(SRC))
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web.o
+# The web UI's files, put into the binary by scripts/embed-web (server/web.c).
+WEB_FILES := $(shell find web -type f ! -name '.*' 2>/dev/null | sort)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/unit/runner.o
 FIXTURE_SRC := $(sort $(wildcard tests/fixtures/*.c))
 FIXTURES := $(FIXTURE_SRC:tests/fixtures/%.c=$(BUILD)/fixtures/%)
 
-.PHONY: all deps images demo check unit integration bench clean install-deps
+.PHONY: all deps images demo check unit integration bench clean install-deps FORCE
 
 all: $(BUILD)/vigil $(FIXTURES)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+# Remade each time (it is only rewritten when web/'s list of files changed);
+# the object follows the files' bytes.
+$(BUILD)/gen/web.S: FORCE
+	@mkdir -p $(dir $@)
+	@scripts/embed-web $@
+
+$(BUILD)/gen/web.o: $(BUILD)/gen/web.S $(WEB_FILES)
+	$(CC) -c $< -o $@
 
 # Made anew each time, so an object whose source was removed leaves with it.
 $(BUILD)/libvigil.a: $(LIB_OBJ)

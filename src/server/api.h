@@ -64,6 +64,7 @@ struct api_req {
 	bool stopping;          /* the server is shutting down: answer long polls now */
 	const char *key;        /* the API key that signed the request (borrowed), NULL when unsigned */
 	const char *accept;     /* the Accept header (borrowed), NULL when absent */
+	const char *if_none_match; /* the If-None-Match header (borrowed), NULL when absent */
 	struct watch_map *live;  /* watched jobs (the server's, shared, locked inside) */
 };
 
@@ -78,6 +79,9 @@ struct api_resp {
 	bool suspend;       /* long poll: park the connection, retry the handler later */
 	const char *raw;    /* borrowed JSON text sent as is (the response cache) */
 	size_t raw_len;
+	const unsigned char *bytes; /* static bytes sent as is with ctype (the embedded web files) */
+	size_t bytes_len;
+	bool web;           /* a page or web file: sent with the CSP and the other browser headers */
 };
 
 /* Set a JSON error {"error": text} (server.c adds error_status). */
@@ -109,6 +113,7 @@ extern const struct api_route api_comments_routes[];
 extern const struct api_route api_yaml_routes[];
 extern const struct api_route api_assets_routes[];
 extern const struct api_route api_live_routes[];
+extern const struct api_route web_routes[];
 
 /* Uppercase ASCII copy of s (new string). */
 char *api_upper(const char *s);

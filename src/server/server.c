@@ -37,6 +37,7 @@
 #include "server/db.h"
 #include "server/pool.h"
 #include "server/watch.h"
+#include "server/web.h"
 #include "server/resp_cache.h"
 #include "server/server.h"
 #include "util/buf.h"
@@ -110,7 +111,7 @@ struct conn_req {
 
 static const struct api_route *const route_tables[] = {
 	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes, api_assets_routes,
-	api_comments_routes, api_yaml_routes, api_live_routes,
+	api_comments_routes, api_yaml_routes, api_live_routes, web_routes,
 };
 
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
@@ -293,12 +294,23 @@ static int authenticate(struct db *db, struct MHD_Connection *con, struct api_re
 /* The response to out, made on the handler thread (out->raw is borrowed
  * from its cache, so it is copied now); NULL when out of memory (the
  * connection is then dropped). *status: what to send it with. */
-static struct MHD_Response *make_resp(struct api_resp *out, unsigned *status)
+static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *status)
 {
 	struct MHD_Response *resp;
 	char *body = NULL;
 	const char *ctype = "application/json";
 
+	if (out->bytes) {
+		resp = MHD_create_response_from_buffer(out->bytes_len, (void *)out->bytes, MHD_RESPMEM_PERSISTENT);
+		if (resp) {
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, out->ctype);
+			if (out->hdr_name)
+				MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+		}
+		*status = (unsigned)out->status;
+		return resp;
+	}
 	if (out->raw) {
 		resp = MHD_create_response_from_buffer(out->raw_len, (void *)out->raw, MHD_RESPMEM_MUST_COPY);
 		if (resp)
@@ -352,6 +364,23 @@ static struct MHD_Response *make_resp(struct api_resp *out, unsigned *status)
 	return resp;
 }
 
+/* make_resp_body with the headers every answer carries: no content
+ * sniffing, and for pages and web files the CSP and no framing. */
+static struct MHD_Response *make_resp(struct api_resp *out, unsigned *status)
+{
+	struct MHD_Response *resp = make_resp_body(out, status);
+
+	if (!resp)
+		return NULL;
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (out->web) {
+		MHD_add_response_header(resp, "Content-Security-Policy", WEB_CSP);
+		MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+		MHD_add_response_header(resp, "Referrer-Policy", "same-origin");
+	}
+	return resp;
+}
+
 static void resp_release(struct api_resp *out)
 {
 	json_decref(out->json);
@@ -394,6 +423,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	req.path = url;
 	req.target = r->target;
 	req.accept = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	req.if_none_match = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
 	req.live = &s->live;
 	if (r->too_big) {
 		if (r->stream)

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: MIT */
+/* web.c - serves the web UI: the embedded files of web/ under /static/,
+ * and, for every page URL openQA has (/, /tests, /tests/<id>, /admin/...),
+ * the one page shell (web/index.html) whose scripts render the page from
+ * the API. Files carry an ETag (If-None-Match answers 304) and every
+ * answer the CSP of web.h (server.c adds it when out->web is set).
+ *
+ *   method path                        level   what
+ *   GET    /static/<file>              public  an embedded file of web/
+ *   GET    / /tests /tests/<id> ...    public  the page shell (see web_routes)
+ */
+#define LOG_MODULE "web"
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include "server/api.h"
+#include "server/web.h"
+#include "util/str.h"
+#include "util/banned.h" /* last: after every system header */
+
+/* scripts/embed-web's table, ended by a NULL name. */
+extern const struct web_file web_files[];
+
+#define WEB_MAX_FILES 256
+static char etags[WEB_MAX_FILES][24];
+static pthread_once_t etags_once = PTHREAD_ONCE_INIT;
+
+static void etags_make(void)
+{
+	size_t i;
+
+	for (i = 0; web_files[i].name && i < WEB_MAX_FILES; i++) {
+		unsigned char md[EVP_MAX_MD_SIZE];
+		unsigned mdlen = 0;
+		EVP_Digest(web_files[i].data, web_files[i].len, md, &mdlen, EVP_sha256(), NULL);
+		snprintf(etags[i], sizeof(etags[i]), "\"%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x\"", md[0], md[1],
+			 md[2], md[3], md[4], md[5], md[6], md[7], md[8], md[9]);
+	}
+}
+
+const struct web_file *web_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; web_files[i].name; i++)
+		if (!strcmp(web_files[i].name, name))
+			return &web_files[i];
+	return NULL;
+}
+
+const char *web_ctype(const char *name)
+{
+	static const struct {
+		const char *ext, *type;
+	} types[] = {
+		{ ".html", "text/html; charset=utf-8" }, { ".js", "text/javascript; charset=utf-8" },
+		{ ".css", "text/css; charset=utf-8" },   { ".svg", "image/svg+xml" },
+		{ ".png", "image/png" },                  { ".json", "application/json" },
+		{ ".txt", "text/plain; charset=utf-8" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (str_ends_with(name, types[i].ext))
+			return types[i].type;
+	return "application/octet-stream";
+}
+
+const char *web_etag(const struct web_file *f)
+{
+	size_t i = (size_t)(f - web_files);
+
+	pthread_once(&etags_once, etags_make);
+	return i < WEB_MAX_FILES ? etags[i] : "\"0\"";
+}
+
+/* Answer with embedded file f, or 304 when the client holds it already. */
+static void send_file(struct api_req *req, struct api_resp *out, const struct web_file *f)
+{
+	const char *etag = web_etag(f);
+
+	out->web = true;
+	out->hdr_name = "ETag";
+	snprintf(out->hdr_value, sizeof(out->hdr_value), "%s", etag);
+	out->ctype = web_ctype(f->name);
+	if (req->if_none_match && strstr(req->if_none_match, etag)) {
+		out->status = 304;
+		out->bytes = (const unsigned char *)"";
+		out->bytes_len = 0;
+		return;
+	}
+	out->status = 200;
+	out->bytes = f->data;
+	out->bytes_len = f->len;
+}
+
+static void static_file(struct api_req *req, struct api_resp *out)
+{
+	char name[LIMIT_API_NAME + 2];
+	const struct web_file *f;
+
+	snprintf(name, sizeof(name), "/%s", req->name ? req->name : "");
+	f = strcmp(name, "/index.html") ? web_find(name) : NULL;
+	if (!f) {
+		api_error(out, 404, "no file /static%s", name);
+		return;
+	}
+	send_file(req, out, f);
+}
+
+static void page(struct api_req *req, struct api_resp *out)
+{
+	const struct web_file *f = web_find("/index.html");
+
+	if (!f) {
+		api_error(out, 500, "the web UI was not built in");
+		return;
+	}
+	send_file(req, out, f);
+}
+
+/* Every page URL of openQA that vigil has; the shell's scripts pick the
+ * page from location.pathname (web/app.js). */
+const struct api_route web_routes[] = {
+	{ "GET", "/static/*", AUTH_PUBLIC, static_file, NULL },
+	{ "GET", "/", AUTH_PUBLIC, page, NULL },
+	{ "GET", "/tests", AUTH_PUBLIC, page, NULL },
+	{ "GET", "/tests/overview", AUTH_PUBLIC, page, NULL },
+	{ "GET", "/tests/latest", AUTH_PUBLIC, page, NULL },
+	{ "GET", "/tests/#", AUTH_PUBLIC, page, NULL },
+	{ "GET", "/group_overview/#", AUTH_PUBLIC, page, NULL },
+	{ "GET", "/admin/*", AUTH_PUBLIC, page, NULL },
+	{ "GET", "/admin/job_templates/#", AUTH_PUBLIC, page, NULL },
+	{ "GET", "/login", AUTH_PUBLIC, page, NULL },
+	{ NULL, NULL, 0, NULL, NULL },
+};

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+// app.js - the page shell's router: every page URL is served the same
+// index.html; this picks the page module from location.pathname (openQA's
+// URLs) and lets it render into <main>. Pages export render(main, match, query).
+import { h, replace } from './dom.js';
+
+// [pattern, module, title]: the first whose pattern matches the path wins.
+const PAGES = [
+	[/^\/$/, './page-dashboard.js', 'Dashboard'],
+	[/^\/tests\/?$/, './page-tests.js', 'Tests'],
+	[/^\/tests\/overview\/?$/, './page-overview.js', 'Test overview'],
+	[/^\/tests\/latest\/?$/, './page-job.js', 'Job'],
+	[/^\/tests\/(\d+)\/?$/, './page-job.js', 'Job'],
+	[/^\/group_overview\/(\d+)\/?$/, './page-group.js', 'Job group'],
+	[/^\/admin\/job_templates\/(\d+)\/?$/, './page-templates.js', 'Job templates'],
+	[/^\/admin\/([a-z_]+)\/?$/, './page-admin.js', 'Admin'],
+	[/^\/login\/?$/, './page-login.js', 'Sign in'],
+];
+
+export async function route() {
+	const main = document.getElementById('main');
+	const path = location.pathname;
+	const query = new URLSearchParams(location.search);
+	for (const [re, mod, title] of PAGES) {
+		const m = path.match(re);
+		if (!m) continue;
+		document.title = `${title} - vigil`;
+		try {
+			const page = await import(mod);
+			await page.render(main, m, query);
+		} catch (e) {
+			replace(main, h('p', { class: 'error' }, `This page could not be shown: ${e.message}`));
+		}
+		return;
+	}
+	replace(main, h('p', { class: 'error' }, `No page at ${path}`));
+}
+
+route();
