@@ -13,8 +13,10 @@ const PAGES = [
 	[/^\/tests\/(\d+)\/?$/, './page-job.js', 'Job'],
 	[/^\/group_overview\/(\d+)\/?$/, './page-group.js', 'Job group'],
 	[/^\/admin\/job_templates\/(\d+)\/?$/, './page-templates.js', 'Job templates'],
+	[/^\/admin\/auditlog\/?$/, './page-auditlog.js', 'Audit log'],
 	[/^\/admin\/([a-z_]+)\/?$/, './page-admin.js', 'Admin'],
 	[/^\/login\/?$/, './page-login.js', 'Sign in'],
+	[/^\/user\/api_keys\/?$/, './page-apikeys.js', 'API keys'],
 ];
 
 export async function route() {

@@ -133,5 +133,6 @@ const struct api_route web_routes[] = {
 	{ "GET", "/admin/*", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/admin/job_templates/#", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/login", AUTH_PUBLIC, page, NULL },
+	{ "GET", "/user/api_keys", AUTH_PUBLIC, page, NULL },
 	{ NULL, NULL, 0, NULL, NULL },
 };
