@@ -8,8 +8,8 @@
  *   GET    /api/v1/needles   public  sort=last_match|last_seen|name, limit (1..1000, default 100),
  *                                    after=<"next" of the previous page>, search=<part of the name>
  *                                    → {"needles": [{id, distri, name, file, last_match,
- *                                    last_match_job, last_match_module, last_seen, last_seen_job,
- *                                    last_seen_module}], "next": cursor|null}
+ *                                    last_match_job, last_match_module, last_match_step, last_seen,
+ *                                    last_seen_job, last_seen_module, last_seen_step}], "next": cursor|null}
  */
 #define LOG_MODULE "api"
 #include <string.h>

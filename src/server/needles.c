@@ -52,8 +52,8 @@ static const char *base_name(const char *path)
 }
 
 /* Record one needle: always seen, matched when matched. */
-static int record(struct db *db, const struct job_info *j, const char *module, const char *name, const char *file,
-		  bool matched)
+static int record(struct db *db, const struct job_info *j, const char *module, long step, const char *name,
+		  const char *file, bool matched)
 {
 	int rc;
 
@@ -63,18 +63,18 @@ static int record(struct db *db, const struct job_info *j, const char *module, c
 	if (file && strlen(file) > NEEDLE_NAME_MAX + 8)
 		file = NULL;
 	rc = db_exec(db,
-		     "INSERT INTO needles (distri, name, file, last_seen_job_id, last_seen_module, last_seen_time)"
-		     " VALUES (?, ?, ?, ?, ?, ?)"
+		     "INSERT INTO needles (distri, name, file, last_seen_job_id, last_seen_module, last_seen_step,"
+		     " last_seen_time) VALUES (?, ?, ?, ?, ?, ?, ?)"
 		     " ON CONFLICT (distri, name) DO UPDATE SET file = COALESCE(excluded.file, file),"
 		     " last_seen_job_id = excluded.last_seen_job_id, last_seen_module = excluded.last_seen_module,"
-		     " last_seen_time = excluded.last_seen_time",
-		     "tttitt", j->distri, name, file, j->id, module, j->when);
+		     " last_seen_step = excluded.last_seen_step, last_seen_time = excluded.last_seen_time",
+		     "tttitit", j->distri, name, file, j->id, module, (int64_t)step, j->when);
 	if (rc < 0 || !matched)
 		return rc < 0 ? rc : 0;
 	rc = db_exec(db,
-		     "UPDATE needles SET last_matched_job_id = ?, last_matched_module = ?, last_matched_time = ?"
-		     " WHERE distri = ? AND name = ?",
-		     "itttt", j->id, module, j->when, j->distri, name);
+		     "UPDATE needles SET last_matched_job_id = ?, last_matched_module = ?, last_matched_step = ?,"
+		     " last_matched_time = ? WHERE distri = ? AND name = ?",
+		     "itittt", j->id, module, (int64_t)step, j->when, j->distri, name);
 	return rc < 0 ? rc : 0;
 }
 
@@ -96,11 +96,12 @@ static int record_module(struct db *db, const struct job_info *j, const char *mo
 			const char *n = json_string_value(json_object_get(c, "name"));
 			/* The match is recorded after its rivals, so it is never undone. */
 			if (n && (!needle || strcmp(n, needle)))
-				rc = record(db, j, module, n, json_string_value(json_object_get(c, "json")), false);
+				rc = record(db, j, module, (long)i + 1, n, json_string_value(json_object_get(c, "json")), false);
 			if (rc)
 				return rc;
 		}
-		if (needle && (rc = record(db, j, module, needle, json_string_value(json_object_get(d, "json")), matched)))
+		if (needle && (rc = record(db, j, module, (long)i + 1, needle,
+					   json_string_value(json_object_get(d, "json")), matched)))
 			return rc;
 	}
 	return 0;
@@ -262,7 +263,7 @@ int needles_list(struct db *db, enum needles_sort sort, const char *after, const
 	/* Statement text only from the constant table above; values bound. */
 	snprintf(sql, sizeof(sql),
 		 "SELECT id, distri, name, file, last_matched_time, last_matched_job_id, last_matched_module,"
-		 " last_seen_time, last_seen_job_id, last_seen_module FROM needles"
+		 " last_matched_step, last_seen_time, last_seen_job_id, last_seen_module, last_seen_step FROM needles"
 		 " WHERE %s AND (?3 IS NULL OR instr(name, ?3) > 0)"
 		 " ORDER BY %s LIMIT ?4",
 		 orders[sort].where, orders[sort].order);
@@ -283,9 +284,11 @@ int needles_list(struct db *db, enum needles_sort sort, const char *after, const
 		json_object_set_new(o, "last_match", text_or_null(db_col_text(st, 4)));
 		json_object_set_new(o, "last_match_job", id_or_null(st, 5));
 		json_object_set_new(o, "last_match_module", text_or_null(db_col_text(st, 6)));
-		json_object_set_new(o, "last_seen", text_or_null(db_col_text(st, 7)));
-		json_object_set_new(o, "last_seen_job", id_or_null(st, 8));
-		json_object_set_new(o, "last_seen_module", text_or_null(db_col_text(st, 9)));
+		json_object_set_new(o, "last_match_step", id_or_null(st, 7));
+		json_object_set_new(o, "last_seen", text_or_null(db_col_text(st, 8)));
+		json_object_set_new(o, "last_seen_job", id_or_null(st, 9));
+		json_object_set_new(o, "last_seen_module", text_or_null(db_col_text(st, 10)));
+		json_object_set_new(o, "last_seen_step", id_or_null(st, 11));
 		json_array_append_new(list, o);
 	}
 	if (rc == 1) {

@@ -90,6 +90,7 @@ TEST(server_needles_record_job)
 	CHECK_STR(str(r, "file"), "grub-menu.json");
 	CHECK_INT(num(r, "last_match_job"), j1);
 	CHECK_STR(str(r, "last_match_module"), "boot");
+	CHECK_INT(num(r, "last_match_step"), 1);
 	CHECK_STR(str(r, "last_match"), "2024-05-01T10:00:00");
 	CHECK_STR(str(r, "last_seen"), "2024-05-01T10:00:00");
 	CHECK((r = row(list, "grub-old")) != NULL);
@@ -99,6 +100,7 @@ TEST(server_needles_record_job)
 	CHECK((r = row(list, "grub-echo")) != NULL && json_is_null(json_object_get(r, "last_match")));
 	CHECK((r = row(list, "grub-workaround")) != NULL);
 	CHECK_INT(num(r, "last_match_job"), j1);
+	CHECK_INT(num(r, "last_match_step"), 3);
 	json_decref(list);
 
 	/* A later job sees grub-menu only as a rival: its last match stays j1's. */
