@@ -3,9 +3,10 @@
 // API programs use), errors as exceptions carrying the server's text.
 
 export class ApiError extends Error {
-	constructor(status, message) {
+	constructor(status, message, body) {
 		super(message);
 		this.status = status;
+		this.body = body; // the server's answer as parsed (openQA's {"error": ...})
 	}
 }
 
@@ -18,8 +19,9 @@ async function answer(r, path) {
 	const type = r.headers.get('Content-Type') || '';
 	const body = type.startsWith('application/json') ? await r.json() : await r.text();
 	if (!r.ok) {
-		const msg = body && body.error ? body.error : `${r.status} ${r.statusText}`;
-		throw new ApiError(r.status, `${path}: ${msg}`);
+		const err = body && body.error;
+		const msg = Array.isArray(err) ? err.join('; ') : err || `${r.status} ${r.statusText}`;
+		throw new ApiError(r.status, `${path}: ${msg}`, body);
 	}
 	return body;
 }

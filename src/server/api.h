@@ -113,6 +113,7 @@ extern const struct api_route api_comments_routes[];
 extern const struct api_route api_yaml_routes[];
 extern const struct api_route api_assets_routes[];
 extern const struct api_route api_live_routes[];
+extern const struct api_route api_needles_routes[];
 extern const struct api_route web_routes[];
 
 /* Uppercase ASCII copy of s (new string). */

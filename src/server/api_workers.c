@@ -32,6 +32,7 @@
 #include "server/db.h"
 #include "server/distri.h"
 #include "server/jobs.h"
+#include "server/needles.h"
 #include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
@@ -274,6 +275,9 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	rc = workers_job_done(req->db, req->id, worker, result, reason, msg, sizeof(msg));
 	if (reply_job_error(req, out, rc, msg, "finish"))
 		return;
+	/* Its results are all uploaded now: which needles it used. */
+	if ((rc = needles_record_job(req->db, req->data_dir, req->id)))
+		log_warn("job %lld: needle matches not recorded: %s", (long long)req->id, err_str(rc));
 	if (jobs_outcome_json(req->db, req->id, &outcome)) {
 		api_error(out, 500, "cannot read job %lld", (long long)req->id);
 		return;

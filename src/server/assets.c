@@ -193,6 +193,62 @@ json_t *assets_json(struct db *db, int64_t id)
 	return a;
 }
 
+/* The settings that can name an asset of type, as an SQL list of constant
+ * keys ('ISO', 'ISO_0', ... 'ISO_<ASSETS_USAGE_NUMBERS - 1>'): exact keys,
+ * so the (key, value) index finds the jobs with one look-up each. */
+static void usage_keys(const char *type, char *out, size_t len)
+{
+	static const struct {
+		const char *type, *plain, *numbered;
+	} fam[] = {
+		{ "iso", "'ISO'", "ISO_" },
+		{ "hdd", "'UEFI_PFLASH_VARS'", "HDD_" },
+		{ "repo", NULL, "REPO_" },
+		{ "other", "'KERNEL', 'INITRD'", "ASSET_" },
+	};
+	size_t i, used = 0;
+	int k;
+
+	out[0] = '\0';
+	for (i = 0; i < sizeof(fam) / sizeof(fam[0]); i++) {
+		if (strcmp(fam[i].type, type))
+			continue;
+		if (fam[i].plain)
+			used += (size_t)snprintf(out + used, len - used, "%s", fam[i].plain);
+		for (k = 0; k < ASSETS_USAGE_NUMBERS && used < len; k++)
+			used += (size_t)snprintf(out + used, len - used, "%s'%s%d'", used ? ", " : "", fam[i].numbered, k);
+	}
+}
+
+/* Add "jobs" (how many jobs name the asset in their settings) and
+ * "last_jobs" (the newest ASSETS_USAGE_SHOWN of their ids) to a row. */
+static void add_usage(struct db *db, json_t *a)
+{
+	const char *type = json_string_value(json_object_get(a, "type")), *name = json_string_value(json_object_get(a, "name"));
+	char keys[1024], sql[1400];
+	json_t *ids = json_array();
+	struct db_stmt *q;
+	int64_t n = 0;
+
+	usage_keys(type ? type : "", keys, sizeof(keys));
+	if (keys[0] && name) {
+		/* keys holds constant text only; the name is bound. */
+		snprintf(sql, sizeof(sql), "SELECT COUNT(DISTINCT job_id) FROM job_settings WHERE key IN (%s) AND value = ?",
+			 keys);
+		(void)db_query_int(db, &n, sql, "t", name); /* on error the row shows no usage */
+		snprintf(sql, sizeof(sql),
+			 "SELECT DISTINCT job_id FROM job_settings WHERE key IN (%s) AND value = ? ORDER BY job_id DESC LIMIT ?",
+			 keys);
+		if (n > 0 && !db_prepare(db, &q, sql, "ti", name, (int64_t)ASSETS_USAGE_SHOWN)) {
+			while (db_step(q) == 1)
+				json_array_append_new(ids, json_integer(db_col_int(q, 0)));
+			db_finalize(q);
+		}
+	}
+	json_object_set_new(a, "jobs", json_integer(n));
+	json_object_set_new(a, "last_jobs", ids);
+}
+
 json_t *assets_list_json(struct db *db, long limit, long offset)
 {
 	json_t *list = json_array();
@@ -203,6 +259,13 @@ json_t *assets_list_json(struct db *db, long limit, long offset)
 		while (db_step(q) == 1)
 			json_array_append_new(list, row_json(q));
 		db_finalize(q);
+	}
+	/* After the rows are read: one statement at a time per connection. */
+	{
+		size_t i;
+		json_t *a;
+		json_array_foreach(list, i, a)
+			add_usage(db, a);
 	}
 	return json_pack("{s:o}", "assets", list);
 }

@@ -56,7 +56,16 @@ int assets_id(struct db *db, const char *type, const char *name, int64_t *id);
  * object or NULL when there is no such row. */
 json_t *assets_json(struct db *db, int64_t id);
 
-/* {"assets": [...]} ordered by id, limit/offset applied. New object. */
+/* Numbered settings (ISO_0 ... HDD_19) looked at for an asset's jobs. */
+#define ASSETS_USAGE_NUMBERS 20
+/* Job ids listed per asset in "last_jobs". */
+#define ASSETS_USAGE_SHOWN 5
+
+/* {"assets": [...]} ordered by id, limit/offset applied; each row also
+ * has "jobs" (how many jobs name it in ISO, ISO_n, HDD_n, UEFI_PFLASH_VARS,
+ * REPO_n, ASSET_n, KERNEL or INITRD, n < ASSETS_USAGE_NUMBERS, by its
+ * type) and "last_jobs" (their newest ASSETS_USAGE_SHOWN ids, newest
+ * first). New object. */
 json_t *assets_list_json(struct db *db, long limit, long offset);
 
 /* Move the uploaded temporary file tmp to DATA/factory/<type>/<name>

@@ -146,6 +146,21 @@ const struct db_migration db__migrations_sqlite[] = {
 	  "CREATE INDEX comments_job ON comments (job_id);"
 	  "CREATE INDEX comments_group ON comments (group_id);"
 	  "ALTER TABLE job_groups ADD COLUMN template TEXT;" },
+	{ 5,
+	  /* Needles by (DISTRI, name): the job and module that last matched
+	   * them and that last had them among the candidates (needles.c).
+	   * Times never known are '' so each order runs on one index. */
+	  "CREATE TABLE needles ("
+	  " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	  " distri TEXT NOT NULL, name TEXT NOT NULL, file TEXT,"
+	  " last_seen_job_id INTEGER, last_seen_module TEXT, last_seen_step INTEGER,"
+	  " last_seen_time TEXT NOT NULL DEFAULT '',"
+	  " last_matched_job_id INTEGER, last_matched_module TEXT, last_matched_step INTEGER,"
+	  " last_matched_time TEXT NOT NULL DEFAULT '',"
+	  " UNIQUE (distri, name));"
+	  "CREATE INDEX needles_matched ON needles (last_matched_time, id);"
+	  "CREATE INDEX needles_seen ON needles (last_seen_time, id);"
+	  "CREATE INDEX needles_name ON needles (name, id);" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

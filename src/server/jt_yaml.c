@@ -682,6 +682,24 @@ out:
  * of seconds), and the schema needs fewer than ten. This pass stops at the
  * first node too deep, so a hostile document costs no more than a sane one.
  * 0, ERR_PROTO (invalid YAML or too deep, where in err), ERR_NOMEM. */
+/* libyaml's syntax error: where it was found and, when libyaml names the
+ * construct it was reading, where that began (an indentation slip shows
+ * up on the line after the one that slipped). */
+static void syntax_error(const yaml_parser_t *parser, char *err, size_t errlen)
+{
+	const char *problem = parser->problem ? parser->problem : "syntax error";
+
+	if (parser->context && (parser->context_mark.line != parser->problem_mark.line ||
+				parser->context_mark.column != parser->problem_mark.column))
+		snprintf(err, errlen, "line %zu, column %zu: invalid YAML: %s %s at line %zu, column %zu",
+			 parser->problem_mark.line + 1, parser->problem_mark.column + 1, problem, parser->context,
+			 parser->context_mark.line + 1, parser->context_mark.column + 1);
+	else
+		snprintf(err, errlen, "line %zu, column %zu: invalid YAML: %s%s%s", parser->problem_mark.line + 1,
+			 parser->problem_mark.column + 1, problem, parser->context ? " " : "",
+			 parser->context ? parser->context : "");
+}
+
 static int check_depth(const char *yaml, size_t len, char *err, size_t errlen)
 {
 	yaml_parser_t parser;
@@ -694,9 +712,7 @@ static int check_depth(const char *yaml, size_t len, char *err, size_t errlen)
 	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
 	while (!done && !rc) {
 		if (!yaml_parser_parse(&parser, &ev)) {
-			snprintf(err, errlen, "line %zu, column %zu: invalid YAML: %s%s%s", parser.problem_mark.line + 1,
-				 parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error",
-				 parser.context ? " " : "", parser.context ? parser.context : "");
+			syntax_error(&parser, err, errlen);
 			rc = ERR_PROTO;
 			break;
 		}
@@ -747,9 +763,7 @@ int jt_yaml_parse(const char *yaml, size_t len, struct jt_list *l, char *err, si
 		return ERR_NOMEM;
 	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
 	if (!yaml_parser_load(&parser, &c.doc)) {
-		snprintf(err, errlen, "line %zu, column %zu: invalid YAML: %s%s%s", parser.problem_mark.line + 1,
-			 parser.problem_mark.column + 1, parser.problem ? parser.problem : "syntax error",
-			 parser.context ? " " : "", parser.context ? parser.context : "");
+		syntax_error(&parser, err, errlen);
 		yaml_parser_delete(&parser);
 		return ERR_PROTO;
 	}

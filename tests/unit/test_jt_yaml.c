@@ -113,6 +113,12 @@ TEST(jt_yaml_errors)
 		    "scenarios:\n  x86_64:\n    p: [a, a]\n", "defined more than once");
 	check_error("products:\n  p: {distri: d, flavor: f, version: 1}\ndefaults:\n  x86_64: {machine: m, priority: 1}\n"
 		    "scenarios:\n  x86_64:\n    p:\n      - a: {settings: {lower: x}}\n", "invalid setting name");
+	/* An indentation slip is found on the next line; the error names the
+	 * mapping being read too. A tab is found where it stands. */
+	check_error("products:\n  p:\n      distri: d\n    flavor: f\nscenarios: {}\n",
+		    "line 4, column 5: invalid YAML: did not find expected key while parsing a block mapping at line 2, column 3");
+	check_error("products:\n  p:\n\tdistri: d\nscenarios: {}\n",
+		    "line 3, column 1: invalid YAML: found character that cannot start any token while scanning for the next token");
 	check_error("products: {}\nproducts: {}\nscenarios: {}\n", "duplicate key 'products'");
 	check_error("", "empty");
 	/* Too deep is refused at the first level past the limit, before the

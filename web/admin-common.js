@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+// admin-common.js - what the admin pages share: the admin navigation, the
+// signed-in session (session.js, loaded on demand: no module or no user
+// means signed out, and write controls stay hidden), times and sizes as
+// people read them, client-side sortable tables and the error line.
+import { h, ago } from './dom.js';
+import { setCsrf } from './api.js';
+
+// The admin pages in openQA's menu order: [path, label].
+const SECTIONS = [
+	['/admin/groups', 'Job groups'],
+	['/admin/machines', 'Machines'],
+	['/admin/products', 'Products'],
+	['/admin/test_suites', 'Test suites'],
+	['/admin/workers', 'Workers'],
+	['/admin/assets', 'Assets'],
+	['/admin/needles', 'Needles'],
+	['/admin/auditlog', 'Audit log'],
+];
+
+// The admin sub-navigation with the current page marked.
+export function adminNav(active) {
+	return h('nav', { class: 'adm-nav', 'aria-label': 'Administration' },
+		SECTIONS.map(([path, label]) => h('a', {
+			href: path, class: path === active ? 'current' : null,
+			'aria-current': path === active ? 'page' : null,
+		}, label)));
+}
+
+let session = null;
+
+// The session as session.js's currentSession() gives it: {user: null} or
+// {user: {name, role}, csrf}. A missing or failing session.js is "signed
+// out". Fetched once per page load.
+export function getSession() {
+	if (!session) {
+		session = (async () => {
+			try {
+				const mod = await import('./session.js');
+				const s = await mod.currentSession();
+				if (s && s.user && s.csrf) setCsrf(s.csrf);
+				return s && s.user ? s : { user: null };
+			} catch (e) {
+				return { user: null };
+			}
+		})();
+	}
+	return session;
+}
+
+// Hand in the session (the sign-in code after it changed, or a browser
+// test); the next render uses it.
+export function useSession(s) {
+	if (s && s.csrf) setCsrf(s.csrf);
+	session = Promise.resolve(s && s.user ? s : { user: null });
+}
+
+export function isAdmin(s) {
+	return !!(s && s.user && s.user.role === 'admin');
+}
+
+// "2026-12-04T10:34:24" (UTC) as "5 min ago", the exact time as a tooltip.
+export function when(iso) {
+	if (!iso) return h('span', { class: 'muted' }, 'never');
+	return h('time', { datetime: iso + 'Z', title: iso.replace('T', ' ') + ' UTC' }, ago(iso));
+}
+
+// Bytes as people read them: "512 B", "1.4 KiB", "3.2 GiB".
+export function humanSize(n) {
+	if (n === null || n === undefined || n === '') return '';
+	n = Number(n);
+	if (!Number.isFinite(n) || n < 0) return '';
+	const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+	let i = 0;
+	while (n >= 1024 && i < units.length - 1) {
+		n /= 1024;
+		i++;
+	}
+	return i === 0 ? `${n} B` : `${n < 10 ? n.toFixed(1) : Math.round(n)} ${units[i]}`;
+}
+
+// An error shown in place of (or above) the page's data.
+export function errorLine(e) {
+	return h('p', { class: 'error adm-error', role: 'alert' }, e instanceof Error ? e.message : String(e));
+}
+
+// A table whose headers sort the rows in the browser. columns:
+// [{label, sort: row => value (optional), cell: row => node or text, class}];
+// rows: the data; opts: {class, empty (text when no rows), sortBy (column
+// index), desc, rowAttrs: row => attrs}. Returns the element (in a
+// sideways-scrolling wrapper, so a wide table never widens the page).
+export function sortableTable(columns, rows, opts = {}) {
+	let sortBy = opts.sortBy ?? null;
+	let desc = !!opts.desc;
+	const tbody = h('tbody');
+	const heads = columns.map((c, i) => {
+		if (!c.sort) return h('th', { scope: 'col', class: c.class }, c.label);
+		const th = h('th', { scope: 'col', class: c.class, 'aria-sort': 'none' },
+			h('button', { type: 'button', class: 'adm-sort', onclick: () => {
+				desc = sortBy === i ? !desc : false;
+				sortBy = i;
+				fill();
+			} }, c.label));
+		return th;
+	});
+	function cmp(a, b) {
+		if (a === b) return 0;
+		if (a === null || a === undefined || a === '') return 1;
+		if (b === null || b === undefined || b === '') return -1;
+		if (typeof a === 'number' && typeof b === 'number') return a - b;
+		return String(a).localeCompare(String(b), undefined, { numeric: true });
+	}
+	function fill() {
+		let list = rows.slice();
+		if (sortBy !== null && columns[sortBy].sort) {
+			const key = columns[sortBy].sort;
+			list.sort((a, b) => {
+				const r = cmp(key(a), key(b));
+				return desc ? -r : r;
+			});
+		}
+		heads.forEach((th, i) => {
+			if (columns[i].sort)
+				th.setAttribute('aria-sort', i === sortBy ? (desc ? 'descending' : 'ascending') : 'none');
+		});
+		tbody.replaceChildren(...list.map(r => h('tr', opts.rowAttrs ? opts.rowAttrs(r) : {},
+			columns.map(c => h('td', { class: c.class }, c.cell(r))))));
+		if (!list.length)
+			tbody.append(h('tr', {}, h('td', { colspan: columns.length, class: 'muted' }, opts.empty || 'None.')));
+	}
+	fill();
+	const wrap = h('div', { class: 'scroll' }, h('table', { class: 'adm-table ' + (opts.class || '') },
+		h('thead', {}, h('tr', {}, heads)), tbody));
+	// Show other rows (a filter's result) in the current order.
+	wrap.refill = newRows => {
+		rows = newRows;
+		fill();
+	};
+	return wrap;
+}
+
+// A text filter over rows: calls onChange with the rows whose text (from
+// text(row)) contains what was typed, case-insensitive.
+export function filterBox(label, rows, text, onChange) {
+	const input = h('input', { type: 'search', class: 'adm-filter', placeholder: label, 'aria-label': label,
+		oninput: () => {
+			const q = input.value.trim().toLowerCase();
+			onChange(q ? rows.filter(r => text(r).toLowerCase().includes(q)) : rows);
+		} });
+	return input;
+}
