@@ -19,11 +19,14 @@ export async function render(main) {
 	const error = h('p', { class: 'error', role: 'alert' });
 	const create = h('button', { type: 'button', class: 'apikey-create' }, 'Create a key');
 
+	let shown = null; // the id of the key whose secret is on screen
+
 	async function revoke(k, button) {
 		button.disabled = true;
 		replace(error);
 		try {
 			await send('DELETE', `/api/v1/user/api_keys/${k.id}`);
+			if (k.id === shown) replace(fresh);
 		} catch (ex) {
 			replace(error, ex.message);
 		}
@@ -51,6 +54,7 @@ export async function render(main) {
 		replace(error);
 		try {
 			const k = await send('POST', '/api/v1/user/api_keys');
+			shown = k.id;
 			replace(fresh,
 				h('p', {}, 'Your new key. Copy the secret now: it is not shown again.'),
 				h('dl', {},

@@ -95,7 +95,9 @@ static void login_post(struct api_req *req, struct api_resp *out)
 	if (rc == ERR_INVALID) {
 		login_limit_fail(req->login_limit, by_user, now);
 		login_limit_fail(req->login_limit, by_addr, now);
-		log_warn("sign-in as '%s' from %s failed", name, req->client_addr);
+		/* The name is the client's: logged only when it could name a user. */
+		log_warn("sign-in as '%s' from %s failed", users_name_check(name, NULL, 0) ? "(not a user name)" : name,
+			 req->client_addr);
 		api_error(out, 403, "wrong user name or password");
 		return;
 	}

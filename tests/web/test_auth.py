@@ -57,6 +57,11 @@ def sign_in(b, name, password, path=None):
     b.find('form.login button[type=submit]')[0].click()
 
 
+def no_errors(b, page):
+    errs = [e for e in b.errors() if 'favicon' not in e]
+    check(f'{page}: no console error', not errs, errs)
+
+
 def header_name(b):
     el = b.find('#user .user-name')
     return el[0].text if el else None
@@ -125,7 +130,7 @@ def run():
         link.click()
         b.wait_for('form.login')
         b.shot('login')
-        check('/login: no console error', lambda: not [e for e in b.errors() if 'favicon' not in e], b.errors())
+        no_errors(b, '/login')
 
         sign_in(b, 'op1', 'not-the-password')
         err = b.wait_until(lambda: b.find('.login-error')[0].text or None)
@@ -153,8 +158,10 @@ def run():
         check('the session cookie is HttpOnly (not in document.cookie)',
               'vigil_session' not in b.js('return document.cookie'))
 
+        b.errors()  # the refused fetches above logged their 403s
         b.get('/user/api_keys')
         b.wait_for('table.apikeys tbody tr.apikeys-none')
+        no_errors(b, '/user/api_keys')
         b.shot('apikeys-empty')
         b.find('button.apikey-create')[0].click()
         b.wait_for('.apikey-new-secret')
@@ -171,6 +178,7 @@ def run():
         b.wait_for('table.apikeys tbody tr.apikeys-none')
         st, j = s.api('POST', '/api/v1/jobs/2/comments', {'text': 'after revoking'}, key=key, secret=secret)
         check('a revoked key is refused', st == 403, (st, j))
+        check('revoking the new key takes its secret off the page', not b.find('.apikey-new-secret'))
         b.shot('apikeys-revoked')
 
         b.get('/admin/auditlog')
@@ -200,6 +208,7 @@ def run():
               any(r[1] == 'boss' and r[2] == 'user_login' for r in rows)
               and any(r[1] == 'cli' and r[2] == 'user_add' for r in rows))
         check('audit log: newest first', rows[0][1] == 'boss' and rows[0][2] == 'user_login', rows[0])
+        no_errors(b, '/admin/auditlog')
         b.shot('auditlog')
         b.get('/admin/auditlog?limit=3')
         b.wait_for('a.audit-older')
