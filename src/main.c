@@ -16,6 +16,7 @@ static const struct command commands[] = {
 	{ "needle", cmd_needle, "needle tools: match screenshots against needles, cut new needles" },
 	{ "serve", cmd_serve, "serve openQA's REST API (jobs, isos, tables) from a SQLite database" },
 	{ "apikey", cmd_apikey, "create API keys for 'vigil serve'" },
+	{ "user", cmd_user, "add, list and remove the users who sign in to the web UI" },
 	{ "worker", cmd_worker, "take jobs from a 'vigil serve' server, run them, upload the results" },
 	{ "client", cmd_client, "schedule, list, show, clone, cancel, restart and comment on server jobs" },
 };

@@ -3,6 +3,7 @@
 // index.html; this picks the page module from location.pathname (openQA's
 // URLs) and lets it render into <main>. Pages export render(main, match, query).
 import { h, replace } from './dom.js';
+import { renderUser } from './session.js';
 
 // [pattern, module, title]: the first whose pattern matches the path wins.
 const PAGES = [
@@ -38,4 +39,5 @@ export async function route() {
 	replace(main, h('p', { class: 'error' }, `No page at ${path}`));
 }
 
+renderUser(document.getElementById('user'));
 route();

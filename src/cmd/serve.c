@@ -18,13 +18,15 @@
 
 static const char serve_usage[] =
 	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N]\n"
-	"                   [--per-ip N] [--threads N] [--header-timeout S] [-v]\n"
+	"                   [--per-ip N] [--threads N] [--header-timeout S]\n"
+	"                   [--secure-cookies] [-v]\n"
 	"\n"
 	"Serves openQA's REST API (/api/v1: jobs, isos, machines, products,\n"
 	"test_suites, job_groups, job_templates, workers, assets) from the SQLite\n"
 	"database DIR/vigil.db, so openqa-cli, openqa-clone-job and the python\n"
 	"openqa_client work against it. Reads are public; writes need an API key\n"
-	"from 'vigil apikey new --data DIR'. Test distributions live in\n"
+	"from 'vigil apikey new --data DIR', or, from the web UI, a user signed in\n"
+	"(users: 'vigil user add'). Test distributions live in\n"
 	"DIR/tests/<DISTRI>, assets (ISO, HDD_n, KERNEL... given as bare file\n"
 	"names, disks published with PUBLISH_HDD_n) in DIR/factory/{iso,hdd,other}.\n"
 	"\n"
@@ -43,6 +45,9 @@ static const char serve_usage[] =
 	"                      keeps coming may pause up to 120 s\n"
 	"  --worker-timeout S  a worker silent for S seconds is lost: its job ends\n"
 	"                      incomplete and is cloned (default 60)\n"
+	"  --secure-cookies    send the sign-in cookie with Secure, so browsers\n"
+	"                      return it over HTTPS only: set it when a TLS proxy\n"
+	"                      serves vigil (vigil itself speaks plain HTTP)\n"
 	"  -v, --verbose       log every request at debug level\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -68,6 +73,7 @@ int cmd_serve(int argc, char **argv)
 		{ "per-ip", required_argument, NULL, 'p' },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "header-timeout", required_argument, NULL, 'H' },
+		{ "secure-cookies", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -111,6 +117,9 @@ int cmd_serve(int argc, char **argv)
 			if (!opt_number("header-timeout", optarg, 1, 3600, " seconds", &n))
 				return 2;
 			cfg.header_timeout_s = (unsigned)n;
+			break;
+		case 'S':
+			cfg.secure_cookies = true;
 			break;
 		case 'v':
 			log_set_stderr_level(LOG_DEBUG);

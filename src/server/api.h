@@ -44,6 +44,8 @@ int params_add(struct params *p, const char *key, const char *value);
 const char *params_get(const struct params *p, const char *key);
 
 struct watch_map;
+struct users_session;
+struct login_limit;
 
 struct api_req {
 	struct db *db;
@@ -66,6 +68,15 @@ struct api_req {
 	const char *accept;     /* the Accept header (borrowed), NULL when absent */
 	const char *if_none_match; /* the If-None-Match header (borrowed), NULL when absent */
 	struct watch_map *live;  /* watched jobs (the server's, shared, locked inside) */
+	/* Sign-in (api_users.c). session: the browser session of the request's
+	 * cookie when there was no API key (for a write only when it carried
+	 * the session's X-CSRF-Token; csrf_failed tells that it did not), else NULL. */
+	const struct users_session *session;
+	bool csrf_failed;
+	const char *client_addr;         /* the client's address as text */
+	struct login_limit *login_limit; /* failed sign-ins (the server's, shared, locked inside) */
+	bool secure_cookies;             /* cookies go out with Secure (serve --secure-cookies) */
+	void *con;                       /* server.c's connection, for api_header and api_cookie */
 };
 
 struct api_resp {
@@ -82,6 +93,9 @@ struct api_resp {
 	const unsigned char *bytes; /* static bytes sent as is with ctype (the embedded web files) */
 	size_t bytes_len;
 	bool web;           /* a page or web file: sent with the CSP and the other browser headers */
+	char *set_cookie;   /* owned: a Set-Cookie header value, or NULL */
+	char *location;     /* owned: a Location header value (with a 3xx status), or NULL */
+	bool audited;       /* the handler recorded its own audit event: server.c records none */
 };
 
 /* Set a JSON error {"error": text} (server.c adds error_status). */
@@ -115,6 +129,21 @@ extern const struct api_route api_assets_routes[];
 extern const struct api_route api_live_routes[];
 extern const struct api_route api_needles_routes[];
 extern const struct api_route web_routes[];
+extern const struct api_route api_users_routes[];
+extern const struct api_route api_audit_routes[];
+
+/* A request header (name case-insensitive) or cookie; NULL when absent.
+ * Borrowed for the request (server.c). */
+const char *api_header(const struct api_req *req, const char *name);
+const char *api_cookie(const struct api_req *req, const char *name);
+/* Who acts in req, for the audit log: the session's user name, the name of
+ * the user owning the request's API key, "key:KEY" for a key of no user,
+ * else "anonymous" (api_audit.c). */
+void api_actor(const struct api_req *req, char *out, size_t outlen);
+/* Record a successful write in the audit log (server.c calls it once per
+ * writing request unless the handler set out->audited; worker traffic
+ * is left out). Failures are logged, never answered (api_audit.c). */
+void api_audit_request(const struct api_req *req, const struct api_route *route, const struct api_resp *out);
 
 /* Uppercase ASCII copy of s (new string). */
 char *api_upper(const char *s);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* auth.c - signed requests checked exactly as openQA checks them
  * (Shared/Controller/Auth.pm _valid_hmac: key, expiry, time, then the
- * signature of net/hmac.c over the raw target) and API key creation. */
+ * signature of net/hmac.c over the raw target), API key creation, and the
+ * keys users own. Every statement on api_keys lives here. */
 #define LOG_MODULE "auth"
 #include <math.h>
 #include <openssl/rand.h>
@@ -37,6 +38,25 @@ int auth_verify(const char *secret, const char *target, const char *microtime, c
 	return 0;
 }
 
+static const char *const level_names[] = { "user", "operator", "admin" };
+
+const char *auth_level_name(enum auth_level level)
+{
+	return (unsigned)level < 3 ? level_names[level] : "user";
+}
+
+int auth_level_parse(const char *name, enum auth_level *out)
+{
+	unsigned i;
+
+	for (i = 0; name && i < 3; i++)
+		if (!strcmp(name, level_names[i])) {
+			*out = (enum auth_level)i;
+			return 0;
+		}
+	return ERR_INVALID;
+}
+
 int auth_check(struct db *db, const char *key, const char *microtime, const char *hash, const char *target,
 	       double now, enum auth_level *level, char *msg, size_t msglen)
 {
@@ -49,7 +69,10 @@ int auth_check(struct db *db, const char *key, const char *microtime, const char
 		snprintf(msg, msglen, "no api key");
 		return ERR_INVALID;
 	}
-	rc = db_prepare(db, &st, "SELECT secret, is_admin, is_operator, t_expiration FROM api_keys WHERE key = ?",
+	rc = db_prepare(db, &st,
+			"SELECT secret, is_admin, is_operator, t_expiration,"
+			" (SELECT role FROM users WHERE users.id = api_keys.user_id), user_id"
+			" FROM api_keys WHERE key = ?",
 			"t", key);
 	if (rc)
 		goto fail;
@@ -66,8 +89,13 @@ int auth_check(struct db *db, const char *key, const char *microtime, const char
 		goto out;
 	}
 	rc = auth_verify(db_col_text(st, 0), target, microtime, hash, now, msg, msglen);
-	if (!rc)
+	if (!rc && !db_col_null(st, 5)) {
+		/* A user's key acts with the user's role of now. */
+		if (auth_level_parse(db_col_text(st, 4), level))
+			*level = AUTH_PUBLIC;
+	} else if (!rc) {
 		*level = db_col_int(st, 1) ? AUTH_ADMIN : db_col_int(st, 2) ? AUTH_OPERATOR : AUTH_PUBLIC;
+	}
 out:
 	db_finalize(st);
 	return rc;
@@ -89,15 +117,95 @@ static int random_hex(char *out, size_t n)
 	return 0;
 }
 
-int auth_key_new(struct db *db, bool admin, char key[AUTH_KEY_LEN + 1], char secret[AUTH_KEY_LEN + 1])
+int auth_key_create(struct db *db, enum auth_level level, int64_t user_id, char key[AUTH_KEY_LEN + 1],
+		    char secret[AUTH_KEY_LEN + 1], int64_t *id)
 {
 	char now[DB_TIME_LEN];
+	int64_t n = 0;
 	int rc;
 
+	if (user_id > 0) {
+		if (db_query_int(db, &n, "SELECT COUNT(*) FROM api_keys WHERE user_id = ?", "i", user_id))
+			return ERR_IO;
+		if (n >= AUTH_USER_KEYS_MAX)
+			return ERR_TOO_BIG;
+	}
 	if (random_hex(key, AUTH_KEY_LEN) || random_hex(secret, AUTH_KEY_LEN))
 		return ERR_IO;
 	db_now(now);
-	rc = db_exec(db, "INSERT INTO api_keys (key, secret, is_admin, is_operator, t_created) VALUES (?, ?, ?, 1, ?)",
-		     "ttit", key, secret, (int64_t)(admin ? 1 : 0), now);
-	return rc < 0 ? rc : 0;
+	rc = db_exec(db,
+		     "INSERT INTO api_keys (key, secret, is_admin, is_operator, t_created, user_id)"
+		     " VALUES (?, ?, ?, ?, ?, ?)",
+		     "ttiitI", key, secret, (int64_t)(level == AUTH_ADMIN), (int64_t)(level >= AUTH_OPERATOR), now,
+		     user_id);
+	if (rc < 0)
+		return rc;
+	if (id)
+		*id = db_last_id(db);
+	return 0;
+}
+
+int auth_key_new(struct db *db, bool admin, char key[AUTH_KEY_LEN + 1], char secret[AUTH_KEY_LEN + 1])
+{
+	return auth_key_create(db, admin ? AUTH_ADMIN : AUTH_OPERATOR, 0, key, secret, NULL);
+}
+
+int auth_keys_list(struct db *db, int64_t user_id, json_t **out)
+{
+	struct db_stmt *st = NULL;
+	json_t *a = json_array();
+	int rc;
+
+	*out = NULL;
+	if (!a)
+		return ERR_NOMEM;
+	rc = db_prepare(db, &st, "SELECT id, key, t_created, t_expiration FROM api_keys WHERE user_id = ? ORDER BY id DESC",
+			"i", user_id);
+	while (!rc && (rc = db_step(st)) == 1) {
+		json_t *k = json_pack("{s:I,s:s,s:s,s:s?}", "id", (json_int_t)db_col_int(st, 0), "key", db_col_text(st, 1),
+				      "t_created", db_col_text(st, 2), "t_expiration", db_col_text(st, 3));
+		if (!k || json_array_append_new(a, k)) {
+			rc = ERR_NOMEM;
+			break;
+		}
+		rc = 0;
+	}
+	db_finalize(st);
+	if (rc) {
+		json_decref(a);
+		return rc == ERR_NOMEM ? rc : ERR_IO;
+	}
+	*out = a;
+	return 0;
+}
+
+int auth_key_revoke(struct db *db, int64_t user_id, int64_t id, char key[AUTH_KEY_LEN + 1])
+{
+	struct db_stmt *st = NULL;
+	int rc;
+
+	key[0] = '\0';
+	rc = db_prepare(db, &st, "SELECT key FROM api_keys WHERE id = ? AND user_id = ?", "ii", id, user_id);
+	if (!rc && (rc = db_step(st)) == 1)
+		snprintf(key, AUTH_KEY_LEN + 1, "%s", db_col_text(st, 0) ? db_col_text(st, 0) : "");
+	db_finalize(st);
+	if (rc == 0)
+		return ERR_NOT_FOUND;
+	if (rc < 0)
+		return ERR_IO;
+	rc = db_exec(db, "DELETE FROM api_keys WHERE id = ? AND user_id = ?", "ii", id, user_id);
+	return rc < 0 ? ERR_IO : rc == 0 ? ERR_NOT_FOUND : 0;
+}
+
+int auth_key_owner(struct db *db, const char *key, char *name, size_t len)
+{
+	struct db_stmt *st = NULL;
+	int rc;
+
+	rc = db_prepare(db, &st, "SELECT users.name FROM api_keys JOIN users ON users.id = api_keys.user_id WHERE key = ?",
+			"t", key);
+	if (!rc && (rc = db_step(st)) == 1)
+		snprintf(name, len, "%s", db_col_text(st, 0));
+	db_finalize(st);
+	return rc == 1 ? 0 : rc == 0 ? ERR_NOT_FOUND : ERR_IO;
 }

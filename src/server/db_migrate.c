@@ -161,6 +161,39 @@ const struct db_migration db__migrations_sqlite[] = {
 	  "CREATE INDEX needles_matched ON needles (last_matched_time, id);"
 	  "CREATE INDEX needles_seen ON needles (last_seen_time, id);"
 	  "CREATE INDEX needles_name ON needles (name, id);" },
+	{ 6,
+	  /* People who sign in (users.c): role is 'admin', 'operator' or
+	   * 'user'; password a PBKDF2 hash text, NULL for a user another
+	   * provider vouches for (provider 'local' today; an OpenID Connect
+	   * provider later, with the subject in external_id). Browser sessions
+	   * keep only the sha256 of their cookie token. API keys may belong to
+	   * a user (NULL: made by 'vigil apikey new'). The audit log (audit.c):
+	   * who changed what; detail is a JSON object. */
+	  "CREATE TABLE users ("
+	  " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	  " name TEXT NOT NULL UNIQUE,"
+	  " role TEXT NOT NULL DEFAULT 'user',"
+	  " password TEXT,"
+	  " provider TEXT NOT NULL DEFAULT 'local',"
+	  " external_id TEXT,"
+	  " t_created TEXT NOT NULL, t_updated TEXT NOT NULL,"
+	  " UNIQUE (provider, external_id));"
+	  "CREATE TABLE sessions ("
+	  " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	  " token_hash TEXT NOT NULL UNIQUE,"
+	  " user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,"
+	  " csrf TEXT NOT NULL,"
+	  " expires_s INTEGER NOT NULL,"
+	  " t_created TEXT NOT NULL);"
+	  "CREATE INDEX sessions_user ON sessions (user_id);"
+	  "ALTER TABLE api_keys ADD COLUMN user_id INTEGER REFERENCES users(id) ON DELETE CASCADE;"
+	  "CREATE INDEX api_keys_user ON api_keys (user_id);"
+	  "CREATE TABLE audit_events ("
+	  " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	  " t_created TEXT NOT NULL,"
+	  " actor TEXT NOT NULL,"
+	  " event TEXT NOT NULL,"
+	  " detail TEXT NOT NULL);" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

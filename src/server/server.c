@@ -35,6 +35,8 @@
 #include "server/workers.h"
 #include "server/auth.h"
 #include "server/db.h"
+#include "server/login.h"
+#include "server/users.h"
 #include "server/pool.h"
 #include "server/watch.h"
 #include "server/web.h"
@@ -81,6 +83,8 @@ struct server {
 	pthread_mutex_t timer_lock;
 	pthread_cond_t timer_cond;
 	struct watch_map live;    /* watched jobs, shared by the handlers */
+	struct login_limit login_limit; /* failed sign-ins, shared by the handlers */
+	bool secure_cookies;
 };
 
 /* One request, created in the URI log callback (which sees the target
@@ -111,7 +115,8 @@ struct conn_req {
 
 static const struct api_route *const route_tables[] = {
 	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes, api_assets_routes,
-	api_comments_routes, api_yaml_routes, api_live_routes, api_needles_routes, web_routes,
+	api_comments_routes, api_yaml_routes, api_live_routes, api_needles_routes, web_routes, api_users_routes,
+	api_audit_routes,
 };
 
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
@@ -265,15 +270,57 @@ static int parse_request(struct api_req *req, struct conn_req *r, const char *ct
 	return -1;
 }
 
+const char *api_header(const struct api_req *req, const char *name)
+{
+	return req->con ? MHD_lookup_connection_value(req->con, MHD_HEADER_KIND, name) : NULL;
+}
+
+const char *api_cookie(const struct api_req *req, const char *name)
+{
+	return req->con ? MHD_lookup_connection_value(req->con, MHD_COOKIE_KIND, name) : NULL;
+}
+
+/* A request with a session cookie and no API key: the session's user acts
+ * with their role; a write must carry the session's X-CSRF-Token, else it
+ * is anonymous. writes: the request holds the writer token, so the
+ * session's expiry may slide forward. */
+static int authenticate_session(struct db *db, struct MHD_Connection *con, struct api_req *req,
+				const struct api_route *route, const char *cookie, bool writes,
+				struct users_session *sess, struct api_resp *out)
+{
+	if (users_session_check(db, cookie, (int64_t)time(NULL), writes, sess) == 0) {
+		if (!strcmp(req->method, "GET") ||
+		    users_csrf_ok(sess, MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-CSRF-Token"))) {
+			req->session = sess;
+			req->level = sess->user.role;
+		} else {
+			req->csrf_failed = true;
+		}
+	}
+	if (req->level >= route->level)
+		return 0;
+	if (req->csrf_failed)
+		api_error(out, 403, "missing or wrong X-CSRF-Token (a page sends its session's token, "
+			  "from GET /api/v1/session, with every write)");
+	else if (req->session)
+		api_error(out, 403, route->level == AUTH_ADMIN ? "Administrator level required" : "Operator level required");
+	else
+		api_error(out, 403, "not signed in (or the session expired): sign in, or sign the request with an API key");
+	return -1;
+}
+
 static int authenticate(struct db *db, struct MHD_Connection *con, struct api_req *req,
-			const struct api_route *route, struct api_resp *out)
+			const struct api_route *route, bool writes, struct users_session *sess, struct api_resp *out)
 {
 	const char *key = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Key");
 	const char *mt = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Microtime");
 	const char *hash = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Hash");
+	const char *cookie = key ? NULL : MHD_lookup_connection_value(con, MHD_COOKIE_KIND, LOGIN_COOKIE);
 	char msg[512];
 
 	req->level = AUTH_PUBLIC;
+	if (cookie)
+		return authenticate_session(db, con, req, route, cookie, writes, sess, out);
 	if (route->level == AUTH_PUBLIC && !key)
 		return 0;
 	if (auth_check(db, key, mt, hash, req->target, time_wall(), &req->level, msg, sizeof(msg))) {
@@ -360,6 +407,8 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 		return NULL;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+	if (out->hdr_name)
+		MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
 	*status = (unsigned)out->status;
 	return resp;
 }
@@ -373,6 +422,10 @@ static struct MHD_Response *make_resp(struct api_resp *out, unsigned *status)
 	if (!resp)
 		return NULL;
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (out->set_cookie)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, out->set_cookie);
+	if (out->location)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, out->location);
 	if (out->web) {
 		MHD_add_response_header(resp, "Content-Security-Policy", WEB_CSP);
 		MHD_add_response_header(resp, "X-Frame-Options", "DENY");
@@ -386,7 +439,22 @@ static void resp_release(struct api_resp *out)
 	json_decref(out->json);
 	free(out->text);
 	free(out->file);
+	free(out->set_cookie);
+	free(out->location);
 	memset(out, 0, sizeof(*out));
+}
+
+/* The client's address as text ("" when unknown). */
+static void client_addr_text(struct MHD_Connection *con, char *out, size_t len)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+	socklen_t salen = sa && sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+
+	out[0] = '\0';
+	if (!sa || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6) ||
+	    getnameinfo(sa, salen, out, (socklen_t)len, NULL, 0, NI_NUMERICHOST))
+		out[0] = '\0';
 }
 
 static void dispatch(struct server *s, struct handler *h, struct conn_req *r, struct api_resp *out)
@@ -394,8 +462,9 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	struct MHD_Connection *con = r->con;
 	const char *url = r->url, *method = r->method;
 	struct api_req req;
+	struct users_session sess;
 	const struct api_route *route;
-	char name[LIMIT_API_NAME];
+	char name[LIMIT_API_NAME], addr[INET6_ADDRSTRLEN + 8];
 	int64_t stamp[2], after[2];
 	bool known, cacheable, stamped = false;
 
@@ -425,6 +494,11 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	req.accept = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	req.if_none_match = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
 	req.live = &s->live;
+	req.con = con;
+	client_addr_text(con, addr, sizeof(addr));
+	req.client_addr = addr;
+	req.login_limit = &s->login_limit;
+	req.secure_cookies = s->secure_cookies;
 	if (r->too_big) {
 		if (r->stream)
 			api_error(out, 413, "upload over the limit of %llu bytes", (unsigned long long)r->upload_limit);
@@ -444,7 +518,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	}
 	req.arg = route->arg;
 	/* Authenticate before looking at the body: strangers learn nothing from parse errors. */
-	if (authenticate(h->db, con, &req, route, out))
+	if (authenticate(h->db, con, &req, route, r->item.writes, &sess, out))
 		goto out;
 	if (!r->stream &&
 	    parse_request(&req, r, MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), out))
@@ -466,6 +540,9 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 		goto out;
 	}
 	route->fn(&req, out);
+	/* The audit log: every successful write (the writer token is held). */
+	if (r->item.writes && !out->audited && out->status >= 200 && out->status < 300)
+		api_audit_request(&req, route, out);
 	/* A reader runs beside the writer: one that wrote must be listed in route_writes. */
 	if (stamped && db_change_stamp(h->db, after) == 0 && after[1] != stamp[1])
 		log_err("%s %s wrote to the database without the writer token: add its route to route_writes",
@@ -659,6 +736,7 @@ static bool route_writes(const char *method, const char *url)
 	static const char *const writing_gets[] = {
 		"/api/v1/workers/#/work",  /* marks the worker seen, assigns a job */
 		"/api/v1/assets/*/*",      /* records a file found in factory/ */
+		"/api/v1/session",         /* slides the session's expiry forward */
 	};
 	char name[LIMIT_API_NAME];
 	int64_t id;
@@ -999,6 +1077,8 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	pthread_mutex_init(&s->timer_lock, NULL);
 	pthread_cond_init(&s->timer_cond, NULL);
 	watch_init(&s->live);
+	login_limit_init(&s->login_limit);
+	s->secure_cookies = cfg->secure_cookies;
 	s->worker_timeout_s = cfg->worker_timeout_s > 0 ? cfg->worker_timeout_s : WORKERS_DEFAULT_TIMEOUT_S;
 	s->header_timeout_s = cfg->header_timeout_s > 0 ? cfg->header_timeout_s : SERVER_HEADER_TIMEOUT_S;
 	s->nthreads = cfg->threads ? cfg->threads : server_default_threads();
@@ -1087,6 +1167,7 @@ void server_free(struct server *s)
 	pool_free(s->pool);
 	handlers_close(s);
 	watch_release(&s->live);
+	login_limit_release(&s->login_limit);
 	db_free(s->db);
 	free(s->parked);
 	free(s->data_dir);

@@ -6,6 +6,7 @@
 #ifndef VIGIL_SERVER_H
 #define VIGIL_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define SERVER_CONNECTION_LIMIT 512
@@ -25,6 +26,7 @@ struct server_config {
 	unsigned threads;           /* handler threads; 0: server_default_threads() */
 	int per_ip_limit;           /* connections per client address; 0: SERVER_PER_IP_LIMIT, < 0: none */
 	unsigned header_timeout_s;  /* 0: SERVER_HEADER_TIMEOUT_S */
+	bool secure_cookies;        /* session cookies with Secure (served over TLS by a proxy) */
 };
 
 /* The handler threads when not configured: twice the online CPUs, at

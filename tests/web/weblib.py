@@ -74,15 +74,18 @@ def fixture():
 
 class Server:
     """`vigil serve` on a private copy of the fixture's data (so a suite's
-    writes never reach another suite)."""
+    writes never reach another suite). prepare(data_dir), when given, runs
+    on the copy before the server starts (e.g. `vigil user add`)."""
 
-    def __init__(self, name, extra_args=()):
+    def __init__(self, name, extra_args=(), prepare=None):
         fix = fixture()
         self.tmp = os.path.join(TEST_TMP, 'web-' + name)
         shutil.rmtree(self.tmp, ignore_errors=True)
         os.makedirs(self.tmp)
         self.data = os.path.join(self.tmp, 'data')
         shutil.copytree(os.path.join(fix, 'data'), self.data, symlinks=True)
+        if prepare:
+            prepare(self.data)
         with open(os.path.join(fix, 'key')) as f:
             self.key, self.secret = f.read().split()
         with open(os.path.join(fix, 'jobs.json')) as f:
@@ -108,8 +111,10 @@ class Server:
         """The first fixture job of that TEST."""
         return next(j for j in self.fixture_jobs if j['test'] == test)
 
-    def api(self, method, path, params=None):
-        """A signed API call (openQA's X-API-Key/-Microtime/-Hash) -> (status, parsed JSON or text)."""
+    def api(self, method, path, params=None, key=None, secret=None):
+        """A signed API call (openQA's X-API-Key/-Microtime/-Hash; the fixture's
+        key unless key and secret are given) -> (status, parsed JSON or text)."""
+        key, secret = key or self.key, secret or self.secret
         target = path
         body = None
         if params:
@@ -119,9 +124,9 @@ class Server:
             else:
                 body = q.encode()
         t = str(time.time())
-        digest = hmac.new(self.secret.encode(), (target + t).encode(), hashlib.sha1).hexdigest()
+        digest = hmac.new(secret.encode(), (target + t).encode(), hashlib.sha1).hexdigest()
         req = urllib.request.Request(self.url + target, data=body, method=method, headers={
-            'X-API-Key': self.key, 'X-API-Microtime': t, 'X-API-Hash': digest, 'Accept': 'application/json'})
+            'X-API-Key': key, 'X-API-Microtime': t, 'X-API-Hash': digest, 'Accept': 'application/json'})
         try:
             with urllib.request.urlopen(req, timeout=60) as r:
                 status, raw = r.status, r.read()
