@@ -124,6 +124,10 @@ async function renderLive(panel, ctx) {
 		replace(panel, h('p', { class: 'muted' }, 'Live view unavailable.'));
 		return;
 	}
+	if (ctx.tab !== 'live') { // left before the module came
+		ctx.tabs.live.drawn = null;
+		return;
+	}
 	replace(panel);
 	ctx.live = mod.mountLive(panel, ctx.id);
 }
@@ -153,6 +157,12 @@ function tabOf(hash) {
 
 function selectTab(ctx, name) {
 	if (!ctx.tabs[name]) name = 'details';
+	// The live view streams while shown only; it is mounted again on return.
+	if (name !== 'live' && ctx.live) {
+		ctx.live.stop();
+		ctx.live = null;
+		ctx.tabs.live.drawn = null;
+	}
 	for (const [n, t] of Object.entries(ctx.tabs)) {
 		const on = n === name;
 		t.link.setAttribute('aria-selected', on ? 'true' : 'false');

@@ -262,6 +262,18 @@ def run():
         b.js('location.hash = "#dependencies"')
         check('child job: its parent listed', lambda: b.wait_until(lambda: b.find(f'.job-dep[data-id="{fail}"]')))
 
+        # --- a job not run yet opens on its live view ---
+        st, made = s.api('POST', '/api/v1/jobs', {'TEST': 'web-wait', 'DISTRI': 'web-fail', 'VERSION': '1', 'FLAVOR': 'cd',
+                                                  'ARCH': 'x86_64', 'MACHINE': '64bit', 'BUILD': '2'})
+        check('a scheduled job made', st == 200 and made.get('id'), made)
+        b.get(f'/tests/{made["id"]}')
+        check('scheduled job: the live tab is shown first', lambda: b.wait_until(lambda: b.js(
+            'const p = document.getElementById("job-panel-live"); return p && !p.hidden && !p.querySelector(".loading")')))
+        b.js('location.hash = "#details"')
+        check('scheduled job: details say there are no results yet', lambda: 'no results yet' in b.wait_until(
+            lambda: b.find('#job-panel-details p.muted'))[0].text)
+        check('scheduled job: no console error', lambda: not errors(b), b.errors())
+
         # --- dark theme, then 390 px ---
         b.d.execute_cdp_cmd('Emulation.setEmulatedMedia', {'features': [{'name': 'prefers-color-scheme', 'value': 'dark'}]})
         b.get(f'/tests/{fail}#step/nearmiss/1')
