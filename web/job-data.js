@@ -72,12 +72,9 @@ export async function loadJob(id) {
 	};
 	ctx.commentCount = ctx.comments.length;
 	const mods = job.testresults || job.modules || [];
-	const results = await Promise.all(mods.map(m => (ctx.logs.has(`result-${m.name}.json`)
-		? fileJson(ctx, `result-${m.name}.json`).catch(() => null) : null)));
-	const [overall, index] = await Promise.all([
-		ctx.logs.has('results.json') ? fileJson(ctx, 'results.json').catch(() => null) : null,
-		ctx.logs.has('video_index.json') ? fileJson(ctx, 'video_index.json').catch(() => null) : null,
-	]);
+	const optional = name => (ctx.logs.has(name) ? fileJson(ctx, name).catch(() => null) : null);
+	const [overall, index, ...results] = await Promise.all([optional('results.json'), optional('video_index.json'),
+		...mods.map(m => optional(`result-${m.name}.json`))]);
 	if (overall) {
 		ctx.reason = overall.reason || null;
 		ctx.needsReview = overall.needs_review === true;

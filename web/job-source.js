@@ -58,6 +58,10 @@ export async function renderSource(panel, ctx) {
 	};
 	ctx.showSource = show;
 	replace(panel, nav, box);
-	const m = decodeURIComponent(location.hash).match(/^#source\/([^/]+)(?:\/(\d+))?$/);
+	let hash = location.hash;
+	try {
+		hash = decodeURIComponent(hash);
+	} catch (e) { /* taken as it is */ }
+	const m = hash.match(/^#source\/([^/]+)(?:\/(\d+))?$/);
 	await show(m ? m[1] : null, m && m[2] ? Number(m[2]) : 0);
 }

@@ -85,7 +85,7 @@ function header(ctx, user) {
 			timeFact('Finished', j.t_finished),
 			started && finished ? fact('Duration', duration((finished - started) / 1000)) : null,
 			j.assigned_worker_id ? fact('Worker', h('a', { href: '/admin/workers', class: 'job-worker' },
-				ctx.workerName || `worker ${j.assigned_worker_id}`)) : null,
+				`worker ${j.assigned_worker_id}`)) : null,
 			j.group_id ? fact('Group', h('a', { href: `/group_overview/${j.group_id}` }, j.group || `group ${j.group_id}`)) : null,
 			buildUrl ? fact('Build', h('a', { href: buildUrl, class: 'job-build' }, s.BUILD)) : null,
 			s.MACHINE ? fact('Machine', s.MACHINE) : null),
@@ -185,7 +185,10 @@ function selectTab(ctx, name) {
 
 // Follow the hash: a tab, or a step of the details.
 async function onHash(ctx) {
-	const hash = decodeURIComponent(location.hash);
+	let hash = location.hash;
+	try {
+		hash = decodeURIComponent(hash);
+	} catch (e) { /* a malformed escape: taken as it is */ }
 	// A job still running opens on its live view, as in openQA.
 	const name = hash === '' && ctx.tabs.live ? 'live' : tabOf(hash);
 	const fresh = ctx.tabs[name] && !ctx.tabs[name].drawn;
@@ -209,13 +212,6 @@ export async function render(main, match, query) {
 	}
 	const [ctx, user] = await Promise.all([loadJob(id), sessionUser()]);
 	document.title = `${ctx.job.name || ctx.job.test} - vigil`;
-	if (ctx.job.assigned_worker_id) {
-		try {
-			const { workers } = await get('/api/v1/workers');
-			const w = workers.find(x => x.id === ctx.job.assigned_worker_id);
-			if (w) ctx.workerName = `${w.host}:${w.instance}`;
-		} catch (e) { /* the id is shown instead */ }
-	}
 	const nav = h('nav', { class: 'job-tabs', 'aria-label': 'Job tabs' });
 	const panels = h('div', { class: 'job-panels' });
 	ctx.tabs = {};
@@ -237,4 +233,15 @@ export async function render(main, match, query) {
 	window.addEventListener('hashchange', () => onHash(ctx));
 	document.addEventListener('keydown', e => stepKeys(ctx, e));
 	await onHash(ctx);
+	if (ctx.job.assigned_worker_id) workerName(ctx, main);
+}
+
+// The worker's name in the header, once known (its id until then).
+async function workerName(ctx, main) {
+	try {
+		const { workers } = await get('/api/v1/workers');
+		const w = workers.find(x => x.id === ctx.job.assigned_worker_id);
+		const a = main.querySelector('a.job-worker');
+		if (w && a) a.textContent = `${w.host}:${w.instance}`;
+	} catch (e) { /* the id stays */ }
 }

@@ -112,6 +112,7 @@ def run():
             'const i = document.querySelector(".job-thumb-shot img"); return i.complete && i.naturalWidth > 0')))
         check('job 1: similarity under a matched step', lambda: b.find('.job-module[data-module="boot"] .job-sim')[0].text == '100%')
         check('job 1: keys explained on the page', lambda: 'next failed step' in b.find('.job-keys')[0].text)
+        check('job 1: worker named host:instance', lambda: b.wait_until(lambda: ':' in b.find('a.job-worker')[0].text))
         check('signed out: no restart or cancel button', lambda: not b.find('button.job-restart, button.job-cancel'))
         b.shot('job-details')
 
