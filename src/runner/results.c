@@ -7,6 +7,7 @@
 #include "runner/results.h"
 #include "util/err.h"
 #include "util/file.h"
+#include "util/limits.h"
 #include "util/path.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -263,5 +264,58 @@ int results_write_video_index(const char *testresults, const struct module *mods
 	}
 	rc = write_json(testresults, "video_index.json", index);
 	json_decref(index);
+	return rc;
+}
+
+/* A needle name usable in an artefact name (the server's [A-Za-z0-9._+@-]). */
+static int needle_name_ok(const char *name)
+{
+	const char *p;
+
+	if (!name || !*name || name[0] == '.' || strlen(name) > 200)
+		return 0;
+	for (p = name; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '.' ||
+		      *p == '_' || *p == '-' || *p == '+' || *p == '@'))
+			return 0;
+	return 1;
+}
+
+/* Copy src to testresults/needle-<name>.<ext> unless it is there already. */
+static int copy_needle_file(const char *testresults, const char *name, const char *ext, const char *src,
+			    size_t limit)
+{
+	char rel[256];
+	char *dest;
+	struct buf b;
+	int rc;
+
+	snprintf(rel, sizeof(rel), "needle-%s.%s", name, ext);
+	dest = path_join(testresults, rel);
+	if (!dest)
+		return ERR_NOMEM;
+	if (file_exists(dest)) {
+		free(dest);
+		return 0;
+	}
+	buf_init(&b, limit);
+	rc = file_read_all(src, &b);
+	if (!rc)
+		rc = file_write_all(dest, b.data, b.len);
+	buf_release(&b);
+	free(dest);
+	return rc;
+}
+
+int results_save_needle(const char *testresults, const char *name, const char *json_path, const char *png_path)
+{
+	int rc = 0;
+
+	if (!needle_name_ok(name))
+		return ERR_INVALID;
+	if (json_path)
+		rc = copy_needle_file(testresults, name, "json", json_path, LIMIT_NEEDLE_JSON);
+	if (!rc && png_path)
+		rc = copy_needle_file(testresults, name, "png", png_path, LIMIT_PNG_FILE);
 	return rc;
 }

@@ -94,4 +94,11 @@ int results_write_video_index(const char *testresults, const struct module *mods
  * else passed. *needs_review set when every failure is a near miss. */
 enum job_result results_job_from_modules(const struct module *mods, size_t n, int *needs_review);
 
+/* Copy a needle's JSON (and its PNG when png_path is not NULL) into
+ * testresults as needle-<name>.json/.png, once per job, so the job's
+ * artefacts show the needle a step was judged by (areas, exclusions) and,
+ * for a failed check, the candidate's picture. 0, ERR_INVALID (a name
+ * that is no artefact name: nothing copied), -errno, ERR_TOO_BIG, ERR_NOMEM. */
+int results_save_needle(const char *testresults, const char *name, const char *json_path, const char *png_path);
+
 #endif

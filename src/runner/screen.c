@@ -253,6 +253,16 @@ static json_t *read_ocr(struct runner *r, const struct needle *n, const struct f
 	return list;
 }
 
+/* The needle a step was judged by, among the job's artefacts (its JSON;
+ * its picture too for a failed assert, to be shown beside the screen). */
+static void save_needle(struct runner *r, const struct needle *n, bool png)
+{
+	int rc = results_save_needle(r->testresults, n->name, n->json_path, png ? n->png_path : NULL);
+
+	if (rc && rc != ERR_INVALID)
+		log_warn("could not copy needle '%s' to the results: %s", n->name, err_str(rc));
+}
+
 static json_t *record_match(struct runner *r, const struct frame *f, const struct frame_search *s,
 			    const char *const *tags, size_t ntags)
 {
@@ -278,6 +288,7 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 	for (i = 1; i < s->n && i <= MAX_CANDIDATES; i++)
 		json_array_append_new(cands, candidate_json(&s->res[i]));
 	json_object_set_new(d, "needles", cands);
+	save_needle(r, best->needle, false);
 	ocr = read_ocr(r, best->needle, f);
 	if (ocr)
 		json_object_set(d, "ocr", ocr);
@@ -303,8 +314,10 @@ static void record_failure(struct runner *r, const struct frame *f, const struct
 	json_object_set_new(d, "result", json_string(is_assert ? "fail" : "unk"));
 	json_object_set_new(d, "tags", asked_tags_json(tags, ntags));
 	ms = steps_frame(&r->steps, d, f);
-	for (i = 0; i < s->n && i < MAX_CANDIDATES; i++)
+	for (i = 0; i < s->n && i < MAX_CANDIDATES; i++) {
 		json_array_append_new(cands, candidate_json(&s->res[i]));
+		save_needle(r, s->res[i].needle, is_assert);
+	}
 	json_object_set_new(d, "needles", cands);
 	if (is_assert && near)
 		json_object_set_new(d, "needs_review", json_true());

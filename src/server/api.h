@@ -43,6 +43,14 @@ int params_add(struct params *p, const char *key, const char *value);
 /* The last value of key, as Mojolicious' param(); NULL if absent. Borrowed. */
 const char *params_get(const struct params *p, const char *key);
 
+/* A Range header over a file of size bytes (RFC 9110, one range of
+ * "bytes=A-B", "bytes=A-" or "bytes=-N"): API_RANGE_PARTIAL with the
+ * inclusive bounds in *first and *last, API_RANGE_UNSATISFIABLE (416), or
+ * API_RANGE_WHOLE for no header, several ranges, another unit or a header
+ * that does not parse (the whole file is sent, as the RFC allows). */
+enum api_range { API_RANGE_WHOLE, API_RANGE_PARTIAL, API_RANGE_UNSATISFIABLE };
+enum api_range api_range_parse(const char *header, uint64_t size, uint64_t *first, uint64_t *last);
+
 struct watch_map;
 struct users_session;
 struct login_limit;
@@ -67,6 +75,7 @@ struct api_req {
 	const char *key;        /* the API key that signed the request (borrowed), NULL when unsigned */
 	const char *accept;     /* the Accept header (borrowed), NULL when absent */
 	const char *if_none_match; /* the If-None-Match header (borrowed), NULL when absent */
+	const char *range;      /* the Range header (borrowed), NULL when absent */
 	struct watch_map *live;  /* watched jobs (the server's, shared, locked inside) */
 	/* Sign-in (api_users.c). session: the browser session of the request's
 	 * cookie when there was no API key (for a write only when it carried
@@ -96,6 +105,7 @@ struct api_resp {
 	char *set_cookie;   /* owned: a Set-Cookie header value, or NULL */
 	char *location;     /* owned: a Location header value (with a 3xx status), or NULL */
 	bool audited;       /* the handler recorded its own audit event: server.c records none */
+	const char *range;  /* the request's Range header for a file answer (borrowed; set by server.c) */
 };
 
 /* Set a JSON error {"error": text} (server.c adds error_status). */

@@ -197,3 +197,58 @@ int api_parse_id(const char *s, int64_t *out)
 	*out = v;
 	return 0;
 }
+
+/* Decimal digits at *s into *v (no sign, overflow refused); advances *s. */
+static bool range_number(const char **s, uint64_t *v)
+{
+	const char *p = *s;
+	uint64_t n = 0;
+
+	if (!isdigit((unsigned char)*p))
+		return false;
+	for (; isdigit((unsigned char)*p); p++) {
+		if (n > (UINT64_MAX - 9) / 10)
+			return false;
+		n = n * 10 + (uint64_t)(*p - '0');
+	}
+	*s = p;
+	*v = n;
+	return true;
+}
+
+enum api_range api_range_parse(const char *header, uint64_t size, uint64_t *first, uint64_t *last)
+{
+	const char *p = header;
+	uint64_t a, b;
+
+	if (!p || strncmp(p, "bytes=", 6))
+		return API_RANGE_WHOLE;
+	p += 6;
+	while (*p == ' ')
+		p++;
+	if (strchr(p, ','))
+		return API_RANGE_WHOLE; /* several ranges: the whole file answers them all */
+	if (*p == '-') {
+		p++;
+		if (!range_number(&p, &b) || *p)
+			return API_RANGE_WHOLE;
+		if (b == 0 || size == 0)
+			return API_RANGE_UNSATISFIABLE;
+		*first = b >= size ? 0 : size - b;
+		*last = size - 1;
+		return API_RANGE_PARTIAL;
+	}
+	if (!range_number(&p, &a) || *p++ != '-')
+		return API_RANGE_WHOLE;
+	if (*p) {
+		if (!range_number(&p, &b) || *p || b < a)
+			return API_RANGE_WHOLE;
+	} else {
+		b = UINT64_MAX;
+	}
+	if (a >= size)
+		return API_RANGE_UNSATISFIABLE;
+	*first = a;
+	*last = b >= size ? size - 1 : b;
+	return API_RANGE_PARTIAL;
+}

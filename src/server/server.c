@@ -338,6 +338,45 @@ static int authenticate(struct db *db, struct MHD_Connection *con, struct api_re
 	return 0;
 }
 
+/* The answer of a file (takes fd): whole, or the one byte range the
+ * client asked for (206, so a browser can seek in a video), or 416. */
+static struct MHD_Response *file_resp(struct api_resp *out, int fd, uint64_t size, unsigned *status)
+{
+	struct MHD_Response *resp;
+	uint64_t first = 0, last = 0;
+	enum api_range rng = out->status == 200 ? api_range_parse(out->range, size, &first, &last) : API_RANGE_WHOLE;
+	char cr[80];
+
+	*status = (unsigned)out->status;
+	if (rng == API_RANGE_UNSATISFIABLE) {
+		close(fd);
+		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		snprintf(cr, sizeof(cr), "bytes */%llu", (unsigned long long)size);
+		*status = MHD_HTTP_RANGE_NOT_SATISFIABLE;
+	} else if (rng == API_RANGE_PARTIAL) {
+		resp = MHD_create_response_from_fd_at_offset64(last - first + 1, fd, first); /* takes fd */
+		snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)first, (unsigned long long)last,
+			 (unsigned long long)size);
+		*status = MHD_HTTP_PARTIAL_CONTENT;
+	} else {
+		resp = MHD_create_response_from_fd(size, fd); /* takes fd */
+	}
+	if (!resp) {
+		if (rng != API_RANGE_UNSATISFIABLE)
+			close(fd);
+		return NULL;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
+	if (rng != API_RANGE_WHOLE)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
+	if (rng != API_RANGE_UNSATISFIABLE)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+					out->ctype ? out->ctype : "application/octet-stream");
+	if (out->hdr_name)
+		MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
+	return resp;
+}
+
 /* The response to out, made on the handler thread (out->raw is borrowed
  * from its cache, so it is copied now); NULL when out of memory (the
  * connection is then dropped). *status: what to send it with. */
@@ -374,17 +413,7 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 			out->status = 404;
 			out->json = json_pack("{s:s}", "error", "file vanished");
 		} else {
-			resp = MHD_create_response_from_fd((uint64_t)st.st_size, fd); /* takes fd */
-			if (!resp) {
-				close(fd);
-				return NULL;
-			}
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-						out->ctype ? out->ctype : "application/octet-stream");
-			if (out->hdr_name)
-				MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
-			*status = (unsigned)out->status;
-			return resp;
+			return file_resp(out, fd, (uint64_t)st.st_size, status);
 		}
 	}
 	if (!out->json && !out->text) {
@@ -493,6 +522,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	req.target = r->target;
 	req.accept = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	req.if_none_match = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+	req.range = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE);
 	req.live = &s->live;
 	req.con = con;
 	client_addr_text(con, addr, sizeof(addr));
@@ -543,6 +573,8 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	/* The audit log: every successful write (the writer token is held). */
 	if (r->item.writes && !out->audited && out->status >= 200 && out->status < 300)
 		api_audit_request(&req, route, out);
+	if (out->file)
+		out->range = req.range; /* valid while the connection waits for the answer */
 	/* A reader runs beside the writer: one that wrote must be listed in route_writes. */
 	if (stamped && db_change_stamp(h->db, after) == 0 && after[1] != stamp[1])
 		log_err("%s %s wrote to the database without the writer token: add its route to route_writes",

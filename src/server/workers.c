@@ -208,7 +208,7 @@ static int apply_modules(struct db *db, int64_t job_id, const json_t *status)
 		if (!name)
 			continue;
 		rc = db_exec(db, "INSERT INTO job_modules (job_id, name, category, script, milestone, important, fatal)"
-			     " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, name) DO NOTHING", "ittiiii",
+			     " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, name) DO NOTHING", "itttiii",
 			     job_id, name, cat ? cat : "", script ? script : "", (int64_t)flag_of(flags, "milestone"),
 			     (int64_t)!flag_of(flags, "ignore_failure"), (int64_t)flag_of(flags, "fatal"));
 		if (rc < 0)

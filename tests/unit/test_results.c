@@ -4,6 +4,8 @@
 #include <jansson.h>
 #include "unit.h"
 #include "runner/results.h"
+#include "util/err.h"
+#include "util/file.h"
 #include "util/path.h"
 
 static json_t *load(const char *name)
@@ -165,4 +167,32 @@ TEST(results_frametimes_and_video_index)
 	CHECK_STR(json_string_value(json_object_get(e, "screenshot")), "boot-2.png");
 	json_decref(j);
 	results_module_release(&m);
+}
+
+TEST(results_needle_copied_once)
+{
+	char *json = path_join(unit_tmpdir(), "src.json"), *png = path_join(unit_tmpdir(), "src.png");
+	char *out_json = path_join(unit_tmpdir(), "needle-menu.json"), *out_png = path_join(unit_tmpdir(), "needle-menu.png");
+	json_t *j;
+
+	CHECK_INT(file_write_all(json, "{\"tags\":[\"a\"],\"area\":[]}", 24), 0);
+	CHECK_INT(file_write_all(png, "PNG!", 4), 0);
+	/* A match copies the JSON only; a failed check's candidate its picture too. */
+	CHECK_INT(results_save_needle(unit_tmpdir(), "menu", json, NULL), 0);
+	CHECK(file_exists(out_json));
+	CHECK(!file_exists(out_png));
+	CHECK_INT(results_save_needle(unit_tmpdir(), "menu", json, png), 0);
+	CHECK(file_exists(out_png));
+	j = load("needle-menu.json");
+	CHECK_STR(json_string_value(json_array_get(json_object_get(j, "tags"), 0)), "a");
+	json_decref(j);
+	/* Names the server would refuse as artefacts are not copied. */
+	CHECK_INT(results_save_needle(unit_tmpdir(), "../x", json, png), ERR_INVALID);
+	CHECK_INT(results_save_needle(unit_tmpdir(), "a b", json, png), ERR_INVALID);
+	CHECK_INT(results_save_needle(unit_tmpdir(), ".hidden", json, png), ERR_INVALID);
+	CHECK(results_save_needle(unit_tmpdir(), "gone", "/nonexistent/x.json", NULL) < 0);
+	free(json);
+	free(png);
+	free(out_json);
+	free(out_png);
 }
