@@ -252,6 +252,19 @@ static void job_artefact(struct api_req *req, struct api_resp *out)
 	out->text = strdup("OK");
 }
 
+/* The runner's results.json (uploaded before set_done) says whether every
+ * failure of the job was a near miss; the lists count those apart. */
+static void note_review(struct api_req *req)
+{
+	char *path = artefact_path(req->data_dir, req->id, "results.json");
+	json_t *r = path ? json_load_file(path, 0, NULL) : NULL;
+
+	if (json_is_true(json_object_get(r, "needs_review")) && jobs_set_needs_review(req->db, req->id))
+		log_warn("job %lld: cannot mark it as needing review", (long long)req->id);
+	json_decref(r);
+	free(path);
+}
+
 static void job_set_done(struct api_req *req, struct api_resp *out)
 {
 	const char *result = params_get(&req->params, "result");
@@ -274,6 +287,7 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	rc = workers_job_done(req->db, req->id, worker, result, reason, msg, sizeof(msg));
 	if (reply_job_error(req, out, rc, msg, "finish"))
 		return;
+	note_review(req);
 	if (jobs_outcome_json(req->db, req->id, &outcome)) {
 		api_error(out, 500, "cannot read job %lld", (long long)req->id);
 		return;
