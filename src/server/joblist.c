@@ -384,7 +384,7 @@ static int collect(struct db *db, const struct joblist_filter *f, enum joblist_s
 		for (i = 0; !rc && i < nvals && *n < (size_t)need; i++) {
 			const char *v = vals[reverse ? nvals - 1 - i : i];
 			int c = cursor_key ? strcmp(v, cursor_key) : 1;
-			if (reverse)
+			if (reverse && cursor_key)
 				c = -c;
 			if (c < 0)
 				continue;

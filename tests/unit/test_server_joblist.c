@@ -458,3 +458,31 @@ TEST(server_builds_overview)
 	json_decref(plans);
 	db_free(db);
 }
+
+TEST(server_jobs_needs_review)
+{
+	struct db *db = seeded();
+	json_t *j;
+	size_t failed = 0, passed = 0, i;
+
+	for (i = 0; i < NJOBS && (!failed || !passed); i++) {
+		if (!strcmp(model[i].result, "failed") && !model[i].review)
+			failed = i + 1;
+		if (!strcmp(model[i].result, "passed"))
+			passed = i + 1;
+	}
+	CHECK(failed && passed);
+	CHECK_INT(jobs_to_json(db, model[failed - 1].id, false, &j), 0);
+	CHECK(json_object_get(j, "needs_review") == NULL);
+	json_decref(j);
+	CHECK_INT(jobs_set_needs_review(db, model[failed - 1].id), 0);
+	CHECK_INT(jobs_to_json(db, model[failed - 1].id, false, &j), 0);
+	CHECK(json_is_true(json_object_get(j, "needs_review")));
+	json_decref(j);
+	/* Only a failed job needs review. */
+	CHECK_INT(jobs_set_needs_review(db, model[passed - 1].id), 0);
+	CHECK_INT(jobs_to_json(db, model[passed - 1].id, false, &j), 0);
+	CHECK(json_object_get(j, "needs_review") == NULL);
+	json_decref(j);
+	db_free(db);
+}

@@ -5,7 +5,13 @@
 # reload, keyset paging walked both ways with no duplicate and no gap, the
 # overview matrix, the group page, injected markup shown as text, 390 px
 # and the dark theme. A screenshot of every page state.
+import hashlib
+import hmac
+import json
+import time
+import urllib.error
 import urllib.parse
+import urllib.request
 
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import Select
@@ -15,6 +21,41 @@ from weblib import Server, Browser, check
 SCRIPT = '<script>alert(1)</script>'
 IMG = '"><img src=x onerror=alert(1)>'
 N_PAGING = 30
+
+
+def signed_raw(s, method, target, body):
+    """A signed request with a raw body (an artefact upload) -> status."""
+    t = str(time.time())
+    digest = hmac.new(s.secret.encode(), (target + t).encode(), hashlib.sha1).hexdigest()
+    req = urllib.request.Request(s.url + target, data=body, method=method, headers={
+        'X-API-Key': s.key, 'X-API-Microtime': t, 'X-API-Hash': digest, 'Content-Type': 'application/octet-stream'})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def run_review_job(s):
+    """A job taken by a worker (this test, speaking the worker protocol)
+    whose runner's results.json says every failure was a near miss, set
+    done as failed: the server keeps it as needing review. Returns its id."""
+    st, r = s.api('POST', '/api/v1/jobs', {'TEST': 'nearmiss', 'DISTRI': 'rv', 'VERSION': '1', 'FLAVOR': 'cd',
+                                           'ARCH': 'x86_64', 'MACHINE': '64bit', 'BUILD': 'review',
+                                           '_GROUP': 'examples'})
+    check('POST the near-miss job', st == 200, r)
+    job = r.get('id')
+    st, w = s.api('POST', '/api/v1/workers', {'host': 'lists-test', 'instance': 1, 'worker_class': 'qemu_x86_64'})
+    check('register a worker', st == 200, w)
+    st, r = s.api('GET', f"/api/v1/workers/{w.get('id')}/work", {'timeout': 5})
+    check('the worker gets the near-miss job', st == 200 and (r.get('job') or {}).get('id') == job, r)
+    body = json.dumps({'result': 'failed', 'needs_review': True, 'modules': []}).encode()
+    check('upload its results.json', signed_raw(s, 'POST', f'/api/v1/jobs/{job}/artefact?file=results.json', body) == 200)
+    st, r = s.api('POST', f'/api/v1/jobs/{job}/set_done', {'result': 'failed', 'worker_id': w.get('id')})
+    check('set it done as failed', st == 200, r)
+    st, r = s.api('GET', f'/api/v1/jobs/{job}')
+    check('the job needs review', st == 200 and r['job'].get('needs_review') is True, r)
+    return job
 
 
 def add_jobs(s):
@@ -71,6 +112,11 @@ def page_errors(b):
 def check_dashboard(s, b):
     b.get('/')
     b.wait_for('.lp-dashboard')
+    check('dashboard: the newest 3 builds of examples by default',
+          lambda: [r.get_attribute('data-build') for r in b.find('.dash-group[data-group="1"] tr')] ==
+          [IMG, 'paging', 'review'])
+    b.get('/?limit_builds=5')
+    b.wait_for('.lp-dashboard')
     sec = '.dash-group[data-group="1"]'
     check('dashboard: group examples shown', lambda: b.find(f'{sec} h2')[0].text == 'examples')
     row = f'{sec} tr[data-build="1"][data-version="1"]'
@@ -81,6 +127,9 @@ def check_dashboard(s, b):
           .endswith('/tests/overview?distri=grub&version=1&build=1&groupid=1'))
     check('dashboard: build paging counts 30 scheduled', lambda: b.find(
         f'{sec} tr[data-build="paging"] .count[data-count="scheduled"] b')[0].text == str(N_PAGING))
+    check('dashboard: build review counts 1 needs review, no other failure', lambda: [
+        (e.get_attribute('data-count'), e.text) for e in b.find(f'{sec} tr[data-build="review"] .count')] ==
+        [('needs_review', '1 needs review')])
     check('dashboard: the bar has a passed segment', lambda: b.js(
         "return document.querySelector('tr[data-build=\"1\"] .cbar-r-passed').getBoundingClientRect().width > 10"))
     check('dashboard: a build named with markup shows as text',
@@ -90,14 +139,17 @@ def check_dashboard(s, b):
     check('dashboard: no console error', lambda: not page_errors(b), page_errors(b))
 
 
-def check_tests_sections(s, b, paging_ids):
+def check_tests_sections(s, b, paging_ids, review):
     b.get('/tests')
     b.wait_for('.lp-tests')
     fin = '[data-section="finished"]'
     check('/tests: three sections', lambda: [e.get_attribute('data-section') for e in b.find('.tests-section')] ==
           ['running', 'scheduled', 'finished'])
-    check('/tests: finished lists the fixture jobs 2 and 1', lambda: rows(b, f'{fin} table.jobs')[:2] == [2, 1])
+    check('/tests: finished lists the near-miss job, then fixture jobs 2 and 1',
+          lambda: rows(b, f'{fin} table.jobs')[:3] == [review, 2, 1])
     check('/tests: finished job 1 shows passed', lambda: b.find(f'{fin} tr[data-id="1"] .t-result')[0].text == 'passed')
+    check('/tests: the near-miss job shows needs review', lambda: b.find(
+        f'{fin} tr[data-id="{review}"] .t-result.r-needs_review')[0].text == 'needs review')
     check('/tests: the job links to its page', lambda: b.find(f'{fin} tr[data-id="1"] .t-test a')[0]
           .get_attribute('href').endswith('/tests/1'))
     sched = rows(b, '[data-section="scheduled"] table.jobs')
@@ -168,6 +220,34 @@ def walk(b, start, want, label):
             break
     check(f'{label}: walking back gives the same pages', back[::-1] == pages, f'{back[::-1]} != {pages}')
     check(f'{label}: back on the first page, no newer link', not b.find('.pager .p-prev'))
+
+
+def check_api(s):
+    """The list API's answers beside the pages: openQA's shape kept, bad keyset requests refused."""
+    st, r = s.api('GET', '/api/v1/jobs', {'limit': 2})
+    ids = [j['id'] for j in r['jobs']] if st == 200 else []
+    check('API openQA list: the 2 newest, oldest first, no keyset fields',
+          st == 200 and len(ids) == 2 and ids[0] < ids[1] and 'next' not in r, r if st != 200 else ids)
+    for params, why in (({'sort': 'bogus'}, 'an unknown sort'), ({'next': 5, 'prev': 9}, 'next and prev'),
+                        ({'sort': 'id', 'offset': 5}, 'offset with a keyset page'),
+                        ({'sort': 'id', 'latest': 1}, 'latest with a keyset page'), ({'next': 'x'}, 'a bad cursor')):
+        st, r = s.api('GET', '/api/v1/jobs', params)
+        check(f'API keyset: {why} is a 400', st == 400, (st, r))
+    st, r = s.api('GET', '/api/v1/jobs', {'group': 'examples', 'sort': 'id', 'limit': 3})
+    check('API: group by name (openQA), 3 of them and a next cursor',
+          st == 200 and len(r['jobs']) == 3 and r['next'] == r['jobs'][-1]['id'] and r['prev'] is None, r)
+    st, r = s.api('GET', '/api/v1/jobs', {'group': 'no such group', 'sort': 'id'})
+    check('API: an unknown group name lists nothing', st == 200 and r['jobs'] == [], r)
+    st, r = s.api('GET', '/api/v1/job_groups/99/build_results')
+    check('API: build results of an unknown group is a 404', st == 404, (st, r))
+    st, r = s.api('GET', '/api/v1/job_groups/1/build_results', {'limit_builds': 1})
+    check('API: build results (openQA shape) of the newest build',
+          st == 200 and len(r['build_results']) == 1 and r['group']['name'] == 'examples' and
+          {'passed', 'failed', 'softfailed', 'needs_review', 'running', 'scheduled', 'total'} <=
+          set(r['build_results'][0]), r)
+    st, r = s.api('GET', '/api/v1/jobs/overview', {'distri': 'grub', 'version': '1', 'build': '1', 'groupid': 1})
+    check('API: jobs overview of build 1 is job 1', st == 200 and [(j['id'], j['name']) for j in r] ==
+          [(1, 'grub-1-cd-x86_64-Build1-grub@64bit')], r)
 
 
 def check_paging(s, b):
@@ -251,10 +331,12 @@ def run():
     s = Server('lists')
     b = Browser(s)
     try:
+        review = run_review_job(s)
         paging_ids = add_jobs(s)
         check_dashboard(s, b)
-        check_tests_sections(s, b, paging_ids)
+        check_tests_sections(s, b, paging_ids, review)
         check_filters(s, b)
+        check_api(s)
         check_paging(s, b)
         check_overview(s, b)
         check_group(s, b)
