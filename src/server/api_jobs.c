@@ -1,8 +1,19 @@
 /* SPDX-License-Identifier: MIT */
-/* api_jobs.c - the /api/v1/jobs routes (Job.pm): list with filters, show,
- * details, status, direct creation from settings (one job, or several
- * chained ones as openqa-clone-job posts them), delete, cancel, restart.
- * The job model is jobs.c; this file parses and validates requests. */
+/* api_jobs.c - the /api/v1/jobs routes (Job.pm): list with filters (and
+ * vigil's keyset pages), show, details, status, direct creation from
+ * settings (one job, or several chained ones as openqa-clone-job posts
+ * them), delete, cancel, restart; and the lists' aggregates: the overview
+ * of a build, the build results of a group and of the dashboard. The job
+ * model is jobs.c, the lists joblist.c and builds.c; this file parses and
+ * validates requests.
+ *
+ *   method path                                   what
+ *   GET    /api/v1/jobs                           openQA's filters, limit, offset, latest, before, after;
+ *                                                 vigil: sort=id|result|test, next=ID | prev=ID (keyset)
+ *   GET    /api/v1/jobs/overview                  latest job of each scenario of a build (openQA)
+ *   GET    /api/v1/job_groups/<id>/build_results  a group's builds with counts (openQA)
+ *   GET    /dashboard_build_results[.json]        every group's newest builds (openQA's, JSON only)
+ */
 #define LOG_MODULE "api"
 #include <dirent.h>
 #include <stdio.h>
@@ -11,6 +22,9 @@
 #include "server/api.h"
 #include "server/artefacts.h"
 #include "server/assets.h"
+#include "server/builds.h"
+#include "server/groups.h"
+#include "server/joblist.h"
 #include "server/jobs.h"
 #include "server/workers.h"
 #include "util/err.h"
@@ -50,34 +64,92 @@ static json_t *list_param(const struct params *p, const char *key)
 	return a;
 }
 
+/* A parameter's value, NULL when absent or empty (openQA ignores empty filters). */
+static const char *param(const struct params *p, const char *key)
+{
+	const char *v = params_get(p, key);
+	return v && *v ? v : NULL;
+}
+
+/* An optional id parameter (> 0). 0 when absent; ERR_INVALID. */
+static int id_param(const struct params *p, const char *key, int64_t *out)
+{
+	const char *v = param(p, key);
+
+	*out = 0;
+	return v ? api_parse_id(v, out) : 0;
+}
+
+/* An optional count parameter >= 0 into *out (unchanged when absent). 0 or ERR_INVALID. */
+static int count_param(const struct params *p, const char *key, long *out)
+{
+	const char *v = param(p, key);
+	long n;
+
+	if (!v)
+		return 0;
+	if (str_to_long(v, &n) || n < 0)
+		return ERR_INVALID;
+	*out = n;
+	return 0;
+}
+
+/* GET /api/v1/jobs: openQA's filters (build iso distri version flavor
+ * arch test machine group groupid state result ids scope before after),
+ * and either openQA's limit/offset/latest (the newest jobs, listed oldest
+ * first) or, when sort, next or prev is given, vigil's keyset page
+ * (joblist.h): {"jobs": [in list order], "next": id|null, "prev": id|null}. */
 static void jobs_get(struct api_req *req, struct api_resp *out)
 {
 	const struct params *p = &req->params;
 	json_t *states = list_param(p, "state"), *res = list_param(p, "result"), *ids = list_param(p, "ids");
 	json_t *jobs = NULL;
-	const char *lim = params_get(p, "limit"), *off = params_get(p, "offset"), *grp = params_get(p, "groupid");
-	const char *scope = params_get(p, "scope");
-	struct jobs_filter f = {
-		params_get(p, "build"), params_get(p, "distri"), params_get(p, "version"), params_get(p, "flavor"),
-		params_get(p, "arch"), params_get(p, "test"), params_get(p, "machine"), params_get(p, "iso"),
-		0, states, res, ids,
-		scope && (!strcmp(scope, "current") || !strcmp(scope, "relevant")),
-		params_get(p, "latest") && strcmp(params_get(p, "latest"), "0"),
-		JOBS_LIST_DEFAULT_LIMIT, 0,
+	const char *scope = param(p, "scope"), *sort = param(p, "sort"), *grp = param(p, "groupid");
+	const char *gname = param(p, "group");
+	struct joblist_filter f = {
+		.build = param(p, "build"), .distri = param(p, "distri"), .version = param(p, "version"),
+		.flavor = param(p, "flavor"), .arch = param(p, "arch"), .test = param(p, "test"),
+		.machine = param(p, "machine"), .iso = param(p, "iso"), .states = states, .results = res, .ids = ids,
+		.current = scope && (!strcmp(scope, "current") || !strcmp(scope, "relevant")),
 	};
-	long group = 0;
+	struct joblist_page pg = { .sort = JOBLIST_SORT_ID, .limit = JOBS_LIST_DEFAULT_LIMIT };
+	bool latest = param(p, "latest") && strcmp(param(p, "latest"), "0");
+	bool keyset = sort || param(p, "next") || param(p, "prev");
+	long offset = 0, group = 0;
 	size_t i;
 	json_t *v;
+	int rc;
 
-	if (lim && (str_to_long(lim, &f.limit) || f.limit <= 0 || f.limit > JOBS_LIST_MAX_LIMIT)) {
-		api_error(out, 400, "Limit exceeds maximum (or is not a positive integer): %s", lim);
+	if (count_param(p, "limit", &pg.limit) || pg.limit == 0 || pg.limit > JOBS_LIST_MAX_LIMIT) {
+		api_error(out, 400, "Limit exceeds maximum (or is not a positive integer): %s", param(p, "limit"));
 		goto out;
 	}
-	if ((off && (str_to_long(off, &f.offset) || f.offset < 0)) || (grp && str_to_long(grp, &group))) {
+	if (count_param(p, "offset", &offset) || (grp && (str_to_long(grp, &group) || group < 0))) {
 		api_error(out, 400, "Erroneous parameters (offset and groupid must be integers)");
 		goto out;
 	}
+	if (id_param(p, "before", &f.before) || id_param(p, "after", &f.after) || id_param(p, "next", &pg.next) ||
+	    id_param(p, "prev", &pg.prev)) {
+		api_error(out, 400, "before, after, next and prev must be job ids");
+		goto out;
+	}
+	if (sort && strcmp(sort, "id") && strcmp(sort, "result") && strcmp(sort, "test")) {
+		api_error(out, 400, "unknown sort '%s' (id, result or test)", sort);
+		goto out;
+	}
+	if (keyset && (offset || latest || (pg.next && pg.prev))) {
+		api_error(out, 400, "a keyset page (sort, next, prev) takes one of next and prev, and no offset or latest");
+		goto out;
+	}
+	if (sort)
+		pg.sort = !strcmp(sort, "result") ? JOBLIST_SORT_RESULT
+			  : !strcmp(sort, "test") ? JOBLIST_SORT_TEST : JOBLIST_SORT_ID;
 	f.group = group;
+	f.no_group = grp && group == 0;
+	if (json_array_size(ids) > JOBLIST_MAX_IDS) {
+		api_error(out, 400, "more than %d ids", JOBLIST_MAX_IDS);
+		goto out;
+	}
 	json_array_foreach(ids, i, v) {
 		int64_t id;
 		if (api_parse_id(json_string_value(v), &id)) {
@@ -95,7 +167,32 @@ static void jobs_get(struct api_req *req, struct api_resp *out)
 			api_error(out, 400, "unknown result '%s'", json_string_value(v));
 			goto out;
 		}
-	if (jobs_list(req->db, &f, &jobs)) {
+	if (gname && !grp) {
+		int64_t gid;
+		rc = groups_by_name(req->db, gname, &gid);
+		if (rc == ERR_NOT_FOUND) { /* no such group: no jobs */
+			api_json(out, keyset ? json_pack("{s:[],s:n,s:n}", "jobs", "next", "prev")
+					     : json_pack("{s:[]}", "jobs"));
+			goto out;
+		}
+		if (rc) {
+			api_error(out, 500, "cannot read job groups");
+			goto out;
+		}
+		f.group = gid;
+	}
+	if (keyset) {
+		rc = joblist_page_json(req->db, &f, &pg, &jobs);
+		if (rc == ERR_NOT_FOUND)
+			api_error(out, 400, "job %lld (the page's cursor) no longer exists",
+				  (long long)(pg.next ? pg.next : pg.prev));
+		else if (rc)
+			api_error(out, 500, "cannot read jobs");
+		else
+			api_json(out, jobs);
+		goto out;
+	}
+	if (joblist_openqa(req->db, &f, pg.limit, offset, latest, &jobs)) {
 		api_error(out, 500, "cannot read jobs");
 		goto out;
 	}
@@ -104,6 +201,71 @@ out:
 	json_decref(states);
 	json_decref(res);
 	json_decref(ids);
+}
+
+/* GET /api/v1/jobs/overview (openQA): the latest job of each scenario of
+ * one build, [{"id", "name", ...}] (builds.h). */
+static void jobs_overview(struct api_req *req, struct api_resp *out)
+{
+	const struct params *p = &req->params;
+	struct builds_overview_q q = {
+		param(p, "distri"), param(p, "version"), param(p, "flavor"), param(p, "arch"), param(p, "machine"),
+		param(p, "test"), param(p, "build"), 0,
+	};
+	json_t *a;
+
+	if (id_param(p, "groupid", &q.group)) {
+		api_error(out, 400, "groupid must be a job group id");
+		return;
+	}
+	if (builds_overview(req->db, &q, &a, NULL))
+		api_error(out, 500, "cannot read jobs");
+	else
+		api_json(out, a);
+}
+
+/* limit_builds and time_limit_days of the build results routes. 0 or an answered error. */
+static int build_params(struct api_req *req, struct api_resp *out, long *limit, long *days)
+{
+	if (count_param(&req->params, "limit_builds", limit) || count_param(&req->params, "time_limit_days", days)) {
+		api_error(out, 400, "limit_builds and time_limit_days must be counts");
+		return ERR_INVALID;
+	}
+	return 0;
+}
+
+/* GET /api/v1/job_groups/<id>/build_results (openQA): limit_builds
+ * (default 10), time_limit_days (default 0: any). */
+static void group_builds(struct api_req *req, struct api_resp *out)
+{
+	long limit = 10, days = 0;
+	json_t *j;
+	int rc;
+
+	if (build_params(req, out, &limit, &days))
+		return;
+	rc = builds_group(req->db, req->id, limit, days, &j, NULL);
+	if (rc == ERR_NOT_FOUND)
+		api_error(out, 404, "Job group %lld does not exist", (long long)req->id);
+	else if (rc)
+		api_error(out, 500, "cannot read the builds of job group %lld", (long long)req->id);
+	else
+		api_json(out, j);
+}
+
+/* GET /dashboard_build_results (openQA's, as JSON): limit_builds (default
+ * 3) and time_limit_days (default 14) as openQA's front page. */
+static void dashboard_builds(struct api_req *req, struct api_resp *out)
+{
+	long limit = 3, days = 14;
+	json_t *j;
+
+	if (build_params(req, out, &limit, &days))
+		return;
+	if (builds_dashboard(req->db, limit, days, &j))
+		api_error(out, 500, "cannot read the builds");
+	else
+		api_json(out, j);
 }
 
 /* The artefact names of a job (screenshots or the others), sorted. */
@@ -323,6 +485,10 @@ static void job_restart(struct api_req *req, struct api_resp *out)
 
 const struct api_route api_jobs_routes[] = {
 	{ "GET", "/api/v1/jobs", AUTH_PUBLIC, jobs_get, NULL },
+	{ "GET", "/api/v1/jobs/overview", AUTH_PUBLIC, jobs_overview, NULL },
+	{ "GET", "/api/v1/job_groups/#/build_results", AUTH_PUBLIC, group_builds, NULL },
+	{ "GET", "/dashboard_build_results", AUTH_PUBLIC, dashboard_builds, NULL },
+	{ "GET", "/dashboard_build_results.json", AUTH_PUBLIC, dashboard_builds, NULL },
 	{ "POST", "/api/v1/jobs", AUTH_OPERATOR, job_create, NULL },
 	{ "GET", "/api/v1/jobs/#", AUTH_PUBLIC, job_show, NULL },
 	{ "GET", "/api/v1/jobs/#/details", AUTH_PUBLIC, job_details, NULL },

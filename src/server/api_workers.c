@@ -253,6 +253,19 @@ static void job_artefact(struct api_req *req, struct api_resp *out)
 	out->text = strdup("OK");
 }
 
+/* The runner's results.json (uploaded before set_done) says whether every
+ * failure of the job was a near miss; the lists count those apart. */
+static void note_review(struct api_req *req)
+{
+	char *path = artefact_path(req->data_dir, req->id, "results.json");
+	json_t *r = path ? json_load_file(path, 0, NULL) : NULL;
+
+	if (json_is_true(json_object_get(r, "needs_review")) && jobs_set_needs_review(req->db, req->id))
+		log_warn("job %lld: cannot mark it as needing review", (long long)req->id);
+	json_decref(r);
+	free(path);
+}
+
 static void job_set_done(struct api_req *req, struct api_resp *out)
 {
 	const char *result = params_get(&req->params, "result");
@@ -278,6 +291,7 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	/* Its results are all uploaded now: which needles it used. */
 	if ((rc = needles_record_job(req->db, req->data_dir, req->id)))
 		log_warn("job %lld: needle matches not recorded: %s", (long long)req->id, err_str(rc));
+	note_review(req);
 	if (jobs_outcome_json(req->db, req->id, &outcome)) {
 		api_error(out, 500, "cannot read job %lld", (long long)req->id);
 		return;

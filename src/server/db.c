@@ -274,6 +274,30 @@ int64_t db_last_id(struct db *db)
 	return sqlite3_last_insert_rowid(db->h);
 }
 
+int db_plan(struct db *db, const char *sql, char *buf, size_t len)
+{
+	sqlite3_stmt *st = NULL;
+	char *q = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", sql);
+	size_t used = 0;
+	int rc = ERR_IO;
+
+	if (len)
+		buf[0] = '\0';
+	if (!q || sqlite3_prepare_v2(db->h, q, -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *d = (const char *)sqlite3_column_text(st, 3);
+		int n = snprintf(buf + used, len > used ? len - used : 0, "%s%s", used ? "; " : "", d ? d : "");
+		if (n > 0)
+			used = used + (size_t)n < len ? used + (size_t)n : len;
+	}
+	rc = rc == SQLITE_DONE ? 0 : ERR_IO;
+out:
+	sqlite3_finalize(st);
+	sqlite3_free(q);
+	return rc;
+}
+
 const char *db_errmsg(struct db *db)
 {
 	return sqlite3_errmsg(db->h);

@@ -52,6 +52,11 @@ int db_exec(struct db *db, const char *sql, const char *types, ...);
 int db_query_int(struct db *db, int64_t *out, const char *sql, const char *types, ...);
 /* The identity of the row the last INSERT created. */
 int64_t db_last_id(struct db *db);
+/* How the database will run sql (parameters unbound): the steps of its
+ * plan joined by "; " ("SEARCH jobs USING INDEX ... (result=? AND id<?)"),
+ * into buf. For tests and benchmarks that check a query is bounded; the
+ * text is the dialect's own. 0 or ERR_IO. */
+int db_plan(struct db *db, const char *sql, char *buf, size_t len);
 /* The last error text of the connection. Borrowed. */
 const char *db_errmsg(struct db *db);
 

@@ -194,6 +194,26 @@ const struct db_migration db__migrations_sqlite[] = {
 	  " actor TEXT NOT NULL,"
 	  " event TEXT NOT NULL,"
 	  " detail TEXT NOT NULL);" },
+	{ 7,
+	  /* The lists (joblist.c, builds.c): one index per filter column
+	   * ending in id, so a page of one filter is a range scan of page
+	   * size, newest first; result and test also order the list (key
+	   * ascending, newest first within a key: id DESC). A group's builds
+	   * newest first without reading the table (jobs_list_group covers
+	   * them), a build's jobs in a group for its counts. needs_review: the job failed
+	   * and every failure was a near miss (results.json, set at set_done). */
+	  "ALTER TABLE jobs ADD COLUMN needs_review INTEGER NOT NULL DEFAULT 0;"
+	  "CREATE INDEX jobs_list_state ON jobs (state, id);"
+	  "CREATE INDEX jobs_list_result ON jobs (result, id DESC);"
+	  "CREATE INDEX jobs_list_test ON jobs (test, id DESC);"
+	  "CREATE INDEX jobs_list_distri ON jobs (lower(distri), id);"
+	  "CREATE INDEX jobs_list_version ON jobs (version, id);"
+	  "CREATE INDEX jobs_list_flavor ON jobs (flavor, id);"
+	  "CREATE INDEX jobs_list_arch ON jobs (arch, id);"
+	  "CREATE INDEX jobs_list_build ON jobs (build, id);"
+	  "CREATE INDEX jobs_list_machine ON jobs (machine, id);"
+	  "CREATE INDEX jobs_list_group ON jobs (group_id, id, build, version);"
+	  "CREATE INDEX jobs_group_build ON jobs (group_id, build, version);" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

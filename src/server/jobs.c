@@ -401,7 +401,7 @@ int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
 	rc = db_prepare(db, &st,
 			"SELECT j.id, j.priority, j.state, j.result, j.reason, j.clone_id, j.blocked_by_id, j.group_id,"
 			" g.name, j.assigned_worker_id, j.test, j.distri, j.version, j.flavor, j.arch, j.build, j.machine,"
-			" j.t_started, j.t_finished"
+			" j.t_started, j.t_finished, j.needs_review"
 			" FROM jobs j LEFT JOIN job_groups g ON g.id = j.group_id WHERE j.id = ?",
 			"i", id);
 	if (rc)
@@ -431,6 +431,8 @@ int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
 	if (db_col_text(st, 4) && *db_col_text(st, 4))
 		json_object_set_new(j, "reason", json_string(db_col_text(st, 4)));
 	json_object_set_new(j, "test", json_string(db_col_text(st, 10)));
+	if (db_col_int(st, 19))
+		json_object_set_new(j, "needs_review", json_true()); /* vigil: see jobs_set_needs_review */
 	db_finalize(st);
 	st = NULL;
 	if (db_query_int(db, &origin, "SELECT id FROM jobs WHERE clone_id = ?", "i", id) == 0)
@@ -614,78 +616,11 @@ int jobs_delete(struct db *db, int64_t id)
 	return rc < 0 ? rc : 0;
 }
 
-static bool in_array(const json_t *a, const char *s)
+int jobs_set_needs_review(struct db *db, int64_t id)
 {
-	size_t i;
-	json_t *v;
+	int rc = db_exec(db, "UPDATE jobs SET needs_review = 1 WHERE id = ? AND result = 'failed'", "i", id);
 
-	json_array_foreach(a, i, v)
-		if (!strcmp(json_string_value(v), s))
-			return true;
-	return false;
-}
-
-int jobs_list(struct db *db, const struct jobs_filter *f, json_t **out)
-{
-	json_t *jobs = NULL, *seen = json_object();
-	struct db_stmt *st = NULL;
-	long skipped = 0;
-	int rc;
-
-	*out = NULL;
-	rc = db_prepare(db, &st,
-			"SELECT id, state, result, clone_id, distri, version, flavor, arch, test, machine FROM jobs"
-			" WHERE (? IS NULL OR build = ?) AND (? IS NULL OR lower(distri) = lower(?))"
-			" AND (? IS NULL OR version = ?) AND (? IS NULL OR flavor = ?) AND (? IS NULL OR arch = ?)"
-			" AND (? IS NULL OR test = ?) AND (? IS NULL OR machine = ?) AND (? = 0 OR group_id = ?)"
-			" AND (? IS NULL OR id IN (SELECT job_id FROM job_settings WHERE key = 'ISO' AND value = ?))"
-			" ORDER BY id DESC",
-			"ttttttttttttttiitt", f->build, f->build, f->distri, f->distri, f->version, f->version, f->flavor,
-			f->flavor, f->arch, f->arch, f->test, f->test, f->machine, f->machine, f->group, f->group, f->iso,
-			f->iso);
-	if (rc)
-		goto out;
-	jobs = json_array();
-	while ((rc = db_step(st)) == 1 && (long)json_array_size(jobs) < f->limit) {
-		char idtext[24], scenario[1024];
-		json_t *j;
-		snprintf(idtext, sizeof(idtext), "%lld", (long long)db_col_int(st, 0));
-		if (json_array_size(f->states) && !in_array(f->states, db_col_text(st, 1)))
-			continue;
-		if (json_array_size(f->results) && !in_array(f->results, db_col_text(st, 2)))
-			continue;
-		if (json_array_size(f->ids) && !in_array(f->ids, idtext))
-			continue;
-		if (f->current && !db_col_null(st, 3))
-			continue;
-		if (f->latest) {
-			snprintf(scenario, sizeof(scenario), "%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", db_col_text(st, 4),
-				 db_col_text(st, 5), db_col_text(st, 6), db_col_text(st, 7), db_col_text(st, 8),
-				 db_col_text(st, 9));
-			if (json_object_get(seen, scenario))
-				continue;
-			json_object_set_new(seen, scenario, json_true());
-		}
-		if (skipped < f->offset) {
-			skipped++;
-			continue;
-		}
-		if (jobs_to_json(db, db_col_int(st, 0), false, &j) == 0) {
-			json_object_set_new(j, "modules", json_array());
-			/* Rows arrive newest first; openQA lists oldest first. */
-			json_array_insert_new(jobs, 0, j);
-		}
-	}
-	db_finalize(st);
-	if (rc < 0)
-		goto out;
-	*out = jobs;
-	jobs = NULL;
-	rc = 0;
-out:
-	json_decref(jobs);
-	json_decref(seen);
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 int jobs_status_json(struct db *db, int64_t id, json_t **out)

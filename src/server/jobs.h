@@ -42,7 +42,8 @@ int jobs_insert(struct db *db, const json_t *settings, int64_t priority, int64_t
 		int64_t scheduled_product_id, int64_t *id);
 
 /* The job hash of GET /api/v1/jobs/<id> (without the {"job":...} wrapper);
- * details adds testresults/logs/ulogs. 0, ERR_NOT_FOUND, or a db error. */
+ * details adds testresults/logs/ulogs; "needs_review": true (vigil) when
+ * set. 0, ERR_NOT_FOUND, or a db error. */
 int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out);
 
 /* Cancel a job whose result is still none: result user_cancelled, a
@@ -61,21 +62,10 @@ int jobs_restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t m
 /* Delete a job with its settings and dependencies. 0, ERR_NOT_FOUND, or a db error. */
 int jobs_delete(struct db *db, int64_t id);
 
-/* What GET /api/v1/jobs filters by: NULL (0 for group) matches any; the
- * arrays (of strings, may be empty) list the states, results and ids
- * allowed. current: only jobs not cloned; latest: only the newest job of
- * each scenario. offset jobs are skipped, at most limit listed. */
-struct jobs_filter {
-	const char *build, *distri, *version, *flavor, *arch, *test, *machine, *iso;
-	int64_t group;
-	const json_t *states, *results, *ids;
-	bool current, latest;
-	long limit, offset;
-};
-
-/* The jobs matching f, oldest first, as openQA's job hashes with empty
- * "modules". 0 and *out (new array), or a db error. */
-int jobs_list(struct db *db, const struct jobs_filter *f, json_t **out);
+/* Mark a failed job as needing review: every failure was a near miss of
+ * a needle (the runner's results.json says so). A job whose result is not
+ * failed is left as it is. 0 or a db error. */
+int jobs_set_needs_review(struct db *db, int64_t id);
 
 /* {"id", "state", "result", "blocked_by_id"} of a job. 0 and *out (new
  * object), ERR_NOT_FOUND, or an error. */
