@@ -194,6 +194,10 @@ const struct db_migration db__migrations_sqlite[] = {
 	  " actor TEXT NOT NULL,"
 	  " event TEXT NOT NULL,"
 	  " detail TEXT NOT NULL);" },
+	{ 7,
+	  /* The user who wrote a comment (signed in, or through their own API
+	   * key): they may edit it from a page or with any of their keys. */
+	  "ALTER TABLE comments ADD COLUMN user_id INTEGER REFERENCES users(id) ON DELETE SET NULL;" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);
