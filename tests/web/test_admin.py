@@ -94,7 +94,8 @@ def signed_in_writes(b, s):
     b.get('/login?return_to=/admin/machines')
     sign_in(b, ADMIN, ADMIN_PW)
     b.wait_until(lambda: b.js('return location.pathname') == '/admin/machines' and b.find('.adm-new'))
-    check('signed in as an administrator: /admin/machines offers New', b.find('#user .user-name')[0].text == ADMIN)
+    check('signed in as an administrator: /admin/machines offers New', lambda: b.wait_until(lambda: b.js(
+        'const e = document.querySelector("#user .user-name"); return !!e && e.textContent === arguments[0]', ADMIN)))
     check('no request signing in this page', b.js('return window.__signing === undefined'))
     b.find('.adm-new')[0].click()
     form = b.wait_for('tr[data-id="new"] form')

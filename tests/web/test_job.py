@@ -157,8 +157,9 @@ def signed_in(b, s, grub):
                                               'ARCH': 'x86_64', 'MACHINE': '64bit', 'BUILD': '3'})
     b.get(f'/tests/{made["id"]}')
     b.wait_for('button.job-cancel').click()
-    check('Cancel: the page shows the job cancelled', lambda: b.wait_until(
-        lambda: b.find('.job-badge') and b.find('.job-badge')[0].text == 'cancelled'))
+    # Read in one go: the page reloads under the test.
+    check('Cancel: the page shows the job cancelled', lambda: b.wait_until(lambda: b.js(
+        'const e = document.querySelector(".job-badge"); return !!e && e.textContent === "cancelled"')))
     check('Cancel: the server has it cancelled', s.api('GET', f'/api/v1/jobs/{made["id"]}')[1]['job']['state'] == 'cancelled')
     check('a cancelled job offers Restart again', lambda: b.wait_for('button.job-restart'))
 
