@@ -4,10 +4,23 @@
 // module's result-<module>.json (os-autoinst's results: steps, needles,
 // areas, similarity), results.json (reason, needs review), the video index
 // and the comments; artefacts are fetched only when the details list them.
+// Screenshots come as openQA serves them: /tests/<id>/images/<name> and
+// their thumbnails /tests/<id>/images/thumb/<name>.
 
 // The URL of one of the job's artefacts.
 export function fileUrl(ctx, name) {
 	return `/tests/${ctx.id}/file/${encodeURIComponent(name)}`;
+}
+
+// A screenshot's thumbnail (the server sends the screenshot itself for a
+// job whose worker uploaded none).
+export function thumbUrl(ctx, name) {
+	return `/tests/${ctx.id}/images/thumb/${encodeURIComponent(name)}`;
+}
+
+// A screenshot, whole.
+export function imageUrl(ctx, name) {
+	return `/tests/${ctx.id}/images/${encodeURIComponent(name)}`;
 }
 
 export async function fileJson(ctx, name) {
@@ -67,7 +80,7 @@ export async function loadJob(id) {
 	]);
 	const ctx = {
 		id, job, comments: Array.isArray(comments) ? comments : [],
-		logs: new Set(job.logs || []), pngs: new Set(job.screenshots || []),
+		logs: new Set(job.logs || []), pngs: new Set(job.screenshots || []), ulogs: new Set(job.ulogs || []),
 		needles: new Map(), modules: [], steps: [], videoIndex: [], reason: null, needsReview: false,
 	};
 	ctx.commentCount = ctx.comments.length;

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 // job-details.js - the job page's #details tab: each module with its
 // result and its steps as thumbnails (matched areas drawn over them, the
-// similarity under them); a step opened (#step/<module>/<n>) shows the
+// similarity under them; the runner's small thumbnails, so a long job's
+// page stays light); a step opened (#step/<module>/<n>) shows the
 // whole screenshot with the needle's areas (match green, failed red,
 // excluded grey) and, for a failed or near-miss check, the best candidate
 // needle beside it. Keys: j/k (or arrows) walk the steps, n finds the next
 // failed one, Esc closes.
 import { h, replace, resultClass } from './dom.js';
-import { fileUrl, fileText, needleJson, needlePng, stepResult, stepSimilarity, stepTime } from './job-data.js';
+import { imageUrl, thumbUrl, fileText, needleJson, needlePng, stepResult, stepSimilarity, stepTime } from './job-data.js';
 
 // The size the runner normalises screens to (XRES x YRES); a picture of
 // another size is measured when it loads.
@@ -15,9 +16,17 @@ const SCREEN_W = 1024, SCREEN_H = 768;
 
 const KIND_LABEL = { ok: 'matched', fail: 'failed', exclude: 'excluded', ocr: 'ocr' };
 
+// The size of the job's screens (the runner's XRES x YRES).
+function screenSize(ctx) {
+	const s = ctx.job.settings || {};
+	return [Number(s.XRES) || SCREEN_W, Number(s.YRES) || SCREEN_H];
+}
+
 // A picture with boxes over it, placed in percent of the picture's size so
-// they scale with it. areas: [{x, y, w, h, kind, label}].
-export function shot(src, areas, alt, cls) {
+// they scale with it. areas: [{x, y, w, h, kind, label}]. A thumbnail's
+// areas are in the coordinates of the screen it shrinks (screen: [w, h]),
+// whatever size the picture has.
+export function shot(src, areas, alt, cls, screen) {
 	const boxes = areas.map(a => h('span', { class: `job-box job-box-${a.kind}`, title: a.title || KIND_LABEL[a.kind] },
 		a.label ? h('span', { class: 'job-box-label' }, a.label) : null));
 	const place = (w, h0) => areas.forEach((a, i) => {
@@ -27,14 +36,17 @@ export function shot(src, areas, alt, cls) {
 		s.width = `${(a.w / w) * 100}%`;
 		s.height = `${(a.h / h0) * 100}%`;
 	});
-	place(SCREEN_W, SCREEN_H);
+	const [sw, sh] = screen || [SCREEN_W, SCREEN_H];
+	place(sw, sh);
 	// Thumbnails load as they come into view; an opened step's pictures at once.
-	const lazy = cls === 'job-thumb-shot' ? 'lazy' : 'eager';
-	const img = h('img', { src, alt, loading: lazy, decoding: 'async', width: SCREEN_W, height: SCREEN_H });
-	img.addEventListener('load', () => {
-		if (img.naturalWidth && (img.naturalWidth !== SCREEN_W || img.naturalHeight !== SCREEN_H))
-			place(img.naturalWidth, img.naturalHeight);
-	});
+	const thumb = cls === 'job-thumb-shot';
+	const img = h('img', { src, alt, loading: thumb ? 'lazy' : 'eager', decoding: 'async', width: sw, height: sh });
+	if (!screen) {
+		img.addEventListener('load', () => {
+			if (img.naturalWidth && (img.naturalWidth !== sw || img.naturalHeight !== sh))
+				place(img.naturalWidth, img.naturalHeight);
+		});
+	}
 	return h('div', { class: 'job-shot' + (cls ? ' ' + cls : '') }, img, boxes);
 }
 
@@ -93,7 +105,7 @@ function tile(ctx, st) {
 		// A check that missed on its way (unk) marks nothing; a failed one its best candidate.
 		const found = d.area || (d.result === 'fail' && d.needles && d.needles[0] && d.needles[0].area) || [];
 		const areas = foundAreas(found).map(a => ({ ...a, label: null }));
-		face = shot(fileUrl(ctx, d.screenshot), areas, `${st.mod.name} step ${st.n}`, 'job-thumb-shot');
+		face = shot(thumbUrl(ctx, d.screenshot), areas, `${st.mod.name} step ${st.n}`, 'job-thumb-shot', screenSize(ctx));
 	} else if (d.text) {
 		face = h('div', { class: 'job-thumb-text' }, h('span', { class: 'job-thumb-icon', 'aria-hidden': 'true' }, '≡'), d.title || 'text');
 	} else {
@@ -165,7 +177,7 @@ async function candidateView(ctx, st, which, box) {
 			`${x.name} ${stepSimilarity({ area: x.area }) ?? '?'}%`))) : null,
 		h('div', { class: 'job-compare' },
 			figure('Screenshot, with the candidate’s areas where they were searched best',
-				shot(fileUrl(ctx, d.screenshot), onScreen, `${st.mod.name} step ${st.n}`, 'job-full')),
+				shot(imageUrl(ctx, d.screenshot), onScreen, `${st.mod.name} step ${st.n}`, 'job-full')),
 			figure(h('span', {}, 'Best candidate needle ', h('code', { class: 'job-cand-name' }, c.name),
 				sim !== null ? ` (${sim}%)` : ''), right)));
 }
@@ -186,7 +198,7 @@ async function stepBody(ctx, st, body) {
 		replace(body, h('p', { class: 'muted' }, 'No screenshot for this step.'));
 		return;
 	}
-	const src = fileUrl(ctx, d.screenshot);
+	const src = imageUrl(ctx, d.screenshot);
 	if (d.area) {
 		const nj = await needleJson(ctx, d.needle);
 		const [dx, dy] = offset(nj, d.area);

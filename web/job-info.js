@@ -70,19 +70,53 @@ export async function renderSettings(panel, ctx) {
 		: h('p', { class: 'muted' }, 'This job has no settings.'));
 }
 
-function comment(c) {
-	return h('article', { class: 'job-comment', dataset: { id: c.id } },
-		h('header', {}, h('strong', {}, c.userName || 'someone'), ' ',
-			h('span', { class: 'muted', title: c.created }, c.created ? ago(c.created.replace(' ', 'T').replace(/ \+0000$/, 'Z')) : '')),
+// Whether user may write comments (openQA: operators and admins).
+function mayComment(user) {
+	return !!user && (user.role === 'operator' || user.role === 'admin');
+}
+
+// A comment's text as an editor with Save and Cancel, in place of the text.
+function editor(ctx, c, article, redraw) {
+	const text = h('textarea', { name: 'text', rows: 3, class: 'job-comment-input', 'aria-label': 'comment' });
+	text.value = c.text || '';
+	const msg = h('span', { class: 'muted', role: 'status' });
+	const form = h('form', { class: 'job-comment-form job-comment-editor', onsubmit: async e => {
+		e.preventDefault();
+		msg.textContent = 'Saving…';
+		try {
+			await send('PUT', `/api/v1/jobs/${ctx.id}/comments/${c.id}`, { text: text.value });
+			ctx.comments = await get(`/api/v1/jobs/${ctx.id}/comments`);
+			redraw();
+		} catch (err) {
+			msg.textContent = err.message;
+		}
+	} }, text, h('div', {}, h('button', { type: 'submit', class: 'job-comment-save' }, 'Save'), ' ',
+		h('button', { type: 'button', onclick: redraw }, 'Cancel'), ' ', msg));
+	article.querySelector('.job-comment-text').replaceWith(form);
+	text.focus();
+}
+
+function comment(ctx, c, redraw) {
+	// The server decides who may edit (the author); the button is offered to them only.
+	const mine = mayComment(ctx.user) && c.userName === ctx.user.name;
+	const article = h('article', { class: 'job-comment', dataset: { id: c.id } },
+		h('header', {}, h('strong', { class: 'job-comment-author' }, c.userName || 'someone'), ' ',
+			h('span', { class: 'muted', title: c.created }, c.created ? ago(c.created.replace(' ', 'T').replace(/ \+0000$/, 'Z')) : ''),
+			c.updated && c.updated !== c.created ? h('span', { class: 'muted' }, ' (edited)') : null,
+			mine ? [' ', h('button', { type: 'button', class: 'link job-comment-edit', onclick: () => editor(ctx, c, article, redraw) }, 'Edit')] : null),
 		h('p', { class: 'job-comment-text' }, linkify(c.text || '', c.bugrefs)));
+	return article;
 }
 
 export async function renderComments(panel, ctx) {
 	const list = h('div', { class: 'job-comments' });
-	const draw = () => replace(list, ctx.comments.length ? ctx.comments.map(comment) : h('p', { class: 'muted' }, 'No comments.'));
+	const draw = () => {
+		replace(list, ctx.comments.length ? ctx.comments.map(c => comment(ctx, c, draw)) : h('p', { class: 'muted' }, 'No comments.'));
+		ctx.tabs.comments.link.textContent = ctx.comments.length ? `Comments (${ctx.comments.length})` : 'Comments';
+	};
 	draw();
 	let form = null;
-	if (ctx.user) {
+	if (mayComment(ctx.user)) {
 		const text = h('textarea', { name: 'text', rows: 3, class: 'job-comment-input', 'aria-label': 'comment', required: true });
 		const msg = h('span', { class: 'muted', role: 'status' });
 		form = h('form', { class: 'job-comment-form', onsubmit: async e => {
@@ -97,7 +131,7 @@ export async function renderComments(panel, ctx) {
 			} catch (err) {
 				msg.textContent = err.message;
 			}
-		} }, text, h('div', {}, h('button', { type: 'submit' }, 'Add comment'), ' ', msg));
+		} }, text, h('div', {}, h('button', { type: 'submit', class: 'job-comment-add' }, 'Add comment'), ' ', msg));
 	}
 	replace(panel, list, form);
 }

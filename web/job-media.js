@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // job-media.js - the job page's #video tab (video.webm, seeked to a step
 // through video_index.json; the server answers byte ranges so the browser
-// can seek) and #logs tab (the job's other artefacts: text shown inline as
-// text, everything downloadable).
+// can seek) and #logs tab (the job's other artefacts and the logs its test
+// uploaded: text shown inline as text, everything downloadable).
 import { h, replace } from './dom.js';
 import { fileUrl, fileText, stepTime } from './job-data.js';
 
@@ -56,6 +56,9 @@ const GROUPS = [
 	['Step texts', (n, steps) => steps.has(n)],
 ];
 const TEXT = /\.(txt|log|json)$/;
+// Uploaded logs are text unless their name says otherwise (they often have
+// no extension: upload_logs('/proc/cmdline')).
+const BINARY = /\.(gz|xz|bz2|zst|lz4|tar|tgz|zip|7z|rpm|deb|png|jpe?g|gif|webm|mp4|ogv|qcow2|iso|img|raw|bin)$/i;
 
 function textEntry(ctx, name, open) {
 	const pre = h('pre', { class: 'job-log-text' });
@@ -96,10 +99,16 @@ export async function renderLogs(panel, ctx) {
 		if (mine.length) sections.push([title, mine]);
 	}
 	if (left.size) sections.push(['Other files', [...left]]);
-	const list = names => h('div', { class: 'job-logs-list' }, names.map(n => (TEXT.test(n)
-		? textEntry(ctx, n, n === first)
-		: h('p', { class: 'job-log' }, h('a', { href: fileUrl(ctx, n), download: n, class: 'job-log-dl' }, n)))));
+	// The test's own uploads after the job's logs (openQA serves both under /file/).
+	const ulogs = [...ctx.ulogs].sort();
+	if (ulogs.length) sections.splice(sections.findIndex(([t]) => t === 'Logs') + 1, 0, ['Uploaded logs', ulogs, true]);
+	const list = (names, uploaded) => h('div', { class: 'job-logs-list' + (uploaded ? ' job-ulogs' : '') }, names.map(n =>
+		((uploaded ? !BINARY.test(n) : TEXT.test(n))
+			? textEntry(ctx, n, n === first && !uploaded)
+			: h('p', { class: 'job-log', dataset: { file: n } },
+				h('a', { href: fileUrl(ctx, n), download: n, class: 'job-log-dl' }, n)))));
 	replace(panel,
-		sections.length ? sections.map(([t, n]) => [h('h3', {}, t), list(n)]) : h('p', { class: 'muted' }, 'This job has no logs.'),
+		sections.length ? sections.map(([t, n, uploaded]) => [h('h3', {}, t), list(n, uploaded)])
+			: h('p', { class: 'muted' }, 'This job has no logs.'),
 		ctx.pngs.size ? h('p', { class: 'muted' }, `${ctx.pngs.size} screenshots (see the details).`) : null);
 }

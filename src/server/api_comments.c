@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* api_comments.c - the comment routes of openQA's Comment.pm on jobs and
  * job groups: list, show, create (one job or many), update by the author,
- * delete by an admin. Parses and checks the request; the comments
- * themselves are comments.c. */
+ * delete by an admin. Parses and checks the request and names its author
+ * (the signed-in user, else the signing key); the comments themselves are
+ * comments.c. */
 #define LOG_MODULE "api"
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "server/api.h"
 #include "server/bugref.h"
 #include "server/comments.h"
+#include "server/users.h"
 #include "util/err.h"
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
@@ -45,6 +47,18 @@ static void get_comments(struct api_req *req, struct api_resp *out)
 		api_error_code(out, rc, msg);
 	else
 		api_json(out, a);
+}
+
+/* Who writes in req: the session's user, else the key that signed it. */
+static struct comments_author author(const struct api_req *req)
+{
+	struct comments_author by = { 0, NULL, req->key };
+
+	if (req->session) {
+		by.user_id = req->session->user.id;
+		by.user_name = req->session->user.name;
+	}
+	return by;
 }
 
 /* The comment id of the '*' segment; answers 404 itself when it is not a number. */
@@ -103,13 +117,14 @@ static const char *text_param(struct api_req *req, struct api_resp *out)
 static void post_comment(struct api_req *req, struct api_resp *out)
 {
 	const char *text = text_param(req, out);
+	struct comments_author by = author(req);
 	char msg[1024];
 	int64_t id;
 	int rc;
 
 	if (!text)
 		return;
-	rc = comments_add(req->db, owner_of(req), req->id, text, req->key, &id, msg, sizeof(msg));
+	rc = comments_add(req->db, owner_of(req), req->id, text, &by, &id, msg, sizeof(msg));
 	if (rc)
 		api_error_code(out, rc, msg);
 	else
@@ -120,6 +135,7 @@ static void post_comment(struct api_req *req, struct api_resp *out)
 static void post_comments(struct api_req *req, struct api_resp *out)
 {
 	const char *text = text_param(req, out);
+	struct comments_author by = author(req);
 	json_t *created, *failed;
 	size_t i, njobs = 0;
 
@@ -134,7 +150,7 @@ static void post_comments(struct api_req *req, struct api_resp *out)
 			continue;
 		njobs++;
 		if (api_parse_id(req->params.v[i].value, &job) ||
-		    comments_add(req->db, COMMENTS_JOB, job, text, req->key, &id, msg, sizeof(msg))) {
+		    comments_add(req->db, COMMENTS_JOB, job, text, &by, &id, msg, sizeof(msg))) {
 			json_array_append_new(failed, json_pack("{s:s}", "job_id", req->params.v[i].value));
 			continue;
 		}
@@ -156,13 +172,14 @@ static void post_comments(struct api_req *req, struct api_resp *out)
 static void put_comment(struct api_req *req, struct api_resp *out)
 {
 	const char *text = text_param(req, out);
+	struct comments_author by = author(req);
 	char msg[256];
 	int64_t cid;
 	int rc;
 
 	if (!text || !comment_id(req, out, &cid))
 		return;
-	rc = comments_edit(req->db, owner_of(req), req->id, cid, text, req->key, msg, sizeof(msg));
+	rc = comments_edit(req->db, owner_of(req), req->id, cid, text, &by, msg, sizeof(msg));
 	if (rc)
 		api_error_code(out, rc, msg);
 	else

@@ -15,7 +15,6 @@
  *   GET    /dashboard_build_results[.json]        every group's newest builds (openQA's, JSON only)
  */
 #define LOG_MODULE "api"
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,28 +267,6 @@ static void dashboard_builds(struct api_req *req, struct api_resp *out)
 		api_json(out, j);
 }
 
-/* The artefact names of a job (screenshots or the others), sorted. */
-static json_t *job_logs(struct api_req *req, bool png)
-{
-	json_t *a = json_array();
-	char *dir = artefact_path(req->data_dir, req->id, NULL);
-	struct dirent **ents = NULL;
-	int n, i;
-
-	if (!dir)
-		return a;
-	n = scandir(dir, &ents, NULL, alphasort);
-	for (i = 0; i < n; i++) {
-		const char *nm = ents[i]->d_name;
-		if (nm[0] != '.' && str_ends_with(nm, ".png") == png)
-			json_array_append_new(a, json_string(nm));
-		free(ents[i]);
-	}
-	free(ents);
-	free(dir);
-	return a;
-}
-
 /* check_assets=1: the job's assets not (or no longer) under factory/, as "type/name". */
 static json_t *missing_assets(struct api_req *req, const json_t *assets)
 {
@@ -323,8 +300,9 @@ static void show(struct api_req *req, struct api_resp *out, bool details)
 		json_t *mods = workers_job_modules(req->db, req->id);
 		if (details) {
 			json_object_set(j, "testresults", mods);
-			json_object_set_new(j, "logs", job_logs(req, false));
-			json_object_set_new(j, "screenshots", job_logs(req, true));
+			json_object_set_new(j, "logs", artefact_list(req->data_dir, req->id, ARTEFACT_FILE, false));
+			json_object_set_new(j, "screenshots", artefact_list(req->data_dir, req->id, ARTEFACT_FILE, true));
+			json_object_set_new(j, "ulogs", artefact_list(req->data_dir, req->id, ARTEFACT_ULOG, false));
 		}
 		json_object_set_new(j, "modules", mods);
 		if (params_get(&req->params, "check_assets"))

@@ -13,10 +13,15 @@
  *                                                       uploading}} → {"result": 1, "command": "cancel"|...} (openQA)
  *   POST   /api/v1/jobs/<id>/artefact?file=N  operator  raw body (streamed to disk) stored as
  *                                                       testresults/<id>/N → "OK" (vigil; openQA sends multipart);
+ *                                                       with thumb=1 a screenshot's thumbnail (.thumbs/N, N a .png),
+ *                                                       with ulog=1 an uploaded log (ulogs/N), as openQA's flags;
  *                                                       with asset=public|private: factory/<type>/N →
  *                                                       {"status": "ok", "id", "type", "name"}
  *   POST   /api/v1/jobs/<id>/set_done         operator  result, reason, worker_id → {"result", "reason"} (openQA)
- *   GET    /tests/<id>/file/<name>            public    an artefact's bytes (openQA)
+ *   GET    /tests/<id>/file/<name>            public    an artefact's bytes, else the uploaded log's (openQA)
+ *   GET    /tests/<id>/images/<name>.png      public    a screenshot (openQA)
+ *   GET    /tests/<id>/images/thumb/<name>.png public   its thumbnail; the screenshot itself for a job
+ *                                                       whose worker sent none (openQA, less the fallback)
  *   GET    /api/v1/distributions/<name>       public    {"name", "hash"} of DATA/tests/<name> (vigil)
  *   GET    /api/v1/distributions/<name>/archive operator its tar, header X-Vigil-Hash (vigil)
  */
@@ -222,10 +227,19 @@ static void job_asset_upload(struct api_req *req, struct api_resp *out, const ch
 	api_json(out, json_pack("{s:s,s:I,s:s,s:s}", "status", "ok", "id", (json_int_t)id, "type", type, "name", stored));
 }
 
+/* Whether a flag parameter is set (present and not "0" or empty). */
+static bool flag(const struct api_req *req, const char *key)
+{
+	const char *v = params_get(&req->params, key);
+
+	return v && *v && strcmp(v, "0");
+}
+
 static void job_artefact(struct api_req *req, struct api_resp *out)
 {
 	const char *name = params_get(&req->params, "file");
 	const char *asset = params_get(&req->params, "asset");
+	enum artefact_kind kind = flag(req, "thumb") ? ARTEFACT_THUMB : flag(req, "ulog") ? ARTEFACT_ULOG : ARTEFACT_FILE;
 	int rc;
 
 	if (!name || !artefact_name_valid(name, strlen(name))) {
@@ -237,13 +251,17 @@ static void job_artefact(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "no file in the request body");
 		return;
 	}
+	if (kind == ARTEFACT_THUMB && !str_ends_with(name, ".png")) {
+		api_error(out, 400, "thumbnail '%s' refused: a thumbnail is a .png", name);
+		return;
+	}
 	if (job_uploadable(req, out))
 		return;
 	if (asset) {
 		job_asset_upload(req, out, name, asset);
 		return;
 	}
-	rc = artefact_store(req->data_dir, req->id, name, req->upload);
+	rc = artefact_store(req->data_dir, req->id, kind, name, req->upload);
 	if (rc) {
 		log_err("job %lld: storing artefact '%s': %s", (long long)req->id, name, err_str(rc));
 		api_error(out, 500, "cannot store artefact '%s': %s", name, err_str(rc));
@@ -302,17 +320,30 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	api_json(out, outcome);
 }
 
+/* Where the artefact routes look for a name, in turn (route argument). */
+static const enum artefact_kind look_file[] = { ARTEFACT_FILE, ARTEFACT_ULOG };
+static const enum artefact_kind look_image[] = { ARTEFACT_FILE, ARTEFACT_FILE };
+static const enum artefact_kind look_thumb[] = { ARTEFACT_THUMB, ARTEFACT_FILE };
+
 static void test_file(struct api_req *req, struct api_resp *out)
 {
-	char *path;
+	const enum artefact_kind *look = req->arg;
+	char *path = NULL;
+	size_t i;
 
-	if (!req->name || !artefact_name_valid(req->name, strlen(req->name))) {
+	if (!req->name || !artefact_name_valid(req->name, strlen(req->name)) ||
+	    (look != look_file && !str_ends_with(req->name, ".png"))) {
 		api_error(out, 400, "bad file name");
 		return;
 	}
-	path = artefact_path(req->data_dir, req->id, req->name);
-	if (!path || !file_exists(path)) {
-		free(path);
+	for (i = 0; i < 2 && !path; i++) {
+		path = artefact_kind_path(req->data_dir, req->id, look[i], req->name);
+		if (path && !file_exists(path)) {
+			free(path);
+			path = NULL;
+		}
+	}
+	if (!path) {
 		api_error(out, 404, "no file '%s' for job %lld", req->name, (long long)req->id);
 		return;
 	}
@@ -375,7 +406,9 @@ const struct api_route api_workers_routes[] = {
 	{ "POST", "/api/v1/jobs/#/status", AUTH_OPERATOR, job_status_post, NULL },
 	{ "POST", "/api/v1/jobs/#/artefact", AUTH_OPERATOR, job_artefact, NULL },
 	{ "POST", "/api/v1/jobs/#/set_done", AUTH_OPERATOR, job_set_done, NULL },
-	{ "GET", "/tests/#/file/*", AUTH_PUBLIC, test_file, NULL },
+	{ "GET", "/tests/#/file/*", AUTH_PUBLIC, test_file, look_file },
+	{ "GET", "/tests/#/images/*", AUTH_PUBLIC, test_file, look_image },
+	{ "GET", "/tests/#/images/thumb/*", AUTH_PUBLIC, test_file, look_thumb },
 	{ "GET", "/api/v1/distributions/*", AUTH_PUBLIC, distri_show, NULL },
 	{ "GET", "/api/v1/distributions/*/archive", AUTH_OPERATOR, distri_get_archive, NULL },
 	{ NULL, NULL, AUTH_PUBLIC, NULL, NULL },

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* artefacts.c - job artefacts on disk: validated names, uploads moved under
- * DATA/testresults/<id>/, screenshots stored once by sha256 and hard-linked.
- * Test distribution archives are distri.c. */
+ * DATA/testresults/<id>/ (thumbnails in .thumbs/, uploaded logs in ulogs/),
+ * screenshots and thumbnails stored once by sha256 and hard-linked, the
+ * lists of them. Test distribution archives are distri.c. */
 #define LOG_MODULE "artefacts"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
@@ -48,6 +50,48 @@ char *artefact_path(const char *data_dir, int64_t job_id, const char *name)
 	return path_join(data_dir, rel);
 }
 
+/* The subdirectory of each kind (enum artefact_kind order). */
+static const char *const kind_dir[] = { NULL, ".thumbs", "ulogs" };
+
+char *artefact_kind_path(const char *data_dir, int64_t job_id, enum artefact_kind kind, const char *name)
+{
+	char rel[96 + LIMIT_ARTEFACT_NAME];
+
+	if (!kind_dir[kind])
+		return artefact_path(data_dir, job_id, name);
+	snprintf(rel, sizeof(rel), "testresults/%lld/%s%s%s", (long long)job_id, kind_dir[kind], name ? "/" : "",
+		 name ? name : "");
+	return path_join(data_dir, rel);
+}
+
+json_t *artefact_list(const char *data_dir, int64_t job_id, enum artefact_kind kind, bool pngs)
+{
+	json_t *a = json_array();
+	char *dir = artefact_kind_path(data_dir, job_id, kind, NULL);
+	struct dirent **ents = NULL;
+	int n, i;
+
+	if (!dir)
+		return a;
+	n = scandir(dir, &ents, NULL, alphasort);
+	for (i = 0; i < n; i++) {
+		const char *nm = ents[i]->d_name;
+		char *p = NULL;
+		struct stat sb;
+		/* d_type may be unknown on some file systems: then stat tells. */
+		bool file = ents[i]->d_type == DT_REG ||
+			    (ents[i]->d_type == DT_UNKNOWN && (p = path_join(dir, nm)) && !stat(p, &sb) &&
+			     S_ISREG(sb.st_mode));
+		if (nm[0] != '.' && file && (kind != ARTEFACT_FILE || str_ends_with(nm, ".png") == pngs))
+			json_array_append_new(a, json_string(nm));
+		free(p);
+		free(ents[i]);
+	}
+	free(ents);
+	free(dir);
+	return a;
+}
+
 static int sha256_fd(int fd, char hex[ARTEFACTS_HASH_HEX])
 {
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
@@ -70,9 +114,10 @@ static int sha256_fd(int fd, char hex[ARTEFACTS_HASH_HEX])
 	return rc;
 }
 
-int artefact_store(const char *data_dir, int64_t job_id, const char *name, const char *tmp)
+int artefact_store(const char *data_dir, int64_t job_id, enum artefact_kind kind, const char *name, const char *tmp)
 {
-	char *dir = artefact_path(data_dir, job_id, NULL), *dest = artefact_path(data_dir, job_id, name);
+	char *dir = artefact_kind_path(data_dir, job_id, kind, NULL);
+	char *dest = artefact_kind_path(data_dir, job_id, kind, name);
 	char *images = path_join(data_dir, "images"), *img = NULL, hex[ARTEFACTS_HASH_HEX], rel[80];
 	int rc, fd = -1;
 
@@ -82,7 +127,7 @@ int artefact_store(const char *data_dir, int64_t job_id, const char *name, const
 	}
 	if ((rc = file_mkdir_p(dir, 0700)))
 		goto out;
-	if (!str_ends_with(name, ".png")) {
+	if (kind == ARTEFACT_ULOG || !str_ends_with(name, ".png")) {
 		rc = rename(tmp, dest) ? -errno : 0;
 		goto out;
 	}
@@ -99,7 +144,8 @@ int artefact_store(const char *data_dir, int64_t job_id, const char *name, const
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	/* Identical screenshots (most of them, between steps) are kept once. */
+	/* Identical screenshots (most of them, between steps) are kept once;
+	 * thumbnails share the store, their bytes differ from any screenshot's. */
 	if (file_exists(img))
 		(void)unlink(tmp); /* the stored copy has the same bytes */
 	else if (rename(tmp, img)) {

@@ -11,6 +11,7 @@
 #include "server/comments.h"
 #include "server/db.h"
 #include "server/jobs.h"
+#include "server/users.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/banned.h" /* last: after every system header */
@@ -26,12 +27,14 @@ static const char *const sql_list[2] = {
 	"SELECT id, text, user_name, t_created, t_updated FROM comments WHERE group_id = ? ORDER BY id LIMIT ?",
 };
 static const char *const sql_one[2] = {
-	"SELECT id, text, user_name, t_created, t_updated, api_key FROM comments WHERE job_id = ? AND id = ?",
-	"SELECT id, text, user_name, t_created, t_updated, api_key FROM comments WHERE group_id = ? AND id = ?",
+	"SELECT id, text, user_name, t_created, t_updated, api_key, user_id FROM comments WHERE job_id = ? AND id = ?",
+	"SELECT id, text, user_name, t_created, t_updated, api_key, user_id FROM comments WHERE group_id = ? AND id = ?",
 };
 static const char *const sql_insert[2] = {
-	"INSERT INTO comments (job_id, text, user_name, api_key, t_created, t_updated) VALUES (?, ?, ?, ?, ?, ?)",
-	"INSERT INTO comments (group_id, text, user_name, api_key, t_created, t_updated) VALUES (?, ?, ?, ?, ?, ?)",
+	"INSERT INTO comments (job_id, text, user_name, api_key, user_id, t_created, t_updated)"
+	" VALUES (?, ?, ?, ?, ?, ?, ?)",
+	"INSERT INTO comments (group_id, text, user_name, api_key, user_id, t_created, t_updated)"
+	" VALUES (?, ?, ?, ?, ?, ?, ?)",
 };
 static const char *const sql_delete[2] = {
 	"DELETE FROM comments WHERE job_id = ? AND id = ?",
@@ -144,7 +147,7 @@ int comments_list(struct db *db, enum comments_owner owner, int64_t id, long lim
 }
 
 /* Prepare the row of comment cid of the owner (which must exist): columns
- * id, text, user_name, t_created, t_updated, api_key. 0 and *st, or
+ * id, text, user_name, t_created, t_updated, api_key, user_id. 0 and *st, or
  * ERR_NOT_FOUND / ERR_IO with the text in msg. */
 static int select_one(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, struct db_stmt **st,
 		      char *msg, size_t msglen)
@@ -214,29 +217,55 @@ static int force_result_apply(struct db *db, int64_t job, const char *result)
 		       job) < 0 ? ERR_IO : 0;
 }
 
-/* vigil has API keys, not users: a comment is signed by the key's row. */
-static void user_name(struct db *db, const char *key, char out[48])
-{
-	int64_t id = 0;
+/* The name a comment shows and the user it belongs to (0: none). */
+struct author {
+	int64_t user_id;
+	char name[USERS_NAME_MAX + 1];
+};
 
-	if (key && !db_query_int(db, &id, "SELECT id FROM api_keys WHERE key = ?", "t", key))
-		snprintf(out, 48, "apikey-%lld", (long long)id);
-	else
-		snprintf(out, 48, "anonymous");
+/* Who `by` is: the signed-in user, the user owning the key, the key
+ * itself ("apikey-<id>", as vigil named key authors before users), or
+ * nobody. */
+static void author_of(struct db *db, const struct comments_author *by, struct author *a)
+{
+	struct db_stmt *st = NULL;
+
+	a->user_id = 0;
+	snprintf(a->name, sizeof(a->name), "anonymous");
+	if (by->user_id > 0) {
+		a->user_id = by->user_id;
+		snprintf(a->name, sizeof(a->name), "%s", by->user_name ? by->user_name : "");
+		return;
+	}
+	if (!by->key || db_prepare(db, &st, "SELECT api_keys.id, users.id, users.name FROM api_keys"
+				   " LEFT JOIN users ON users.id = api_keys.user_id WHERE api_keys.key = ?", "t", by->key))
+		return;
+	if (db_step(st) == 1) {
+		if (!db_col_null(st, 1)) {
+			a->user_id = db_col_int(st, 1);
+			snprintf(a->name, sizeof(a->name), "%s", db_col_text(st, 2));
+		} else {
+			snprintf(a->name, sizeof(a->name), "apikey-%lld", (long long)db_col_int(st, 0));
+		}
+	}
+	db_finalize(st);
 }
 
-static int insert(struct db *db, enum comments_owner owner, int64_t id, const char *text, const char *key,
-		  int64_t *cid)
+static int insert(struct db *db, enum comments_owner owner, int64_t id, const char *text,
+		  const struct comments_author *by, int64_t *cid)
 {
-	char now[DB_TIME_LEN], user[48];
+	char now[DB_TIME_LEN];
 	char *stored = bugref_from_urls(text);
+	struct author a;
 	int rc;
 
 	if (!stored)
 		return ERR_NOMEM;
 	db_now(now);
-	user_name(db, key, user);
-	rc = db_exec(db, sql_insert[owner], "itttt" "t", id, stored, user, key, now, now);
+	author_of(db, by, &a);
+	/* A user's comment keeps no key: any of their keys, or their session, may edit it. */
+	rc = db_exec(db, sql_insert[owner], "ittt" "Itt", id, stored, a.name, a.user_id ? NULL : by->key, a.user_id, now,
+		     now);
 	free(stored);
 	if (rc < 0)
 		return rc;
@@ -244,8 +273,8 @@ static int insert(struct db *db, enum comments_owner owner, int64_t id, const ch
 	return 0;
 }
 
-int comments_add(struct db *db, enum comments_owner owner, int64_t id, const char *text, const char *key,
-		 int64_t *cid, char *msg, size_t msglen)
+int comments_add(struct db *db, enum comments_owner owner, int64_t id, const char *text,
+		 const struct comments_author *by, int64_t *cid, char *msg, size_t msglen)
 {
 	char result[32] = "";
 	int rc;
@@ -258,7 +287,7 @@ int comments_add(struct db *db, enum comments_owner owner, int64_t id, const cha
 		err_set(msg, msglen, "cannot start a transaction");
 		return ERR_IO;
 	}
-	if (insert(db, owner, id, text, key, cid) || force_result_apply(db, id, result) || db_commit(db)) {
+	if (insert(db, owner, id, text, by, cid) || force_result_apply(db, id, result) || db_commit(db)) {
 		db_rollback(db);
 		err_set(msg, msglen, "cannot store the comment: %s", db_errmsg(db));
 		return ERR_IO;
@@ -267,24 +296,31 @@ int comments_add(struct db *db, enum comments_owner owner, int64_t id, const cha
 }
 
 int comments_edit(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, const char *text,
-		  const char *key, char *msg, size_t msglen)
+		  const struct comments_author *by, char *msg, size_t msglen)
 {
-	char now[DB_TIME_LEN], *stored = NULL, *author = NULL, result[32] = "";
+	char now[DB_TIME_LEN], *stored = NULL, *author_key = NULL, result[32] = "";
+	int64_t author_user = 0;
+	struct author me;
 	struct db_stmt *st;
+	bool mine;
 	int rc;
 
 	if ((rc = select_one(db, owner, id, cid, &st, msg, msglen)))
 		return rc;
 	rc = db_step(st);
 	if (rc == 1 && db_col_text(st, 5))
-		author = strdup(db_col_text(st, 5));
+		author_key = strdup(db_col_text(st, 5));
+	if (rc == 1)
+		author_user = db_col_int(st, 6);
 	db_finalize(st);
 	if (rc != 1) {
 		err_set(msg, msglen, "Comment %lld does not exist", (long long)cid);
 		rc = ERR_NOT_FOUND;
 		goto out;
 	}
-	if (!author || !key || strcmp(author, key)) {
+	author_of(db, by, &me);
+	mine = author_user ? me.user_id == author_user : author_key && by->key && !strcmp(author_key, by->key);
+	if (!mine) {
 		err_set(msg, msglen, "Forbidden (must be author)");
 		rc = ERR_BADSTATE;
 		goto out;
@@ -312,7 +348,7 @@ int comments_edit(struct db *db, enum comments_owner owner, int64_t id, int64_t 
 	rc = 0;
 out:
 	free(stored);
-	free(author);
+	free(author_key);
 	return rc;
 }
 

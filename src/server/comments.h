@@ -2,8 +2,10 @@
 /* comments.h - comments on jobs and job groups as openQA's Comment.pm keeps
  * them: listed and read as its JSON, stored with bug tracker URLs in their
  * short form, a label:force_result:RESULT applied to its job, changed only
- * with the author's key, deleted unless they force a result. Owns the
- * comments table. Errors come with the text to answer in msg. */
+ * by their author (the user who wrote it, signed in or with one of their
+ * API keys; else the key that wrote it), deleted unless they force a
+ * result. Owns the comments table. Errors come with the text to answer in
+ * msg. */
 #ifndef VIGIL_COMMENTS_H
 #define VIGIL_COMMENTS_H
 
@@ -18,6 +20,15 @@ struct db;
 enum comments_owner {
 	COMMENTS_JOB = 0,
 	COMMENTS_GROUP = 1,
+};
+
+/* Who writes: the signed-in user (user_id > 0, with user_name), else the
+ * API key that signed the request (NULL when unsigned); a key that belongs
+ * to a user writes as that user. Borrowed. */
+struct comments_author {
+	int64_t user_id;
+	const char *user_name;
+	const char *key;
 };
 
 /* 0 when the job or group id exists; ERR_NOT_FOUND ("Job 5 does not
@@ -37,18 +48,20 @@ int comments_get(struct db *db, enum comments_owner owner, int64_t id, int64_t c
 		 size_t msglen);
 
 /* Store text (checked by the caller: not blank, within LIMIT_COMMENT_TEXT)
- * as a new comment of the owner, signed by key (borrowed, NULL when
- * unsigned). On a job, a force_result label sets the job's result in the
- * same transaction. 0 and *cid; ERR_NOT_FOUND (no such owner); ERR_INVALID
- * (a force_result label that cannot apply); ERR_IO; the text in msg. */
-int comments_add(struct db *db, enum comments_owner owner, int64_t id, const char *text, const char *key,
-		 int64_t *cid, char *msg, size_t msglen);
+ * as a new comment of the owner written by `by`: its userName is the
+ * user's name, "apikey-<id>" for a key of no user, or "anonymous". On a
+ * job, a force_result label sets the job's result in the same
+ * transaction. 0 and *cid; ERR_NOT_FOUND (no such owner); ERR_INVALID (a
+ * force_result label that cannot apply); ERR_IO; the text in msg. */
+int comments_add(struct db *db, enum comments_owner owner, int64_t id, const char *text,
+		 const struct comments_author *by, int64_t *cid, char *msg, size_t msglen);
 
-/* Replace the text of comment cid, as comments_add; only the key that
- * wrote it may. 0; ERR_NOT_FOUND; ERR_BADSTATE (not the author's key);
- * ERR_INVALID; ERR_NOMEM; ERR_IO; the text in msg. */
+/* Replace the text of comment cid, as comments_add; only its author may:
+ * the user who wrote it, or for a comment of no user the key that wrote
+ * it. 0; ERR_NOT_FOUND; ERR_BADSTATE (not the author); ERR_INVALID;
+ * ERR_NOMEM; ERR_IO; the text in msg. */
 int comments_edit(struct db *db, enum comments_owner owner, int64_t id, int64_t cid, const char *text,
-		  const char *key, char *msg, size_t msglen);
+		  const struct comments_author *by, char *msg, size_t msglen);
 
 /* Delete comment cid of the owner. 0; ERR_NOT_FOUND; ERR_BADSTATE (it
  * carries a force_result label); ERR_IO; the text in msg. */

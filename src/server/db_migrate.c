@@ -214,6 +214,10 @@ const struct db_migration db__migrations_sqlite[] = {
 	  "CREATE INDEX jobs_list_machine ON jobs (machine, id);"
 	  "CREATE INDEX jobs_list_group ON jobs (group_id, id, build, version);"
 	  "CREATE INDEX jobs_group_build ON jobs (group_id, build, version);" },
+	{ 8,
+	  /* The user who wrote a comment (signed in, or through their own API
+	   * key): they may edit it from a page or with any of their keys. */
+	  "ALTER TABLE comments ADD COLUMN user_id INTEGER REFERENCES users(id) ON DELETE SET NULL;" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

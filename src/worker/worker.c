@@ -2,8 +2,8 @@
 /* worker.c - the worker's life cycle: register, long-poll, fetch the test
  * distribution (cached by content hash in POOL/cache), run `vigil run` in
  * its own process group with PDEATHSIG, post status every few seconds and
- * obey cancel, upload screenshots as they appear and everything else at the
- * end, set_done. Assets named by bare file names are fetched into
+ * obey cancel, upload screenshots and their thumbnails as they appear and
+ * everything else (results, logs the test uploaded) at the end, set_done. Assets named by bare file names are fetched into
  * POOL/cache/assets; PUBLISH_HDD_n disks are flattened and uploaded after a
  * passed run. One thread; bad server answers are retried, never fatal, and
  * a job's end waits out a server that is away. */
@@ -42,9 +42,14 @@
 #define WORKER_ASSET_NAME_MAX 200
 
 struct uploaded {
-	char *name;
+	char *name; /* as sent, after the kind's prefix ("t/", "u/" or "f/") */
 	long long size, mtime;
 };
+
+/* What an uploaded file is to the server: the artefact's flag (openQA's). */
+enum upload_kind { UPLOAD_FILE, UPLOAD_THUMB, UPLOAD_ULOG };
+static const char *const upload_flag[] = { NULL, "thumb", "ulog" };
+static const char upload_prefix[] = { 'f', 't', 'u' };
 
 struct job_run {
 	long long id;
@@ -310,14 +315,16 @@ static const char *asset_type(const char *key)
 	return NULL;
 }
 
+/* The characters the server takes in an artefact or asset name. */
+#define WORKER_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+@-"
+
 /* True for a bare asset file name (what the server's factory/ holds), not
  * a path on this worker or a ${VAR} reference. */
 static bool asset_name_ok(const char *v)
 {
 	size_t n = v ? strlen(v) : 0;
 
-	return n > 0 && n <= WORKER_ASSET_NAME_MAX && v[0] != '.' &&
-	       strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+@-") == n;
+	return n > 0 && n <= WORKER_ASSET_NAME_MAX && v[0] != '.' && strspn(v, WORKER_NAME_CHARS) == n;
 }
 
 /* The local path of asset type/name, downloaded into POOL/cache/assets
@@ -523,35 +530,39 @@ static pid_t spawn_runner(struct worker *w, const char *distri, const char *vars
 	return pid;
 }
 
-static struct uploaded *find_file(struct job_run *r, const char *name)
+static struct uploaded *find_file(struct job_run *r, const char *key)
 {
 	size_t i;
 
 	for (i = 0; i < r->nfiles; i++)
-		if (!strcmp(r->files[i].name, name))
+		if (!strcmp(r->files[i].name, key))
 			return &r->files[i];
 	return NULL;
 }
 
-/* Upload path as artefact name unless already sent unchanged. 0 when the
- * server has it, -1 when the upload failed (to be tried again). */
-static int upload_one(struct worker *w, struct job_run *r, const char *path, const char *name)
+/* Upload path as artefact name of that kind unless already sent
+ * unchanged. 0 when the server has it, -1 when the upload failed (to be
+ * tried again). */
+static int upload_one(struct worker *w, struct job_run *r, const char *path, enum upload_kind kind, const char *name)
 {
 	struct stat st;
 	struct uploaded *u;
 	struct buf q;
-	char err[512];
+	char err[512], key[WORKER_ASSET_NAME_MAX + 8];
 	long code = 0;
 	int attempt, rc = ERR_IO;
 
 	if (stat(path, &st) || !S_ISREG(st.st_mode))
 		return 0;
-	u = find_file(r, name);
+	snprintf(key, sizeof(key), "%c/%s", upload_prefix[kind], name);
+	u = find_file(r, key);
 	if (u && u->size == (long long)st.st_size && u->mtime == (long long)st.st_mtime)
 		return 0;
 	buf_init(&q, 4096);
 	buf_printf(&q, "/api/v1/jobs/%lld/artefact", r->id);
 	http_query_add(&q, "file", name);
+	if (upload_flag[kind])
+		http_query_add(&q, upload_flag[kind], "1");
 	for (attempt = 0; attempt < 3; attempt++) {
 		rc = http_upload_file(&w->http, q.data, path, 600, &code, &w->resp, err, sizeof(err));
 		if (!rc && code < 500)
@@ -570,7 +581,7 @@ static int upload_one(struct worker *w, struct job_run *r, const char *path, con
 			return 0;
 		r->files = v;
 		u = &r->files[r->nfiles++];
-		u->name = strdup(name);
+		u->name = strdup(key);
 	}
 	if (u) {
 		u->size = (long long)st.st_size;
@@ -579,9 +590,22 @@ static int upload_one(struct worker *w, struct job_run *r, const char *path, con
 	return 0;
 }
 
-/* Upload the files of dir (not recursive); only screenshots when
- * pngs_only. Stops at the first file that fails: 1 then, else 0. */
-static int upload_dir(struct worker *w, struct job_run *r, const char *dir, bool pngs_only)
+/* A log's file name as the server takes it: characters it refuses become
+ * '_', as does a leading '.', cut to WORKER_ASSET_NAME_MAX bytes. */
+static void upload_name(const char *in, char *out, size_t outlen)
+{
+	size_t i;
+
+	snprintf(out, outlen, "%.*s", WORKER_ASSET_NAME_MAX, in);
+	for (i = 0; out[i]; i++)
+		if (!strchr(WORKER_NAME_CHARS, out[i]) || (i == 0 && out[i] == '.'))
+			out[i] = '_';
+}
+
+/* Upload the files of dir (not recursive, no dot files) as artefacts of
+ * that kind; only screenshots when pngs_only. Stops at the first file
+ * that fails: 1 then, else 0. */
+static int upload_dir(struct worker *w, struct job_run *r, const char *dir, enum upload_kind kind, bool pngs_only)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -590,17 +614,38 @@ static int upload_dir(struct worker *w, struct job_run *r, const char *dir, bool
 	if (!d)
 		return 0;
 	while ((e = readdir(d))) {
-		char *p;
+		char name[WORKER_ASSET_NAME_MAX + 1], *p;
 		if (e->d_name[0] == '.' || (pngs_only && !str_ends_with(e->d_name, ".png")))
 			continue;
+		/* Screenshots and results keep their names (the results name
+		 * them); only a test's uploaded logs are renamed when needed. */
+		if (kind == UPLOAD_ULOG)
+			upload_name(e->d_name, name, sizeof(name));
+		else if (strlen(e->d_name) > WORKER_ASSET_NAME_MAX)
+			continue; /* the server would refuse it */
+		else
+			snprintf(name, sizeof(name), "%.*s", WORKER_ASSET_NAME_MAX, e->d_name);
 		if ((p = path_join(dir, e->d_name))) {
-			failed += upload_one(w, r, p, e->d_name) ? 1 : 0;
+			failed += upload_one(w, r, p, kind, name) ? 1 : 0;
 			free(p);
 		}
 		if (failed)
 			break; /* the server is away: the caller tries again later */
 	}
 	closedir(d);
+	return failed;
+}
+
+/* The screenshots and their thumbnails in testresults tr, as they appear
+ * (a thumbnail after its screenshot). Number of failed uploads. */
+static int upload_shots(struct worker *w, struct job_run *r, const char *tr, bool pngs_only)
+{
+	char *thumbs = path_join(tr, ".thumbs");
+	int failed = upload_dir(w, r, tr, UPLOAD_FILE, pngs_only);
+
+	if (!failed && thumbs)
+		failed += upload_dir(w, r, thumbs, UPLOAD_THUMB, true);
+	free(thumbs);
 	return failed;
 }
 
@@ -612,11 +657,14 @@ static int upload_all(struct worker *w, struct job_run *r, const char *tr, doubl
 	int failed;
 
 	for (;;) {
-		char *p = path_join(r->dir, "runner-output.txt");
-		failed = upload_dir(w, r, tr, false) + upload_dir(w, r, r->out, false);
+		char *p = path_join(r->dir, "runner-output.txt"), *ulogs = path_join(tr, "ulogs");
+		failed = upload_shots(w, r, tr, false) + upload_dir(w, r, r->out, UPLOAD_FILE, false);
+		if (ulogs)
+			failed += upload_dir(w, r, ulogs, UPLOAD_ULOG, false);
 		if (p)
-			failed += upload_one(w, r, p, "runner-output.txt") ? 1 : 0;
+			failed += upload_one(w, r, p, UPLOAD_FILE, "runner-output.txt") ? 1 : 0;
 		free(p);
+		free(ulogs);
 		if (!failed || *w->stop || time_mono() > deadline)
 			break;
 		log_warn("job %lld: %d file(s) not uploaded yet, trying again", r->id, failed);
@@ -829,7 +877,7 @@ static void run_job(struct worker *w, json_t *job)
 			next_status = now + (r.live.on ? LIVE_RELAY_INTERVAL_S : WORKER_STATUS_INTERVAL_S);
 		}
 		if (now >= next_scan && !r.aborted) {
-			upload_dir(w, &r, tr, true); /* screenshots as they appear */
+			upload_shots(w, &r, tr, true); /* screenshots as they appear */
 			next_scan = now + 1;
 		}
 		time_sleep_ms(200);

@@ -44,6 +44,13 @@ curl -sf "$URL/tests/1/file/results.json" -o "$TMP/res.json"
 check "results.json served" [ "$(json_get "$TMP/res.json" 'j["result"]')" = passed ]
 curl -sf "$URL/tests/2/file/serial0.txt" -o "$TMP/serial.txt"
 check "serial log served" [ -s "$TMP/serial.txt" ]
+curl -sf "$URL/tests/1/images/thumb/boot-1.png" -o "$TMP/thumb.png"
+check "thumbnail uploaded and served, smaller than its screenshot" sh -c \
+	"[ -f '$DATA/testresults/1/.thumbs/boot-1.png' ] && cmp -s '$TMP/thumb.png' '$DATA/testresults/1/.thumbs/boot-1.png' && [ \$(wc -c < '$TMP/thumb.png') -lt \$(wc -c < '$TMP/boot.png') ]"
+cli jobs/2/details > "$TMP/j2d.json"
+check "job 2: the log its test uploaded listed as ulogs" [ "$(json_get "$TMP/j2d.json" 'j["job"]["ulogs"]')" = "['commands-cmdline']" ]
+curl -sf "$URL/tests/2/file/commands-cmdline" -o "$TMP/ulog.txt"
+check "uploaded log served under /file/" grep -q console= "$TMP/ulog.txt"
 NIMG=$(ls "$DATA/images" | wc -l)
 NLINKED=$(find "$DATA/testresults/1" "$DATA/testresults/2" -name '*.png' | wc -l)
 check "screenshots stored once by content ($NIMG images for $NLINKED links)" [ "$NIMG" -le "$NLINKED" -a "$NIMG" -gt 0 ]

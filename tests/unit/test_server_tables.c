@@ -11,6 +11,7 @@
 #include "server/jobs.h"
 #include "server/tables.h"
 #include "server/templates.h"
+#include "server/users.h"
 #include "util/err.h"
 
 TEST(server_tables_write_list_delete)
@@ -109,13 +110,14 @@ TEST(server_comments)
 {
 	struct db *db = unit_db();
 	json_t *s = json_pack("{s:s}", "TEST", "boot"), *list, *one;
+	struct comments_author key = { 0, NULL, "KEY" }, other_key = { 0, NULL, "OTHER" };
 	int64_t job, cid, other;
 	char msg[1024];
 
 	CHECK_INT(jobs_insert(db, s, 50, 0, 0, &job), 0);
-	CHECK_INT(comments_add(db, COMMENTS_JOB, 999, "hello", "KEY", &cid, msg, sizeof(msg)), ERR_NOT_FOUND);
+	CHECK_INT(comments_add(db, COMMENTS_JOB, 999, "hello", &key, &cid, msg, sizeof(msg)), ERR_NOT_FOUND);
 	CHECK_STR(msg, "Job 999 does not exist");
-	CHECK_INT(comments_add(db, COMMENTS_JOB, job, "see https://bugzilla.suse.com/show_bug.cgi?id=1", "KEY", &cid,
+	CHECK_INT(comments_add(db, COMMENTS_JOB, job, "see https://bugzilla.suse.com/show_bug.cgi?id=1", &key, &cid,
 			       msg, sizeof(msg)), 0);
 	CHECK_INT(comments_list(db, COMMENTS_JOB, job, 10, false, &list, msg, sizeof(msg)), 0);
 	CHECK_INT(json_array_size(list), 1);
@@ -127,22 +129,81 @@ TEST(server_comments)
 	json_decref(one);
 
 	/* Only the key that wrote a comment changes it. */
-	CHECK_INT(comments_edit(db, COMMENTS_JOB, job, cid, "changed", "OTHER", msg, sizeof(msg)), ERR_BADSTATE);
+	CHECK_INT(comments_edit(db, COMMENTS_JOB, job, cid, "changed", &other_key, msg, sizeof(msg)), ERR_BADSTATE);
 	CHECK_STR(msg, "Forbidden (must be author)");
-	CHECK_INT(comments_edit(db, COMMENTS_JOB, job, cid, "changed", "KEY", msg, sizeof(msg)), 0);
+	CHECK_INT(comments_edit(db, COMMENTS_JOB, job, cid, "changed", &key, msg, sizeof(msg)), 0);
 
 	/* force_result applies to finished jobs only, and such a comment stays. */
-	CHECK_INT(comments_add(db, COMMENTS_JOB, job, "label:force_result:passed", "KEY", &other, msg, sizeof(msg)),
+	CHECK_INT(comments_add(db, COMMENTS_JOB, job, "label:force_result:passed", &key, &other, msg, sizeof(msg)),
 		  ERR_INVALID);
 	CHECK_STR(msg, "force_result only allowed on finished jobs");
 	CHECK_INT(db_exec(db, "UPDATE jobs SET state = 'done' WHERE id = ?", "i", job), 1);
-	CHECK_INT(comments_add(db, COMMENTS_JOB, job, "label:force_result:passed", "KEY", &other, msg, sizeof(msg)), 0);
+	CHECK_INT(comments_add(db, COMMENTS_JOB, job, "label:force_result:passed", &key, &other, msg, sizeof(msg)), 0);
 	CHECK_INT(comments_delete(db, COMMENTS_JOB, job, other, msg, sizeof(msg)), ERR_BADSTATE);
 	CHECK_INT(comments_delete_unlabelled(db, other), 0);
 	CHECK_INT(comments_delete(db, COMMENTS_JOB, job, cid, msg, sizeof(msg)), 0);
 	CHECK_INT(comments_delete(db, COMMENTS_JOB, job, cid, msg, sizeof(msg)), ERR_NOT_FOUND);
 	CHECK_INT(comments_owner_check(db, COMMENTS_GROUP, 5, msg, sizeof(msg)), ERR_NOT_FOUND);
 	CHECK_STR(msg, "Job group 5 does not exist");
+	json_decref(s);
+	db_free(db);
+}
+
+/* A comment written by a signed-in user carries their name; they edit it
+ * from their session or with one of their keys, nobody else does. */
+TEST(server_comments_users)
+{
+	struct db *db = unit_db();
+	json_t *s = json_pack("{s:s}", "TEST", "boot"), *list;
+	int64_t job, alice, bob, cid, kid;
+	char msg[1024];
+
+	CHECK_INT(jobs_insert(db, s, 50, 0, 0, &job), 0);
+	CHECK_INT(users_add(db, "alice", AUTH_OPERATOR, "alice-password", msg, sizeof(msg)), 0);
+	CHECK_INT(users_add(db, "bob", AUTH_OPERATOR, "bob-password", msg, sizeof(msg)), 0);
+	CHECK_INT(db_query_int(db, &alice, "SELECT id FROM users WHERE name = 'alice'", NULL), 0);
+	CHECK_INT(db_query_int(db, &bob, "SELECT id FROM users WHERE name = 'bob'", NULL), 0);
+	CHECK_INT(db_exec(db, "INSERT INTO api_keys (key, secret, user_id, t_created) VALUES ('AK', 'S', ?, '')", "i",
+			  alice), 1);
+	CHECK_INT(db_exec(db, "INSERT INTO api_keys (key, secret, t_created) VALUES ('FREE', 'S', '')", NULL), 1);
+	kid = db_last_id(db);
+	{
+		struct comments_author a_session = { alice, "alice", NULL }, b_session = { bob, "bob", NULL };
+		struct comments_author a_key = { 0, NULL, "AK" }, free_key = { 0, NULL, "FREE" };
+		char want[32];
+
+		CHECK_INT(comments_add(db, COMMENTS_JOB, job, "<b>by alice</b>", &a_session, &cid, msg, sizeof(msg)), 0);
+		CHECK_INT(comments_edit(db, COMMENTS_JOB, job, cid, "by bob?", &b_session, msg, sizeof(msg)), ERR_BADSTATE);
+		CHECK_INT(comments_edit(db, COMMENTS_JOB, job, cid, "by bob?", &free_key, msg, sizeof(msg)), ERR_BADSTATE);
+		CHECK_INT(comments_edit(db, COMMENTS_JOB, job, cid, "alice again", &a_session, msg, sizeof(msg)), 0);
+		CHECK_INT(comments_edit(db, COMMENTS_JOB, job, cid, "alice's key", &a_key, msg, sizeof(msg)), 0);
+		/* Written with her key: hers too, editable from her session. */
+		CHECK_INT(comments_add(db, COMMENTS_JOB, job, "with the key", &a_key, &cid, msg, sizeof(msg)), 0);
+		CHECK_INT(comments_edit(db, COMMENTS_JOB, job, cid, "from the page", &a_session, msg, sizeof(msg)), 0);
+		/* A key of no user: only that key. */
+		CHECK_INT(comments_add(db, COMMENTS_JOB, job, "a program", &free_key, &cid, msg, sizeof(msg)), 0);
+		CHECK_INT(comments_edit(db, COMMENTS_JOB, job, cid, "mine now", &a_session, msg, sizeof(msg)), ERR_BADSTATE);
+		CHECK_INT(comments_edit(db, COMMENTS_JOB, job, cid, "still", &free_key, msg, sizeof(msg)), 0);
+		CHECK_INT(comments_list(db, COMMENTS_JOB, job, 10, false, &list, msg, sizeof(msg)), 0);
+		CHECK_INT(json_array_size(list), 3);
+		CHECK_STR(json_string_value(json_object_get(json_array_get(list, 0), "userName")), "alice");
+		CHECK_STR(json_string_value(json_object_get(json_array_get(list, 0), "text")), "alice's key");
+		CHECK_STR(json_string_value(json_object_get(json_array_get(list, 1), "userName")), "alice");
+		snprintf(want, sizeof(want), "apikey-%lld", (long long)kid);
+		CHECK_STR(json_string_value(json_object_get(json_array_get(list, 2), "userName")), want);
+		json_decref(list);
+	}
+	/* A deleted user's comments stay, editable by nobody. */
+	CHECK_INT(users_delete(db, "alice"), 0);
+	{
+		struct comments_author a_again = { alice, "alice", NULL };
+		int64_t first;
+		CHECK_INT(db_query_int(db, &first, "SELECT MIN(id) FROM comments", NULL), 0);
+		CHECK_INT(db_query_int(db, &cid, "SELECT COUNT(*) FROM comments WHERE user_id IS NULL AND api_key IS NULL",
+				       NULL), 0);
+		CHECK_INT(cid, 2);
+		CHECK_INT(comments_edit(db, COMMENTS_JOB, job, first, "x", &a_again, msg, sizeof(msg)), ERR_BADSTATE);
+	}
 	json_decref(s);
 	db_free(db);
 }

@@ -2,9 +2,12 @@
 /* test_server_workers.c - the scheduler without HTTP: WORKER_CLASS
  * matching (AND over the job's classes), priority then id order, a
  * restarted worker's job ended incomplete and cloned once, lost workers,
- * and artefact name validation. */
+ * artefact name validation, and where each kind of artefact is stored
+ * and listed. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "unit.h"
 #include "server/artefacts.h"
 #include "server/db.h"
@@ -12,6 +15,8 @@
 #include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
+#include "util/file.h"
+#include "util/path.h"
 
 TEST(sched_classes_match_all)
 {
@@ -139,4 +144,71 @@ TEST(artefact_names)
 		long_name[LIMIT_ARTEFACT_NAME] = '\0';
 		CHECK(artefact_name_valid(long_name, strlen(long_name)));
 	}
+}
+
+/* A temporary upload in data holding text. New path. */
+static char *upload(const char *data, const char *text)
+{
+	static int n;
+	char rel[32], *p;
+
+	snprintf(rel, sizeof(rel), "upload-%d", n++);
+	p = path_join(data, rel);
+	CHECK_INT(file_write_all(p, text, strlen(text)), 0);
+	return p;
+}
+
+static ino_t inode(const char *path)
+{
+	struct stat sb;
+
+	CHECK_INT(stat(path, &sb), 0);
+	return sb.st_ino;
+}
+
+/* A screenshot, its thumbnail (a .png in .thumbs/) and an uploaded log
+ * (ulogs/) land apart; pictures of the same bytes are one file; each list
+ * holds its own kind, never a directory. */
+TEST(artefact_kinds)
+{
+	const char *data = unit_tmpdir();
+	char *t1 = upload(data, "shot"), *t2 = upload(data, "small"), *t3 = upload(data, "shot"), *t4 = upload(data, "log");
+	char *shot = artefact_kind_path(data, 7, ARTEFACT_FILE, "boot-1.png");
+	char *thumb = artefact_kind_path(data, 7, ARTEFACT_THUMB, "boot-1.png");
+	char *again = artefact_kind_path(data, 7, ARTEFACT_THUMB, "boot-2.png");
+	char *ulog = artefact_kind_path(data, 7, ARTEFACT_ULOG, "boot-cmdline");
+	json_t *files, *pngs, *ulogs;
+
+	CHECK_INT(artefact_store(data, 7, ARTEFACT_FILE, "boot-1.png", t1), 0);
+	CHECK_INT(artefact_store(data, 7, ARTEFACT_THUMB, "boot-1.png", t2), 0);
+	CHECK_INT(artefact_store(data, 7, ARTEFACT_THUMB, "boot-2.png", t3), 0);
+	CHECK_INT(artefact_store(data, 7, ARTEFACT_ULOG, "boot-cmdline", t4), 0);
+	CHECK(strstr(thumb, "/testresults/7/.thumbs/boot-1.png") != NULL);
+	CHECK(strstr(ulog, "/testresults/7/ulogs/boot-cmdline") != NULL);
+	CHECK(file_exists(shot) && file_exists(thumb) && file_exists(ulog));
+	CHECK(!file_exists(t1) && !file_exists(t2) && !file_exists(t3) && !file_exists(t4));
+	CHECK(inode(shot) != inode(thumb));
+	CHECK(inode(shot) == inode(again)); /* the same bytes, stored once */
+	files = artefact_list(data, 7, ARTEFACT_FILE, false);
+	pngs = artefact_list(data, 7, ARTEFACT_FILE, true);
+	ulogs = artefact_list(data, 7, ARTEFACT_ULOG, false);
+	CHECK_INT(json_array_size(files), 0); /* not ulogs/, not .thumbs/ */
+	CHECK_INT(json_array_size(pngs), 1);
+	CHECK_STR(json_string_value(json_array_get(pngs, 0)), "boot-1.png");
+	CHECK_INT(json_array_size(ulogs), 1);
+	CHECK_STR(json_string_value(json_array_get(ulogs, 0)), "boot-cmdline");
+	json_decref(files);
+	files = artefact_list(data, 8, ARTEFACT_FILE, false);
+	CHECK_INT(json_array_size(files), 0); /* no such job: empty */
+	json_decref(files);
+	json_decref(pngs);
+	json_decref(ulogs);
+	free(t1);
+	free(t2);
+	free(t3);
+	free(t4);
+	free(shot);
+	free(thumb);
+	free(again);
+	free(ulog);
 }

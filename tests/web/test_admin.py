@@ -4,14 +4,20 @@
 # by job 1) and a group's job templates with the YAML editor (errors marked
 # at their line, nothing changed by a refused post, a valid edit saved);
 # markup in a setting shows as text; 390 px wide without sideways scroll;
-# light and dark. Writes from the pages run with the fixture's API key:
-# the page's own code (buttons, api.js send) with the requests signed by a
-# wrapper around fetch, since sign-in is another page's.
+# light and dark. Writes from the pages run first with the fixture's API
+# key (the page's own code, buttons and api.js send, with the requests
+# signed by a wrapper around fetch), then end to end as an administrator
+# signed in through /login: the session cookie and api.js's X-CSRF-Token,
+# the audit log naming them.
 import os
 import re
+import subprocess
 import urllib.request
 
-from weblib import Server, Browser, By, check
+from weblib import Server, Browser, By, check, VIGIL
+from test_auth import sign_in
+
+ADMIN, ADMIN_PW = 'root-admin', 'root-admin-password'
 
 XSS_SCRIPT = '<script>window.__pwned = 1</script>'
 XSS_IMG = '"><img src=x onerror="window.__pwned=2">'
@@ -72,8 +78,70 @@ def yaml_of(s, group=1):
         return r.read().decode()
 
 
+def add_admin(data):
+    subprocess.run([VIGIL, 'user', 'add', ADMIN, '--admin', '--data', data], input=ADMIN_PW + '\n', text=True,
+                   check=True, capture_output=True)
+
+
+def set_yaml(b, text):
+    b.js('document.querySelector(".jt-text").value = arguments[0];'
+         'document.querySelector(".jt-text").dispatchEvent(new Event("input"));', text)
+
+
+def signed_in_writes(b, s):
+    """A machine added, edited and deleted and a YAML saved by the pages'
+    buttons as a signed-in administrator: no API key anywhere."""
+    b.get('/login?return_to=/admin/machines')
+    sign_in(b, ADMIN, ADMIN_PW)
+    b.wait_until(lambda: b.js('return location.pathname') == '/admin/machines' and b.find('.adm-new'))
+    check('signed in as an administrator: /admin/machines offers New', lambda: b.wait_until(lambda: b.js(
+        'const e = document.querySelector("#user .user-name"); return !!e && e.textContent === arguments[0]', ADMIN)))
+    check('no request signing in this page', b.js('return window.__signing === undefined'))
+    b.find('.adm-new')[0].click()
+    form = b.wait_for('tr[data-id="new"] form')
+    form.find_element(By.NAME, 'name').send_keys('by-session')
+    form.find_element(By.NAME, 'backend').send_keys('qemu')
+    form.find_element(By.CSS_SELECTOR, 'textarea').send_keys('QEMURAM=2048')
+    form.find_element(By.CSS_SELECTOR, '.adm-save').click()
+    b.wait_until(lambda: 'Added' in ''.join(text_of(b, '.adm-message')))
+    st, ans = s.api('GET', '/api/v1/machines', {'name': 'by-session'})
+    added = ans['Machines'][0] if st == 200 and ans['Machines'] else None
+    check('session: New machine added with its setting', added and
+          [(x['key'], x['value']) for x in added['settings']] == [('QEMURAM', '2048')], ans)
+    mid = added['id'] if added else 0
+    b.find(f'tr[data-id="{mid}"] .adm-edit-btn')[0].click()
+    form = b.wait_for(f'tr.adm-editing[data-id="{mid}"] form')
+    form.find_element(By.NAME, 'description').send_keys('from a session')
+    form.find_element(By.CSS_SELECTOR, '.adm-save').click()
+    b.wait_until(lambda: 'Saved' in ''.join(text_of(b, '.adm-message')))
+    st, ans = s.api('GET', f'/api/v1/machines/{mid}')
+    check('session: Edit saved the description', st == 200 and ans['Machines'][0].get('description') == 'from a session', ans)
+    b.shot('machines-session')
+    b.find(f'tr[data-id="{mid}"] .adm-del-btn')[0].click()
+    b.wait_for(f'tr[data-id="{mid}"] .adm-confirm').click()
+    b.wait_until(lambda: 'Deleted' in ''.join(text_of(b, '.adm-message')))
+    check('session: Delete removed it', s.api('GET', f'/api/v1/machines/{mid}')[0] == 404)
+
+    before = yaml_of(s)
+    b.get('/admin/job_templates/1')
+    b.wait_for('.jt-save')
+    b.wait_until(lambda: b.js('return document.querySelector(".jt-text").value') == before)
+    set_yaml(b, re.sub(r'priority: \d+', 'priority: 30', before))
+    b.find('.jt-save')[0].click()
+    b.wait_until(lambda: 'Saved' in ''.join(text_of(b, '.jt-result.ok p')))
+    check('session: Save stored the YAML', 'priority: 30' in yaml_of(s))
+    check('session: the matrix shows it', lambda: b.wait_until(lambda: text_of(b, '.jt-matrix tbody td') == ['30']))
+    b.shot('job_templates-session')
+    st, log = s.api('GET', '/api/v1/audit_log', {'limit': 20})
+    mine = {e['event'] for e in log['events'] if e['user'] == ADMIN} if st == 200 else set()
+    check('the audit log names the signed-in administrator for each write',
+          {'POST /api/v1/machines', 'PUT /api/v1/machines/#', 'DELETE /api/v1/machines/#',
+           'POST /api/v1/job_templates_scheduling/#'} <= mine, (st, mine))
+    check('session writes: no console error', lambda: not real_errors(b), b.errors())
+
+
 def run():
-    s = Server('admin')
+    s = Server('admin', prepare=add_admin)
     # A machine whose name and settings hold markup, an asset used by a job.
     st, ans = s.api('POST', '/api/v1/machines', {'name': 'evil' + XSS_IMG, 'backend': 'qemu',
                                                   'settings[EVIL]': XSS_SCRIPT, 'settings[IMG]': XSS_IMG})
@@ -258,6 +326,9 @@ def run():
         check('Delete: the machine is gone', st == 404, (st, ans))
         b.shot('machines-admin')
         check('machine writes: no console error', lambda: not real_errors(b), b.errors())
+
+        # The same writes signed in for real.
+        signed_in_writes(b, s)
 
         # 390 px and the dark theme.
         b.d.set_window_size(390, 844)

@@ -4,15 +4,30 @@
 # screenshot, the near-miss job's candidate needle beside its screen, the
 # video playing and seeked by a step, the logs, markup in settings and
 # comments shown as text, deep links, keys, tabs by hash, 390 px, the
-# scenario's latest job, and the server's byte ranges (urllib).
+# scenario's latest job, and the server's byte ranges (urllib); signed in
+# (users made with `vigil user add`, the sign-in form): an operator
+# restarts and cancels from the header and writes and edits a comment
+# carrying their name, a 'user' sees no buttons.
 import json
 import os
+import subprocess
 import urllib.error
 import urllib.request
 
 from selenium.webdriver.common.action_chains import ActionChains
 
-from weblib import Server, Browser, check
+from weblib import Server, Browser, check, VIGIL
+from test_auth import sign_in
+
+# name, role flag, password
+USERS = [('jobop', '--operator', 'jobop-password'), ('viewer', None, 'viewer-password')]
+MARKUP = '<b>bold</b> "><img src=x onerror=alert(3)> see poo#42'
+
+
+def add_users(data):
+    for name, flag, pw in USERS:
+        subprocess.run([VIGIL, 'user', 'add', name, *([flag] if flag else []), '--data', data],
+                       input=pw + '\n', text=True, check=True, capture_output=True)
 
 # Console messages every page may log until the session and live view
 # modules are built in (the page imports them on demand and copes).
@@ -54,6 +69,29 @@ def check_ranges(s, job):
     check('several ranges: the whole file, 200', st == 200 and body == whole)
 
 
+def check_files(s, grub, shell):
+    """openQA's artefact URLs: screenshots and thumbnails under /images/,
+    the logs a test uploaded under /file/ (from the job's ulogs/)."""
+    d = os.path.join(s.data, 'testresults', str(grub))
+    with open(os.path.join(d, 'boot-1.png'), 'rb') as f:
+        shot = f.read()
+    with open(os.path.join(d, '.thumbs', 'boot-1.png'), 'rb') as f:
+        small = f.read()
+    st, hd, body = rng(s, f'/tests/{grub}/images/boot-1.png', None)
+    check('/tests/<id>/images/<name>.png: the screenshot', st == 200 and body == shot and hd.get('Content-Type') == 'image/png')
+    st, hd, body = rng(s, f'/tests/{grub}/images/thumb/boot-1.png', None)
+    check('/tests/<id>/images/thumb/<name>.png: its thumbnail', st == 200 and body == small and len(small) < len(shot))
+    check('images/ serves pictures only', rng(s, f'/tests/{grub}/images/results.json', None)[0] == 400)
+    os.unlink(os.path.join(d, '.thumbs', 'boot-1.png'))
+    st, hd, body = rng(s, f'/tests/{grub}/images/thumb/boot-1.png', None)
+    check('a screenshot without thumbnail: the thumbnail URL sends the screenshot', st == 200 and body == shot)
+    st, j = s.api('GET', f'/api/v1/jobs/{shell}/details')
+    check('details list the uploaded logs apart (ulogs)', st == 200 and j['job']['ulogs'] == ['commands-cmdline']
+          and 'commands-cmdline' not in j['job']['logs'] and 'ulogs' not in j['job']['logs'], j['job'].get('ulogs'))
+    st, hd, body = rng(s, f'/tests/{shell}/file/commands-cmdline', None)
+    check('/tests/<id>/file/<name>: an uploaded log', st == 200 and b'console=' in body, (st, body[:80]))
+
+
 def add_source(s, job):
     """Give the failing module a recorded source, as the runner records it
     (result-<module>.json "source" and each step's "line"), unless the
@@ -86,8 +124,76 @@ def open_step(b):
                 'return v ? v.dataset.module + "/" + v.dataset.step : null')
 
 
+def signed_in(b, s, grub):
+    """The header's buttons and the comment form as a 'user' and as an
+    operator who restarts, cancels and comments."""
+    b.get('/login?return_to=' + f'/tests/{grub}')
+    sign_in(b, 'viewer', 'viewer-password')
+    b.wait_until(lambda: b.js('return location.pathname') == f'/tests/{grub}' and b.find('#user .user-name'))
+    b.wait_for('.job-page .job-head')
+    check("a 'user' sees no restart or cancel button", not b.find('button.job-restart, button.job-cancel'))
+    b.js('location.hash = "#comments"')
+    b.wait_for('#job-panel-comments .job-comments')
+    check("a 'user' gets no comment form", not b.find('.job-comment-form'))
+    b.find('#user button.signout')[0].click()
+    b.wait_for('#user a.signin')
+
+    b.get('/login?return_to=' + f'/tests/{grub}')
+    sign_in(b, 'jobop', 'jobop-password')
+    restart = b.wait_for('button.job-restart')
+    check('signed in as an operator: the header offers Restart', restart.text == 'Restart')
+    b.shot('job-operator')
+    before = max(j['id'] for j in s.api('GET', '/api/v1/jobs')[1]['jobs'])
+    restart.click()
+    clone = b.wait_until(lambda: (lambda p: int(p.rsplit('/', 1)[1]) if p != f'/tests/{grub}' else None)(
+        b.js('return location.pathname')))
+    check(f'Restart: on the clone\'s page (#{clone})', clone > before and b.wait_for('.job-title .job-id').text == f'#{clone}')
+    st, j = s.api('GET', f'/api/v1/jobs/{grub}')
+    check('Restart: the job names its clone', st == 200 and j['job']['clone_id'] == clone, j['job'].get('clone_id'))
+    check('the clone is scheduled: the header offers Cancel', lambda: b.wait_for('button.job-cancel').text == 'Cancel')
+    b.shot('job-clone')
+
+    st, made = s.api('POST', '/api/v1/jobs', {'TEST': 'web-cancel', 'DISTRI': 'web-fail', 'VERSION': '1', 'FLAVOR': 'cd',
+                                              'ARCH': 'x86_64', 'MACHINE': '64bit', 'BUILD': '3'})
+    b.get(f'/tests/{made["id"]}')
+    b.wait_for('button.job-cancel').click()
+    # Read in one go: the page reloads under the test.
+    check('Cancel: the page shows the job cancelled', lambda: b.wait_until(lambda: b.js(
+        'const e = document.querySelector(".job-badge"); return !!e && e.textContent === "cancelled"')))
+    check('Cancel: the server has it cancelled', s.api('GET', f'/api/v1/jobs/{made["id"]}')[1]['job']['state'] == 'cancelled')
+    check('a cancelled job offers Restart again', lambda: b.wait_for('button.job-restart'))
+
+    b.get(f'/tests/{grub}#comments')
+    text = b.wait_for('.job-comment-form textarea')
+    text.send_keys(MARKUP)
+    b.find('.job-comment-form button.job-comment-add')[0].click()
+    mine = b.wait_until(lambda: [a for a in b.find('.job-comment') if a.find_elements('css selector', '.job-comment-edit')])
+    check('a comment from the page carries the operator\'s name',
+          mine[0].find_element('css selector', '.job-comment-author').text == 'jobop')
+    check('its markup shows as text', mine[0].find_element('css selector', '.job-comment-text').text == MARKUP)
+    check('no element from it, no alert', not b.find('.job-comment img, .job-comment b')
+          and b.js('return window.__alerts.length') == 0)
+    st, cs = s.api('GET', f'/api/v1/jobs/{grub}/comments')
+    check('the API names the author too', st == 200 and cs[-1]['userName'] == 'jobop' and cs[-1]['text'] == MARKUP, cs[-1:])
+    check('the fixture\'s comment (another author) offers no Edit', len(b.find('.job-comment-edit')) == 1)
+    b.shot('job-comment-signed-in')
+    mine[0].find_element('css selector', '.job-comment-edit').click()
+    ed = b.wait_for('.job-comment-editor textarea')
+    ed.clear()
+    ed.send_keys('edited by its author')
+    b.find('.job-comment-editor button.job-comment-save')[0].click()
+    check('the author edits it from the page', lambda: b.wait_until(
+        lambda: 'edited by its author' in [t.text for t in b.find('.job-comment-text')]))
+    st, cs = s.api('GET', f'/api/v1/jobs/{grub}/comments')
+    check('the edit is stored', cs[-1]['text'] == 'edited by its author' and cs[-1]['userName'] == 'jobop')
+    st, _ = s.api('PUT', f'/api/v1/jobs/{grub}/comments/{cs[-1]["id"]}', {'text': 'not yours'})
+    check('another key may not edit it (403)', st == 403, st)
+    b.shot('job-comment-edited')
+    check('signed in: no console error', lambda: not errors(b), b.errors())
+
+
 def run():
-    s = Server('job')
+    s = Server('job', prepare=add_users)
     b = Browser(s)
     grub, shell, fail = s.job('grub')['id'], s.job('shell')['id'], s.job('web-fail')['id']
     child = max(j['id'] for j in s.fixture_jobs if j['test'] == 'web-fail')
@@ -108,8 +214,16 @@ def run():
               and 'distri=grub' in b.find('a.job-build')[0].get_attribute('href'))
         check('job 1: a thumbnail per screenshot step', lambda: len(b.find('.job-step .job-thumb-shot img')) >= 10)
         check('job 1: matched areas drawn on the thumbnails', lambda: len(b.find('.job-thumb-shot .job-box-ok')) >= 4)
-        check('job 1: first thumbnail loaded', lambda: b.wait_until(lambda: b.js(
-            'const i = document.querySelector(".job-thumb-shot img"); return i.complete && i.naturalWidth > 0')))
+        thumb = b.wait_until(lambda: b.js(
+            'const i = document.querySelector(".job-thumb-shot img");'
+            'return i.complete && i.naturalWidth > 0 ? [i.naturalWidth, i.naturalHeight, i.src] : null'))
+        check(f'job 1: tiles show the uploaded thumbnails ({thumb[0]}x{thumb[1]}, under the 1024 px screen)',
+              thumb[0] < 1024 and thumb[2].endswith(f'/tests/{grub}/images/thumb/boot-1.png'), thumb)
+        box = b.js('const i = document.querySelector(".job-module[data-module=boot] .job-thumb-shot img").getBoundingClientRect(),'
+                   ' x = document.querySelector(".job-module[data-module=boot] .job-thumb-shot .job-box-ok").getBoundingClientRect();'
+                   'return [(x.left - i.left) / i.width * 1024, (x.width / i.width) * 1024]')
+        check('job 1: a thumbnail\'s area placed in screen coordinates (x 200, w 320)',
+              abs(box[0] - 200) < 8 and abs(box[1] - 320) < 8, box)
         check('job 1: similarity under a matched step', lambda: b.find('.job-module[data-module="boot"] .job-sim')[0].text == '100%')
         check('job 1: keys explained on the page', lambda: 'next failed step' in b.find('.job-keys')[0].text)
         check('job 1: worker named host:instance', lambda: b.wait_until(lambda: ':' in b.find('a.job-worker')[0].text))
@@ -127,6 +241,9 @@ def run():
             'return [(x.left - r.left) / r.width * 1024, (x.top - r.top) / r.height * 768, x.width / r.width * 1024]'))
         check('step view: area placed on the screenshot (x 200, y 10, w 320)',
               abs(geo[0] - 200) < 4 and abs(geo[1] - 10) < 4 and abs(geo[2] - 320) < 4, geo)
+        full = b.js('const i = document.querySelector(".job-stepview .job-full img"); return [i.naturalWidth, i.src]')
+        check('step view: the whole screenshot (1024 px) from /images/', full[0] == 1024
+              and full[1].endswith(f'/tests/{grub}/images/boot-1.png'), full)
         check('step view: similarity label on the area', lambda: b.find('.job-stepview .job-box-label')[0].text == '100%')
         b.shot('job-step')
 
@@ -249,6 +366,11 @@ def run():
         pre = b.wait_until(lambda: [p for p in b.find('details[data-file="serial0.txt"] pre') if 'VIGIL-SHELL-READY' in p.text])
         check('logs: serial output shown', bool(pre))
         check('logs: runner log listed with a download link', lambda: b.find('details[data-file="vigil-log.txt"] a.job-log-dl'))
+        up = b.wait_for('.job-ulogs details[data-file="commands-cmdline"]')
+        check('logs: the log the test uploaded (upload_logs) listed, closed', up.get_attribute('open') is None)
+        up.find_element('css selector', 'summary').click()
+        check('logs: the uploaded log opens as text', lambda: 'console=ttyS0' in b.wait_until(
+            lambda: (lambda t: t if 'console=' in t else None)(up.find_element('css selector', 'pre').text)))
         b.shot('job-logs')
         b.get(f'/tests/{grub}#logs')
         check('logs: an empty serial log says so', lambda: b.wait_until(lambda: [
@@ -296,6 +418,11 @@ def run():
 
         # --- the server: byte ranges of artefacts; module scripts stored as text ---
         check_ranges(s, grub)
+        check_files(s, grub, shell)
+
+        # --- signed in: restart, cancel, comments ---
+        b.d.set_window_size(1280, 900)
+        signed_in(b, s, grub)
         st, j = s.api('GET', f'/api/v1/jobs/{grub}')
         check('job modules carry their script path', st == 200 and j['job']['modules'][0]['script'] == 'tests/boot.lua',
               j['job']['modules'][0] if st == 200 else st)
