@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # report.py - merges the parts' JSON into bench/results.json (machine, date,
 # git commit, raw figures, goals) and prints the table.
-# usage: report.py RESULTS.json NEEDLES.json RUNNER.json LATENCY.json GRUB_EXAMPLE_DIR [API.json [CONC.json]]
+# usage: report.py RESULTS.json NEEDLES.json RUNNER.json LATENCY.json GRUB_EXAMPLE_DIR [API.json [CONC.json [WEB.json]]]
 import datetime, json, os, platform, subprocess, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -73,6 +73,7 @@ def main():
     needles, runner, lat = load(nf), load(rf), load(lf)
     api = load(sys.argv[6]) if len(sys.argv) > 6 else None
     conc = load(sys.argv[7]) if len(sys.argv) > 7 else None
+    web = load(sys.argv[8]) if len(sys.argv) > 8 else None
     rows = []
 
     def row(name, value, goal, met):
@@ -143,6 +144,10 @@ def main():
         for name, value, a in concurrency.rows(conc):
             row(name + ', p99', value, 'p99 < 200 ms, 0 time-outs',
                 a['p99_ms'] is not None and a['p99_ms'] < 200 and a['timeouts'] == 0)
+    if web:
+        import web as webb
+        for name, value, goal, met in webb.rows(web, load(web.get('reference') or '') or load(webb.REFERENCE)):
+            row(name, value, goal, met)
     gex = load(os.path.join(gdir, 'testresults/results.json'))
     gvid = [f for f in os.listdir(gdir) if f.startswith('video.')] if os.path.isdir(gdir) else []
     row('vigil run examples/grub --var NOVIDEO=0', f"{gex and gex.get('result')}, video: {', '.join(gvid) or 'none'}",
@@ -158,7 +163,8 @@ def main():
                        'opencv': sh("/usr/bin/python3 -c 'import cv2; print(cv2.__version__)'"),
                        'accel': 'tcg'},
            'quick': os.environ.get('BENCH_QUICK') == '1',
-           'table': rows, 'needles': needles, 'runner': runner, 'latency': lat, 'api': api, 'concurrency': conc}
+           'table': rows, 'needles': needles, 'runner': runner, 'latency': lat, 'api': api, 'concurrency': conc,
+           'web': web}
     json.dump(res, open(out, 'w'), indent=1)
     w = max(len(r['measure']) for r in rows)
     print(f"\nvigil bench {res['date']} commit {res['git_commit'][:12] if res['git_commit'] else '?'}"
