@@ -14,6 +14,8 @@
 #   web.py measure --site vigil|openqa --url URL --out OUT.json [--pid NAME=PID ...]
 #       [--param KEY=VALUE ...] [--only list] [--runs 10] [--cold 3] [--shots DIR]
 #       measures a server that is already running (ids in the paths come from --param).
+#   web.py reference pages-10000.json pages-100000.json > bench/reference/openqa-pages.json
+#       openQA's runs summarized for the comparison (bench/report.py, `web.py vigil`).
 #
 # How a view is timed: a script added with CDP Page.addScriptToEvaluateOnNewDocument
 # runs before the page's own scripts and watches the DOM with a MutationObserver;
@@ -24,9 +26,11 @@
 # it (the first warm view follows the last cold one). Bytes: the sum of
 # encodedDataLength of CDP Network.loadingFinished (bytes on the wire with
 # headers; 0 for a cache hit) until the page is quiet (no request in flight for
-# 300 ms, event streams excepted). Server CPU: utime+stime of the named process
-# trees (live descendants + reaped children of the root) before and after the
-# views, divided by their number; the browser's tree likewise, as information.
+# 300 ms, event streams excepted). Server CPU: on-CPU time of the named process
+# trees (schedstat of every live thread, plus the cutime+cstime of children the
+# root has reaped) before and after the views, divided by their number; the
+# browser's tree likewise, as information. A page's selector must match only
+# once its data is in the DOM (not a skeleton or "Loading..." placeholder).
 import argparse, json, os, shutil, sqlite3, statistics, subprocess, sys, time, urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
