@@ -35,6 +35,7 @@ import argparse, json, os, shutil, sqlite3, statistics, subprocess, sys, time, u
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)  # bench/api.py: the anchor's data set through the API
 
 # ---------------------------------------------------------------------------
 # The pages and what marks their main data. Paths are str.format templates
@@ -566,8 +567,6 @@ def seed(vigil, work, base_data, gid, total, grub):
 
 
 def vigil_main(a):
-    sys.path.insert(0, HERE)
-    import api as apib
     vigil = os.path.abspath(a.vigil)
     work = os.path.abspath(a.work)
     os.makedirs(work, exist_ok=True)
