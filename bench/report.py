@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # report.py - merges the parts' JSON into bench/results.json (machine, date,
 # git commit, raw figures, goals) and prints the table.
-# usage: report.py RESULTS.json NEEDLES.json RUNNER.json LATENCY.json GRUB_EXAMPLE_DIR [API.json [CONC.json [LISTS.json]]]
+# usage: report.py RESULTS.json NEEDLES.json RUNNER.json LATENCY.json GRUB_EXAMPLE_DIR [API.json [CONC.json [LISTS.json [WEB.json]]]]
 import datetime, json, os, platform, subprocess, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -74,6 +74,7 @@ def main():
     api = load(sys.argv[6]) if len(sys.argv) > 6 else None
     conc = load(sys.argv[7]) if len(sys.argv) > 7 else None
     lists = load(sys.argv[8]) if len(sys.argv) > 8 else None
+    web = load(sys.argv[9]) if len(sys.argv) > 9 else None
     rows = []
 
     def row(name, value, goal, met):
@@ -148,6 +149,10 @@ def main():
         import lists as lists_bench
         for name, value, goal, met in lists_bench.rows(lists):
             row(name, value, goal, met)
+    if web:
+        import web as webb
+        for name, value, goal, met in webb.rows(web, load(web.get('reference') or '') or load(webb.REFERENCE)):
+            row(name, value, goal, met)
     gex = load(os.path.join(gdir, 'testresults/results.json'))
     gvid = [f for f in os.listdir(gdir) if f.startswith('video.')] if os.path.isdir(gdir) else []
     row('vigil run examples/grub --var NOVIDEO=0', f"{gex and gex.get('result')}, video: {', '.join(gvid) or 'none'}",
@@ -164,7 +169,7 @@ def main():
                        'accel': 'tcg'},
            'quick': os.environ.get('BENCH_QUICK') == '1',
            'table': rows, 'needles': needles, 'runner': runner, 'latency': lat, 'api': api, 'concurrency': conc,
-           'lists': lists}
+           'lists': lists, 'web': web}
     json.dump(res, open(out, 'w'), indent=1)
     w = max(len(r['measure']) for r in rows)
     print(f"\nvigil bench {res['date']} commit {res['git_commit'][:12] if res['git_commit'] else '?'}"
