@@ -31,53 +31,33 @@ else
 		[ -n "$shots" ] && echo "$d $shots" >> "$sets"
 	done
 fi
+# Each set and mode is one task: both matchers, then the comparison
+# (matcher_compare.pl). Tasks run as many at once as there are CPUs
+# (tinycv is single-threaded and takes nearly all the time), the
+# whole-screen ones, the longest, first.
+i=0
 while read -r dir shots; do
-	for mode in "" --full-screen; do
-		# shellcheck disable=SC2086
-		"$vigil" needle match $mode "$dir" $shots > "$tmp/v.jsonl" 2>>"$tmp/v.err"
-		# shellcheck disable=SC2086
-		perl "$here/tinycv_match.pl" $mode "$dir" $shots > "$tmp/t.jsonl" 2>>"$tmp/t.err"
-		perl -MJSON::PP -e '
-			my ($vf, $tf, $mode, $here, $dir, $shots) = @ARGV;
-			my $mflag = $mode eq "margin" ? "" : "--full-screen";
-			open my $v, "<", $vf or die; open my $t, "<", $tf or die;
-			my @v = map { decode_json($_) } <$v>; my @t = map { decode_json($_) } <$t>;
-			my ($pass, $fail, $maxd, $ties) = (0, 0, 0, 0);
-			for my $i (0 .. $#t) {
-				my %vr = map { $_->{needle} => $_ } @{$v[$i]{results} || []};
-				for my $tr (@{$t[$i]{results}}) {
-					my $vr = $vr{$tr->{needle}};
-					my $ok = $vr && (!!$vr->{ok} == !!$tr->{ok}) && @{$vr->{areas}} == @{$tr->{areas}};
-					for my $k (0 .. $#{$tr->{areas}}) {
-						last unless $ok;
-						my ($a, $b) = ($vr->{areas}[$k], $tr->{areas}[$k]);
-						my $d = abs($a->{similarity} - $b->{similarity});
-						$maxd = $d if $d > $maxd;
-						$ok = 0 if $d > 0.0001 + 5e-5;
-						next if !$ok || ($a->{x} == $b->{x} && $a->{y} == $b->{y});
-						# A different position is accepted only as a provable
-						# float near-tie: vigil applies minVec to exact SSDs,
-						# OpenCV to float ones that may be off by E each, so
-						# tinycv may take any position whose exact SSD is within
-						# 10 + 2E of vigil'"'"'s candidate.
-						my @sh = split / /, $shots;
-						my $r = `perl "$here/tinycv_match.pl" --ssd $mflag "$dir" "$tr->{needle}" $k $b->{x} $b->{y} $a->{x} $a->{y} "$t[$i]{screen}" @sh`;
-						my ($st, $sv, $E) = split " ", $r // "";
-						if (defined $E && abs($st - $sv) <= 10 + 2 * $E) {
-							$ties++;
-							print STDERR "near-tie $mode $t[$i]{screen} $tr->{needle} area $k: tinycv ($b->{x},$b->{y}) exact SSD $st, vigil ($a->{x},$a->{y}) exact SSD $sv, OpenCV float error bound E=$E: |difference| <= 10 + 2E, both inside minVec'"'"'s +10 window within float noise\n";
-						} else {
-							$ok = 0;
-						}
-					}
-					if ($ok) { $pass++ } else {
-						$fail++;
-						print STDERR "MISMATCH $mode $t[$i]{screen} $tr->{needle}: tinycv ", encode_json($tr), " vigil ", encode_json($vr // {}), "\n";
-					}
-				}
-			}
-			print "$pass $fail $maxd $ties\n";
-		' "$tmp/v.jsonl" "$tmp/t.jsonl" "${mode:-margin}" "$here" "$dir" "$shots" >> "$tmp/counts"
-	done
-done < "$sets"
+	i=$((i + 1))
+	echo "$i full"
+	echo "$i margin"
+done < "$sets" | sort -k2 > "$tmp/tasks"
+export vigil here tmp sets
+xargs -P "$(nproc 2>/dev/null || echo 1)" -L 1 sh -c '
+	line=$(sed -n "${1}p" "$sets")
+	dir=${line%% *}
+	shots=${line#* }
+	flag=
+	[ "$2" = full ] && flag=--full-screen
+	# shellcheck disable=SC2086
+	"$vigil" needle match $flag "$dir" $shots > "$tmp/v.$1.$2" 2> "$tmp/e.$1.$2"
+	# shellcheck disable=SC2086
+	perl "$here/tinycv_match.pl" $flag "$dir" $shots > "$tmp/t.$1.$2" 2>> "$tmp/e.$1.$2"
+	# shellcheck disable=SC2086
+	perl "$here/matcher_compare.pl" "$tmp/v.$1.$2" "$tmp/t.$1.$2" "$2" "$here" "$dir" $shots \
+		> "$tmp/c.$1.$2" 2>> "$tmp/e.$1.$2" || echo "0 1 0 0" > "$tmp/c.$1.$2"
+' sh < "$tmp/tasks"
+while read -r i mode; do
+	cat "$tmp/e.$i.$mode" >&2
+	cat "$tmp/c.$i.$mode" 2> /dev/null || echo "0 1 0 0"
+done < "$tmp/tasks" > "$tmp/counts"
 awk '{ p += $1; f += $2; t += $4; if ($3 > m) m = $3 } END { printf "needle x screenshot pairs compared (margin + full-screen): %d; max similarity difference %.6f\n%d of them with a different position at a provable float near-tie\n%d passed, %d failed\n", p + f, m, t, p, f; exit f > 0 }' "$tmp/counts"

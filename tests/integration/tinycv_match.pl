@@ -4,6 +4,7 @@
 # and tinycv.pm do, printing vigil's `needle match` JSON shape (similarity
 # with 6 decimals) so the two can be compared.
 # usage: tinycv_match.pl [--full-screen] NEEDLES_DIR SCREENSHOT.png...
+#        tinycv_match.pl --ssd [--full-screen] NEEDLES_DIR SCREENSHOT.png... < QUERIES (see ssd_main)
 use strict;
 use warnings;
 
@@ -79,17 +80,19 @@ for my $shot (@ARGV) {
 	print $json->encode({ screen => $shot, results => \@res }), "\n";
 }
 
-# --ssd [--full-screen] NEEDLES_DIR NEEDLE K X1 Y1 X2 Y2 SHOT SHOTS...
-# For a position disagreement: the exact integer SSD of match area K of
-# NEEDLE at (X1,Y1) and at (X2,Y2) on SHOT, with the pixels prepared the way
-# tinycv prepared them in the run over SHOTS (its Image::prep cache: the
-# blurred rectangle grows to the bounding box of the requested ones, the
-# whole image from half of it; OpenCV blurs a sub-Mat in place, rounding
-# halves to even in its first 4*floor(width/4) columns and up elsewhere,
-# the whole image rounding up), and E, a bound on the error of one value of
-# OpenCV's float matchTemplate there (DFT correlation in float: a relative
-# error of 16 * log2(window pixels) * 2^-24 of the window's and template's
-# energy, plus the final rounding to float). Prints "SSD1 SSD2 E".
+# --ssd [--full-screen] NEEDLES_DIR SHOTS... with queries on stdin, one a
+# line: "NEEDLE K X1 Y1 X2 Y2 SHOT". For a position disagreement: the exact
+# integer SSD of match area K of NEEDLE at (X1,Y1) and at (X2,Y2) on SHOT,
+# with the pixels prepared the way tinycv prepared them in the run over
+# SHOTS (its Image::prep cache: the blurred rectangle grows to the bounding
+# box of the requested ones, the whole image from half of it; OpenCV blurs
+# a sub-Mat in place, rounding halves to even in its first 4*floor(width/4)
+# columns and up elsewhere, the whole image rounding up), and E, a bound on
+# the error of one value of OpenCV's float matchTemplate there (DFT
+# correlation in float: a relative error of 16 * log2(window pixels) *
+# 2^-24 of the window's and template's energy, plus the final rounding to
+# float). Prints "SSD1 SSD2 E" a query, in their order: one pass over
+# SHOTS answers them all.
 sub prep_roi {
 	my ($st, $W, $H, $x, $y, $w, $h) = @_;
 	if ($st->{valid}) {
@@ -146,9 +149,18 @@ sub blurred {
 }
 
 sub ssd_main {
-	my ($name, $K, $x1, $y1, $x2, $y2, $shot, @shots) = @_;
-	my (%nst, $sst_at, $nst_at, $scene, $window);
+	my @shots = @_;
+	my (@q, %want, %nst, %at);
+	while (my $line = <STDIN>) {
+		my @f = split ' ', $line;
+		next unless @f == 7;
+		push @q, [@f];
+		$want{"$f[6]\0$f[0]\0$f[1]"} = 1;
+	}
+	my $left = keys %want;
+	# The state tinycv had when it searched each wanted area.
 	SHOT: for my $s (@shots) {
+		last unless $left;
 		my $img = tinycv::read($s) or die "cannot read $s";
 		my ($sw, $sh) = ($img->xres, $img->yres);
 		my $sst = {};
@@ -171,23 +183,30 @@ sub ssd_main {
 				my $wy1 = $py + $h + $margin > $sh ? $sh : $py + $h + $margin;
 				prep_roi($st, $sw, $sh, $wx0, $wy0, $wx1 - $wx0, $wy1 - $wy0);
 				prep_roi($ns, $nw, $nh, $x, $y, $w, $h);
-				if ($s eq $shot && $n eq $name && $k == $K) {
-					$sst_at = {%$st};
-					$nst_at = {%$ns};
-					$scene = { img => $img, W => $sw, H => $sh, ex => [map { [@{$_}{qw(xpos ypos width height)}] } @ex],
-						area => $ar, nw => $nw, nh => $nh };
-					$window = ($wx1 - $wx0) * ($wy1 - $wy0);
-					last SHOT;
-				}
+				my $key = "$s\0$n\0$k";
+				next unless $want{$key} && !$at{$key};
+				$at{$key} = { sst => {%$st}, nst => {%$ns}, img => $img, W => $sw, H => $sh,
+					ex => [map { [@{$_}{qw(xpos ypos width height)}] } @ex], area => $ar, nw => $nw, nh => $nh,
+					window => ($wx1 - $wx0) * ($wy1 - $wy0) };
+				$left--;
 			}
 		}
 	}
-	die "area $K of $name not searched on $shot\n" unless $scene;
+	for my $q (@q) {
+		my ($name, $K, $x1, $y1, $x2, $y2, $shot) = @$q;
+		my $scene = $at{"$shot\0$name\0$K"} or die "area $K of $name not searched on $shot\n";
+		print join(' ', ssd_pair($name, $scene, [$x1, $y1], [$x2, $y2])), "\n";
+	}
+}
+
+# The exact SSDs of the area of scene at positions p1 and p2, and E.
+sub ssd_pair {
+	my ($name, $scene, @pos) = @_;
 	my ($W, $H, $a) = @{$scene}{qw(W H area)};
 	my @ex = grep { $_->[0] >= 0 && $_->[1] >= 0 && $_->[0] + $_->[2] <= $W && $_->[1] + $_->[3] <= $H } @{$scene->{ex}};
 	my $sg = greyfn($scene->{img}, \@ex);
 	my $ng = greyfn($needles{$name}{img}, []);
-	my ($see, $nee) = (even_end($sst_at, $W, $H), even_end($nst_at, $scene->{nw}, $scene->{nh}));
+	my ($see, $nee) = (even_end($scene->{sst}, $W, $H), even_end($scene->{nst}, $scene->{nw}, $scene->{nh}));
 	my (@tpl, $tsq);
 	for my $j (0 .. $a->{height} - 1) {
 		for my $i (0 .. $a->{width} - 1) {
@@ -197,7 +216,7 @@ sub ssd_main {
 		}
 	}
 	my (@out, $wsq);
-	for my $p ([$x1, $y1], [$x2, $y2]) {
+	for my $p (@pos) {
 		my ($ssd, $sq, $k) = (0, 0, 0);
 		for my $j (0 .. $a->{height} - 1) {
 			for my $i (0 .. $a->{width} - 1) {
@@ -209,6 +228,6 @@ sub ssd_main {
 		push @out, $ssd;
 		$wsq = $sq if !defined $wsq || $sq > $wsq;
 	}
-	my $E = 16 * (log($window) / log(2) + 1) * 2**-24 * ($wsq + $tsq) + ($out[0] > $out[1] ? $out[0] : $out[1]) * 2**-23;
-	printf "%d %d %.3f\n", @out, $E;
+	my $E = 16 * (log($scene->{window}) / log(2) + 1) * 2**-24 * ($wsq + $tsq) + ($out[0] > $out[1] ? $out[0] : $out[1]) * 2**-23;
+	return (sprintf('%d', $out[0]), sprintf('%d', $out[1]), sprintf('%.3f', $E));
 }
