@@ -102,6 +102,7 @@ struct api_resp {
 	const unsigned char *bytes; /* static bytes sent as is with ctype (the embedded web files) */
 	size_t bytes_len;
 	bool web;           /* a page or web file: sent with the CSP and the other browser headers */
+	bool immutable;     /* bytes that never change under their URL: cached by browsers for good */
 	char *set_cookie;   /* owned: a Set-Cookie header value, or NULL */
 	char *location;     /* owned: a Location header value (with a 3xx status), or NULL */
 	bool audited;       /* the handler recorded its own audit event: server.c records none */

@@ -392,7 +392,8 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, out->ctype);
 			if (out->hdr_name)
 				MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+						out->immutable ? "public, max-age=31536000, immutable" : "no-cache");
 		}
 		*status = (unsigned)out->status;
 		return resp;

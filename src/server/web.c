@@ -5,8 +5,15 @@
  * the API. Files carry an ETag (If-None-Match answers 304) and every
  * answer the CSP of web.h (server.c adds it when out->web is set).
  *
+ * The shell refers to the files as /static/<version>/<file>, version a
+ * number made from every file's hash: answers under the current version
+ * are cached by browsers for good (immutable), so a returning visitor
+ * asks only for the shell and the data; a new build has a new version. The
+ * shell also preloads every module, so none waits for the one importing it.
+ *
  *   method path                        level   what
- *   GET    /static/<file>              public  an embedded file of web/
+ *   GET    /static/<version>/<file>    public  an embedded file of web/ (immutable when version is current)
+ *   GET    /static/<file>              public  the same, revalidated each time
  *   GET    / /tests /tests/<id> ...    public  the page shell (see web_routes)
  */
 #define LOG_MODULE "web"
@@ -16,6 +23,7 @@
 #include <string.h>
 #include "server/api.h"
 #include "server/web.h"
+#include "util/buf.h"
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -25,17 +33,81 @@ extern const struct web_file web_files[];
 #define WEB_MAX_FILES 256
 static char etags[WEB_MAX_FILES][24];
 static pthread_once_t etags_once = PTHREAD_ONCE_INIT;
+/* The build's version (from every file's hash), and the shell made from
+ * web/index.html with versioned paths and a preload of every module:
+ * made once, kept for the life of the process. */
+static int64_t version;
+static struct buf shell;
+static char shell_etag[32];
+
+static void shell_make(void);
 
 static void etags_make(void)
 {
+	EVP_MD_CTX *all = EVP_MD_CTX_new();
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen = 0;
 	size_t i;
 
+	if (all)
+		EVP_DigestInit_ex(all, EVP_sha256(), NULL);
 	for (i = 0; web_files[i].name && i < WEB_MAX_FILES; i++) {
-		unsigned char md[EVP_MAX_MD_SIZE];
-		unsigned mdlen = 0;
 		EVP_Digest(web_files[i].data, web_files[i].len, md, &mdlen, EVP_sha256(), NULL);
 		snprintf(etags[i], sizeof(etags[i]), "\"%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x\"", md[0], md[1],
 			 md[2], md[3], md[4], md[5], md[6], md[7], md[8], md[9]);
+		if (all) {
+			EVP_DigestUpdate(all, web_files[i].name, strlen(web_files[i].name) + 1);
+			EVP_DigestUpdate(all, md, mdlen);
+		}
+	}
+	if (all && EVP_DigestFinal_ex(all, md, &mdlen) && mdlen >= 6)
+		version = (int64_t)md[0] << 40 | (int64_t)md[1] << 32 | (int64_t)md[2] << 24 | (int64_t)md[3] << 16 |
+			  (int64_t)md[4] << 8 | md[5];
+	if (version <= 0)
+		version = 1;
+	EVP_MD_CTX_free(all);
+	snprintf(shell_etag, sizeof(shell_etag), "\"v%lld\"", (long long)version);
+	shell_make();
+}
+
+/* The shell: index.html with "/static/" made "/static/<version>/" and,
+ * before </head>, a modulepreload link for every module it does not name. */
+static void shell_make(void)
+{
+	const struct web_file *idx = web_find("/index.html");
+	char prefix[48];
+	const char *p, *end, *head;
+	size_t i;
+
+	buf_init(&shell, 1u << 20);
+	if (!idx)
+		return;
+	snprintf(prefix, sizeof(prefix), "/static/%lld/", (long long)version);
+	p = (const char *)idx->data;
+	end = p + idx->len;
+	head = memmem(p, idx->len, "</head>", 7);
+	while (p < end) {
+		const char *at = memmem(p, (size_t)(end - p), "/static/", 8);
+		const char *stop = at ? at : end;
+		if (head && head >= p && head < stop) {
+			buf_append(&shell, p, (size_t)(head - p));
+			for (i = 0; web_files[i].name; i++) {
+				const char *n = web_files[i].name;
+				char needle[LIMIT_API_NAME + 16];
+				snprintf(needle, sizeof(needle), "/static%s\"", n);
+				if (!str_ends_with(n, ".js") || memmem(idx->data, idx->len, needle, strlen(needle)))
+					continue;
+				buf_printf(&shell, "<link rel=\"modulepreload\" href=\"%s%s\">\n", prefix, n + 1);
+			}
+			p = head;
+			head = NULL;
+			continue;
+		}
+		buf_append(&shell, p, (size_t)(stop - p));
+		if (!at)
+			break;
+		buf_append(&shell, prefix, strlen(prefix));
+		p = at + 8;
 	}
 }
 
@@ -75,15 +147,14 @@ const char *web_etag(const struct web_file *f)
 	return i < WEB_MAX_FILES ? etags[i] : "\"0\"";
 }
 
-/* Answer with embedded file f, or 304 when the client holds it already. */
-static void send_file(struct api_req *req, struct api_resp *out, const struct web_file *f)
+/* Answer with bytes of type ctype and etag, or 304 when the client holds them already. */
+static void send_bytes(struct api_req *req, struct api_resp *out, const void *data, size_t len, const char *ctype,
+		       const char *etag)
 {
-	const char *etag = web_etag(f);
-
 	out->web = true;
 	out->hdr_name = "ETag";
 	snprintf(out->hdr_value, sizeof(out->hdr_value), "%s", etag);
-	out->ctype = web_ctype(f->name);
+	out->ctype = ctype;
 	if (req->if_none_match && strstr(req->if_none_match, etag)) {
 		out->status = 304;
 		out->bytes = (const unsigned char *)"";
@@ -91,39 +162,42 @@ static void send_file(struct api_req *req, struct api_resp *out, const struct we
 		return;
 	}
 	out->status = 200;
-	out->bytes = f->data;
-	out->bytes_len = f->len;
+	out->bytes = data;
+	out->bytes_len = len;
 }
 
+/* GET /static/<file> and /static/<version>/<file>. */
 static void static_file(struct api_req *req, struct api_resp *out)
 {
 	char name[LIMIT_API_NAME + 2];
 	const struct web_file *f;
 
+	pthread_once(&etags_once, etags_make);
 	snprintf(name, sizeof(name), "/%s", req->name ? req->name : "");
 	f = strcmp(name, "/index.html") ? web_find(name) : NULL;
 	if (!f) {
 		api_error(out, 404, "no file /static%s", name);
 		return;
 	}
-	send_file(req, out, f);
+	send_bytes(req, out, f->data, f->len, web_ctype(f->name), web_etag(f));
+	out->immutable = req->id == version;
 }
 
 static void page(struct api_req *req, struct api_resp *out)
 {
-	const struct web_file *f = web_find("/index.html");
-
-	if (!f) {
+	pthread_once(&etags_once, etags_make);
+	if (!shell.len) {
 		api_error(out, 500, "the web UI was not built in");
 		return;
 	}
-	send_file(req, out, f);
+	send_bytes(req, out, shell.data, shell.len, "text/html; charset=utf-8", shell_etag);
 }
 
 /* Every page URL of openQA that vigil has; the shell's scripts pick the
  * page from location.pathname (web/app.js). */
 const struct api_route web_routes[] = {
 	{ "GET", "/static/*", AUTH_PUBLIC, static_file, NULL },
+	{ "GET", "/static/#/*", AUTH_PUBLIC, static_file, NULL },
 	{ "GET", "/", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/tests", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/tests/overview", AUTH_PUBLIC, page, NULL },

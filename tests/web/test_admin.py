@@ -43,8 +43,8 @@ if (!window.__signing) {
 		return orig(url, opts);
 	};
 }
-import('/static/admin-common.js')
-	.then(m => { m.useSession({ user: { name: 'test-admin', role: 'admin' } }); return import('/static/app.js'); })
+import(document.querySelector("script[type=module]").src.replace(/app\\.js$/, "admin-common.js"))
+	.then(m => { m.useSession({ user: { name: 'test-admin', role: 'admin' } }); return import(document.querySelector("script[type=module]").src.replace(/app\\.js$/, "app.js")); })
 	.then(app => app.route()).then(() => done('ok'), e => done(String(e)));
 '''
 
@@ -244,7 +244,7 @@ def run():
         b.js('document.querySelector(".jt-text").value = arguments[0];'
              'document.querySelector(".jt-text").dispatchEvent(new Event("input"));', broken)
         b.d.execute_async_script('const [st, body, done] = arguments;'
-                                 'import("/static/page-templates.js").then(m => { m.showAnswer(st, body, true); done(); });', st, ans)
+                                 'import(document.querySelector("script[type=module]").src.replace(/app\\.js$/, "page-templates.js")).then(m => { m.showAnswer(st, body, true); done(); });', st, ans)
         check('line 3 is marked in the gutter', text_of(b, '.jt-gutter .jt-ln.bad') == ['3'])
         check('a band marks line 3 behind the text', b.find('.jt-marks .jt-band.bad[data-line="3"]'))
         check('the error is listed with its line', text_of(b, '.jt-errors .jt-goto') == ['line 3'])
@@ -349,7 +349,7 @@ def run():
               b.js('return getComputedStyle(document.body).backgroundColor') != 'rgb(255, 255, 255)')
         b.get('/admin/job_templates/1')
         b.wait_for('.jt-gutter .jt-ln')
-        b.d.execute_async_script('const done = arguments[0]; import("/static/page-templates.js").then(m => {'
+        b.d.execute_async_script('const done = arguments[0]; import(document.querySelector("script[type=module]").src.replace(/app\\.js$/, "page-templates.js")).then(m => {'
                                  'm.showAnswer(400, {error: ["line 5, column 3: example error at line 2, column 1"]}, true);'
                                  'done(); });')
         b.shot('job_templates-dark')

@@ -69,7 +69,7 @@ def header_name(b):
 
 def session_js(b):
     """The page's session through the exact contract other pages use."""
-    return b.js("return import('/static/session.js').then(m => m.currentSession())")
+    return b.js("return import(document.querySelector('script[type=module]').src.replace(/app\\.js$/, 'session.js')).then(m => m.currentSession())")
 
 
 def fetch_status(b, path, method='POST', csrf=None, credentials='same-origin'):
