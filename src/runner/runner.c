@@ -91,6 +91,8 @@ struct module *runner__module(struct runner *r)
 	return r->cur < r->nmodules ? &r->modules[r->cur] : NULL;
 }
 
+static int step_line(void *ctx);
+
 void runner__progress(struct runner *r, const char *fmt, ...)
 {
 	struct module *m = runner__module(r);
@@ -103,7 +105,8 @@ void runner__progress(struct runner *r, const char *fmt, ...)
 	printf("[%7.2fs] %s: %s\n", runner__elapsed(r), m ? m->name : "-", line);
 	fflush(stdout);
 	log_info("%s: %s", m ? m->name : "-", line);
-
+	liveview_note(r->liveview, m ? m->name : "", m && m->details ? (int)json_array_size(m->details) : 0,
+		      m && r->steps.m == m ? step_line(r) : 0, line);
 }
 
 /* Stops a module that makes no test API call for too long (a busy loop)

@@ -44,6 +44,9 @@ int params_add(struct params *p, const char *key, const char *value);
 const char *params_get(const struct params *p, const char *key);
 
 struct watch_map;
+struct livestream;
+struct MHD_Connection;
+struct MHD_Response;
 
 struct api_req {
 	struct db *db;
@@ -66,6 +69,9 @@ struct api_req {
 	const char *accept;     /* the Accept header (borrowed), NULL when absent */
 	const char *if_none_match; /* the If-None-Match header (borrowed), NULL when absent */
 	struct watch_map *live;  /* watched jobs (the server's, shared, locked inside) */
+	struct livestream *streams; /* the live view's event streams (the server's, shared) */
+	struct MHD_Connection *con; /* the request's connection, for a streamed answer */
+	uint64_t client;        /* the client's address as a hash */
 };
 
 struct api_resp {
@@ -82,6 +88,7 @@ struct api_resp {
 	const unsigned char *bytes; /* static bytes sent as is with ctype (the embedded web files) */
 	size_t bytes_len;
 	bool web;           /* a page or web file: sent with the CSP and the other browser headers */
+	struct MHD_Response *stream; /* owned; a response that streams (livestream.c), sent as is */
 };
 
 /* Set a JSON error {"error": text} (server.c adds error_status). */

@@ -30,11 +30,13 @@
 #include <time.h>
 #include <unistd.h>
 #include "server/api.h"
+#include "server/api_live.h"
 #include "server/artefacts.h"
 #include "server/assets.h"
 #include "server/workers.h"
 #include "server/auth.h"
 #include "server/db.h"
+#include "server/livestream.h"
 #include "server/pool.h"
 #include "server/watch.h"
 #include "server/web.h"
@@ -81,6 +83,7 @@ struct server {
 	pthread_mutex_t timer_lock;
 	pthread_cond_t timer_cond;
 	struct watch_map live;    /* watched jobs, shared by the handlers */
+	struct livestream *streams; /* the live view's event streams */
 };
 
 /* One request, created in the URI log callback (which sees the target
@@ -300,6 +303,13 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 	char *body = NULL;
 	const char *ctype = "application/json";
 
+	if (out->stream) {
+		/* livestream.c set its headers. */
+		resp = out->stream;
+		out->stream = NULL;
+		*status = (unsigned)out->status;
+		return resp;
+	}
 	if (out->bytes) {
 		resp = MHD_create_response_from_buffer(out->bytes_len, (void *)out->bytes, MHD_RESPMEM_PERSISTENT);
 		if (resp) {
@@ -383,6 +393,8 @@ static struct MHD_Response *make_resp(struct api_resp *out, unsigned *status)
 
 static void resp_release(struct api_resp *out)
 {
+	if (out->stream)
+		MHD_destroy_response(out->stream);
 	json_decref(out->json);
 	free(out->text);
 	free(out->file);
@@ -425,6 +437,9 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	req.accept = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	req.if_none_match = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
 	req.live = &s->live;
+	req.streams = s->streams;
+	req.con = con;
+	req.client = r->item.client;
 	if (r->too_big) {
 		if (r->stream)
 			api_error(out, 413, "upload over the limit of %llu bytes", (unsigned long long)r->upload_limit);
@@ -639,6 +654,8 @@ static void *timer_main(void *arg)
 		resume_all(s);
 		if (stop)
 			break;
+		if (db)
+			api_live_tick(db, s->streams, &s->live);
 		if (db && ++tick % every == 0) {
 			int n = 0;
 			pool_write_begin(s->pool);
@@ -664,6 +681,9 @@ static bool route_writes(const char *method, const char *url)
 	int64_t id;
 	size_t i;
 
+	/* A worker's live view post only reads: its frames must not wait for writers. */
+	if (!strcmp(method, "POST") && route_match("/api/v1/jobs/#/live", url, &id, name))
+		return false;
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return true;
 	for (i = 0; i < sizeof(writing_gets) / sizeof(writing_gets[0]); i++)
@@ -999,6 +1019,10 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	pthread_mutex_init(&s->timer_lock, NULL);
 	pthread_cond_init(&s->timer_cond, NULL);
 	watch_init(&s->live);
+	if ((rc = livestream_new(&s->streams))) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	s->worker_timeout_s = cfg->worker_timeout_s > 0 ? cfg->worker_timeout_s : WORKERS_DEFAULT_TIMEOUT_S;
 	s->header_timeout_s = cfg->header_timeout_s > 0 ? cfg->header_timeout_s : SERVER_HEADER_TIMEOUT_S;
 	s->nthreads = cfg->threads ? cfg->threads : server_default_threads();
@@ -1071,6 +1095,8 @@ void server_free(struct server *s)
 		pthread_join(s->timer, NULL);
 	}
 	resume_all(s);
+	if (s->streams)
+		livestream_close(s->streams);
 	if (s->mhd) {
 		/* Let resumed polls answer before the connections close, then
 		 * queue nothing more and wait for every suspended connection to
@@ -1087,6 +1113,7 @@ void server_free(struct server *s)
 	pool_free(s->pool);
 	handlers_close(s);
 	watch_release(&s->live);
+	livestream_free(s->streams);
 	db_free(s->db);
 	free(s->parked);
 	free(s->data_dir);
