@@ -11,7 +11,7 @@
  *
  *   method path                     level     what
  *   GET    /tests/<id>/streaming    public    text/event-stream (openQA's URL): events "status",
- *                                             "log", "frame", "end" (see docs/web.md)
+ *                                             "log", "frame", "end" (docs/design.md)
  *   POST   /api/v1/jobs/<id>/live   operator  the worker's {"frame": {"png", "seq", "t", "w"}, "module",
  *                                             "step", "line", "what", "log"} (all optional) → {"live"}
  *   GET    /api/v1/jobs/<id>/live   public    {"job_id", "state", "watching", "frame", "frame_age_s", "stream",
@@ -309,7 +309,7 @@ void api_live_tick(struct db *db, struct livestream *h, struct watch_map *watche
 		api_live_state(h, ids[i], st);
 		json_decref(st);
 	}
-	livestream_heartbeat(h, now);
+	livestream_sweep(h, now);
 }
 
 const struct api_route api_live_routes[] = {

@@ -20,8 +20,8 @@ void api_live_status(struct api_req *req, const json_t *status, json_t *reply);
  * to its streams; a job done or cancelled ends them. */
 void api_live_state(struct livestream *h, int64_t job, const json_t *status);
 /* Each second, on the housekeeping thread's connection: keep the streamed
- * running jobs watched, tell their streams of state changes and ends, and
- * send heartbeats. */
+ * running jobs watched, tell their streams of state changes and ends,
+ * send heartbeats and close the streams whose clients left. */
 void api_live_tick(struct db *db, struct livestream *h, struct watch_map *watched);
 
 #endif

@@ -7,11 +7,13 @@
  * connection when there is none; publishing resumes the job's suspended
  * streams. Every field below is guarded by the hub's lock. */
 #define LOG_MODULE "live"
+#include <errno.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include "server/livestream.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -55,6 +57,7 @@ struct stream {
 	bool started;     /* the retry hint went out */
 	bool heartbeat;   /* a comment is due */
 	bool end_sent;
+	bool gone;        /* the client closed its end: close ours */
 	uint64_t frame_ver, status_ver, log_pos; /* what the client has */
 	double last_write;                       /* monotonic */
 	struct blob *cur;                        /* being sent, from off */
@@ -241,6 +244,12 @@ static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
 	(void)pos;
 	pthread_mutex_lock(&h->lock);
 	if (h->closing) {
+		pthread_mutex_unlock(&h->lock);
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	}
+	if (s->gone) {
+		/* The end marker goes nowhere; libmicrohttpd then drops the
+		 * connection (an error return would be logged as ours). */
 		pthread_mutex_unlock(&h->lock);
 		return MHD_CONTENT_READER_END_OF_STREAM;
 	}
@@ -539,20 +548,37 @@ void livestream_end(struct livestream *h, int64_t job, const json_t *fields)
 	free(text);
 }
 
-void livestream_heartbeat(struct livestream *h, double now)
+/* Whether the client of a suspended stream closed its end: an event
+ * stream's client sends nothing after its request, so a readable socket
+ * means end of file (or an error). */
+static bool departed(struct stream *s)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(s->con, MHD_CONNECTION_INFO_CONNECTION_FD);
+	char c;
+	ssize_t n;
+
+	if (!ci)
+		return false;
+	n = recv(ci->connect_fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+}
+
+void livestream_sweep(struct livestream *h, double now)
 {
 	struct job *j;
 	struct stream *s;
 
 	pthread_mutex_lock(&h->lock);
 	for (j = h->jobs; j; j = j->next)
-		for (s = j->streams; s; s = s->next)
-			if (now - s->last_write >= LIVESTREAM_HEARTBEAT_S && !s->heartbeat) {
+		for (s = j->streams; s; s = s->next) {
+			if (now - s->last_write >= LIVESTREAM_HEARTBEAT_S)
 				s->heartbeat = true;
-				if (s->suspended) {
-					s->suspended = false;
-					MHD_resume_connection(s->con);
-				}
+			if (s->suspended && departed(s))
+				s->gone = true;
+			if (s->suspended && (s->heartbeat || s->gone)) {
+				s->suspended = false;
+				MHD_resume_connection(s->con);
 			}
+		}
 	pthread_mutex_unlock(&h->lock);
 }

@@ -7,9 +7,10 @@
  * event ready or suspends the connection; whoever publishes something new
  * for a job (a handler storing a worker's post, the housekeeping thread)
  * resumes that job's streams. Streams are limited per client address and
- * in all; a heartbeat comment every LIVESTREAM_HEARTBEAT_S finds clients
- * that went away (a suspended connection sees no disconnect), and
- * libmicrohttpd's free callback forgets them. Shared by all threads:
+ * in all; a suspended connection sees no disconnect, so each second the
+ * waiting streams' sockets are looked at (and a heartbeat comment goes
+ * out after LIVESTREAM_HEARTBEAT_S of silence): one whose client left is
+ * closed, and libmicrohttpd's free callback forgets it. Shared by all threads:
  * every call takes the hub's lock. Knows no SQL: api_live.c feeds it. */
 #ifndef VIGIL_SERVER_LIVESTREAM_H
 #define VIGIL_SERVER_LIVESTREAM_H
@@ -68,8 +69,9 @@ void livestream_log(struct livestream *h, int64_t job, const char *text, size_t 
 /* The job is over: event "end", data fields (borrowed), sent after
  * everything else; then the stream ends. */
 void livestream_end(struct livestream *h, int64_t job, const json_t *fields);
-/* Housekeeping: streams silent for LIVESTREAM_HEARTBEAT_S (monotonic
- * seconds now) get a comment. */
-void livestream_heartbeat(struct livestream *h, double now);
+/* Housekeeping, each second: streams silent for LIVESTREAM_HEARTBEAT_S
+ * (monotonic seconds now) get a comment; a waiting stream whose client
+ * closed its end is closed (and so forgotten). */
+void livestream_sweep(struct livestream *h, double now);
 
 #endif

@@ -70,6 +70,12 @@ def streams_hold_no_thread(s, b):
         c, r = open_stream(s, job)
         check(f'stream {LIVESTREAM_PER_CLIENT + 1} from one address: 429', r.status == 429, r.status)
         c.close()
+        # Clients that leave are noticed while their streams wait.
+        for c, _ in conns[20:]:
+            c.close()
+        del conns[20:]
+        check('streams whose clients left are closed: 20 viewers again',
+              lambda: b.wait_until(lambda: s.api('GET', f'/api/v1/jobs/{job}/live')[1]['viewers'] == 20))
     finally:
         # Cancelled, the job ends its streams (event "end"), which frees them.
         s.api('POST', f'/api/v1/jobs/{job}/cancel')
