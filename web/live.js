@@ -62,7 +62,14 @@ export function mountLive(container, jobId, opts = {}) {
 	const es = new EventSource(`/tests/${id}/streaming`);
 	es.addEventListener('open', () => { if (state.textContent === 'connecting') state.textContent = 'connected'; });
 	es.addEventListener('error', () => {
-		if (!stopped && es.readyState !== EventSource.CLOSED) state.textContent = 'reconnecting';
+		if (stopped || container.dataset.ended) return;
+		// CLOSED: refused (no such job, too many streams); else the browser reconnects.
+		if (es.readyState === EventSource.CLOSED) {
+			state.textContent = 'unavailable';
+			waiting.textContent = 'The live view is not available now (no such job, or too many viewers).';
+		} else {
+			state.textContent = 'reconnecting';
+		}
 	});
 	es.addEventListener('status', e => {
 		const s = JSON.parse(e.data);
@@ -109,6 +116,7 @@ export function mountLive(container, jobId, opts = {}) {
 			' ', h('a', { href: `/tests/${id}` }, 'See its results'));
 		container.dataset.ended = d.result || d.state || 'done';
 		rate.textContent = `${frames} frames`;
+		if (!frames) screen.hidden = true;
 		if (opts.onEnd) opts.onEnd(d);
 	});
 

@@ -870,7 +870,11 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	(void)cls;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	msg[strcspn(msg, "\n")] = '\0';
-	log_warn("libmicrohttpd: %s", msg);
+	/* A client that leaves mid-answer (a closed live view) is routine. */
+	if (strstr(msg, "closed by remote peer") || strstr(msg, "no longer available for sending"))
+		log_debug("libmicrohttpd: %s", msg);
+	else
+		log_warn("libmicrohttpd: %s", msg);
 }
 
 char *server_db_path(const char *data_dir, char *err, size_t errlen)

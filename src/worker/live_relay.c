@@ -29,10 +29,14 @@ void live_relay_set(struct live_relay *l, const char *out_dir, const char *log, 
 		return;
 	if (on) {
 		int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd >= 0)
-			close(fd);
-		else
-			log_warn("live view: cannot create '%s': %s", p, strerror(errno));
+		if (fd < 0) {
+			/* The runner has not made its directory yet: the next
+			 * reply saying "live" tries again. */
+			log_debug("live view: cannot create '%s' yet: %s", p, strerror(errno));
+			free(p);
+			return;
+		}
+		close(fd);
 		log_info("live view on: someone watches");
 		/* Everything anew for the new viewers: the frame, the note, the
 		 * output's tail. */

@@ -35,8 +35,9 @@ struct live_relay {
 	off_t log_pos;              /* runner output bytes sent */
 };
 
-/* Follow the server: on creates out_dir/live.on, off removes it. Turning
- * on starts the output from its last LIVE_RELAY_LOG_MAX bytes of log. */
+/* Follow the server: on creates out_dir/live.on (and stays off while
+ * out_dir is not there yet), off removes it. Turning on starts the
+ * output from its last LIVE_RELAY_LOG_MAX bytes of log. */
 void live_relay_set(struct live_relay *l, const char *out_dir, const char *log, bool on);
 /* While on: the body of a live post with what changed since the last
  * call - {"frame": {"png": base64, "seq", "t", "w"}, "module", "step",

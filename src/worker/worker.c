@@ -708,7 +708,7 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
  * watches) and follow the reply's "live". One try: the next comes soon. */
 static void post_live(struct worker *w, struct job_run *r, json_t *body)
 {
-	char target[128], err[512], *text = json_dumps(body ? body : json_object(), JSON_COMPACT);
+	char target[128], err[512], *text = body ? json_dumps(body, JSON_COMPACT) : strdup("{}");
 	long st = 0;
 	json_t *j;
 

@@ -87,6 +87,16 @@ def streams_hold_no_thread(s, b):
           lambda: b.wait_until(lambda: s.api('GET', f'/api/v1/jobs/{job}/live')[1]['viewers'] == 0))
 
 
+def a_finished_job(s, b):
+    job = s.job('grub')['id']
+    b.get(f'/tests/{job}/live')
+    check('a finished job\'s live view says it is over: passed', lambda: b.wait_until(
+        lambda: b.js('return (document.querySelector("section.live-page") || {dataset: {}}).dataset.ended')
+        == 'passed'))
+    check('... and shows no screen', b.js('return document.querySelector("section.live-page .live-screen").hidden'))
+    b.shot('live-finished')
+
+
 def watch_a_job(s, b):
     shutil.copytree(os.path.join(ROOT, 'tests', 'web', 'distri-live'), os.path.join(s.data, 'tests', 'live'))
     st, j = s.api('POST', '/api/v1/jobs', {'TEST': 'live', 'DISTRI': 'live', 'ARCH': 'x86_64', 'MACHINE': '64bit',
@@ -106,7 +116,7 @@ def watch_a_job(s, b):
         live = 'section.live-page'
 
         def data(name):
-            return b.js(f'return document.querySelector("{live}").dataset.{name} || ""')
+            return b.js(f'return (document.querySelector("{live}") || {{dataset: {{}}}}).dataset.{name} || ""')
 
         check('the first frame is on screen', lambda: b.wait_until(lambda: int(data('frames') or 0) >= 1, slow))
         check('the module being run shows: ticker',
@@ -159,6 +169,7 @@ def run():
     try:
         b = Browser(s)
         streams_hold_no_thread(s, b)
+        a_finished_job(s, b)
         watch_a_job(s, b)
     finally:
         if b:
