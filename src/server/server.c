@@ -8,8 +8,9 @@
  * cache, build the response and resume the connection; the I/O thread then
  * sends it. Writers run one at a time (the pool's writer token), readers
  * alongside. Long polls are parked suspended, off the handler threads; the
- * housekeeping thread resumes them each second and ends the jobs of lost
- * workers. Owns the daemon, the threads and the database connections; the
+ * housekeeping thread resumes them each second, ends the jobs of lost
+ * workers and looks after the live view's event streams (livestream.c:
+ * read by the I/O thread, suspended while nothing is new). Owns the daemon, the threads and the database connections; the
  * handlers live in api_*.c. */
 #define LOG_MODULE "server"
 #include <dirent.h>
