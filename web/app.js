@@ -12,6 +12,7 @@ const PAGES = [
 	[/^\/tests\/overview\/?$/, './page-overview.js', 'Test overview'],
 	[/^\/tests\/latest\/?$/, './page-job.js', 'Job'],
 	[/^\/tests\/(\d+)\/?$/, './page-job.js', 'Job'],
+	[/^\/tests\/(\d+)\/live\/?$/, './page-live.js', 'Live view'],
 	[/^\/group_overview\/(\d+)\/?$/, './page-group.js', 'Job group'],
 	[/^\/admin\/job_templates\/(\d+)\/?$/, './page-templates.js', 'Job templates'],
 	[/^\/admin\/auditlog\/?$/, './page-auditlog.js', 'Audit log'],

@@ -129,7 +129,13 @@ async function renderLive(panel, ctx) {
 		return;
 	}
 	replace(panel);
-	ctx.live = mod.mountLive(panel, ctx.id);
+	// When the job ends, show it finished: its results, video and logs.
+	ctx.live = mod.mountLive(panel, ctx.id, {
+		onEnd: () => {
+			history.replaceState(null, '', location.pathname + location.search + '#details');
+			location.reload();
+		},
+	});
 }
 
 // [anchor, label, draw(panel, ctx), shown(ctx)]

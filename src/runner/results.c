@@ -16,6 +16,7 @@ void results_module_release(struct module *m)
 	free(m->name);
 	free(m->script);
 	free(m->fail_message);
+	free(m->source_artefact);
 	json_decref(m->details);
 	free(m->times);
 }
@@ -173,6 +174,12 @@ int results_write_module(const char *testresults, const struct module *m)
 		json_object_set_new(o, "needs_review", json_true());
 	if (m->fail_message)
 		json_object_set_new(o, "fail_message", json_string(m->fail_message));
+	if (m->source_artefact) {
+		json_t *src = json_pack("{s:s,s:s}", "file", m->script, "artefact", m->source_artefact);
+		if (src && m->fail_line > 0)
+			json_object_set_new(src, "fail_line", json_integer(m->fail_line));
+		json_object_set_new(o, "source", src);
+	}
 	snprintf(name, sizeof(name), "result-%s.json", m->name);
 	rc = write_json(testresults, name, o);
 	json_decref(o);

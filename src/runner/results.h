@@ -47,11 +47,14 @@ struct module {
 	int hard_fail;     /* a failure that is not a near miss */
 	double start, end; /* monotonic seconds */
 	char *fail_message;
+	int fail_line;     /* the module file's line the failure came from, 0 unknown */
+	char *source_artefact; /* "source-<module>.lua", the copy of script in testresults; NULL none */
 	struct step_time *times; /* ntimes, in step order */
 	size_t ntimes;
 };
 
-/* Free what m holds (name, script, details, fail_message, times); m itself
+/* Free what m holds (name, script, details, fail_message, source_artefact,
+ * times); m itself
  * is the caller's. */
 void results_module_release(struct module *m);
 
@@ -78,7 +81,8 @@ json_t *results_frametime_json(int64_t ms, int64_t end_ms);
  * 0 or ERR_NOMEM. */
 int results_add_step_time(struct module *m, size_t step, int64_t ms);
 
-/* testresults/result-<module>.json. */
+/* testresults/result-<module>.json; with m->source_artefact, a top-level
+ * "source": {"file": script, "artefact", "fail_line" when known}. */
 int results_write_module(const char *testresults, const struct module *m);
 /* testresults/results.json and test_order.json. reason may be NULL. */
 int results_write_job(const char *testresults, enum job_result r, int needs_review,

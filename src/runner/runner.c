@@ -4,6 +4,7 @@
  * connect QMP, VNC and the serial port, run each test module in Lua, write
  * the results, and always take the VM down. Owns struct runner. */
 #define LOG_MODULE "runner"
+#include <ctype.h>
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
@@ -90,6 +91,8 @@ struct module *runner__module(struct runner *r)
 	return r->cur < r->nmodules ? &r->modules[r->cur] : NULL;
 }
 
+static int step_line(void *ctx);
+
 void runner__progress(struct runner *r, const char *fmt, ...)
 {
 	struct module *m = runner__module(r);
@@ -102,6 +105,8 @@ void runner__progress(struct runner *r, const char *fmt, ...)
 	printf("[%7.2fs] %s: %s\n", runner__elapsed(r), m ? m->name : "-", line);
 	fflush(stdout);
 	log_info("%s: %s", m ? m->name : "-", line);
+	liveview_note(r->liveview, m ? m->name : "", m && m->details ? (int)json_array_size(m->details) : 0,
+		      m && r->steps.m == m ? step_line(r) : 0, line);
 }
 
 /* Stops a module that makes no test API call for too long (a busy loop)
@@ -243,12 +248,94 @@ static int load_module(struct runner *r, struct module *m, char *err, size_t err
 	return 0;
 }
 
+/* The current line of the innermost call on L's stack that runs in the
+ * module's own file (a helper library's frames are passed over); 0 when
+ * none does. */
+static int module_line(lua_State *L, const struct module *m)
+{
+	lua_Debug ar;
+	int level;
+
+	for (level = 0; lua_getstack(L, level, &ar); level++) {
+		if (!lua_getinfo(L, "Sl", &ar) || ar.currentline <= 0 || ar.source[0] != '@')
+			continue;
+		if (!strcmp(ar.source + 1, m->script))
+			return ar.currentline;
+	}
+	return 0;
+}
+
+/* steps.line: the module line of the test API call making a step; after
+ * the module's run has failed (its "Failed" step), the failure's line. */
+static int step_line(void *ctx)
+{
+	struct runner *r = ctx;
+	struct module *m = r->steps.m;
+	int line = 0;
+
+	if (!m)
+		return 0;
+	if (r->api_L)
+		line = module_line(r->api_L, m);
+	/* A call inside a coroutine: its caller in the module is on L. */
+	if (!line && r->api_L && r->api_L != r->L)
+		line = module_line(r->L, m);
+	return line ? line : m->fail_line;
+}
+
+/* The message handler of a module's run: keeps the message, and notes
+ * where in the module's file the error came from while the stack is
+ * still there. */
 static int traceback(lua_State *L)
 {
 	const char *msg = lua_tostring(L, 1);
+	struct runner *r;
+	struct module *m;
+
+	lua_getfield(L, LUA_REGISTRYINDEX, "vigil.runner");
+	r = lua_touserdata(L, -1);
+	lua_pop(L, 1);
+	m = r ? r->steps.m : NULL;
+	if (m && !m->fail_line)
+		m->fail_line = module_line(L, m);
 	/* Keep the plain message: the location is already in it. */
 	lua_pushstring(L, msg ? msg : "(error object is not a string)");
 	return 1;
+}
+
+/* Copy the module's file into testresults as source-<module>.lua (an
+ * artefact name: other characters become '_'), for the job page's source
+ * view; m->source_artefact names it. A failure costs only the view. */
+static void copy_source(struct runner *r, struct module *m)
+{
+	char *path = path_join(r->distri_dir, m->script), *dst = NULL, *name;
+	size_t n = strlen(m->name) + sizeof("source-.lua"), i;
+	struct buf b;
+	int rc;
+
+	buf_init(&b, LIMIT_LUA_FILE);
+	if (!path || !(name = malloc(n))) {
+		free(path);
+		return;
+	}
+	snprintf(name, n, "source-%s.lua", m->name);
+	for (i = 0; name[i]; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("._+@-", name[i]))
+			name[i] = '_';
+	if ((rc = file_read_all(path, &b)) == 0) {
+		dst = path_join(r->testresults, name);
+		rc = dst ? file_write_all(dst, b.data ? b.data : "", b.len) : ERR_NOMEM;
+	}
+	if (rc) {
+		log_warn("module '%s': its source is not kept for the job page: %s", m->name, err_str(rc));
+		free(name);
+	} else {
+		free(m->source_artefact);
+		m->source_artefact = name;
+	}
+	buf_release(&b);
+	free(dst);
+	free(path);
 }
 
 /* Runs one module; its table is at the top of the stack (popped). */
@@ -259,6 +346,7 @@ static void run_module(struct runner *r, struct module *m)
 
 	m->start = time_mono();
 	m->result = MODULE_OK;
+	copy_source(r, m);
 	r->steps.m = m;
 	r->serial_offset = serial_len(r->serial);
 	r->last_api = time_mono();
@@ -268,6 +356,7 @@ static void run_module(struct runner *r, struct module *m)
 	lua_sethook(L, busy_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
 	rc = lua_pcall(L, 0, 0, -2);
 	lua_sethook(L, NULL, 0, 0);
+	r->api_L = NULL; /* its threads may be gone: the steps below take fail_line */
 	if (rc != LUA_OK) {
 		const char *msg = lua_tostring(L, -1);
 		m->result = MODULE_FAIL;
@@ -297,6 +386,7 @@ static void run_module(struct runner *r, struct module *m)
 					lua_pop(L, 1);
 				}
 				lua_sethook(L, NULL, 0, 0);
+				r->api_L = NULL;
 			} else {
 				lua_pop(L, 1);
 			}
@@ -534,6 +624,8 @@ enum job_result runner_run(struct runner *r)
 	r->start = time_mono();
 	r->steps.t0 = r->start;
 	r->steps.testresults = r->testresults;
+	r->steps.line = step_line;
+	r->steps.line_ctx = r;
 	r->timeout_scale = vars_get_double(&r->vars, "TIMEOUT_SCALE", 1.0);
 	if (r->timeout_scale <= 0)
 		r->timeout_scale = 1.0;

@@ -63,6 +63,9 @@ struct runner {
 	int xres, yres;
 
 	struct lua_State *L;
+	/* The thread of the test API call running now (a coroutine's or L),
+	 * for the step lines; NULL outside a module's run. */
+	struct lua_State *api_L;
 	struct module *modules;
 	size_t nmodules, cur;
 

@@ -52,10 +52,14 @@ int64_t steps_frame(struct steps *s, json_t *d, const struct frame *f)
 
 void steps_add(struct steps *s, json_t *d, int64_t frame_ms)
 {
+	int line;
+
 	if (!s->m) {
 		json_decref(d);
 		return;
 	}
+	if (s->line && (line = s->line(s->line_ctx)) > 0)
+		json_object_set_new(d, "line", json_integer(line));
 	if (!s->m->details)
 		s->m->details = json_array();
 	if (frame_ms >= 0 && results_add_step_time(s->m, json_array_size(s->m->details), frame_ms))

@@ -19,6 +19,10 @@ struct steps {
 	struct shots *shots;     /* screenshot writer; NULL: PNGs written at once */
 	double t0;               /* time_mono() of video time 0: QEMU's start */
 	struct module *m;        /* the module running now; NULL: steps dropped */
+	/* The line of the module's file that made the step being added (0:
+	 * unknown); NULL: steps carry no line. The runner's: it knows Lua. */
+	int (*line)(void *ctx);
+	void *line_ctx;
 };
 
 /* Save f as the module's next screenshot and add "frametime" (its video
@@ -27,7 +31,8 @@ struct steps {
  * added, -1. */
 int64_t steps_frame(struct steps *s, json_t *d, const struct frame *f);
 
-/* Append step d to the module's details (the reference is taken over);
+/* Append step d to the module's details (the reference is taken over),
+ * with "line": the module file's line that made it, when known;
  * frame_ms: steps_frame's value, the time of the frame d shows, or -1. */
 void steps_add(struct steps *s, json_t *d, int64_t frame_ms);
 

@@ -33,6 +33,7 @@ struct runner *testapi_runner(lua_State *L)
 	r = lua_touserdata(L, -1);
 	lua_pop(L, 1);
 	r->last_api = time_mono();
+	r->api_L = L;
 	return r;
 }
 

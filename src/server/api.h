@@ -54,6 +54,9 @@ enum api_range api_range_parse(const char *header, uint64_t size, uint64_t *firs
 struct watch_map;
 struct users_session;
 struct login_limit;
+struct livestream;
+struct MHD_Connection;
+struct MHD_Response;
 
 struct api_req {
 	struct db *db;
@@ -85,7 +88,9 @@ struct api_req {
 	const char *client_addr;         /* the client's address as text */
 	struct login_limit *login_limit; /* failed sign-ins (the server's, shared, locked inside) */
 	bool secure_cookies;             /* cookies go out with Secure (serve --secure-cookies) */
-	void *con;                       /* server.c's connection, for api_header and api_cookie */
+	struct livestream *streams; /* the live view's event streams (the server's, shared) */
+	struct MHD_Connection *con; /* the request's connection: api_header, api_cookie, streamed answers */
+	uint64_t client;        /* the client's address as a hash */
 };
 
 struct api_resp {
@@ -107,6 +112,7 @@ struct api_resp {
 	char *location;     /* owned: a Location header value (with a 3xx status), or NULL */
 	bool audited;       /* the handler recorded its own audit event: server.c records none */
 	const char *range;  /* the request's Range header for a file answer (borrowed; set by server.c) */
+	struct MHD_Response *stream; /* owned; a response that streams (livestream.c), sent as is */
 };
 
 /* Set a JSON error {"error": text} (server.c adds error_status). */

@@ -1,17 +1,26 @@
 /* SPDX-License-Identifier: MIT */
-/* api_live.c - the live view of a running job: viewers ask for the newest
- * frame, which marks the job watched (watch.c); the worker's status reply
- * then says "live": true and the worker sends frames inside its status
- * posts (openQA's status.screen.png, base64), stored here as
- * testresults/<id>/.live.png (a dot name: never listed or served as an
- * artefact).
+/* api_live.c - the live view of a running job. A viewer opens the event
+ * stream (livestream.c), which keeps the job watched (watch.c); the
+ * worker's replies then say "live": true and it posts each new frame, the
+ * runner's note (module, step, line, what) and new output lines as they
+ * come (POST jobs/<id>/live, a reader: no writer token). The frame is
+ * stored as testresults/<id>/.live.png (a dot name: never listed or served
+ * as an artefact) and handed to the streams with the rest; the
+ * housekeeping thread (api_live_tick) adds the job's state and its end.
+ * openQA's status.screen.png (base64) in a status post is still taken.
  *
- *   method path                     level   what
- *   GET    /api/v1/jobs/<id>/live   public  {"job_id", "state", "watching", "frame", "frame_age_s"}
- *   GET    /tests/<id>/live.png     public  the newest frame (404 before the first), no-store
+ *   method path                     level     what
+ *   GET    /tests/<id>/streaming    public    text/event-stream (openQA's URL): events "status",
+ *                                             "log", "frame", "end" (docs/design.md)
+ *   POST   /api/v1/jobs/<id>/live   operator  the worker's {"frame": {"png", "seq", "t", "w"}, "module",
+ *                                             "step", "line", "what", "log"} (all optional) → {"live"}
+ *   GET    /api/v1/jobs/<id>/live   public    {"job_id", "state", "watching", "frame", "frame_age_s", "stream",
+ *                                             "viewers": the streams open}
+ *   GET    /tests/<id>/live.png     public    the newest frame (404 before the first), no-store
  */
 #define LOG_MODULE "api"
 #include <errno.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +32,9 @@
 #include "server/artefacts.h"
 #include "server/db.h"
 #include "server/jobs.h"
+#include "server/livestream.h"
 #include "server/watch.h"
+#include "server/workers.h"
 #include "util/base64.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -34,6 +45,7 @@
 
 /* A PNG frame's largest decoded size accepted from a worker. */
 #define LIVE_FRAME_MAX (4u << 20)
+#define LIVE_JOBS_MAX LIVESTREAM_MAX
 
 /* Look up the job, mark it watched while it runs; 0 or an error sent. */
 static int watch(struct api_req *req, struct api_resp *out, char *state, size_t len)
@@ -63,8 +75,10 @@ static void live_show(struct api_req *req, struct api_resp *out)
 	if (watch(req, out, state, sizeof(state)))
 		return;
 	path = artefact_path(req->data_dir, req->id, WATCH_FRAME_NAME);
-	j = json_pack("{s:I,s:s,s:b}", "job_id", (json_int_t)req->id, "state", state, "watching",
-		      jobs_state_executing(state));
+	snprintf(url, sizeof(url), "/tests/%lld/streaming", (long long)req->id);
+	j = json_pack("{s:I,s:s,s:b,s:s,s:I}", "job_id", (json_int_t)req->id, "state", state, "watching",
+		      jobs_state_executing(state), "stream", url, "viewers",
+		      (json_int_t)(req->streams ? livestream_viewers(req->streams, req->id) : 0));
 	if (path && jobs_state_executing(state) && stat(path, &st) == 0) {
 		snprintf(url, sizeof(url), "/tests/%lld/live.png", (long long)req->id);
 		json_object_set_new(j, "frame", json_string(url));
@@ -97,9 +111,9 @@ static void live_png(struct api_req *req, struct api_resp *out)
 	snprintf(out->hdr_value, sizeof(out->hdr_value), "no-store");
 }
 
-/* Store status.screen.png (base64) as the job's live frame (file_write_all
- * replaces it atomically). */
-static void store_frame(struct api_req *req, const char *b64)
+/* Store a base64 PNG as the job's live frame (file_write_all replaces it
+ * atomically). 0, or negative when it is no PNG or cannot be stored. */
+static int store_frame(struct api_req *req, const char *b64)
 {
 	char *dir = artefact_path(req->data_dir, req->id, NULL);
 	char *path = artefact_path(req->data_dir, req->id, WATCH_FRAME_NAME);
@@ -121,19 +135,186 @@ static void store_frame(struct api_req *req, const char *b64)
 	buf_release(&png);
 	free(dir);
 	free(path);
+	return rc;
+}
+
+/* A frame a worker sent: stored, and streamed with its times. */
+static void take_frame(struct api_req *req, const json_t *frame)
+{
+	const char *b64 = json_string_value(json_object_get(frame, "png"));
+	int64_t now = (int64_t)(time_wall() * 1000);
+	json_int_t t = json_integer_value(json_object_get(frame, "t"));
+	json_int_t w = json_integer_value(json_object_get(frame, "w"));
+
+	if (!b64 || store_frame(req, b64))
+		return;
+	if (req->streams)
+		livestream_frame(req->streams, req->id, (uint64_t)json_integer_value(json_object_get(frame, "seq")),
+				 t > 0 ? t : now, w > 0 ? w : now, b64, strlen(b64));
 }
 
 void api_live_status(struct api_req *req, const json_t *status, json_t *reply)
 {
-	const char *b64 = json_string_value(json_object_get(json_object_get(status, "screen"), "png"));
+	const json_t *screen = json_object_get(status, "screen");
+	const json_t *order = json_object_get(status, "test_order"), *res = json_object_get(status, "result"), *m;
 	bool watched = req->live && watch_active(req->live, req->id, time_mono());
+	size_t i;
 
-	if (b64 && watched)
-		store_frame(req, b64);
+	if (watched && json_object_get(screen, "png"))
+		take_frame(req, screen);
+	/* The modules and their results so far, for the streams' status. */
+	if (req->streams && json_is_array(order) && livestream_watched(req->streams, req->id)) {
+		json_t *mods = json_array(), *f;
+		json_array_foreach(order, i, m) {
+			const char *name = json_string_value(json_object_get(m, "name"));
+			const char *r = json_string_value(json_object_get(json_object_get(res, name ? name : ""), "result"));
+			if (name)
+				json_array_append_new(mods, json_pack("{s:s,s:s}", "name", name, "result", r ? r : "none"));
+		}
+		if ((f = json_pack("{s:o}", "modules", mods))) {
+			livestream_status(req->streams, req->id, f);
+			json_decref(f);
+		}
+	}
 	json_object_set_new(reply, "live", json_boolean(watched));
 }
 
+/* POST jobs/<id>/live from the job's worker. */
+static void live_post(struct api_req *req, struct api_resp *out)
+{
+	static const char *const strs[] = { "module", "what" }, *const ints[] = { "step", "line" };
+	const json_t *body = req->json, *log = json_object_get(body, "log");
+	int64_t worker = 0;
+	json_t *note;
+	bool watched;
+	size_t i;
+	int rc = workers_job_holder(req->db, req->id, &worker);
+
+	if (rc == ERR_NOT_FOUND || (!rc && worker == 0)) {
+		api_error(out, 404, "Job %lld does not exist or is not running on a worker", (long long)req->id);
+		return;
+	}
+	if (rc) {
+		api_error(out, 500, "cannot read job %lld", (long long)req->id);
+		return;
+	}
+	watched = req->live && watch_active(req->live, req->id, time_mono());
+	if (watched && json_is_object(body) && req->streams) {
+		if (json_is_object(json_object_get(body, "frame")))
+			take_frame(req, json_object_get(body, "frame"));
+		note = json_object();
+		for (i = 0; note && i < 2; i++) {
+			const json_t *v = json_object_get(body, strs[i]);
+			if (json_is_string(v) && json_string_length(v) <= 256)
+				json_object_set(note, strs[i], (json_t *)v);
+			v = json_object_get(body, ints[i]);
+			if (json_is_integer(v))
+				json_object_set(note, ints[i], (json_t *)v);
+		}
+		if (json_object_size(note))
+			livestream_status(req->streams, req->id, note);
+		json_decref(note);
+		if (json_is_string(log))
+			livestream_log(req->streams, req->id, json_string_value(log), json_string_length(log));
+	}
+	api_json(out, json_pack("{s:b}", "live", watched));
+}
+
+/* GET /tests/<id>/streaming: the event stream, off the handler threads. */
+static void live_stream(struct api_req *req, struct api_resp *out)
+{
+	json_t *st = NULL;
+	const char *state;
+	char *path = NULL;
+	int rc = jobs_status_json(req->db, req->id, &st);
+
+	if (rc == ERR_NOT_FOUND) {
+		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
+		return;
+	}
+	if (rc || !req->streams || !req->con) {
+		api_error(out, 500, "cannot read job %lld", (long long)req->id);
+		json_decref(st);
+		return;
+	}
+	rc = livestream_open(req->streams, req->id, req->client, req->con, &out->stream);
+	if (rc) {
+		if (rc == ERR_TOO_BIG)
+			api_error(out, 429, "too many live streams from your address (at most %d): close some",
+				  LIVESTREAM_PER_CLIENT);
+		else
+			api_error(out, 503, "too many live streams (at most %d): try again later", LIVESTREAM_MAX);
+		json_decref(st);
+		return;
+	}
+	out->status = 200;
+	state = json_string_value(json_object_get(st, "state"));
+	if (jobs_state_executing(state)) {
+		watch_mark(req->live, req->id, time_mono());
+		/* A new viewer sees the last frame stored at once, its age in t. */
+		path = artefact_path(req->data_dir, req->id, WATCH_FRAME_NAME);
+		if (path && !livestream_has_frame(req->streams, req->id)) {
+			struct buf png;
+			struct stat sb;
+			char *b64;
+			buf_init(&png, LIVE_FRAME_MAX);
+			if (stat(path, &sb) == 0 && file_read_all(path, &png) == 0 && png.len &&
+			    (b64 = malloc((png.len + 2) / 3 * 4 + 1))) {
+				int64_t t = (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
+				int n = EVP_EncodeBlock((unsigned char *)b64, (const unsigned char *)png.data, (int)png.len);
+				livestream_frame(req->streams, req->id, 0, t, t, b64, n > 0 ? (size_t)n : 0);
+				free(b64);
+			}
+			buf_release(&png);
+		}
+	}
+	api_live_state(req->streams, req->id, st);
+	free(path);
+	json_decref(st);
+}
+
+void api_live_state(struct livestream *h, int64_t job, const json_t *status)
+{
+	const char *state = json_string_value(json_object_get(status, "state"));
+	json_t *f = json_pack("{s:s?,s:O?}", "state", state, "result", json_object_get(status, "result"));
+
+	if (!f)
+		return;
+	livestream_status(h, job, f);
+	/* Done or cancelled: nothing more will come. */
+	if (state && (!strcmp(state, "done") || !strcmp(state, "cancelled")))
+		livestream_end(h, job, f);
+	json_decref(f);
+}
+
+void api_live_tick(struct db *db, struct livestream *h, struct watch_map *watched)
+{
+	int64_t ids[LIVE_JOBS_MAX];
+	size_t n = livestream_jobs(h, ids, LIVE_JOBS_MAX), i;
+	double now = time_mono();
+
+	for (i = 0; i < n; i++) {
+		json_t *st = NULL;
+		int rc = jobs_status_json(db, ids[i], &st);
+		if (rc == ERR_NOT_FOUND) {
+			json_t *f = json_pack("{s:s}", "state", "deleted");
+			livestream_end(h, ids[i], f);
+			json_decref(f);
+			continue;
+		}
+		if (rc)
+			continue;
+		if (jobs_state_executing(json_string_value(json_object_get(st, "state"))))
+			watch_mark(watched, ids[i], now);
+		api_live_state(h, ids[i], st);
+		json_decref(st);
+	}
+	livestream_sweep(h, now);
+}
+
 const struct api_route api_live_routes[] = {
+	{ "GET", "/tests/#/streaming", AUTH_PUBLIC, live_stream, NULL },
+	{ "POST", "/api/v1/jobs/#/live", AUTH_OPERATOR, live_post, NULL },
 	{ "GET", "/api/v1/jobs/#/live", AUTH_PUBLIC, live_show, NULL },
 	{ "GET", "/tests/#/live.png", AUTH_PUBLIC, live_png, NULL },
 	{ NULL, NULL, 0, NULL, NULL },

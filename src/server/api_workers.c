@@ -353,6 +353,7 @@ static void test_file(struct api_req *req, struct api_resp *out)
 		     : str_ends_with(req->name, ".json") ? "application/json"
 		     : str_ends_with(req->name, ".webm") ? "video/webm"
 		     : str_ends_with(req->name, ".txt")  ? "text/plain; charset=utf-8"
+		     : str_ends_with(req->name, ".lua")  ? "text/plain; charset=utf-8"
 							 : "application/octet-stream";
 }
 

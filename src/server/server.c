@@ -8,8 +8,9 @@
  * cache, build the response and resume the connection; the I/O thread then
  * sends it. Writers run one at a time (the pool's writer token), readers
  * alongside. Long polls are parked suspended, off the handler threads; the
- * housekeeping thread resumes them each second and ends the jobs of lost
- * workers. Owns the daemon, the threads and the database connections; the
+ * housekeeping thread resumes them each second, ends the jobs of lost
+ * workers and looks after the live view's event streams (livestream.c:
+ * read by the I/O thread, suspended while nothing is new). Owns the daemon, the threads and the database connections; the
  * handlers live in api_*.c. */
 #define LOG_MODULE "server"
 #include <dirent.h>
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "server/api.h"
+#include "server/api_live.h"
 #include "server/artefacts.h"
 #include "server/assets.h"
 #include "server/workers.h"
@@ -37,6 +39,7 @@
 #include "server/db.h"
 #include "server/login.h"
 #include "server/users.h"
+#include "server/livestream.h"
 #include "server/pool.h"
 #include "server/watch.h"
 #include "server/web.h"
@@ -85,6 +88,7 @@ struct server {
 	struct watch_map live;    /* watched jobs, shared by the handlers */
 	struct login_limit login_limit; /* failed sign-ins, shared by the handlers */
 	bool secure_cookies;
+	struct livestream *streams; /* the live view's event streams */
 };
 
 /* One request, created in the URI log callback (which sees the target
@@ -386,6 +390,13 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 	char *body = NULL;
 	const char *ctype = "application/json";
 
+	if (out->stream) {
+		/* livestream.c set its headers. */
+		resp = out->stream;
+		out->stream = NULL;
+		*status = (unsigned)out->status;
+		return resp;
+	}
 	if (out->bytes) {
 		resp = MHD_create_response_from_buffer(out->bytes_len, (void *)out->bytes, MHD_RESPMEM_PERSISTENT);
 		if (resp) {
@@ -466,6 +477,8 @@ static struct MHD_Response *make_resp(struct api_resp *out, unsigned *status)
 
 static void resp_release(struct api_resp *out)
 {
+	if (out->stream)
+		MHD_destroy_response(out->stream);
 	json_decref(out->json);
 	free(out->text);
 	free(out->file);
@@ -530,6 +543,8 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	req.client_addr = addr;
 	req.login_limit = &s->login_limit;
 	req.secure_cookies = s->secure_cookies;
+	req.streams = s->streams;
+	req.client = r->item.client;
 	if (r->too_big) {
 		if (r->stream)
 			api_error(out, 413, "upload over the limit of %llu bytes", (unsigned long long)r->upload_limit);
@@ -749,6 +764,8 @@ static void *timer_main(void *arg)
 		resume_all(s);
 		if (stop)
 			break;
+		if (db)
+			api_live_tick(db, s->streams, &s->live);
 		if (db && ++tick % every == 0) {
 			int n = 0;
 			pool_write_begin(s->pool);
@@ -775,6 +792,9 @@ static bool route_writes(const char *method, const char *url)
 	int64_t id;
 	size_t i;
 
+	/* A worker's live view post only reads: its frames must not wait for writers. */
+	if (!strcmp(method, "POST") && route_match("/api/v1/jobs/#/live", url, &id, name))
+		return false;
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return true;
 	for (i = 0; i < sizeof(writing_gets) / sizeof(writing_gets[0]); i++)
@@ -961,7 +981,11 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	(void)cls;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	msg[strcspn(msg, "\n")] = '\0';
-	log_warn("libmicrohttpd: %s", msg);
+	/* A client that leaves mid-answer (a closed live view) is routine. */
+	if (strstr(msg, "closed by remote peer") || strstr(msg, "no longer available for sending"))
+		log_debug("libmicrohttpd: %s", msg);
+	else
+		log_warn("libmicrohttpd: %s", msg);
 }
 
 char *server_db_path(const char *data_dir, char *err, size_t errlen)
@@ -1112,6 +1136,10 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	watch_init(&s->live);
 	login_limit_init(&s->login_limit);
 	s->secure_cookies = cfg->secure_cookies;
+	if ((rc = livestream_new(&s->streams))) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	s->worker_timeout_s = cfg->worker_timeout_s > 0 ? cfg->worker_timeout_s : WORKERS_DEFAULT_TIMEOUT_S;
 	s->header_timeout_s = cfg->header_timeout_s > 0 ? cfg->header_timeout_s : SERVER_HEADER_TIMEOUT_S;
 	s->nthreads = cfg->threads ? cfg->threads : server_default_threads();
@@ -1184,6 +1212,8 @@ void server_free(struct server *s)
 		pthread_join(s->timer, NULL);
 	}
 	resume_all(s);
+	if (s->streams)
+		livestream_close(s->streams);
 	if (s->mhd) {
 		/* Let resumed polls answer before the connections close, then
 		 * queue nothing more and wait for every suspended connection to
@@ -1201,6 +1231,7 @@ void server_free(struct server *s)
 	handlers_close(s);
 	watch_release(&s->live);
 	login_limit_release(&s->login_limit);
+	livestream_free(s->streams);
 	db_free(s->db);
 	free(s->parked);
 	free(s->data_dir);

@@ -667,6 +667,12 @@ static void nudge(struct vnc *v)
 	pthread_mutex_unlock(&v->wlock);
 }
 
+void vnc_nudge(struct vnc *v)
+{
+	if (vnc_alive(v))
+		nudge(v);
+}
+
 void vnc_set_watch(struct vnc *v, bool on)
 {
 	__atomic_store_n(&v->watch, on ? 1 : 0, __ATOMIC_RELAXED);

@@ -77,6 +77,11 @@ int vnc_add_listener(struct vnc *v, vnc_frame_fn fn, void *ctx);
  * on, at debug level while off (nobody consumes the queue then). */
 void vnc_set_watch(struct vnc *v, bool on);
 
+/* Reset QEMU's display refresh timer once (the nudge above, from any
+ * thread): a change drawn within the next ~30 ms reaches VNC without
+ * QEMU's idle back-off. For the live view, which is no check. */
+void vnc_nudge(struct vnc *v);
+
 /* Key press (down=1) or release (down=0) of an X11 keysym.
  * 0, ERR_CLOSED, ERR_IO. */
 int vnc_send_key(struct vnc *v, uint32_t keysym, int down);

@@ -2,8 +2,9 @@
 /* worker.c - the worker's life cycle: register, long-poll, fetch the test
  * distribution (cached by content hash in POOL/cache), run `vigil run` in
  * its own process group with PDEATHSIG, post status every few seconds and
- * obey cancel, upload screenshots and their thumbnails as they appear and
- * everything else (results, logs the test uploaded) at the end, set_done. Assets named by bare file names are fetched into
+ * obey cancel, relay the live view while someone watches (live_relay.c),
+ * upload screenshots and their thumbnails as they appear and everything
+ * else (results, logs the test uploaded) at the end, set_done. Assets named by bare file names are fetched into
  * POOL/cache/assets; PUBLISH_HDD_n disks are flattened and uploaded after a
  * passed run. One thread; bad server answers are retried, never fatal, and
  * a job's end waits out a server that is away. */
@@ -61,7 +62,8 @@ struct job_run {
 	double kill_at;
 	struct uploaded *files;
 	size_t nfiles;
-	struct live_relay live;  /* someone watches: frames in the status posts */
+	const char *log;         /* the runner's output (runner-output.txt) */
+	struct live_relay live;  /* someone watches: frames in live posts */
 };
 
 struct worker {
@@ -710,9 +712,9 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 			json_object_set_new(res, name, json_pack("{s:s}", "result", "running"));
 		}
 	}
-	body = json_pack("{s:{s:I,s:o,s:o,s:s?,s:i,s:o?}}", "status", "worker_id", (json_int_t)w->id, "test_order",
+	body = json_pack("{s:{s:I,s:o,s:o,s:s?,s:i}}", "status", "worker_id", (json_int_t)w->id, "test_order",
 			 order ? order : json_array(), "result", res, "current_module", current, "uploading",
-			 uploading ? 1 : 0, "screen", uploading ? NULL : live_relay_frame(&r->live, r->out));
+			 uploading ? 1 : 0);
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
 	free(tr);
@@ -741,13 +743,35 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 			log_info("job %lld: no longer ours, aborting", r->id);
 			r->aborted = true;
 		}
-		live_relay_set(&r->live, r->out, json_is_true(json_object_get(j, "live")) && !uploading);
+		live_relay_set(&r->live, r->out, r->log, json_is_true(json_object_get(j, "live")) && !uploading);
 		json_decref(j);
 	}
 	if ((r->cancelled || r->aborted) && !r->exited && r->kill_at == 0) {
 		kill(-r->pid, r->aborted ? SIGKILL : SIGTERM);
 		r->kill_at = time_mono() + WORKER_CANCEL_GRACE_S;
 	}
+}
+
+/* POST the live view's news (body, taken; NULL: just ask whether someone
+ * watches) and follow the reply's "live". One try: the next comes soon. */
+static void post_live(struct worker *w, struct job_run *r, json_t *body)
+{
+	char target[128], err[512], *text = body ? json_dumps(body, JSON_COMPACT) : strdup("{}");
+	long st = 0;
+	json_t *j;
+
+	json_decref(body);
+	snprintf(target, sizeof(target), "/api/v1/jobs/%lld/live", r->id);
+	if (!text || http_request(&w->http, "POST", target, "application/json", text, strlen(text), 10, &st, &w->resp,
+				  err, sizeof(err)) ||
+	    st != 200) {
+		free(text);
+		return; /* a status post or the next live post settles it */
+	}
+	free(text);
+	j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL);
+	live_relay_set(&r->live, r->out, r->log, json_is_true(json_object_get(j, "live")));
+	json_decref(j);
 }
 
 static void job_result(struct job_run *r, char *result, size_t rlen, char *reason, size_t whylen)
@@ -824,6 +848,7 @@ static void run_job(struct worker *w, json_t *job)
 	r.out = r.dir ? path_join(r.dir, "out") : NULL;
 	vars = r.dir ? path_join(r.dir, "job-vars.json") : NULL;
 	log = r.dir ? path_join(r.dir, "runner-output.txt") : NULL;
+	r.log = log; /* borrowed */
 	tr = r.out ? path_join(r.out, "testresults") : NULL;
 	if (!tr || !vars || !log) {
 		snprintf(why, sizeof(why), "setup failure: out of memory");
@@ -874,13 +899,21 @@ static void run_job(struct worker *w, json_t *job)
 		}
 		if (now >= next_status) {
 			post_status(w, &r, false);
-			next_status = now + (r.live.on ? LIVE_RELAY_INTERVAL_S : WORKER_STATUS_INTERVAL_S);
+			next_status = now + WORKER_STATUS_INTERVAL_S;
+		}
+		if (r.live.on && !r.aborted) {
+			json_t *body = live_relay_update(&r.live, r.out, r.log);
+			if (body)
+				post_live(w, &r, body);
+		} else if (now >= r.live.next_check && !r.aborted) {
+			post_live(w, &r, NULL);
+			r.live.next_check = time_mono() + LIVE_RELAY_CHECK_S;
 		}
 		if (now >= next_scan && !r.aborted) {
 			upload_shots(w, &r, tr, true); /* screenshots as they appear */
 			next_scan = now + 1;
 		}
-		time_sleep_ms(200);
+		time_sleep_ms(r.live.on ? LIVE_RELAY_NAP_MS : 200);
 	}
 	/* Whatever the runner left in its group (it normally takes QEMU down itself). */
 	kill(-r.pid, SIGKILL);

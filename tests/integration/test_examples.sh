@@ -28,6 +28,15 @@ check "grub: progress lines printed" grep -q "assert_screen 'grub-echo': matched
 check "grub: log and vars written" [ -s "$TMP/grub/vigil-log.txt" -a -s "$TMP/grub/vars.json" ]
 check "grub: TCG used explicitly" grep -q -- "-accel tcg" "$TMP/grub/vigil-log.txt"
 check "grub: no QEMU left" eval "! qemu_left '$TMP/grub/.vm'"
+# Each step names the line of the module that made it; the module's file
+# is kept beside the results as the artefact the source view shows.
+asserts=$(grep -n 'assert_screen' examples/grub/tests/menu.lua | cut -d: -f1 | tr '\n' ' ')
+check "grub: menu's first and last steps at its assert_screen lines ($asserts)" \
+	[ "$(json_get $R/result-menu.json '"%d %d " % (j["details"][0]["line"], j["details"][-1]["line"])')" = "$asserts" ]
+check "grub: every menu step has a line" [ "$(json_get $R/result-menu.json 'all(d.get("line", 0) > 0 for d in j["details"])')" = True ]
+check "grub: result-menu.json names its source" \
+	[ "$(json_get $R/result-menu.json 'j["source"]["file"] + " " + j["source"]["artefact"]')" = "tests/menu.lua source-menu.lua" ]
+check "grub: the source artefact is the module's file" cmp -s "$R/source-menu.lua" examples/grub/tests/menu.lua
 
 # The video: plausible length and frames, decodable to the end, seekable
 # to a step (the frame there looks like the step's screenshot).
@@ -104,5 +113,8 @@ check "wrong needle: cmdline module failed" [ "$(json_get $R/result-cmdline.json
 check "wrong needle: failed step lists the best candidate" \
 	[ "$(json_get $R/result-cmdline.json '[d for d in j["details"] if d.get("result")=="fail" and "needles" in d][0]["needles"][0]["name"]')" = grub-echo ]
 check "wrong needle: message names the tag" grep -q "no candidate needle with tag(s) 'grub-echo' matched" "$R/result-cmdline.json"
+echo_line=$(grep -n 'assert_screen("grub-echo")' examples/grub/tests/cmdline.lua | cut -d: -f1)
+check "wrong needle: the failure is at cmdline.lua line $echo_line" \
+	[ "$(json_get $R/result-cmdline.json '"%d %d" % (j["source"]["fail_line"], j["details"][-1]["line"])')" = "$echo_line $echo_line" ]
 
 finish

@@ -42,6 +42,8 @@ curl -sf "$URL/tests/1/file/boot-1.png" -o "$TMP/boot.png"
 check "screenshot served (PNG)" sh -c "head -c 8 '$TMP/boot.png' | od -c | grep -q 'P   N   G'"
 curl -sf "$URL/tests/1/file/results.json" -o "$TMP/res.json"
 check "results.json served" [ "$(json_get "$TMP/res.json" 'j["result"]')" = passed ]
+curl -sf "$URL/tests/1/file/source-menu.lua" -o "$TMP/source-menu.lua"
+check "module source uploaded and served" cmp -s "$TMP/source-menu.lua" examples/grub/tests/menu.lua
 curl -sf "$URL/tests/2/file/serial0.txt" -o "$TMP/serial.txt"
 check "serial log served" [ -s "$TMP/serial.txt" ]
 curl -sf "$URL/tests/1/images/thumb/boot-1.png" -o "$TMP/thumb.png"

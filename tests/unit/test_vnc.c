@@ -12,6 +12,7 @@
 #include "unit.h"
 #include "image/image.h"
 #include "runner/liveview.h"
+#include <jansson.h>
 #include "util/err.h"
 #include "vm/vnc.h"
 #include "util/log.h"
@@ -351,7 +352,7 @@ TEST(vnc_live_view_frames)
 	struct frame *f = NULL;
 	struct liveview *l = NULL;
 	struct image *img = NULL;
-	char err[256] = "", on[600], png[600];
+	char err[256] = "", on[600], png[600], js[600];
 	uint64_t seq = 0;
 	FILE *fp;
 
@@ -377,12 +378,29 @@ TEST(vnc_live_view_frames)
 	/* The newest screen of the fixture is C (blue at 10,10). */
 	CHECK(img->px[(10 * 1024 + 10) * 3 + 2] == 255 && img->px[(10 * 1024 + 10) * 3] == 0);
 	image_free(img);
+	/* live.json names the frame written, with its capture time, and the
+	 * note the runner left. */
+	snprintf(js, sizeof(js), "%s/%s", unit_tmpdir(), LIVEVIEW_JSON_FILE);
+	liveview_note(l, "boot", 3, 7, "assert_screen 'x'");
+	for (;;) { /* however long it takes, as above */
+		json_t *j = json_load_file(js, 0, NULL);
+		const char *mod = json_string_value(json_object_get(j, "module"));
+		bool done = j && json_integer_value(json_object_get(j, "seq")) > 0 &&
+			    json_integer_value(json_object_get(j, "t")) > 1600000000000LL && mod && !strcmp(mod, "boot") &&
+			    json_integer_value(json_object_get(j, "step")) == 3 &&
+			    json_integer_value(json_object_get(j, "line")) == 7;
+		json_decref(j);
+		if (done)
+			break;
+		usleep(50000);
+	}
 	/* An unchanged screen is not written again. */
 	CHECK(unlink(png) == 0);
 	usleep(3 * LIVEVIEW_INTERVAL_MS * 1000);
 	CHECK(access(png, F_OK) != 0);
 	liveview_stop(l);
 	CHECK(access(png, F_OK) != 0);
+	CHECK(access(js, F_OK) != 0);
 	vnc_close(v);
 	fixture_stop(&fx);
 }
