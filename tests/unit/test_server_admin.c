@@ -147,7 +147,7 @@ TEST(server_needles_list_pages)
 
 	/* 7 needles: matched at 3 distinct times (ties included) and 2 never. */
 	for (i = 0; i < 7; i++) {
-		char name[16], t[DB_TIME_LEN];
+		char name[16], t[32];
 		snprintf(name, sizeof(name), "n%d", (i * 5) % 7);
 		snprintf(t, sizeof(t), "2024-01-0%dT00:00:00", 1 + i % 3);
 		CHECK_INT(db_exec(db, "INSERT INTO needles (distri, name, last_seen_time, last_matched_time)"
