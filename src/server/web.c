@@ -8,8 +8,9 @@
  * The shell refers to the files as /static/<version>/<file>, version a
  * number made from every file's hash: answers under the current version
  * are cached by browsers for good (immutable), so a returning visitor
- * asks only for the shell and the data; a new build has a new version. The
- * shell also preloads every module, so none waits for the one importing it.
+ * asks only for the shell and the data; a new build has a new version.
+ * (Preloading every module from the shell was tried: each view then read
+ * all of them from the browser's cache first, 15-40 ms slower a page.)
  *
  *   method path                        level   what
  *   GET    /static/<version>/<file>    public  an embedded file of web/ (immutable when version is current)
@@ -34,8 +35,8 @@ extern const struct web_file web_files[];
 static char etags[WEB_MAX_FILES][24];
 static pthread_once_t etags_once = PTHREAD_ONCE_INIT;
 /* The build's version (from every file's hash), and the shell made from
- * web/index.html with versioned paths and a preload of every module:
- * made once, kept for the life of the process. */
+ * web/index.html with versioned paths: made once, kept for the life of
+ * the process. */
 static int64_t version;
 static struct buf shell;
 static char shell_etag[32];
@@ -70,14 +71,12 @@ static void etags_make(void)
 	shell_make();
 }
 
-/* The shell: index.html with "/static/" made "/static/<version>/" and,
- * before </head>, a modulepreload link for every module it does not name. */
+/* The shell: index.html with every "/static/" made "/static/<version>/". */
 static void shell_make(void)
 {
 	const struct web_file *idx = web_find("/index.html");
 	char prefix[48];
-	const char *p, *end, *head;
-	size_t i;
+	const char *p, *end;
 
 	buf_init(&shell, 1u << 20);
 	if (!idx)
@@ -85,25 +84,9 @@ static void shell_make(void)
 	snprintf(prefix, sizeof(prefix), "/static/%lld/", (long long)version);
 	p = (const char *)idx->data;
 	end = p + idx->len;
-	head = memmem(p, idx->len, "</head>", 7);
 	while (p < end) {
 		const char *at = memmem(p, (size_t)(end - p), "/static/", 8);
-		const char *stop = at ? at : end;
-		if (head && head >= p && head < stop) {
-			buf_append(&shell, p, (size_t)(head - p));
-			for (i = 0; web_files[i].name; i++) {
-				const char *n = web_files[i].name;
-				char needle[LIMIT_API_NAME + 16];
-				snprintf(needle, sizeof(needle), "/static%s\"", n);
-				if (!str_ends_with(n, ".js") || memmem(idx->data, idx->len, needle, strlen(needle)))
-					continue;
-				buf_printf(&shell, "<link rel=\"modulepreload\" href=\"%s%s\">\n", prefix, n + 1);
-			}
-			p = head;
-			head = NULL;
-			continue;
-		}
-		buf_append(&shell, p, (size_t)(stop - p));
+		buf_append(&shell, p, (size_t)((at ? at : end) - p));
 		if (!at)
 			break;
 		buf_append(&shell, prefix, strlen(prefix));
