@@ -56,6 +56,17 @@ def static_checks():
     check('style.css: braces balanced', depth == 0 and lowest == 0, f'depth at the end {depth}')
 
 
+def imports(name, seen=None):
+    """The modules web/NAME imports statically, and theirs."""
+    seen = set() if seen is None else seen
+    with open(os.path.join(WEB, name)) as f:
+        for dep in re.findall(r"^import .* from '\./([\w.-]+)';", f.read(), re.M):
+            if dep not in seen:
+                seen.add(dep)
+                imports(dep, seen)
+    return seen
+
+
 def page_errors(b):
     # A 401/403 of the signed-out session probe is expected; nothing else is.
     return [e for e in b.errors() if 'favicon' not in e and '/api/v1/session' not in e]
@@ -68,7 +79,16 @@ def run():
     try:
         with urllib.request.urlopen(s.url + '/tests/1') as r:
             csp = r.headers.get('Content-Security-Policy', '')
+            shell = r.read().decode()
         check('pages carry a CSP without inline script', "script-src 'self'" in csp and 'unsafe-inline' not in csp)
+        preloaded = set(re.findall(r'<link rel="modulepreload" href="/static/\d+/([\w.-]+)">', shell))
+        want = {'page-job.js'} | imports('page-job.js')
+        check("the job page's shell preloads page-job.js and every module it imports", want <= preloaded,
+              f'missing {sorted(want - preloaded)}')
+        with urllib.request.urlopen(s.url + '/admin/auditlog') as r:
+            other = r.read().decode()
+        check('the audit log shell preloads its own page, not the job page',
+              'page-auditlog.js' in other and 'page-job.js' not in other)
         for name, path, css in PAGES:
             b.d.set_window_size(1280, 900)
             b.get(path)
