@@ -56,7 +56,7 @@ VIGIL_PAGES = [
     ('admin_products',   '/admin/products',                           'main table tbody tr',        False, False),
     ('admin_test_suites', '/admin/test_suites',                       'main table tbody tr',        False, False),
     ('admin_job_templates', '/admin/job_templates/{group}',           'main table tbody tr',        False, False),
-    ('admin_auditlog',   '/admin/auditlog',                           'main table tbody tr',        False, False),
+    ('admin_auditlog',   '/admin/auditlog',                           'main table tbody tr',        False, True),
 ]
 # openQA 4.6 (Debian's package), each selector checked on the real page (the
 # anchor's results/<run>/shots-*/). Most tables there are DataTables filled
@@ -79,8 +79,26 @@ OPENQA_PAGES = [
     ('admin_auditlog',   '/admin/auditlog',                           '#audit_log_table tbody td + td', False, True),
 ]
 SITES = {'vigil': VIGIL_PAGES, 'openqa': OPENQA_PAGES}
-# How the browser signs in before the pages that need it (None: it does not).
-SIGN_IN = {'vigil': None, 'openqa': '/login'}
+# How the browser signs in before the pages that need it: a URL to visit
+# (openQA's Fake auth) or a function(browser, base). vigil: its sign-in form
+# as the admin the seeding step adds (`vigil user add`); `measure` on another
+# vigil server takes the name and password from BENCH_WEB_USER / _PASSWORD.
+BENCH_USER = os.environ.get('BENCH_WEB_USER', 'bench')
+BENCH_PASSWORD = os.environ.get('BENCH_WEB_PASSWORD', 'bench-password')
+
+
+def vigil_sign_in(b, base):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    b.d.get(base + '/login')
+    WebDriverWait(b.d, 60).until(lambda d: d.find_elements(By.ID, 'login-user'))
+    b.d.find_element(By.ID, 'login-user').send_keys(BENCH_USER)
+    b.d.find_element(By.ID, 'login-password').send_keys(BENCH_PASSWORD)
+    b.d.find_element(By.CSS_SELECTOR, 'form.login').submit()
+    WebDriverWait(b.d, 60).until(lambda d: d.find_elements(By.CSS_SELECTOR, '#user .user-name'))
+
+
+SIGN_IN = {'vigil': vigil_sign_in, 'openqa': '/login'}
 # What a page shows when it cannot show its data: stop waiting then.
 FAILED = {'vigil': 'main .error', 'openqa': None}
 
@@ -315,7 +333,10 @@ def measure(site, base, pids, params, runs=10, cold=3, shots=None, only_lists=Fa
                 log(f'{name}: no parameter {e} given, skipped')
                 continue
             if auth and not signed_in and SIGN_IN[site]:
-                b.d.get(base + SIGN_IN[site])
+                if callable(SIGN_IN[site]):
+                    SIGN_IN[site](b, base)
+                else:
+                    b.d.get(base + SIGN_IN[site])
                 signed_in = True
             pages[name] = measure_page(b, base, name, p, selector, pids, runs, cold, shots)
             pages[name].update({'list': is_list, 'signed_in': signed_in})
@@ -563,6 +584,9 @@ def seed(vigil, work, base_data, gid, total, grub):
     db.execute('ANALYZE')
     db.commit()
     db.close()
+    # the admin the audit log page is read as
+    subprocess.run([vigil, 'user', 'add', BENCH_USER, '--admin', '--data', data], input=BENCH_PASSWORD + '\n',
+                   text=True, check=True, capture_output=True)
     return data, {'job': ids[0], 'group': gid, 'build': build, 'jobs': n}
 
 
