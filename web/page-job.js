@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // page-job.js - the job page, /tests/<id> and /tests/latest?distri=…: a
-// header (name, result, times, worker, group and build, restart and cancel
+// header (name, result, times, worker, group and build, restart, clone and cancel
 // for an operator) and openQA's tabs by anchor (#details, #settings,
 // #comments, #dependencies, #next_previous, #investigation, #live, plus
 // #video, #logs, #source and #step/<module>/<n>). The hash picks the tab
@@ -68,8 +68,11 @@ function header(ctx, user) {
 	const msg = h('p', { class: 'job-action-msg', role: 'status' });
 	const actions = [];
 	if (user && (user.role === 'admin' || user.role === 'operator')) {
-		if (done) actions.push(h('button', { type: 'button', class: 'job-restart', onclick: () => restart(ctx, msg) }, 'Restart'));
-		else actions.push(h('button', { type: 'button', class: 'job-cancel', onclick: () => cancel(ctx, msg) }, 'Cancel'));
+		if (done) {
+			actions.push(h('button', { type: 'button', class: 'job-restart', onclick: () => restart(ctx, msg) }, 'Restart'));
+			actions.push(h('button', { type: 'button', class: 'job-clone-new', onclick: () => cloneJob(ctx, msg),
+				title: 'a new job with these settings, as openqa-clone-job makes it (the job stays as it is)' }, 'Clone'));
+		} else actions.push(h('button', { type: 'button', class: 'job-cancel', onclick: () => cancel(ctx, msg) }, 'Cancel'));
 	}
 	return h('header', { class: 'job-head' },
 		h('div', { class: 'job-title' },
@@ -101,6 +104,32 @@ async function restart(ctx, msg) {
 			(r.result && r.result[0] && r.result[0][key] ? `/tests/${r.result[0][key]}` : null);
 		if (url) { location.assign(url); return; }
 		replace(msg, h('span', { class: 'error' }, 'Not restarted: ', (r.errors || []).join('; ') || 'no clone was made'));
+	} catch (e) {
+		replace(msg, h('span', { class: 'error' }, e.message));
+	}
+}
+
+// openqa-clone-job's clone: a new job from the settings as they are shown
+// (CLONED_FROM names this one; is_clone_job: no defaults merged again).
+async function cloneJob(ctx, msg) {
+	const j = ctx.job, params = {};
+	for (const [k, v] of Object.entries(j.settings || {})) {
+		if (k === 'NAME' || typeof v !== 'string') continue;
+		if (v === '[redacted]') {
+			replace(msg, h('span', { class: 'error' }, `Not cloned: the setting ${k} is secret here; Restart keeps it.`));
+			return;
+		}
+		params[k] = v;
+	}
+	if (Number.isInteger(j.priority)) params._PRIORITY = String(j.priority);
+	if (Number.isInteger(j.group_id)) params._GROUP_ID = String(j.group_id);
+	params.CLONED_FROM = `${location.origin}/tests/${j.id}`;
+	params.is_clone_job = '1';
+	replace(msg, 'Cloning…');
+	try {
+		const r = await send('POST', '/api/v1/jobs', params);
+		if (Number.isInteger(r.id)) { location.assign(`/tests/${r.id}`); return; }
+		replace(msg, h('span', { class: 'error' }, 'Not cloned: ', r.error || 'no job was made'));
 	} catch (e) {
 		replace(msg, h('span', { class: 'error' }, e.message));
 	}

@@ -6,7 +6,7 @@
 # comments shown as text, deep links, keys, tabs by hash, 390 px, the
 # scenario's latest job, and the server's byte ranges (urllib); signed in
 # (users made with `vigil user add`, the sign-in form): an operator
-# restarts and cancels from the header and writes and edits a comment
+# restarts, clones and cancels from the header and writes and edits a comment
 # carrying their name, a 'user' sees no buttons.
 import json
 import os
@@ -180,6 +180,16 @@ def signed_in(b, s, grub):
         'const e = document.querySelector(".job-badge"); return !!e && e.textContent === "cancelled"')))
     check('Cancel: the server has it cancelled', s.api('GET', f'/api/v1/jobs/{made["id"]}')[1]['job']['state'] == 'cancelled')
     check('a cancelled job offers Restart again', lambda: b.wait_for('button.job-restart'))
+    before = max(j['id'] for j in s.api('GET', '/api/v1/jobs')[1]['jobs'])
+    b.wait_for('button.job-clone-new').click()
+    made2 = b.wait_until(lambda: (lambda p: int(p.rsplit('/', 1)[1]) if p != f'/tests/{made["id"]}' else None)(
+        b.js('return location.pathname')))
+    st, c = s.api('GET', f'/api/v1/jobs/{made2}')
+    check(f'Clone: a new job (#{made2}) with the settings, CLONED_FROM naming the original',
+          made2 > before and c['job']['settings'].get('TEST') == 'web-cancel' and c['job']['settings'].get('BUILD') == '3'
+          and c['job']['settings'].get('CLONED_FROM', '').endswith(f'/tests/{made["id"]}'), c['job'].get('settings'))
+    check('Clone: the original stays as it was (no clone_id)',
+          not s.api('GET', f'/api/v1/jobs/{made["id"]}')[1]['job'].get('clone_id'))
 
     b.get(f'/tests/{grub}#comments')
     text = b.wait_for('.job-comment-form textarea')
