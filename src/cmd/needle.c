@@ -329,7 +329,7 @@ static int parse_area(const char *spec, struct needle_area *a)
 	return 0;
 }
 
-static int cmd_new(int argc, char **argv)
+static int cmd_needle_new(int argc, char **argv)
 {
 	const char *name = NULL, *from = NULL, *dir = ".";
 	const char **tags = NULL, **props = NULL;
@@ -472,7 +472,7 @@ static int show_save(const struct image *img, const char *out, const char *name,
 	return image_save_png(img, *path);
 }
 
-static int cmd_show(int argc, char **argv)
+static int cmd_needle_show(int argc, char **argv)
 {
 	const char *name = NULL, *dir = NULL, *out = ".";
 	struct needle_set set = { 0 };
@@ -594,9 +594,9 @@ int cmd_needle(int argc, char **argv)
 	if (!strcmp(argv[1], "match"))
 		return cmd_match(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "new"))
-		return cmd_new(argc - 1, argv + 1);
+		return cmd_needle_new(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "show"))
-		return cmd_show(argc - 1, argv + 1);
+		return cmd_needle_show(argc - 1, argv + 1);
 	fprintf(stderr, "vigil needle: unknown command '%s'; try 'vigil needle --help'\n", argv[1]);
 	return 2;
 }
