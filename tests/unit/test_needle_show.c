@@ -48,7 +48,8 @@ TEST(draw_outline_covers_the_border_only)
 	/* Clipped at the image's edges, without writing outside it (ASan). */
 	draw_outline(img, 15, 8, 10, 10, 1, red);
 	CHECK(is(img, 15, 8, red) && is(img, 19, 8, red) && is(img, 15, 9, red));
-	CHECK(is(img, 16, 9, red)); /* the top edge at y 8, the left at x 15 */
+	/* Its top edge is row 8, its left edge column 15; the rest is cut off. */
+	CHECK(is(img, 16, 9, black) && is(img, 19, 9, black));
 	draw_outline(img, -5, -5, 3, 3, 1, red);
 	image_free(img);
 }
