@@ -30,10 +30,12 @@ struct new_image {
 	const char *needs;        /* how the image gets into the cache */
 };
 
+/* GRUB's menu boots its first entry after 30 s: the time-out is shorter,
+ * so that the screenshot of the first run's failed check shows the menu. */
 static const struct new_image images[] = {
 	{ "grub", "the GRUB rescue ISO (a few seconds to its menu; the fastest)",
 	  { { "ISO", "${VIGIL_IMAGES}/grub-rescue-cdrom.iso" }, { "QEMURAM", "512" } },
-	  "grub-menu", "GRUB's boot menu", "200,10,320,25", "GRUB's title line", 60, "scripts/fetch-images" },
+	  "grub-menu", "GRUB's boot menu", "200,10,320,25", "GRUB's title line", 20, "scripts/fetch-images" },
 	{ "shell", "the Debian installer's kernel with vigil's busybox initramfs: a root shell",
 	  { { "KERNEL", "${VIGIL_IMAGES}/di-text/linux" }, { "INITRD", "${VIGIL_IMAGES}/shell-initrd.gz" },
 	    { "APPEND", "console=tty0 console=ttyS0 quiet" }, { "QEMURAM", "512" } },

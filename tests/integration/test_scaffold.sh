@@ -36,9 +36,9 @@ check "new: an empty directory is fine" sh -c "$VIGIL new '$TMP/empty' --image s
 check "new: an unknown image is refused, nothing written" sh -c "! $VIGIL new '$TMP/x' --image nosuch 2> /dev/null && ! [ -e '$TMP/x' ]"
 
 # --- the new distribution against the real GRUB image. TIMEOUT_SCALE keeps
-# the failing check short (60 s x 0.25); GRUB's menu shows in seconds.
+# the failing check short (20 s x 0.6); GRUB's menu shows in seconds.
 if [ -f "$ISO" ] && command -v qemu-system-x86_64 > /dev/null; then
-	$VIGIL run "$D" --out "$TMP/r1" --var TIMEOUT_SCALE=0.25 > "$TMP/r1.out" 2>&1
+	$VIGIL run "$D" --out "$TMP/r1" --var TIMEOUT_SCALE=0.6 > "$TMP/r1.out" 2>&1
 	rc=$?
 	cat "$TMP/r1.out"
 	R=$TMP/r1/testresults
@@ -49,7 +49,7 @@ if [ -f "$ISO" ] && command -v qemu-system-x86_64 > /dev/null; then
 	check "run 1: the failure's screenshot is there" [ -s "$shot" ]
 	$VIGIL needle new grub-menu --from "$shot" --tag grub-menu --area 200,10,320,25 --dir "$D/needles" > /dev/null 2>&1
 	check "needle new: cut from the failure screenshot" [ -s "$D/needles/grub-menu.json" -a -s "$D/needles/grub-menu.png" ]
-	$VIGIL run "$D" --out "$TMP/r2" --var TIMEOUT_SCALE=0.25 > "$TMP/r2.out" 2>&1
+	$VIGIL run "$D" --out "$TMP/r2" --var TIMEOUT_SCALE=0.6 > "$TMP/r2.out" 2>&1
 	rc=$?
 	cat "$TMP/r2.out"
 	check "run 2: passes (status $rc)" [ $rc -eq 0 ]
