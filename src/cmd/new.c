@@ -95,14 +95,23 @@ static int dir_empty(const char *dir)
 	return empty;
 }
 
-/* The last component of dir, without trailing slashes, as a new string. */
+/* dir without trailing slashes ("/" stays), as a new string: it is
+ * printed in commands such as `vigil run DIR --out DIR-results`. */
+static char *trim_dir(const char *dir)
+{
+	size_t end = strlen(dir);
+
+	while (end > 1 && dir[end - 1] == '/')
+		end--;
+	return strndup(dir, end);
+}
+
+/* The last component of dir (trimmed), as a new string. */
 static char *distri_name(const char *dir)
 {
 	size_t end = strlen(dir), start;
 	char *s;
 
-	while (end > 1 && dir[end - 1] == '/')
-		end--;
 	start = end;
 	while (start > 0 && dir[start - 1] != '/')
 		start--;
@@ -222,8 +231,8 @@ static void print_next(const char *dir, const struct new_image *im)
 int cmd_new(int argc, char **argv)
 {
 	const struct new_image *im = &images[0];
-	const char *dir = NULL;
-	char err[1024], *distri = NULL, *sub = NULL;
+	const char *arg = NULL;
+	char err[1024], *dir = NULL, *distri = NULL, *sub = NULL;
 	size_t i;
 	int a, rc = 2;
 
@@ -249,24 +258,25 @@ int cmd_new(int argc, char **argv)
 		} else if (o[0] == '-') {
 			fprintf(stderr, "vigil new: unknown option '%s'; try --help\n", o);
 			return 2;
-		} else if (!dir) {
-			dir = o;
+		} else if (!arg) {
+			arg = o;
 		} else {
 			fprintf(stderr, "vigil new: unexpected argument '%s'\n", o);
 			return 2;
 		}
 	}
-	if (!dir || !*dir) {
+	if (!arg || !*arg) {
 		usage(stderr);
 		return 2;
 	}
-	if (file_exists(dir) || (file_is_dir(dir) && dir_empty(dir) != 1)) {
+	if (file_exists(arg) || (file_is_dir(arg) && dir_empty(arg) != 1)) {
 		fprintf(stderr, "vigil new: '%s' exists and is not an empty directory; "
-			"name a new one, nothing was written\n", dir);
+			"name a new one, nothing was written\n", arg);
 		return 1;
 	}
 	rc = 1;
-	distri = distri_name(dir);
+	dir = trim_dir(arg);
+	distri = dir ? distri_name(dir) : NULL;
 	if (!distri)
 		goto out;
 	for (i = 0; i < 2; i++) {
@@ -289,5 +299,6 @@ int cmd_new(int argc, char **argv)
 out:
 	free(sub);
 	free(distri);
+	free(dir);
 	return rc;
 }

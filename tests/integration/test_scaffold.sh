@@ -33,6 +33,7 @@ tests
 vars.json" ]
 mkdir -p "$TMP/empty"
 check "new: an empty directory is fine" sh -c "$VIGIL new '$TMP/empty' --image shell > /dev/null && grep -q shell-initrd.gz '$TMP/empty/vars.json'"
+check "new: a trailing slash stays out of the printed commands" sh -c "$VIGIL new '$TMP/slash/' | grep -q 'vigil run $TMP/slash --out $TMP/slash-results'"
 check "new: an unknown image is refused, nothing written" sh -c "! $VIGIL new '$TMP/x' --image nosuch 2> /dev/null && ! [ -e '$TMP/x' ]"
 
 # --- the new distribution against the real GRUB image. TIMEOUT_SCALE keeps
