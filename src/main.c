@@ -13,11 +13,12 @@ struct command {
 
 static const struct command commands[] = {
 	{ "run", cmd_run, "run a test distribution against one VM, write a results directory" },
-	{ "needle", cmd_needle, "needle tools: match screenshots against needles, cut new needles" },
+	{ "needle", cmd_needle, "needle tools: match screenshots against needles, cut and show needles" },
 	{ "serve", cmd_serve, "serve openQA's REST API (jobs, isos, tables) from a SQLite database" },
 	{ "apikey", cmd_apikey, "create API keys for 'vigil serve'" },
 	{ "user", cmd_user, "add, list and remove the users who sign in to the web UI" },
 	{ "worker", cmd_worker, "take jobs from a 'vigil serve' server, run them, upload the results" },
+	{ "new", cmd_new, "scaffold a test distribution: main.lua, a boot module, vars.json, needles/" },
 	{ "client", cmd_client, "schedule, list, show, clone, cancel, restart and comment on server jobs" },
 };
 

@@ -11,5 +11,6 @@ int cmd_apikey(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_client(int argc, char **argv);
+int cmd_new(int argc, char **argv);
 
 #endif

@@ -1,18 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /* needle.c - `vigil needle`: match screenshots against a needles directory
- * (one JSON line per screenshot) and cut new needles from a screenshot.
- * Option parsing and output only; the work is in image/needle and match. */
+ * (one JSON line per screenshot), cut new needles from a screenshot and
+ * show a needle's areas. Option parsing and output only; the work is in
+ * image/needle, match and draw. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "cmd/cmd.h"
+#include "image/draw.h"
 #include "image/image.h"
 #include "image/match.h"
 #include "image/needle.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"
+#include "util/path.h"
 #include "util/str.h"
 #include "util/time.h"
 #include "util/banned.h" /* last: after every system header */
@@ -25,7 +28,8 @@ static void usage_main(FILE *f)
 		"directory; matching follows os-autoinst exactly.\n\n"
 		"commands:\n"
 		"  match   match screenshots against needles, one JSON line per screenshot\n"
-		"  new     write a new needle (NAME.json + NAME.png) from a screenshot\n\n"
+		"  new     write a new needle (NAME.json + NAME.png) from a screenshot\n"
+		"  show    write the crops of a needle's areas and its PNG with the areas drawn\n\n"
 		"'vigil needle COMMAND --help' explains a command's options.\n");
 }
 
@@ -74,6 +78,27 @@ static void usage_new(FILE *f)
 		"  --margin PIXELS  how far match areas may move (default 50)\n"
 		"  --property NAME  a property, e.g. workaround\n"
 		"  -h, --help       this text\n");
+}
+
+static void usage_show(FILE *f)
+{
+	fprintf(f,
+		"usage: vigil needle show NAME [--needles DIR] [--out DIR]\n\n"
+		"Finds needle NAME (NAME.json + NAME.png anywhere below the needles\n"
+		"directory) and writes into the output directory:\n"
+		"  NAME-areaI-TYPE.png  the pixels of area I (from 0, in the JSON's order),\n"
+		"                       exactly the area's width x height\n"
+		"  NAME-areas.png       the needle's PNG with its areas outlined: match\n"
+		"                       green, exclude red, ocr blue; the click point as a\n"
+		"                       magenta cross\n"
+		"It prints one line per area: type, x,y,w,h in needle coordinates (the\n"
+		"normalised screen, 1024x768 by default), match level and margin.\n\n"
+		"options:\n"
+		"  --needles DIR  the needles directory (default: ./needles if it exists,\n"
+		"                 else .)\n"
+		"  --out DIR      where the PNGs go (default .; created if missing)\n"
+		"  -h, --help     this text\n\n"
+		"A needle that does not load is an error naming its file and field.\n");
 }
 
 static void warn_cb(void *ctx, const char *msg)
@@ -304,7 +329,7 @@ static int parse_area(const char *spec, struct needle_area *a)
 	return 0;
 }
 
-static int cmd_new(int argc, char **argv)
+static int cmd_needle_new(int argc, char **argv)
 {
 	const char *name = NULL, *from = NULL, *dir = ".";
 	const char **tags = NULL, **props = NULL;
@@ -404,6 +429,158 @@ out:
 	return rc;
 }
 
+/* What `needle show` heard from the loader about the needle it looks for:
+ * the first message about a file NAME.json (why it did not load). */
+struct show_warn {
+	const char *name;
+	char msg[1024];
+};
+
+static void show_warn_cb(void *ctx, const char *msg)
+{
+	struct show_warn *sw = ctx;
+	const char *rel, *end, *base;
+	size_t nl = strlen(sw->name);
+
+	if (sw->msg[0] || strncmp(msg, "needle '", 8))
+		return;
+	rel = msg + 8;
+	end = strstr(rel, "': ");
+	if (!end)
+		return;
+	for (base = end; base > rel && base[-1] != '/'; base--)
+		;
+	if ((size_t)(end - base) == nl + 5 && !strncmp(base, sw->name, nl) && !strncmp(base + nl, ".json", 5))
+		snprintf(sw->msg, sizeof(sw->msg), "%s", msg);
+}
+
+static const char *area_type_name(enum needle_area_type t)
+{
+	return t == NEEDLE_AREA_EXCLUDE ? "exclude" : t == NEEDLE_AREA_OCR ? "ocr" : "match";
+}
+
+/* Write img as OUT/NAME-SUFFIX.png; the path goes to *path (caller frees). */
+static int show_save(const struct image *img, const char *out, const char *name, const char *suffix,
+		     char **path)
+{
+	char file[1024];
+
+	snprintf(file, sizeof(file), "%s-%s.png", name, suffix);
+	*path = path_join(out, file);
+	if (!*path)
+		return ERR_NOMEM;
+	return image_save_png(img, *path);
+}
+
+static int cmd_needle_show(int argc, char **argv)
+{
+	const char *name = NULL, *dir = NULL, *out = ".";
+	struct needle_set set = { 0 };
+	struct show_warn sw = { 0 };
+	struct needle *n;
+	struct image *png = NULL, *img = NULL;
+	char err[1024], suffix[64], *path = NULL;
+	size_t i;
+	int a, rc = 2, cx, cy;
+
+	for (a = 1; a < argc; a++) {
+		const char *o = argv[a];
+		if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+			usage_show(stdout);
+			return 0;
+		}
+		if (!strcmp(o, "--needles") || !strcmp(o, "--out")) {
+			if (a + 1 >= argc) {
+				fprintf(stderr, "vigil needle show: %s needs a value\n", o);
+				return 2;
+			}
+			*(!strcmp(o, "--out") ? &out : &dir) = argv[++a];
+		} else if (o[0] == '-') {
+			fprintf(stderr, "vigil needle show: unknown option '%s'; try --help\n", o);
+			return 2;
+		} else if (!name) {
+			name = o;
+		} else {
+			fprintf(stderr, "vigil needle show: unexpected argument '%s'\n", o);
+			return 2;
+		}
+	}
+	if (!name) {
+		usage_show(stderr);
+		return 2;
+	}
+	if (!dir)
+		dir = file_is_dir("needles") ? "needles" : ".";
+	sw.name = name;
+	rc = needle_set_load(&set, dir, show_warn_cb, &sw);
+	if (rc) {
+		fprintf(stderr, "vigil needle show: cannot read needles directory '%s': %s\n", dir, err_str(rc));
+		goto fail;
+	}
+	n = needle_set_get(&set, name);
+	if (!n) {
+		if (sw.msg[0])
+			fprintf(stderr, "vigil needle show: %s (needles directory '%s')\n", sw.msg, dir);
+		else
+			fprintf(stderr, "vigil needle show: no needle '%s' (%s.json + %s.png) below '%s'; "
+				"--needles DIR names another directory\n", name, name, name, dir);
+		goto fail;
+	}
+	rc = image_load_png(n->png_path, &png, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "vigil needle show: needle '%s': png: %s\n", n->file, err);
+		goto fail;
+	}
+	if (!file_is_dir(out) && file_mkdir_p(out, 0755)) {
+		fprintf(stderr, "vigil needle show: cannot create directory '%s'\n", out);
+		goto fail;
+	}
+	printf("needle %s: %s, image %dx%d, tags", n->name, n->json_path, png->w, png->h);
+	for (i = 0; i < n->ntags; i++)
+		printf(" %s", n->tags[i]);
+	printf("%s\n", n->ntags ? "" : " (none)");
+	for (i = 0; i < n->nareas; i++) {
+		const struct needle_area *ar = &n->areas[i];
+
+		image_free(img);
+		rc = draw_area_crop(png, ar, i, &img, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "vigil needle show: needle '%s': %s %s\n", n->file, err, n->png_path);
+			goto fail;
+		}
+		snprintf(suffix, sizeof(suffix), "area%zu-%s", i, area_type_name(ar->type));
+		free(path);
+		rc = show_save(img, out, n->name, suffix, &path);
+		if (rc)
+			goto write_fail;
+		printf("area %zu: %-7s %d,%d,%d,%d  match %g%%  margin %g", i, area_type_name(ar->type),
+		       ar->x, ar->y, ar->w, ar->h, ar->match, ar->margin);
+		if (!draw_click_point(ar, &cx, &cy))
+			printf("  click %d,%d", cx, cy);
+		printf("  -> %s\n", path);
+	}
+	image_free(img);
+	img = draw_needle_areas(png, n);
+	free(path);
+	path = NULL;
+	rc = img ? show_save(img, out, n->name, "areas", &path) : ERR_NOMEM;
+	if (rc)
+		goto write_fail;
+	printf("areas drawn: %s\n", path);
+	rc = 0;
+	goto out;
+write_fail:
+	fprintf(stderr, "vigil needle show: cannot write %s: %s\n", path ? path : out, err_str(rc));
+fail:
+	rc = 1;
+out:
+	free(path);
+	image_free(img);
+	image_free(png);
+	needle_set_release(&set);
+	return rc;
+}
+
 int cmd_needle(int argc, char **argv)
 {
 	if (argc < 2) {
@@ -417,7 +594,9 @@ int cmd_needle(int argc, char **argv)
 	if (!strcmp(argv[1], "match"))
 		return cmd_match(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "new"))
-		return cmd_new(argc - 1, argv + 1);
+		return cmd_needle_new(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "show"))
+		return cmd_needle_show(argc - 1, argv + 1);
 	fprintf(stderr, "vigil needle: unknown command '%s'; try 'vigil needle --help'\n", argv[1]);
 	return 2;
 }

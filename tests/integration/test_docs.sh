@@ -13,7 +13,7 @@ for c in $cmds; do
 	check "man: a section for 'vigil $c'" grep -qE "^\.SS vigil $c( |\$)" "$MAN"
 	check "man: a synopsis line for 'vigil $c'" sh -c "sed -n '/^.SH SYNOPSIS/,/^.SH DESCRIPTION/p' $MAN | grep -q '^.B vigil $c'"
 	# 'needle' has subcommands with their own --help: ask each.
-	if [ "$c" = needle ]; then subs="match new"; else subs=""; fi
+	if [ "$c" = needle ]; then subs="match new show"; else subs=""; fi
 	for h in ${subs:-_}; do
 		[ "$h" = _ ] && h=""
 		opts=$($VIGIL $c $h --help 2>&1 | grep -oE -- '--[a-z][a-z-]+' | sort -u)
