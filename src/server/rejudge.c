@@ -764,8 +764,10 @@ static int build_jobs(struct db *db, const struct job_row *jr, int64_t except, i
 			" AND state = 'done' AND (result = 'failed' OR needs_review = 1) AND clone_id IS NULL"
 			" AND id <> ? ORDER BY id DESC LIMIT ?", "ttttii", jr->build, jr->distri, jr->version,
 			jr->flavor, except, (int64_t)REJUDGE_MAX_JOBS - 1);
-	while (!rc && (rc = db_step(st)) == 1)
+	while (!rc && (rc = db_step(st)) == 1) {
 		(*ids)[(*n)++] = db_col_int(st, 0);
+		rc = 0;
+	}
 	db_finalize(st);
 	return rc;
 }

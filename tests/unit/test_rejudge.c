@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "unit.h"
+#include "server/db.h"
 #include "server/rejudge.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -225,4 +226,59 @@ TEST(rejudge_store_keeps_last)
 	json_decref(a);
 	json_decref(b);
 	rejudge_store_free(s);
+}
+
+/* Jobs 1..4 of one build and job 5 of another: 1 asked, 2 failed on the
+ * same tag, 3 passed, 4 failed but restarted (clone 6); job 5 is another
+ * build. The request re-judges 1 and 2 only. */
+TEST(rejudge_build_takes_the_builds_failed_jobs)
+{
+	struct db *db = unit_db();
+	const char *data = unit_tmpdir();
+	static const struct { const char *result, *build; int64_t clone; } jobs[] = {
+		{ "failed", "7", 0 }, { "failed", "7", 0 }, { "passed", "7", 0 }, { "failed", "7", 6 },
+		{ "failed", "8", 0 }, { "none", "7", 0 },
+	};
+	char msg[256], rel[64];
+	json_t *out = NULL, *list;
+	size_t i;
+	int64_t id;
+
+	for (i = 0; i < sizeof(jobs) / sizeof(jobs[0]); i++) {
+		char *dir, *nd;
+		CHECK_INT(db_exec(db, "INSERT INTO jobs (state, result, test, distri, version, flavor, arch, build, machine,"
+				  " t_created, t_updated) VALUES (?, ?, 'menu', 'grub', '1', 'cd', 'x86_64', ?, '64bit', 'x', 'x')",
+				  "ttt", i == 5 ? "scheduled" : "done", jobs[i].result, jobs[i].build), 1);
+		id = (int64_t)i + 1;
+		CHECK_INT(db_exec(db, "INSERT INTO job_modules (job_id, name, result) VALUES (?, 'boot', 'passed'),"
+				  " (?, 'menu', 'failed')", "ii", id, id), 2);
+		snprintf(rel, sizeof(rel), "testresults/%lld", (long long)id);
+		dir = path_join(data, rel);
+		CHECK_INT(file_mkdir_p(dir, 0700), 0);
+		nd = results(rel);
+		free(nd);
+		free(dir);
+	}
+	CHECK_INT(db_exec(db, "UPDATE jobs SET clone_id = 6 WHERE id = 4", NULL), 1);
+	{
+		char *nd = needles(true), *dest = path_join(data, "tests/grub");
+		CHECK_INT(file_mkdir_p(dest, 0700), 0);
+		free(dest);
+		dest = path_join(data, "tests/grub/needles");
+		CHECK_INT(rename(nd, dest), 0);
+		free(dest);
+		free(nd);
+	}
+	CHECK_INT(rejudge_build(db, data, 1, &out, msg, sizeof(msg)), 0);
+	list = json_object_get(out, "jobs");
+	CHECK_INT(json_array_size(list), 2);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(list, 0), "id")), 1);
+	CHECK_INT(json_integer_value(json_object_get(json_array_get(list, 1), "id")), 2);
+	CHECK_STR(s_of(json_array_get(list, 1), "verdict"), "would_run_on");
+	CHECK_STR(s_of(json_object_get(out, "build"), "build"), "7");
+	json_decref(out);
+	CHECK_INT(rejudge_build(db, data, 6, &out, msg, sizeof(msg)), ERR_BADSTATE);
+	CHECK(strstr(msg, "scheduled"));
+	CHECK_INT(rejudge_build(db, data, 99, &out, msg, sizeof(msg)), ERR_NOT_FOUND);
+	db_free(db);
 }
