@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "image/heatmap.h"
 #include "image/match.h"
 #include "server/artefacts.h"
@@ -44,6 +45,7 @@ struct rejudge_task {
 	bool have_file;
 	dev_t dev;
 	ino_t ino;
+	double since;    /* when its job started (epoch s; 0 unknown) */
 	json_t *answer;  /* the step's answer (owned until it moves to its job) */
 };
 
@@ -251,7 +253,8 @@ static json_t *old_json(const json_t *d)
 			 "similarity", best ? lowest(json_object_get(best, "area")) : json_null());
 }
 
-static int add_task(struct rejudge *rj, size_t job, const char *dir, const char *module, size_t k, json_t *d)
+static int add_task(struct rejudge *rj, size_t job, const char *dir, const char *module, size_t k, json_t *d,
+		    double since)
 {
 	struct rejudge_task *t;
 	const char *r = json_string_value(json_object_get(d, "result"));
@@ -274,6 +277,7 @@ static int add_task(struct rejudge *rj, size_t job, const char *dir, const char 
 	memset(t, 0, sizeof(*t));
 	t->job = job;
 	t->d = d;
+	t->since = since;
 	t->shot = path_join(dir, shot);
 	t->answer = json_pack("{s:s,s:i,s:s,s:s,s:O,s:o}", "module", module, "step", (json_int_t)k + 1,
 			      "screenshot", shot, "check", !strcmp(r, "fail") ? "assert_screen" : "check_screen",
@@ -293,7 +297,7 @@ static int add_task(struct rejudge *rj, size_t job, const char *dir, const char 
 }
 
 int rejudge_add_job(struct rejudge *rj, json_t *info, const char *results_dir, const json_t *modules,
-		    const json_t *tags, json_t **asked)
+		    const json_t *tags, double since, json_t **asked)
 {
 	struct rejudge_job *j;
 	size_t i, k;
@@ -340,7 +344,7 @@ int rejudge_add_job(struct rejudge *rj, json_t *info, const char *results_dir, c
 			}
 			if (tags && !asks_any(d, tags))
 				continue;
-			if ((rc = add_task(rj, rj->njobs - 1, results_dir, name, k, d)))
+			if ((rc = add_task(rj, rj->njobs - 1, results_dir, name, k, d, since)))
 				return rc;
 			if (last_fail == d && rj->ntasks && rj->tasks[rj->ntasks - 1].d == d)
 				last_task = rj->ntasks - 1;
@@ -390,20 +394,43 @@ static void release_results(struct match_result *res, size_t n)
 		match_result_release(&res[i]);
 }
 
+/* Whether needle n's files changed after since (epoch s; 0: unknown, so yes). */
+static bool changed_since(const struct needle *n, double since)
+{
+	struct stat js, ps;
+
+	if (since <= 0 || stat(n->json_path, &js) || stat(n->png_path, &ps))
+		return true;
+	return (double)js.st_mtim.tv_sec + js.st_mtim.tv_nsec / 1e9 >= since ||
+	       (double)ps.st_mtim.tv_sec + ps.st_mtim.tv_nsec / 1e9 >= since;
+}
+
 /* As the runner decides on a frame: the margin search, and when it finds
- * nothing the whole screen (the search at a check's deadline). res holds
- * nn results; *got and *full say what was done. */
+ * nothing the whole screen (the search at a check's deadline), for the
+ * needles changed since the job started: the others had that whole-screen
+ * search on this very frame in the run and missed. res holds nn results;
+ * *got and *full say what was done. */
 static int search_as_runner(struct rejudge *rj, struct match_screen *ms, struct needle **cand, size_t nn,
-			    struct match_result *res, size_t *got, bool *full)
+			    double since, struct match_result *res, size_t *got, bool *full)
 {
 	int rc = search(rj, ms, cand, nn, MATCH_RATIO_MARGIN, res, got);
+	size_t i;
 
 	*full = false;
 	if (rc || (*got && res[0].ok))
 		return rc;
-	release_results(res, *got);
-	*full = true;
-	return search(rj, ms, cand, nn, MATCH_RATIO_FULL, res, got);
+	for (i = 0; i < *got; i++) {
+		struct match_result r;
+		if (!changed_since(res[i].needle, since) ||
+		    match_needle(ms, res[i].needle, MATCH_RATIO_FULL, 0.0, &r))
+			continue;
+		rj->searches++;
+		match_result_release(&res[i]);
+		res[i] = r;
+		*full = true;
+	}
+	match_results_sort(res, *got);
+	return 0;
 }
 
 /* The answer's "new": the best candidate with each match area's figures. */
@@ -432,7 +459,7 @@ static json_t *new_json(const struct match_result *best, bool full)
 }
 
 /* Judge step d on ms: its answer's "new" (new object) or NULL on OOM. */
-static json_t *judge(struct rejudge *rj, struct match_screen *ms, const json_t *d)
+static json_t *judge(struct rejudge *rj, struct match_screen *ms, const json_t *d, double since)
 {
 	const json_t *tags = json_object_get(d, "tags");
 	const char *exprs[REJUDGE_MAX_TAGS];
@@ -450,7 +477,7 @@ static json_t *judge(struct rejudge *rj, struct match_screen *ms, const json_t *
 		return json_pack("{s:s,s:n,s:n,s:[],s:s}", "result", "fail", "needle", "similarity", "areas",
 				 "note", "no needle of the distribution carries these tags");
 	res = calloc(nn, sizeof(*res));
-	if (res && !search_as_runner(rj, ms, cand, nn, res, &got, &full))
+	if (res && !search_as_runner(rj, ms, cand, nn, since, res, &got, &full))
 		out = got ? new_json(&res[0], full)
 			  : json_pack("{s:s,s:n,s:n,s:[],s:s}", "result", "fail", "needle", "similarity", "areas",
 				      "note", "no candidate needle could be matched (see the server log)");
@@ -509,10 +536,10 @@ static int judge_file(struct rejudge *rj, const size_t *idx, size_t n)
 		/* the same tags on the same file: the same answer */
 		for (k = 0; k < i && !nj; k++) {
 			const struct rejudge_task *u = &rj->tasks[idx[k]];
-			if (json_equal(json_object_get(u->d, "tags"), json_object_get(t->d, "tags")))
+			if (u->since == t->since && json_equal(json_object_get(u->d, "tags"), json_object_get(t->d, "tags")))
 				nj = json_deep_copy(json_object_get(u->answer, "new"));
 		}
-		if (!nj && !(nj = judge(rj, ms, t->d))) {
+		if (!nj && !(nj = judge(rj, ms, t->d, t->since))) {
 			rc = ERR_NOMEM;
 			goto out;
 		}
@@ -663,8 +690,21 @@ out:
 
 struct job_row {
 	char distri[256], version[256], flavor[256], build[256], state[32], result[32];
+	double started;   /* t_started as epoch s, 0 when unknown */
 	json_t *info; /* {"id", "test", "machine", "arch", "result", "needs_review"} */
 };
+
+/* "YYYY-MM-DDTHH:MM:SS" (UTC) as epoch seconds, 0 when absent or malformed. */
+static double epoch(const char *t)
+{
+	struct tm tm;
+	const char *end;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!t || !(end = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm)) || *end)
+		return 0;
+	return (double)timegm(&tm);
+}
 
 static int job_row(struct db *db, int64_t id, struct job_row *jr)
 {
@@ -672,7 +712,7 @@ static int job_row(struct db *db, int64_t id, struct job_row *jr)
 	int rc;
 
 	jr->info = NULL;
-	rc = db_prepare(db, &st, "SELECT distri, version, flavor, build, state, result, test, machine, arch, needs_review"
+	rc = db_prepare(db, &st, "SELECT distri, version, flavor, build, state, result, test, machine, arch, needs_review, t_started"
 			" FROM jobs WHERE id = ?", "i", id);
 	if (rc)
 		return rc;
@@ -684,6 +724,7 @@ static int job_row(struct db *db, int64_t id, struct job_row *jr)
 		snprintf(jr->build, sizeof(jr->build), "%s", db_col_text(st, 3));
 		snprintf(jr->state, sizeof(jr->state), "%s", db_col_text(st, 4));
 		snprintf(jr->result, sizeof(jr->result), "%s", db_col_text(st, 5));
+		jr->started = epoch(db_col_text(st, 10));
 		jr->info = json_pack("{s:I,s:s,s:s,s:s,s:s,s:b}", "id", (json_int_t)id, "test", db_col_text(st, 6),
 				     "machine", db_col_text(st, 7), "arch", db_col_text(st, 8), "result", jr->result,
 				     "needs_review", db_col_int(st, 9) != 0);
@@ -741,7 +782,7 @@ static int add_from_db(struct rejudge *rj, struct db *db, const char *data_dir, 
 	int rc = dir ? job_modules(db, id, &modules) : ERR_NOMEM;
 
 	if (!rc)
-		rc = rejudge_add_job(rj, jr->info, dir, modules, tags, asked);
+		rc = rejudge_add_job(rj, jr->info, dir, modules, tags, jr->started, asked);
 	else
 		json_decref(jr->info);
 	jr->info = NULL;
@@ -902,7 +943,7 @@ static int heatmap_write(struct rejudge *rj, const char *path, struct needle *n,
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	if ((rc = search_as_runner(rj, ms, &n, 1, &res, &got, &full)))
+	if ((rc = search_as_runner(rj, ms, &n, 1, 0, &res, &got, &full)))
 		goto out;
 	if (!got || (size_t)k >= res.nareas) {
 		snprintf(msg, msglen, "needle '%s' has no match area %ld (or its picture cannot be read)", n->name, k);

@@ -63,15 +63,18 @@ void rejudge_release(struct rejudge *rj);
  * taken; its "id" names the job), modules its [{"name", "result"}] in run
  * order. Steps judged: every screen check that did not pass, or, when
  * tags is an array of tag expressions, those asking for one of them.
+ * since: when the job started (epoch s, 0 unknown): a needle whose files
+ * are older had its whole-screen search on the step's frame in the run,
+ * so only the margin search is done again for it.
  * *asked (may be NULL): a new array of the tag expressions the judged
  * steps asked for, without duplicates. 0 or ERR_NOMEM. */
 int rejudge_add_job(struct rejudge *rj, json_t *info, const char *results_dir, const json_t *modules,
-		    const json_t *tags, json_t **asked);
+		    const json_t *tags, double since, json_t **asked);
 
 /* Judge every step added: each screenshot file decoded once (hard links
  * are one file), each needle searched on it as the runner searches a
  * frame (margin first, the whole screen when that finds nothing), and
- * answer per job: {"id", ..., "steps": [{"module", "step", "screenshot",
+ * answer per job (see rejudge_add_job's since): {"id", ..., "steps": [{"module", "step", "screenshot",
  * "check", "tags", "old": {"result", "needs_review", "needle",
  * "similarity"}, "new": {"result": "pass"|"softfail"|"fail", "needle",
  * "similarity", "areas": [{x, y, w, h, similarity, required, ok}],

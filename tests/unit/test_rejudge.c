@@ -94,7 +94,7 @@ static json_t *modules(bool with_script)
 				       "name", "menu", "result", "failed");
 }
 
-static json_t *judge(bool fixed, bool with_script, json_t **asked)
+static json_t *judge_since(bool fixed, bool with_script, double since, json_t **asked)
 {
 	struct rejudge rj;
 	char msg[256];
@@ -102,7 +102,7 @@ static json_t *judge(bool fixed, bool with_script, json_t **asked)
 	char *nd = needles(fixed), *rd = results("job7");
 
 	CHECK_INT(rejudge_init(&rj, nd, msg, sizeof(msg)), 0);
-	CHECK_INT(rejudge_add_job(&rj, json_pack("{s:i}", "id", 7), rd, mods, NULL, asked), 0);
+	CHECK_INT(rejudge_add_job(&rj, json_pack("{s:i}", "id", 7), rd, mods, NULL, since, asked), 0);
 	CHECK_INT(rejudge_run(&rj, &out), 0);
 	/* two steps on one file (hard links): decoded once */
 	CHECK_INT(json_integer_value(json_object_get(json_object_get(out, "stats"), "screenshots_decoded")), 1);
@@ -111,6 +111,11 @@ static json_t *judge(bool fixed, bool with_script, json_t **asked)
 	free(nd);
 	free(rd);
 	return out;
+}
+
+static json_t *judge(bool fixed, bool with_script, json_t **asked)
+{
+	return judge_since(fixed, with_script, 0, asked);
 }
 
 static json_t *first_job(json_t *out)
@@ -145,6 +150,19 @@ TEST(rejudge_still_failing_names_best_candidate)
 	CHECK(strstr(s_of(job, "summary"), "module 'menu' step 2 still fails: best candidate memtest at "));
 	CHECK(strstr(s_of(job, "summary"), " % < 96 %"));
 	json_decref(asked);
+	json_decref(out);
+}
+
+/* Needles older than the job's start missed on the whole screen in the
+ * run already: only the margin search is done again for them. */
+TEST(rejudge_unchanged_needles_keep_the_runs_whole_screen_search)
+{
+	json_t *out = judge_since(false, false, 4e9, NULL), *job = first_job(out);
+	json_t *nj = json_object_get(json_array_get(json_object_get(job, "steps"), 1), "new");
+
+	CHECK_STR(s_of(nj, "result"), "fail");
+	CHECK_STR(s_of(nj, "search"), "margin");
+	CHECK_STR(s_of(job, "verdict"), "still_failing");
 	json_decref(out);
 }
 
@@ -185,7 +203,7 @@ TEST(rejudge_other_jobs_only_same_tags)
 	char *nd = needles(true), *rd = results("job8");
 
 	CHECK_INT(rejudge_init(&rj, nd, msg, sizeof(msg)), 0);
-	CHECK_INT(rejudge_add_job(&rj, json_pack("{s:i}", "id", 8), rd, mods, only, NULL), 0);
+	CHECK_INT(rejudge_add_job(&rj, json_pack("{s:i}", "id", 8), rd, mods, only, 0, NULL), 0);
 	CHECK_INT(rj.ntasks, 0);
 	CHECK_INT(rejudge_run(&rj, &out), 0);
 	CHECK_STR(s_of(first_job(out), "verdict"), "still_failing");
