@@ -9,6 +9,7 @@
 // failed one, Esc closes.
 import { h, replace, resultClass } from './dom.js';
 import { imageUrl, thumbUrl, fileText, needleJson, needlePng, stepResult, stepSimilarity, stepTime } from './job-data.js';
+import { explainStep } from './job-explain.js';
 
 // The size the runner normalises screens to (XRES x YRES); a picture of
 // another size is measured when it loads.
@@ -209,6 +210,7 @@ async function stepBody(ctx, st, body) {
 		const box = h('div', { class: 'job-candidates' });
 		replace(body, box);
 		await candidateView(ctx, st, 0, box);
+		body.append(await explainStep(ctx, st) || '');
 	} else {
 		replace(body, figure(d.tags ? `No needle carries the tag(s) ${d.tags.join(', ')}` : 'Screenshot',
 			shot(src, [], `${st.mod.name} step ${st.n}`, 'job-full')));

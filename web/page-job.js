@@ -66,8 +66,11 @@ function header(ctx, user) {
 		distri: s.DISTRI || '', version: s.VERSION || '', build: s.BUILD, groupid: j.group_id || '' })
 		.filter(([, v]) => v !== '')).toString() : null;
 	const msg = h('p', { class: 'job-action-msg', role: 'status' });
+	const rejudged = h('section', { class: 'job-rejudge', 'aria-label': 're-judged steps', hidden: true });
 	const actions = [];
 	if (user && (user.role === 'admin' || user.role === 'operator')) {
+		if (j.state === 'done') actions.push(h('button', { type: 'button', class: 'job-rejudge-btn', title: 'judge the failed checks again on their screenshots with the needles as they are now',
+			onclick: () => { rejudged.hidden = false; import('./rejudge.js').then(m => m.renderRejudge(rejudged, ctx.id)); } }, 'Re-judge'));
 		if (done) {
 			actions.push(h('button', { type: 'button', class: 'job-restart', onclick: () => restart(ctx, msg) }, 'Restart'));
 			actions.push(h('button', { type: 'button', class: 'job-clone-new', onclick: () => cloneJob(ctx, msg),
@@ -92,7 +95,7 @@ function header(ctx, user) {
 			j.group_id ? fact('Group', h('a', { href: `/group_overview/${j.group_id}` }, j.group || `group ${j.group_id}`)) : null,
 			buildUrl ? fact('Build', h('a', { href: buildUrl, class: 'job-build' }, s.BUILD)) : null,
 			s.MACHINE ? fact('Machine', s.MACHINE) : null),
-		msg);
+		msg, rejudged);
 }
 
 async function restart(ctx, msg) {

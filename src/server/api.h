@@ -55,6 +55,7 @@ struct watch_map;
 struct users_session;
 struct login_limit;
 struct livestream;
+struct rejudge_store;
 struct MHD_Connection;
 struct MHD_Response;
 
@@ -91,6 +92,7 @@ struct api_req {
 	struct livestream *streams; /* the live view's event streams (the server's, shared) */
 	struct MHD_Connection *con; /* the request's connection: api_header, api_cookie, streamed answers */
 	uint64_t client;        /* the client's address as a hash */
+	struct rejudge_store *rejudge; /* the last re-judge per job (the server's, shared, locked inside) */
 };
 
 struct api_resp {
@@ -148,6 +150,7 @@ extern const struct api_route api_needles_routes[];
 extern const struct api_route web_routes[];
 extern const struct api_route api_users_routes[];
 extern const struct api_route api_audit_routes[];
+extern const struct api_route api_rejudge_routes[];
 
 /* A request header (name case-insensitive) or cookie; NULL when absent.
  * Borrowed for the request (server.c). */

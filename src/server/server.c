@@ -41,6 +41,7 @@
 #include "server/users.h"
 #include "server/livestream.h"
 #include "server/pool.h"
+#include "server/rejudge.h"
 #include "server/watch.h"
 #include "server/web.h"
 #include "server/resp_cache.h"
@@ -89,6 +90,7 @@ struct server {
 	struct login_limit login_limit; /* failed sign-ins, shared by the handlers */
 	bool secure_cookies;
 	struct livestream *streams; /* the live view's event streams */
+	struct rejudge_store *rejudge; /* the last re-judge per job */
 };
 
 /* One request, created in the URI log callback (which sees the target
@@ -120,7 +122,7 @@ struct conn_req {
 static const struct api_route *const route_tables[] = {
 	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes, api_assets_routes,
 	api_comments_routes, api_yaml_routes, api_live_routes, api_needles_routes, web_routes, api_users_routes,
-	api_audit_routes,
+	api_audit_routes, api_rejudge_routes,
 };
 
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
@@ -544,6 +546,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	req.login_limit = &s->login_limit;
 	req.secure_cookies = s->secure_cookies;
 	req.streams = s->streams;
+	req.rejudge = s->rejudge;
 	req.client = r->item.client;
 	if (r->too_big) {
 		if (r->stream)
@@ -794,6 +797,9 @@ static bool route_writes(const char *method, const char *url)
 
 	/* A worker's live view post only reads: its frames must not wait for writers. */
 	if (!strcmp(method, "POST") && route_match("/api/v1/jobs/#/live", url, &id, name))
+		return false;
+	/* A re-judge reads and computes: other writers must not wait for it. */
+	if (!strcmp(method, "POST") && route_match("/api/v1/jobs/#/rejudge", url, &id, name))
 		return false;
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return true;
@@ -1136,7 +1142,7 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	watch_init(&s->live);
 	login_limit_init(&s->login_limit);
 	s->secure_cookies = cfg->secure_cookies;
-	if ((rc = livestream_new(&s->streams))) {
+	if ((rc = livestream_new(&s->streams)) || (rc = rejudge_store_new(&s->rejudge))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -1232,6 +1238,7 @@ void server_free(struct server *s)
 	watch_release(&s->live);
 	login_limit_release(&s->login_limit);
 	livestream_free(s->streams);
+	rejudge_store_free(s->rejudge);
 	db_free(s->db);
 	free(s->parked);
 	free(s->data_dir);
