@@ -244,6 +244,7 @@ int interactive_make_needle(struct runner *r, const char *const *tags, size_t nt
 	}
 	needle_set_release(r->needles);
 	*r->needles = fresh;
+	dir = r->needles->dir; /* the old set's copy went with it */
 	runner__progress(r, "%s: made needle '%s' from the screen (%s/%s.json, %zu needles now); checking again",
 			 check, name, dir, name, needle_set_count(r->needles));
 	rc = 1;
