@@ -8,6 +8,7 @@
 #define VIGIL_INTERACTIVE_H
 
 #include <stddef.h>
+#include "image/needle.h"
 #include "runner/runner_int.h"
 
 /* Most match areas one answer may give. */
