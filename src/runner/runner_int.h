@@ -99,6 +99,7 @@ struct runner {
 	void *ask_ctx;
 	char check_why[640];      /* screen.c: the last failed assert's best candidate, "" none */
 	char unknown_tags[256];   /* screen.c: the unknown tags said last (said once in a row) */
+	int unknown_offered;      /* screen.c: --interactive offered them a needle already */
 };
 
 /* Mark the job as ended early (first reason wins). */

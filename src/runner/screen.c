@@ -381,7 +381,7 @@ static int next_frame(struct runner *r, uint64_t seq, double until, struct frame
 
 /* A check for tags no needle carries, said at once (once in a row for the
  * same tags: send_key_until_needlematch checks again and again), and with
- * --interactive the needle offered. 1 when a needle was made (look the
+ * --interactive the needle offered (once in a row too). 1 when a needle was made (look the
  * tags up again), 0, negative when the job was interrupted. */
 static int no_needle(struct runner *r, const char *const *tags, size_t ntags, double timeout, int is_assert)
 {
@@ -398,6 +398,8 @@ static int no_needle(struct runner *r, const char *const *tags, size_t ntags, do
 		off += (size_t)w;
 	}
 	said = !strcmp(text, r->unknown_tags);
+	if (!said)
+		r->unknown_offered = 0;
 	snprintf(r->unknown_tags, sizeof(r->unknown_tags), "%s", text);
 	if (timeout > 0)
 		snprintf(wait, sizeof(wait), "waiting out the %g s anyway as os-autoinst does", timeout);
@@ -405,7 +407,10 @@ static int no_needle(struct runner *r, const char *const *tags, size_t ntags, do
 		runner__progress(r, "%s: no needle has tag %s (%zu needles loaded from %s)%s%s", check, text,
 				 needle_set_count(r->needles), r->needles->dir, wait[0] && !r->ask ? "; " : "",
 				 r->ask ? "" : wait);
-	if (r->ask && (is_assert || timeout > 0)) {
+	/* Offered once in a row: a declined offer is not made again by each
+	 * round of send_key_until_needlematch. */
+	if (r->ask && !r->unknown_offered && (is_assert || timeout > 0)) {
+		r->unknown_offered = 1;
 		rc = interactive_make_needle(r, tags, ntags, check);
 		if (rc == 0 && wait[0])
 			runner__progress(r, "%s: %s", check, wait);
