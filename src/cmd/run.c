@@ -3,18 +3,22 @@
  * owns the job (runner/runner.h). Exit 0 passed/softfailed, 1 failed,
  * 2 incomplete or timeout_exceeded, 3 bad usage. */
 #define LOG_MODULE "run"
+#include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cmd/cmd.h"
 #include "runner/runner.h"
 #include "util/log.h"
 #include "util/banned.h" /* last: after every system header */
 
 static const char run_usage[] =
-	"usage: vigil run DISTRI_DIR [--var K=V]... [--vars FILE] [--out DIR] [-v]\n"
+	"usage: vigil run DISTRI_DIR [--var K=V]... [--vars FILE] [--out DIR]\n"
+	"                 [--explore] [--interactive] [-v]\n"
 	"\n"
 	"Runs the test distribution in DISTRI_DIR (main.lua, tests/*.lua, needles/)\n"
 	"against one QEMU virtual machine and writes a results directory.\n"
@@ -28,6 +32,12 @@ static const char run_usage[] =
 	"                snapshots) in DIR after the run, until you delete DIR\n"
 	"  --resume-from MODULE  start at MODULE from the snapshot of the last\n"
 	"                milestone module before it, kept in --snapshots DIR\n"
+	"  --explore     save every distinct screen (by wait_still_screen's test) as\n"
+	"                OUT/explore/NNNN-SECONDS.png, listed in OUT/explore/index.txt\n"
+	"                with the module and step running then\n"
+	"  --interactive when a check asks for a tag no needle carries, offer to make\n"
+	"                the needle from the screen now (the VM waits) instead of\n"
+	"                waiting out the time-out; needs a terminal on stdin\n"
 	"  -v            also print debug messages on the terminal\n"
 	"  -h, --help    this text\n"
 	"\n"
@@ -36,17 +46,52 @@ static const char run_usage[] =
 	"the image cache of scripts/fetch-images (default ~/.cache/vigil/images).\n"
 	"\n"
 	"Results: testresults/result-<module>.json, testresults/results.json,\n"
-	"step screenshots, serial0.txt, vigil-log.txt, vars.json.\n"
+	"step screenshots, serial0.txt, vigil-log.txt, vars.json. A failed\n"
+	"assert_screen prints its best candidate, each area's similarity against\n"
+	"the level it needs, and writes <module>-<n>-diff.png beside the screenshot\n"
+	"(see docs/cli-review.md).\n"
 	"Exit status: 0 passed or softfailed, 1 failed, 2 incomplete or\n"
 	"timeout_exceeded, 3 usage error.\n";
 
 /* The job a signal interrupts: a handler has no other way to reach it. */
 static struct runner *signal_runner;
 
+static volatile sig_atomic_t signalled;
+
 static void on_signal(int sig)
 {
+	signalled = 1;
 	if (signal_runner)
 		runner_interrupt(signal_runner, sig);
+}
+
+/* runner_ask_fn on the terminal: the prompt on stdout, a line from stdin,
+ * looked at every 200 ms so that a signal ends the wait. */
+static int ask_terminal(void *ctx, const char *prompt, char *answer, size_t len)
+{
+	struct pollfd p = { .fd = 0, .events = POLLIN };
+	size_t n;
+
+	(void)ctx;
+	fputs(prompt, stdout);
+	fflush(stdout);
+	for (;;) {
+		int rc;
+
+		if (signalled)
+			return -1;
+		rc = poll(&p, 1, 200);
+		if (rc > 0)
+			break;
+		if (rc < 0 && errno != EINTR)
+			return -1;
+	}
+	if (!fgets(answer, (int)len, stdin))
+		return -1;
+	n = strlen(answer);
+	while (n > 0 && (answer[n - 1] == '\n' || answer[n - 1] == '\r'))
+		answer[--n] = '\0';
+	return 0;
 }
 
 /* VIGIL_IMAGES, for ${VIGIL_IMAGES} in variables: the image cache of
@@ -79,6 +124,8 @@ int cmd_run(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "snapshots", required_argument, NULL, 's' },
 		{ "resume-from", required_argument, NULL, 'r' },
+		{ "explore", no_argument, NULL, 'e' },
+		{ "interactive", no_argument, NULL, 'i' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -102,6 +149,8 @@ int cmd_run(int argc, char **argv)
 		case 'o': o.out_dir = optarg; break;
 		case 's': o.snapshots = optarg; break;
 		case 'r': o.resume_from = optarg; break;
+		case 'e': o.explore = 1; break;
+		case 'i': o.ask = ask_terminal; break;
 		case 'v': log_set_stderr_level(LOG_DEBUG); break;
 		case 'h': fputs(run_usage, stdout); code = 0; goto out;
 		default: fputs(run_usage, stderr); goto out;
@@ -109,6 +158,11 @@ int cmd_run(int argc, char **argv)
 	}
 	if (optind != argc - 1) {
 		fprintf(stderr, "vigil run: expected exactly one DISTRI_DIR\n%s", run_usage);
+		goto out;
+	}
+	if (o.ask && !isatty(0)) {
+		fprintf(stderr, "vigil run: --interactive asks on the terminal, but stdin is not one;\n"
+			"run it from a terminal, or leave --interactive out\n");
 		goto out;
 	}
 	o.distri_dir = argv[optind];

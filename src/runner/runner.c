@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <unistd.h>
 #include "image/needle.h"
+#include "runner/explore.h"
 #include "runner/liveview.h"
 #include "runner/runner_int.h"
 #include "runner/screen.h"
@@ -107,6 +108,7 @@ void runner__progress(struct runner *r, const char *fmt, ...)
 	log_info("%s: %s", m ? m->name : "-", line);
 	liveview_note(r->liveview, m ? m->name : "", m && m->details ? (int)json_array_size(m->details) : 0,
 		      m && r->steps.m == m ? step_line(r) : 0, line);
+	explore_note(r->explore, m ? m->name : "", m && m->details ? (int)json_array_size(m->details) : 0, line);
 }
 
 /* Stops a module that makes no test API call for too long (a busy loop)
@@ -509,6 +511,13 @@ static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errl
 		goto out;
 	if (liveview_start(r->vnc, r->out_dir, &r->liveview))
 		log_warn("no live view frames: cannot start their thread");
+	if (r->explore_on) {
+		char *edir = path_join(r->out_dir, "explore");
+		int erc = edir ? explore_start(r->vnc, edir, r->steps.t0, &r->explore) : ERR_NOMEM;
+		if (erc)
+			log_warn("--explore: cannot save frames in '%s': %s", edir ? edir : "explore", err_str(erc));
+		free(edir);
+	}
 	if (!vars_get_bool(&r->vars, "NOVIDEO", 0)) {
 		char *vpath = path_join(r->out_dir, "video.webm"), verr[512];
 		/* The video's time 0 is QEMU's start, as every step's frametime. */
@@ -532,10 +541,17 @@ static void stop_vm(struct runner *r)
 {
 	liveview_stop(r->liveview);
 	r->liveview = NULL;
+	explore_detach(r->explore);
 	/* The capture thread feeds the video: close VNC before the video. */
 	if (r->vnc)
 		vnc_close(r->vnc);
 	r->vnc = NULL;
+	if (r->explore) {
+		long n = explore_stop(r->explore);
+		printf("explore: %ld distinct frames in %s/explore\n", n, r->out_dir);
+		log_info("explore: %ld distinct frames saved", n);
+		r->explore = NULL;
+	}
 	if (r->video) {
 		struct video_stats st;
 		if (video_close_stats(r->video, time_mono(), &st))
@@ -875,6 +891,9 @@ int runner_new(const struct runner_opts *o, struct runner **out, char *err, size
 	r->workdir = o->snapshots ? path_abs(o->snapshots) : path_join(r->out_dir, ".vm");
 	r->keep_disks = o->snapshots != NULL;
 	r->resume_from = o->resume_from ? str_dup(o->resume_from) : NULL;
+	r->explore_on = o->explore;
+	r->ask = o->ask;
+	r->ask_ctx = o->ask_ctx;
 	if (!r->testresults || !r->workdir || file_mkdir_p(r->testresults, 0755) || file_mkdir_p(r->workdir, 0700)) {
 		snprintf(err, errlen, "cannot create '%s/testresults'", dir);
 		rc = ERR_IO;

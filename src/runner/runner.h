@@ -10,6 +10,11 @@
 
 struct runner;
 
+/* --interactive: ask the person at the terminal. Prints prompt, reads one
+ * line into answer (terminated, without its line end). 0, or negative at
+ * the end of the input or when the job was interrupted. */
+typedef int (*runner_ask_fn)(void *ctx, const char *prompt, char *answer, size_t len);
+
 /* The job as the command line describes it; strings are borrowed for
  * runner_new only. */
 struct runner_opts {
@@ -20,6 +25,9 @@ struct runner_opts {
 	const char *out_dir;        /* --out DIR, or NULL: results/<distri>-<time> */
 	const char *snapshots;      /* --snapshots DIR, or NULL */
 	const char *resume_from;    /* --resume-from MODULE (needs snapshots), or NULL */
+	int explore;                /* --explore: every distinct frame in OUT/explore/ */
+	runner_ask_fn ask;          /* --interactive: offer a needle for an unknown tag; NULL off */
+	void *ask_ctx;
 };
 
 /* Set up a job: its variables (--var over --vars over DISTRI_DIR/vars.json,

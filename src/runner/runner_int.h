@@ -38,6 +38,7 @@ struct screen_cache {
 };
 
 struct liveview;
+struct explore;
 
 struct runner {
 	struct vars vars;
@@ -90,6 +91,15 @@ struct runner {
 	enum job_result abort_result;
 	char reason[1024];    /* why the job ended early */
 	unsigned step;        /* progress counter */
+
+	/* Issue 14's command-line review (docs/cli-review.md). */
+	int explore_on;           /* --explore asked */
+	struct explore *explore;  /* --explore frame writer while the VM runs, or NULL */
+	runner_ask_fn ask;        /* --interactive, or NULL (also after the input ended) */
+	void *ask_ctx;
+	char check_why[640];      /* screen.c: the last failed assert's best candidate, "" none */
+	char unknown_tags[256];   /* screen.c: the unknown tags said last (said once in a row) */
+	int unknown_offered;      /* screen.c: --interactive offered them a needle already */
 };
 
 /* Mark the job as ended early (first reason wins). */

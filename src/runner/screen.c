@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include "image/diff.h"
 #include "image/match.h"
 #include "image/needle.h"
+#include "runner/interactive.h"
 #include "runner/screen.h"
 #include "runner/steps.h"
 #include "util/buf.h"
@@ -304,6 +306,35 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 	return match;
 }
 
+/* A failed assert explained: r->check_why gets the best candidate's line
+ * for the terminal, and the difference heat-map of its areas is written
+ * beside the step's screenshot (shot, "<module>-<n>.png") as
+ * "<module>-<n>-diff.png", named in the candidate's object as "diff". */
+static void explain_failure(struct runner *r, const struct frame *f, const struct match_result *best,
+			    const char *shot, json_t *cand)
+{
+	struct image *img = NULL;
+	char name[300], err[512];
+	size_t len = shot ? strlen(shot) : 0, off;
+	int rc;
+
+	diff_describe(best, r->check_why, sizeof(r->check_why));
+	if (len < 5 || len + 6 > sizeof(name) || strcmp(shot + len - 4, ".png"))
+		return;
+	snprintf(name, sizeof(name), "%.*s-diff.png", (int)(len - 4), shot);
+	rc = diff_image(f->img, best->needle, best, &img, err, sizeof(err));
+	if (!rc)
+		rc = steps_save_image(&r->steps, name, img);
+	if (rc) {
+		log_warn("no difference image for needle '%s': %s", best->needle->name, rc == ERR_NOMEM ? "out of memory" : err);
+		return;
+	}
+	json_object_set_new(cand, "diff", json_string(name));
+	off = strlen(r->check_why);
+	if (off < sizeof(r->check_why))
+		snprintf(r->check_why + off, sizeof(r->check_why) - off, " (difference: %s)", name);
+}
+
 static void record_failure(struct runner *r, const struct frame *f, const struct frame_search *s,
 			   const char *const *tags, size_t ntags, int is_assert, int near)
 {
@@ -318,28 +349,13 @@ static void record_failure(struct runner *r, const struct frame *f, const struct
 		json_array_append_new(cands, candidate_json(&s->res[i]));
 		save_needle(r, s->res[i].needle, is_assert);
 	}
+	if (is_assert && s->n)
+		explain_failure(r, f, &s->res[0], json_string_value(json_object_get(d, "screenshot")),
+				json_array_get(cands, 0));
 	json_object_set_new(d, "needles", cands);
 	if (is_assert && near)
 		json_object_set_new(d, "needs_review", json_true());
 	steps_add(&r->steps, d, ms);
-}
-
-static const char *best_summary(const struct frame_search *s, char *buf, size_t len)
-{
-	const struct match_result *b;
-	double worst = 1.0;
-	size_t i;
-
-	if (s->n == 0) {
-		snprintf(buf, len, "no candidate needles");
-		return buf;
-	}
-	b = &s->res[0];
-	for (i = 0; i < b->nareas; i++)
-		if (b->areas[i].similarity < worst)
-			worst = b->areas[i].similarity;
-	snprintf(buf, len, "best candidate '%s' at %.2f", b->needle->name, b->nareas ? worst : 0.0);
-	return buf;
 }
 
 /* The first frame after seq, waiting until time_mono() reaches until (the
@@ -363,6 +379,45 @@ static int next_frame(struct runner *r, uint64_t seq, double until, struct frame
 	}
 }
 
+/* A check for tags no needle carries, said at once (once in a row for the
+ * same tags: send_key_until_needlematch checks again and again), and with
+ * --interactive the needle offered (once in a row too). 1 when a needle was made (look the
+ * tags up again), 0, negative when the job was interrupted. */
+static int no_needle(struct runner *r, const char *const *tags, size_t ntags, double timeout, int is_assert)
+{
+	const char *check = is_assert ? "assert_screen" : "check_screen";
+	char text[sizeof(r->unknown_tags)], wait[64] = "";
+	size_t i, off = 0;
+	int rc = 0, said;
+
+	for (i = 0; i < ntags && off < sizeof(text); i++) {
+		int w = snprintf(text + off, sizeof(text) - off, "%s'%s'", i ? (i + 1 == ntags ? " or " : ", ") : "",
+				 tags[i]);
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+	said = !strcmp(text, r->unknown_tags);
+	if (!said)
+		r->unknown_offered = 0;
+	snprintf(r->unknown_tags, sizeof(r->unknown_tags), "%s", text);
+	if (timeout > 0)
+		snprintf(wait, sizeof(wait), "waiting out the %g s anyway as os-autoinst does", timeout);
+	if (!said)
+		runner__progress(r, "%s: no needle has tag %s (%zu needles loaded from %s)%s%s", check, text,
+				 needle_set_count(r->needles), r->needles->dir, wait[0] && !r->ask ? "; " : "",
+				 r->ask ? "" : wait);
+	/* Offered once in a row: a declined offer is not made again by each
+	 * round of send_key_until_needlematch. */
+	if (r->ask && !r->unknown_offered && (is_assert || timeout > 0)) {
+		r->unknown_offered = 1;
+		rc = interactive_make_needle(r, tags, ntags, check);
+		if (rc == 0 && wait[0])
+			runner__progress(r, "%s: %s", check, wait);
+	}
+	return rc;
+}
+
 int screen_check(struct runner *r, const char *const *tags, size_t ntags, double timeout,
 		 int is_assert, json_t **match, int *near_miss)
 {
@@ -373,13 +428,22 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	uint64_t searched = UINT64_MAX, searched_full = UINT64_MAX;
 	size_t nn;
 	int rc = 0;
-	char summary[256];
 
 	*match = NULL;
 	*near_miss = 0;
+	r->check_why[0] = '\0';
 	nn = needle_set_find(r->needles, tags, ntags, &needles);
-	if (nn == 0)
-		log_warn("no needle carries the tag(s) asked for; the check can only fail");
+	if (nn == 0) {
+		rc = no_needle(r, tags, ntags, timeout, is_assert);
+		if (rc < 0)
+			goto out;
+		if (rc == 1)
+			nn = needle_set_find(r->needles, tags, ntags, &needles);
+		rc = 0;
+		t0 = time_mono();
+	} else {
+		r->unknown_tags[0] = '\0';
+	}
 	deadline = t0 + (timeout > 0 ? timeout : 0);
 	if (deadline > r->deadline)
 		deadline = r->deadline;
@@ -429,7 +493,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	}
 	*near_miss = s.n ? is_near_miss(r, &s.res[0]) : 0;
 	record_failure(r, f, &s, tags, ntags, is_assert, *near_miss);
-	log_info("no match after %.1fs: %s", time_mono() - t0, best_summary(&s, summary, sizeof(summary)));
+	log_info("no match after %.1fs%s%s", time_mono() - t0, r->check_why[0] ? ": " : "", r->check_why);
 	rc = 0;
 out:
 	vnc_set_watch(r->vnc, 0);
@@ -438,6 +502,11 @@ out:
 		frame_unref(f);
 	free(needles);
 	return rc;
+}
+
+int screen_changed(const struct frame *ref, const struct frame *f, double level)
+{
+	return !ref || image_psnr(ref->img, f->img) < level;
 }
 
 int screen_wait_still(struct runner *r, double stilltime, double timeout, double level)
@@ -468,7 +537,7 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 		if (rc < 0)
 			break;
 		seq = next->seq;
-		if (!ref || image_psnr(ref->img, next->img) < level) {
+		if (screen_changed(ref, next, level)) {
 			/* A real change: restart the still period from this frame. */
 			last_change = time_mono();
 			if (ref)

@@ -23,6 +23,11 @@
 int screen_check(struct runner *r, const char *const *tags, size_t ntags, double timeout,
 		 int is_assert, json_t **match, int *near_miss);
 
+/* wait_still_screen's test of a change: whether frame f differs from ref
+ * by a PSNR under level (ref NULL: always). --explore keeps the frames
+ * that pass it (explore.c), so "distinct" means the same in both. */
+int screen_changed(const struct frame *ref, const struct frame *f, double level);
+
 /* Wait until the screen stays still (PSNR >= level vs the reference) for
  * stilltime seconds. 1 still, 0 timed out, negative VM gone. */
 int screen_wait_still(struct runner *r, double stilltime, double timeout, double level);

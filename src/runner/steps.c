@@ -95,6 +95,24 @@ void steps_text(struct steps *s, const char *title, const char *text, const char
 	free(name);
 }
 
+int steps_save_image(struct steps *s, const char *name, struct image *img)
+{
+	struct frame *f;
+	int rc;
+
+	if (!s->shots) {
+		rc = results_save_image(s->testresults, name, img);
+		image_free(img);
+		return rc;
+	}
+	f = frame_from_image(img);
+	if (!f)
+		return ERR_NOMEM;
+	rc = shots_enqueue(s->shots, name, f);
+	frame_unref(f);
+	return rc;
+}
+
 void steps_dent(struct steps *s)
 {
 	if (!s->m)

@@ -43,6 +43,12 @@ void steps_screenshot(struct steps *s, const struct frame *f, const char *result
  * {"title", "result", "text": its name}. */
 void steps_text(struct steps *s, const char *title, const char *text, const char *result);
 
+/* Save img (ownership taken, freed in every case) as testresults/NAME
+ * with its thumbnail, through the screenshot writer: an image that
+ * belongs to a step, such as a failed check's difference heat-map.
+ * 0 or ERR_NOMEM. */
+int steps_save_image(struct steps *s, const char *name, struct image *img);
+
 /* A soft failure: one more dent, and the module softfailed unless it has
  * failed. */
 void steps_dent(struct steps *s);

@@ -209,6 +209,8 @@ static int do_check(lua_State *L, int is_assert)
 	}
 	runner__progress(r, "%s '%s': no match in %.2fs%s", is_assert ? "assert_screen" : "check_screen",
 			text, time_mono() - t0, near ? " (near miss: needs review)" : "");
+	if (is_assert && r->check_why[0])
+		runner__progress(r, "%s", r->check_why);
 	if (is_assert) {
 		struct module *m = runner__module(r);
 		if (m) {
