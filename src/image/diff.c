@@ -10,18 +10,6 @@
 #include "util/err.h"
 #include "util/banned.h" /* last: after every system header */
 
-/* The needle area behind the k-th area result (results follow the match
- * areas in order), or NULL. */
-static const struct needle_area *match_area(const struct needle *n, size_t k)
-{
-	size_t i;
-
-	for (i = 0; i < n->nareas; i++)
-		if (n->areas[i].type == NEEDLE_AREA_MATCH && k-- == 0)
-			return &n->areas[i];
-	return NULL;
-}
-
 const char *diff_describe(const struct match_result *res, char *buf, size_t len)
 {
 	size_t k, off;
@@ -34,7 +22,7 @@ const char *diff_describe(const struct match_result *res, char *buf, size_t len)
 	if (res->nareas == 0 && off < len)
 		snprintf(buf + off, len - off, " no match area");
 	for (k = 0; k < res->nareas && off < len; k++) {
-		const struct needle_area *na = match_area(res->needle, k);
+		const struct needle_area *na = needle_match_area(res->needle, k);
 		const struct match_area_result *a = &res->areas[k];
 
 		if (!na)
@@ -113,7 +101,7 @@ int diff_image(const struct image *screen, struct needle *n, const struct match_
 	for (i = 0; i < (size_t)img->w * (size_t)img->h * 3; i++)
 		img->px[i] = (uint8_t)(img->px[i] / 4);
 	for (k = 0; k < res->nareas; k++) {
-		const struct needle_area *na = match_area(n, k);
+		const struct needle_area *na = needle_match_area(n, k);
 		const struct match_area_result *a = &res->areas[k];
 		int x, y;
 
@@ -137,7 +125,7 @@ int diff_image(const struct image *screen, struct needle *n, const struct match_
 	}
 	/* Frames last, so no area's heat covers another's frame. */
 	for (k = 0; k < res->nareas; k++)
-		if (match_area(n, k))
+		if (needle_match_area(n, k))
 			frame_rect(img, res->areas[k].x, res->areas[k].y, res->areas[k].w, res->areas[k].h,
 				   res->areas[k].ok);
 	needle_image_drop(n);

@@ -24,17 +24,6 @@ void heatmap_colour(int d, uint8_t rgb[3])
 		rgb[c] = (uint8_t)(ramp[seg][c] + (ramp[seg + 1][c] - ramp[seg][c]) * f + 0.5);
 }
 
-/* The match area k of n, or NULL. */
-static const struct needle_area *match_area(const struct needle *n, size_t k)
-{
-	size_t i;
-
-	for (i = 0; i < n->nareas; i++)
-		if (n->areas[i].type == NEEDLE_AREA_MATCH && k-- == 0)
-			return &n->areas[i];
-	return NULL;
-}
-
 static int inside(int x, int y, int w, int h, int iw, int ih)
 {
 	return x >= 0 && y >= 0 && w > 0 && h > 0 && (long)x + w <= iw && (long)y + h <= ih;
@@ -71,7 +60,7 @@ static uint8_t *grey_blurred(const struct image *img, const struct needle *n, in
 int heatmap_area(const struct image *screen, struct needle *n, size_t k, int sx, int sy,
 		 struct image **out, struct heatmap_stats *st, char *err, size_t errlen)
 {
-	const struct needle_area *a = match_area(n, k);
+	const struct needle_area *a = needle_match_area(n, k);
 	const struct image *nimg;
 	uint8_t *sb = NULL, *nb = NULL;
 	struct image *img = NULL;

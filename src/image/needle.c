@@ -858,6 +858,16 @@ size_t needle_set_count(const struct needle_set *set)
 	return set ? set->n : 0;
 }
 
+const struct needle_area *needle_match_area(const struct needle *n, size_t k)
+{
+	size_t i;
+
+	for (i = 0; i < n->nareas; i++)
+		if (n->areas[i].type == NEEDLE_AREA_MATCH && k-- == 0)
+			return &n->areas[i];
+	return NULL;
+}
+
 struct needle *needle_set_get(const struct needle_set *set, const char *name)
 {
 	size_t lo = 0, hi = set->n;

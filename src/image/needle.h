@@ -111,6 +111,9 @@ void needle_set_release(struct needle_set *set);
 size_t needle_set_count(const struct needle_set *set);
 /* Needle by name (borrowed) or NULL. */
 struct needle *needle_set_get(const struct needle_set *set, const char *name);
+/* The k-th match area of n (a match result's areas follow them in order),
+ * or NULL. */
+const struct needle_area *needle_match_area(const struct needle *n, size_t k);
 
 /* Needles matching any of the tag expressions (OR); each expression is
  * space-separated tags that must all be present (AND). *out is a new array
