@@ -187,6 +187,7 @@ const struct api_route web_routes[] = {
 	{ "GET", "/tests/latest", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/tests/#", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/tests/#/live", AUTH_PUBLIC, page, NULL },
+	{ "GET", "/tests/#/modules/*/steps/#/edit", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/group_overview/#", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/admin/*", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/admin/job_templates/#", AUTH_PUBLIC, page, NULL },
