@@ -811,6 +811,7 @@ static int commit(const struct needle_edit_save *s, const char *dir, json_t *o, 
 	const char *add[] = { "add", "--", jname, pname };
 	const char *ci[] = { "-c", "user.name=vigil", "-c", "user.email=vigil@localhost", "commit", "-q",
 			     "--no-verify", author, "-m", text, "--", jname, pname };
+	const char *same[] = { "diff", "--cached", "--quiet", "--", jname, pname };
 	static const char *const head[] = { "rev-parse", "HEAD" };
 	struct buf b;
 	int rc;
@@ -823,7 +824,12 @@ static int commit(const struct needle_edit_save *s, const char *dir, json_t *o, 
 		snprintf(text, sizeof(text), "%s", s->message);
 	else
 		snprintf(text, sizeof(text), "%s for %s", s->name, s->job_name ? s->job_name : "a job");
-	if ((rc = git(dir, add, 4, NULL, msg, msglen)) || (rc = git(dir, ci, 13, NULL, msg, msglen)) ||
+	if ((rc = git(dir, add, 4, NULL, msg, msglen)))
+		goto out;
+	/* The same bytes saved again: nothing to commit (git would fail). */
+	if (git(dir, same, 6, NULL, msg, msglen) == 0)
+		goto out;
+	if ((rc = git(dir, ci, 13, NULL, msg, msglen)) ||
 	    (rc = git(dir, head, 2, &b, msg, msglen)) || (rc = buf_append(&b, "", 1)))
 		goto out;
 	b.data[strcspn((char *)b.data, "\n")] = '\0';
