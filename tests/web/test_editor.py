@@ -19,6 +19,7 @@ from weblib import Server, Browser, check, VIGIL
 from test_auth import sign_in
 
 OP = ('needleop', 'needleop-password')
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def prepare(data):
@@ -57,6 +58,30 @@ def drag(b, canvas, fx, fy, tx, ty):
     ActionChains(b.d).move_to_element_with_offset(canvas, int(fx * w - cx), int(fy * w - cy)).click_and_hold() \
         .move_by_offset(int((tx - fx) * w / 2), int((ty - fy) * w / 2)) \
         .move_by_offset(int((tx - fx) * w / 2), int((ty - fy) * w / 2)).release().perform()
+
+
+def check_needle_pm(s, job, nd):
+    """A needle saved by the server (an operator's API key) loads in
+    os-autoinst's own needle.pm and its tinycv matcher says on another
+    screenshot what vigil's live match says."""
+    needle = {'tags': ['web-countdown'], 'properties': [],
+              'area': [{'xpos': 30, 'ypos': 245, 'width': 420, 'height': 60, 'type': 'match', 'match': 90, 'margin': 20},
+                       {'xpos': 100, 'ypos': 250, 'width': 30, 'height': 10, 'type': 'exclude'}]}
+    st, j = s.api('POST', f'/tests/{job}/modules/nearmiss/steps/1',
+                  {'json': json.dumps(needle), 'needlename': 'web-countdown'})
+    check('saved through the API with a key', st == 200 and j['json'] == 'web-countdown.json', (st, j))
+    shot = os.path.join(s.data, 'testresults', str(job), 'boot-1.png')
+    out = subprocess.run(['perl', os.path.join(HERE, '..', 'integration', 'needle_pm_match.pl'), nd,
+                          'web-countdown.json', shot], capture_output=True, text=True)
+    pm = json.loads(out.stdout) if out.returncode == 0 else None
+    check('os-autoinst\'s needle.pm loads it (name, tags)', pm and pm['name'] == 'web-countdown'
+          and pm['tags'] == ['web-countdown'], out.stderr[-400:])
+    st, v = post_json(s, f'/api/v1/jobs/{job}/needle_match',
+                      {'module': 'boot', 'step': 1, 'image': 'web-countdown.json', 'needle': needle})
+    check('tinycv and vigil agree on another screenshot: ok, position, similarity',
+          pm and st == 200 and pm['ok'] == v['match'] and len(pm['areas']) == len(v['areas'])
+          and all(a['x'] == b['x'] and a['y'] == b['y'] and abs(a['similarity'] * 100 - b['similarity']) < 0.01
+                  for a, b in zip(pm['areas'], v['areas'])), (pm, v))
 
 
 def run():
@@ -160,6 +185,8 @@ def run():
         except urllib.error.HTTPError as e:
             code = e.code
         check('saving unsigned: 403', code == 403, code)
+
+        check_needle_pm(s, job, nd)
 
         bad = '%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E'
         b.get(f'/tests/{job}/modules/{bad}/steps/1/edit')
