@@ -60,28 +60,34 @@ def drag(b, canvas, fx, fy, tx, ty):
         .move_by_offset(int((tx - fx) * w / 2), int((ty - fy) * w / 2)).release().perform()
 
 
-def check_needle_pm(s, job, nd):
+def check_needle_pm(s):
     """A needle saved by the server (an operator's API key) loads in
-    os-autoinst's own needle.pm and its tinycv matcher says on another
-    screenshot what vigil's live match says."""
-    needle = {'tags': ['web-countdown'], 'properties': [],
-              'area': [{'xpos': 30, 'ypos': 245, 'width': 420, 'height': 60, 'type': 'match', 'match': 90, 'margin': 20},
-                       {'xpos': 100, 'ypos': 250, 'width': 30, 'height': 10, 'type': 'exclude'}]}
-    st, j = s.api('POST', f'/tests/{job}/modules/nearmiss/steps/1',
-                  {'json': json.dumps(needle), 'needlename': 'web-countdown'})
-    check('saved through the API with a key', st == 200 and j['json'] == 'web-countdown.json', (st, j))
-    shot = os.path.join(s.data, 'testresults', str(job), 'boot-1.png')
-    out = subprocess.run(['perl', os.path.join(HERE, '..', 'integration', 'needle_pm_match.pl'), nd,
-                          'web-countdown.json', shot], capture_output=True, text=True)
-    pm = json.loads(out.stdout) if out.returncode == 0 else None
-    check('os-autoinst\'s needle.pm loads it (name, tags)', pm and pm['name'] == 'web-countdown'
-          and pm['tags'] == ['web-countdown'], out.stderr[-400:])
-    st, v = post_json(s, f'/api/v1/jobs/{job}/needle_match',
-                      {'module': 'boot', 'step': 1, 'image': 'web-countdown.json', 'needle': needle})
-    check('tinycv and vigil agree on another screenshot: ok, position, similarity',
-          pm and st == 200 and pm['ok'] == v['match'] and len(pm['areas']) == len(v['areas'])
-          and all(a['x'] == b['x'] and a['y'] == b['y'] and abs(a['similarity'] * 100 - b['similarity']) < 0.01
-                  for a, b in zip(pm['areas'], v['areas'])), (pm, v))
+    os-autoinst's own needle.pm, and on the job's other screenshots its
+    tinycv matcher says what vigil's live match says (ok, where, how well)."""
+    grub = next(j['id'] for j in s.fixture_jobs if j['test'] == 'grub')
+    nd = os.path.join(s.data, 'tests', 'grub', 'needles')
+    needle = {'tags': ['menu-edited'], 'properties': [],
+              'area': [{'xpos': 18, 'ypos': 62, 'width': 400, 'height': 145, 'type': 'match', 'match': 90, 'margin': 20},
+                       {'xpos': 30, 'ypos': 88, 'width': 200, 'height': 16, 'type': 'exclude'}]}
+    st, j = s.api('POST', f'/tests/{grub}/modules/menu/steps/1', {'json': json.dumps(needle), 'needlename': 'menu-edited'})
+    check('saved through the API with a key', st == 200 and j['json'] == 'menu-edited.json', (st, j))
+    sims, agree = [], True
+    for step in (1, 5, 8):
+        shot = os.path.join(s.data, 'testresults', str(grub), f'menu-{step}.png')
+        out = subprocess.run(['perl', os.path.join(HERE, '..', 'integration', 'needle_pm_match.pl'), nd,
+                              'menu-edited.json', shot], capture_output=True, text=True)
+        pm = json.loads(out.stdout) if out.returncode == 0 else None
+        if step == 1:
+            check('os-autoinst\'s needle.pm loads it (name, tags)', pm and pm['name'] == 'menu-edited'
+                  and pm['tags'] == ['menu-edited'], out.stderr[-400:])
+        st, v = post_json(s, f'/api/v1/jobs/{grub}/needle_match',
+                          {'module': 'menu', 'step': step, 'image': 'menu-edited.json', 'needle': needle})
+        ok = pm and st == 200 and pm['ok'] == v['match'] and len(pm['areas']) == len(v['areas']) and all(
+            a['x'] == b['x'] and a['y'] == b['y'] and abs(a['similarity'] * 100 - b['similarity']) < 0.01
+            for a, b in zip(pm['areas'], v['areas']))
+        agree = agree and ok
+        sims.append((step, pm and pm['areas'][0]['similarity'], st == 200 and v['areas'][0]['similarity']))
+    check('tinycv and vigil agree on three screenshots, not all alike', agree and len({x[1] for x in sims}) > 1, sims)
 
 
 def run():
@@ -186,7 +192,7 @@ def run():
             code = e.code
         check('saving unsigned: 403', code == 403, code)
 
-        check_needle_pm(s, job, nd)
+        check_needle_pm(s)
 
         bad = '%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E'
         b.get(f'/tests/{job}/modules/{bad}/steps/1/edit')
