@@ -14,7 +14,7 @@ allowed() { # allowed MODULE: the modules its files may include
 	vm) echo "util image vm" ;;
 	video) echo "util image video" ;;
 	runner) echo "util image vm video runner" ;;
-	server) echo "util net server" ;;
+	server) echo "util image net server" ;; # image: the needle editor's live match (needle_edit.c)
 	worker) echo "util net worker" ;;
 	cmd) echo "util image net vm video runner server worker cmd" ;;
 	*) echo "" ;;
