@@ -13,6 +13,7 @@ const PAGES = [
 	[/^\/tests\/latest\/?$/, './page-job.js', 'Job'],
 	[/^\/tests\/(\d+)\/?$/, './page-job.js', 'Job'],
 	[/^\/tests\/(\d+)\/live\/?$/, './page-live.js', 'Live view'],
+	[/^\/tests\/(\d+)\/modules\/([^/]+)\/steps\/(\d+)\/edit\/?$/, './page-needle-edit.js', 'Needle editor'],
 	[/^\/group_overview\/(\d+)\/?$/, './page-group.js', 'Job group'],
 	[/^\/admin\/job_templates\/(\d+)\/?$/, './page-templates.js', 'Job templates'],
 	[/^\/admin\/auditlog\/?$/, './page-auditlog.js', 'Audit log'],

@@ -229,6 +229,8 @@ function stepView(ctx, st) {
 		d.tags && !d.area ? h('span', { class: 'muted' }, 'tags: ', d.tags.join(', ')) : null,
 		d.line && st.mod.source ? h('a', { href: `#source/${encodeURIComponent(st.mod.name)}/${d.line}`, class: 'job-sv-line' },
 			`${st.mod.source.file}:${d.line}`) : null,
+		d.screenshot && ctx.pngs.has(d.screenshot) ? h('a', { class: 'job-sv-edit',
+			href: `/tests/${ctx.id}/modules/${encodeURIComponent(st.mod.name)}/steps/${st.n}/edit` }, 'Edit needle') : null,
 	];
 	const view = h('div', { class: 'job-stepview', dataset: { module: st.mod.name, step: st.n }, tabindex: '-1' },
 		h('div', { class: 'job-sv-head' },

@@ -511,6 +511,24 @@ void needle_image_drop(struct needle *n)
 	n->img_state = 0;
 }
 
+int needle_image_adopt(struct needle *n, struct image *img)
+{
+	size_t i;
+
+	if (!img)
+		return ERR_INVALID;
+	needle_image_drop(n);
+	for (i = 0; i < n->nareas; i++) {
+		const struct needle_area *a = &n->areas[i];
+		if (a->type == NEEDLE_AREA_EXCLUDE && a->x >= 0 && a->y >= 0 && (long)a->x + a->w <= img->w &&
+		    (long)a->y + a->h <= img->h)
+			image_fill_rect(img, a->x, a->y, a->w, a->h, 0, 255, 0);
+	}
+	n->img = img;
+	n->img_state = 1;
+	return 0;
+}
+
 int needle_has_tag(const struct needle *n, const char *tag)
 {
 	size_t i;

@@ -76,6 +76,12 @@ int needle_image(struct needle *n, const struct image **out, char *err, size_t e
  * the matcher calls this once it has prepared the needle's areas. */
 void needle_image_drop(struct needle *n);
 
+/* Give n the image its PNG would hold (takes ownership of img, which
+ * must not be NULL): exclude areas are painted as needle_image paints
+ * them, and the matcher uses it without a file (the needle editor's draft
+ * needle). 0 or ERR_INVALID (img NULL). */
+int needle_image_adopt(struct needle *n, struct image *img);
+
 /* Whether the needle carries tag (exact string). */
 int needle_has_tag(const struct needle *n, const char *tag);
 /* Whether it carries every space-separated tag of expr (AND). */

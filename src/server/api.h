@@ -151,6 +151,7 @@ extern const struct api_route web_routes[];
 extern const struct api_route api_users_routes[];
 extern const struct api_route api_audit_routes[];
 extern const struct api_route api_rejudge_routes[];
+extern const struct api_route api_needle_edit_routes[];
 
 /* A request header (name case-insensitive) or cookie; NULL when absent.
  * Borrowed for the request (server.c). */

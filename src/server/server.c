@@ -122,7 +122,7 @@ struct conn_req {
 static const struct api_route *const route_tables[] = {
 	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes, api_assets_routes,
 	api_comments_routes, api_yaml_routes, api_live_routes, api_needles_routes, web_routes, api_users_routes,
-	api_audit_routes, api_rejudge_routes,
+	api_audit_routes, api_rejudge_routes, api_needle_edit_routes,
 };
 
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
@@ -800,6 +800,9 @@ static bool route_writes(const char *method, const char *url)
 		return false;
 	/* A re-judge reads and computes: other writers must not wait for it. */
 	if (!strcmp(method, "POST") && route_match("/api/v1/jobs/#/rejudge", url, &id, name))
+		return false;
+	/* The needle editor's live match only reads, at the pace of a drag. */
+	if (!strcmp(method, "POST") && route_match("/api/v1/jobs/#/needle_match", url, &id, name))
 		return false;
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
 		return true;

@@ -294,6 +294,7 @@ const struct api_route web_routes[] = {
 	{ "GET", "/tests/latest", AUTH_PUBLIC, page, "/page-job.js" },
 	{ "GET", "/tests/#", AUTH_PUBLIC, page, "/page-job.js" },
 	{ "GET", "/tests/#/live", AUTH_PUBLIC, page, "/page-live.js" },
+	{ "GET", "/tests/#/modules/*/steps/#/edit", AUTH_PUBLIC, page, "/page-needle-edit.js" },
 	{ "GET", "/group_overview/#", AUTH_PUBLIC, page, "/page-group.js" },
 	{ "GET", "/admin/auditlog", AUTH_PUBLIC, page, "/page-auditlog.js" },
 	{ "GET", "/admin/job_templates/#", AUTH_PUBLIC, page, "/page-templates.js" },

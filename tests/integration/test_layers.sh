@@ -14,7 +14,7 @@ allowed() { # allowed MODULE: the modules its files may include
 	vm) echo "util image vm" ;;
 	video) echo "util image video" ;;
 	runner) echo "util image vm video runner" ;;
-	server) echo "util image net server" ;; # image: re-judging and heat-maps use the matcher
+	server) echo "util image net server" ;; # image: re-judging, heat-maps and the needle editor use the matcher
 	worker) echo "util net worker" ;;
 	cmd) echo "util image net vm video runner server worker cmd" ;;
 	*) echo "" ;;
