@@ -300,12 +300,15 @@ int rerun_finish(struct db *db, const char *data_dir, int64_t id, char *result, 
 	}
 	/* The modules before the resume point the runner reported skipped. */
 	json_array_foreach(json_object_get(res, "modules"), i, m) {
-		const char *name = json_string_value(json_object_get(m, "name"));
+		const char *mname = json_string_value(json_object_get(m, "name"));
 		json_t *o = json_array_get(json_object_get(old, "modules"), i);
+		char name[LIMIT_ARTEFACT_NAME + 1];
 		const char *oname = json_string_value(json_object_get(o, "name"));
 		const char *ores = json_string_value(json_object_get(o, "result"));
-		if (!name || !strcmp(name, resume))
+		if (!mname || !strcmp(mname, resume))
 			break;
+		/* m goes when the old module takes its place: its name is kept. */
+		snprintf(name, sizeof(name), "%s", mname);
 		const char *now = json_string_value(json_object_get(m, "result"));
 		if (!now || strcmp(now, "skip") || !oname || strcmp(oname, name))
 			continue;
