@@ -64,6 +64,7 @@ struct job_run {
 	struct uploaded *files;
 	size_t nfiles;
 	const char *log;         /* the runner's output (runner-output.txt) */
+	const char *resume;      /* the module a re-run resumes at (borrowed from the job), or NULL */
 	struct live_relay live;  /* someone watches: frames in live posts */
 };
 
@@ -693,6 +694,7 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 	json_t *order = tr ? read_json(tr, "test_order.json") : NULL, *res = json_object(), *m, *body;
 	char target[128], err[512], *text;
 	const char *current = NULL;
+	bool before_resume = r->resume != NULL;
 	long st = 0;
 	size_t i;
 	int rc = 0;
@@ -703,12 +705,17 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 		json_t *mr;
 		if (!name)
 			continue;
+		if (before_resume && !strcmp(name, r->resume))
+			before_resume = false;
 		snprintf(fn, sizeof(fn), "result-%s.json", name);
 		mr = read_json(tr, fn);
 		if (mr) {
 			json_object_set_new(res, name, json_pack("{s:O?,s:O?}", "result", json_object_get(mr, "result"),
 								 "dents", json_object_get(mr, "dents")));
 			json_decref(mr);
+		} else if (before_resume) {
+			/* Resumed after it: the server copies it from the old job at the end. */
+			json_object_set_new(res, name, json_pack("{s:s}", "result", "skip"));
 		} else if (!current) {
 			current = name;
 			json_object_set_new(res, name, json_pack("{s:s}", "result", "running"));
@@ -921,7 +928,7 @@ static void run_job(struct worker *w, json_t *job)
 		snprintf(why, sizeof(why), "setup failure: out of memory");
 		goto done;
 	}
-	resume = resume_setup(w, &r, json_object_get(job, "resume"), vmdir);
+	r.resume = resume = resume_setup(w, &r, json_object_get(job, "resume"), vmdir);
 	r.pid = spawn_runner(w, distri, vars, r.out, log, vmdir, resume);
 	if (r.pid < 0) {
 		snprintf(why, sizeof(why), "setup failure: fork: %s", strerror(errno));

@@ -14,7 +14,7 @@ new_keys
 mkdir -p "$DATA/tests"
 cp -r tests/integration/distri-rerun "$DATA/tests/rerun"
 cp -r examples/grub/needles "$DATA/tests/rerun/needles"
-start_server --rerun-wait 20 # the pinned worker takes its job within a second or two; the gone one never
+start_server --rerun-wait 12 # the pinned worker takes its job within a second or two; the gone one never
 check "server answers" curl -sf -o /dev/null "$URL/api/v1/jobs"
 
 # held WORKER_ID JOB: the server says the worker keeps the job's disks.

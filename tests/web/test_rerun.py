@@ -39,6 +39,7 @@ def run():
         link = tag.find_element('css selector', 'a')
         check('a copied module says where it came from', tag.text == f'copied from t#{fail}', tag.text)
         check('... with a link to that job', link.get_attribute('href').endswith(f'/tests/{fail}'))
+        b.shot('rerun-copied')
 
         b.get(f'/tests/{fail}')
         b.wait_for('.job-module')
