@@ -100,6 +100,7 @@ export async function loadJob(id) {
 			details: Array.isArray(r.details) ? r.details : [], haveResults: !!results[i],
 			needsReview: r.needs_review === true, failMessage: r.fail_message || null,
 			time: r.execution_time, source: r.source || null, steps: [],
+			copiedFrom: Number.isInteger(r.copied_from) ? r.copied_from : null, // re-run from a milestone
 		};
 		mod.details.forEach((d, k) => {
 			const st = { mod, n: k + 1, d, index: ctx.steps.length };

@@ -10,6 +10,7 @@
 import { h, replace, resultClass } from './dom.js';
 import { imageUrl, thumbUrl, fileText, needleJson, needlePng, stepResult, stepSimilarity, stepTime } from './job-data.js';
 import { explainStep } from './job-explain.js';
+import { rerunParts } from './job-rerun.js';
 
 // The size the runner normalises screens to (XRES x YRES); a picture of
 // another size is measured when it loads.
@@ -132,7 +133,8 @@ function moduleSection(ctx, mod) {
 			mod.needsReview ? h('span', { class: 'job-tag job-review' }, 'near miss: needs review') : null,
 			flagTags(mod),
 			Number.isFinite(mod.time) ? h('span', { class: 'muted job-module-time' }, `${mod.time} s`) : null,
-			mod.source ? h('a', { href: `#source/${encodeURIComponent(mod.name)}`, class: 'job-module-src' }, 'source') : null),
+			mod.source ? h('a', { href: `#source/${encodeURIComponent(mod.name)}`, class: 'job-module-src' }, 'source') : null,
+			rerunParts(ctx, mod)),
 		mod.failMessage ? h('p', { class: 'job-fail-msg' }, mod.failMessage) : null,
 		mod.steps.length ? h('div', { class: 'job-steps' }, mod.steps.map(st => tile(ctx, st)))
 			: h('p', { class: 'muted job-nosteps' }, mod.haveResults ? 'No steps recorded.' : 'Not run.'));

@@ -19,7 +19,7 @@
 static const char serve_usage[] =
 	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N]\n"
 	"                   [--per-ip N] [--threads N] [--header-timeout S]\n"
-	"                   [--secure-cookies] [-v]\n"
+	"                   [--secure-cookies] [--rerun-wait S] [-v]\n"
 	"\n"
 	"Serves openQA's REST API (/api/v1: jobs, isos, machines, products,\n"
 	"test_suites, job_groups, job_templates, workers, assets) from the SQLite\n"
@@ -48,6 +48,9 @@ static const char serve_usage[] =
 	"  --secure-cookies    send the sign-in cookie with Secure, so browsers\n"
 	"                      return it over HTTPS only: set it when a TLS proxy\n"
 	"                      serves vigil (vigil itself speaks plain HTTP)\n"
+	"  --rerun-wait S      a job re-run from a milestone waits S seconds for\n"
+	"                      the worker keeping the snapshot, then any worker\n"
+	"                      runs it in full (default 600)\n"
 	"  -v, --verbose       log every request at debug level\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -74,6 +77,7 @@ int cmd_serve(int argc, char **argv)
 		{ "threads", required_argument, NULL, 'j' },
 		{ "header-timeout", required_argument, NULL, 'H' },
 		{ "secure-cookies", no_argument, NULL, 'S' },
+		{ "rerun-wait", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -120,6 +124,11 @@ int cmd_serve(int argc, char **argv)
 			break;
 		case 'S':
 			cfg.secure_cookies = true;
+			break;
+		case 'R':
+			if (!opt_number("rerun-wait", optarg, 1, 86400, " seconds", &n))
+				return 2;
+			cfg.rerun_wait_s = n;
 			break;
 		case 'v':
 			log_set_stderr_level(LOG_DEBUG);

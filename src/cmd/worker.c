@@ -9,12 +9,14 @@
 #include "cmd/cmd.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "worker/snapkeep.h"
 #include "worker/worker.h"
 #include "util/banned.h" /* last: after every system header */
 
 static const char worker_usage[] =
 	"usage: vigil worker --host URL --apikey KEY --apisecret SECRET [--class C1,C2]\n"
-	"                    [--pool DIR] [--instance N] [-v]\n"
+	"                    [--pool DIR] [--instance N] [--keep-snapshots S]\n"
+	"                    [--snapshot-cap MB] [-v]\n"
 	"\n"
 	"Registers with a 'vigil serve' server, waits for jobs whose WORKER_CLASS it\n"
 	"offers, runs each with 'vigil run', posts status, uploads the results\n"
@@ -29,6 +31,11 @@ static const char worker_usage[] =
 	"                    and assets (default ./pool/<instance>)\n"
 	"  --instance N      instance number on this host (default 1)\n"
 	"  --hostname NAME   the host name to register as (default: this machine's)\n"
+	"  --keep-snapshots S  keep the disks of a job that saved a milestone\n"
+	"                    snapshot S seconds in POOL/snapshots, for a re-run\n"
+	"                    from it (default 3600; 0: keep none)\n"
+	"  --snapshot-cap MB the kept disks take at most MB MiB, oldest evicted\n"
+	"                    first (default 4096; 0: keep none)\n"
 	"  -v, --verbose     debug messages\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -52,11 +59,14 @@ int cmd_worker(int argc, char **argv)
 		{ "pool", required_argument, NULL, 'p' },
 		{ "instance", required_argument, NULL, 'i' },
 		{ "hostname", required_argument, NULL, 'n' },
+		{ "keep-snapshots", required_argument, NULL, 'K' },
+		{ "snapshot-cap", required_argument, NULL, 'C' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe" };
+	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe", SNAPKEEP_DEFAULT_S,
+				     SNAPKEEP_DEFAULT_CAP_MB };
 	char pool[64];
 	struct sigaction sa;
 	int c;
@@ -75,6 +85,16 @@ int cmd_worker(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'K':
+		case 'C': {
+			long *v = c == 'K' ? &cfg.keep_snapshots_s : &cfg.snapshot_cap_mb;
+			if (str_to_long(optarg, v) || *v < 0 || *v > 10000000) {
+				fprintf(stderr, "vigil worker: --%s '%s': expected a number 0..10000000\n",
+					c == 'K' ? "keep-snapshots" : "snapshot-cap", optarg);
+				return 2;
+			}
+			break;
+		}
 		case 'v': log_set_stderr_level(LOG_DEBUG); break;
 		case 'h': fputs(worker_usage, stdout); return 0;
 		default: fputs(worker_usage, stderr); return 2;

@@ -89,6 +89,7 @@ struct api_req {
 	const char *client_addr;         /* the client's address as text */
 	struct login_limit *login_limit; /* failed sign-ins (the server's, shared, locked inside) */
 	bool secure_cookies;             /* cookies go out with Secure (serve --secure-cookies) */
+	long rerun_wait_s;               /* how long a pinned re-run waits for its worker (serve --rerun-wait) */
 	struct livestream *streams; /* the live view's event streams (the server's, shared) */
 	struct MHD_Connection *con; /* the request's connection: api_header, api_cookie, streamed answers */
 	uint64_t client;        /* the client's address as a hash */
@@ -142,6 +143,7 @@ extern const struct api_route api_jobs_routes[];
 extern const struct api_route api_isos_routes[];
 extern const struct api_route api_tables_routes[];
 extern const struct api_route api_workers_routes[];
+extern const struct api_route api_rerun_routes[];
 extern const struct api_route api_comments_routes[];
 extern const struct api_route api_yaml_routes[];
 extern const struct api_route api_assets_routes[];

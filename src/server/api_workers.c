@@ -6,9 +6,13 @@
  *
  *   method path                               level     what
  *   POST   /api/v1/workers                    operator  register host, instance, worker_class → {"id"} (openQA)
- *   GET    /api/v1/workers                    public    {"workers": [...]} (openQA)
+ *   GET    /api/v1/workers                    public    {"workers": [...]} (openQA; vigil adds "snapshots":
+ *                                                       the jobs whose disks each keeps)
  *   GET    /api/v1/workers/<id>/work?timeout=S operator long poll (vigil): {"job": {...}} or {"job": null}
- *                                                       after S s (default 30, at most 60)
+ *                                                       after S s (default 30, at most 60); snapshots=ID,...
+ *                                                       the jobs whose disks the worker keeps (rerun.c); a
+ *                                                       re-run pinned to it comes with "resume": {"module",
+ *                                                       "job_id"}
  *   POST   /api/v1/jobs/<id>/status           operator  JSON {"status": {worker_id, test_order, result,
  *                                                       uploading}} → {"result": 1, "command": "cancel"|...} (openQA)
  *   POST   /api/v1/jobs/<id>/artefact?file=N  operator  raw body (streamed to disk) stored as
@@ -38,6 +42,7 @@
 #include "server/distri.h"
 #include "server/jobs.h"
 #include "server/needles.h"
+#include "server/rerun.h"
 #include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
@@ -88,7 +93,13 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 
 static void workers_list(struct api_req *req, struct api_resp *out)
 {
-	api_json(out, workers_list_json(req->db));
+	json_t *all = workers_list_json(req->db), *w;
+	size_t i;
+
+	/* vigil: the jobs whose disks each worker keeps (re-run from a milestone). */
+	json_array_foreach(json_object_get(all, "workers"), i, w)
+		json_object_set_new(w, "snapshots", rerun_held_json(req->db, json_integer_value(json_object_get(w, "id"))));
+	api_json(out, all);
 }
 
 static void worker_work(struct api_req *req, struct api_resp *out)
@@ -109,8 +120,11 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 		return;
 	}
 	if (*req->poll_deadline_ms == 0) {
+		const char *held = params_get(&req->params, "snapshots");
 		int n = 0;
 		char reason[128];
+		if (held && rerun_record_held(req->db, req->id, held))
+			log_warn("worker %lld: snapshots '%s' not recorded", (long long)req->id, held);
 		/* A worker asking for work holds none: whatever the database still
 		 * gives it was lost on the way (a crash between jobs). */
 		snprintf(reason, sizeof(reason), "abandoned: worker %lld asked for new work", (long long)req->id);
@@ -119,10 +133,15 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 	}
 	rc = sched_pick(req->db, req->id, &job_id);
 	if (rc == 0) {
+		char *module = NULL;
+		int64_t from = 0;
 		if (jobs_to_json(req->db, job_id, false, &job)) {
 			api_error(out, 500, "cannot read job %lld", (long long)job_id);
 			return;
 		}
+		if (!rerun_resume_of(req->db, job_id, &module, &from) && module)
+			json_object_set_new(job, "resume", json_pack("{s:s,s:I}", "module", module, "job_id", (json_int_t)from));
+		free(module);
 		api_json(out, json_pack("{s:o}", "job", job));
 		return;
 	}
@@ -290,7 +309,7 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	const char *reason = params_get(&req->params, "reason");
 	const char *wid = params_get(&req->params, "worker_id");
 	int64_t worker = 0;
-	char msg[256];
+	char msg[256], folded[32];
 	const char *why;
 	json_t *outcome;
 	int rc;
@@ -303,6 +322,12 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	}
 	if (worker)
 		(void)workers_seen(req->db, worker, now_s());
+	/* A re-run from a milestone: its earlier modules come from the old job. */
+	snprintf(folded, sizeof(folded), "%s", result ? result : "");
+	if ((rc = rerun_finish(req->db, req->data_dir, req->id, folded, sizeof(folded))))
+		log_warn("job %lld: modules not copied from the job it resumed: %s", (long long)req->id, err_str(rc));
+	else if (result)
+		result = folded;
 	rc = workers_job_done(req->db, req->id, worker, result, reason, msg, sizeof(msg));
 	if (reply_job_error(req, out, rc, msg, "finish"))
 		return;

@@ -218,6 +218,20 @@ const struct db_migration db__migrations_sqlite[] = {
 	  /* The user who wrote a comment (signed in, or through their own API
 	   * key): they may edit it from a page or with any of their keys. */
 	  "ALTER TABLE comments ADD COLUMN user_id INTEGER REFERENCES users(id) ON DELETE SET NULL;" },
+	{ 9,
+	  /* Re-run from a milestone (rerun.c): a job made by rerun_from
+	   * resumes at module resume_from from the kept disks of job
+	   * resume_job_id; while resume_worker_id is set only that worker gets
+	   * it, until resume_deadline (epoch s). worker_snapshots: the jobs
+	   * whose disks a worker said it keeps, as of its last work poll. */
+	  "ALTER TABLE jobs ADD COLUMN resume_from TEXT;"
+	  "ALTER TABLE jobs ADD COLUMN resume_job_id INTEGER;"
+	  "ALTER TABLE jobs ADD COLUMN resume_worker_id INTEGER;"
+	  "ALTER TABLE jobs ADD COLUMN resume_deadline INTEGER;"
+	  "CREATE TABLE worker_snapshots ("
+	  " worker_id INTEGER NOT NULL REFERENCES workers(id) ON DELETE CASCADE,"
+	  " job_id INTEGER NOT NULL,"
+	  " PRIMARY KEY (worker_id, job_id));" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

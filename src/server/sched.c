@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /* sched.c - the scheduler: which scheduled, unblocked job a worker gets
  * (WORKER_CLASS values all offered, lowest priority number first, then
- * lowest id) and its assignment. Reads worker and job rows, writes only the
- * assignment; never called with a transaction open by the caller. */
+ * lowest id) and its assignment. A re-run pinned to a worker (rerun.c) is
+ * offered only to that worker until its pin is released. Reads worker and
+ * job rows, writes the assignment and released pins; never called with a
+ * transaction open by the caller. */
 #define LOG_MODULE "sched"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "server/db.h"
+#include "server/rerun.h"
 #include "server/sched.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -81,8 +85,14 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 		return rc == 0 ? ERR_NOT_FOUND : rc;
 	if (!offered)
 		return ERR_NOMEM;
+	{
+		int released = 0;
+		if ((rc = rerun_release_due(db, (int64_t)time(NULL), &released)))
+			goto out;
+	}
 	rc = db_prepare(db, &st, "SELECT id FROM jobs WHERE state = 'scheduled' AND blocked_by_id IS NULL"
-			" ORDER BY priority, id LIMIT ?", "i", (int64_t)SCHED_SCAN_LIMIT);
+			" AND (resume_worker_id IS NULL OR resume_worker_id = ?)"
+			" ORDER BY priority, id LIMIT ?", "ii", worker_id, (int64_t)SCHED_SCAN_LIMIT);
 	if (rc)
 		goto out;
 	while ((rc = db_step(st)) == 1 && count < SCHED_SCAN_LIMIT)

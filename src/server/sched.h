@@ -22,8 +22,10 @@ bool sched_classes_match(const char *offered, const char *const *needed, size_t 
 
 /* Assign to worker_id the scheduled, unblocked job of lowest priority number
  * (then lowest id) whose WORKER_CLASS values the worker all offers: state
- * assigned, assigned_worker_id set. 0 and *job_id, ERR_NOT_FOUND when none
- * fits, or a db error. */
+ * assigned, assigned_worker_id set. A re-run pinned to another worker is
+ * not offered; pins past their deadline or whose worker no longer keeps the
+ * snapshot are released first (rerun_release_due). 0 and *job_id,
+ * ERR_NOT_FOUND when none fits, or a db error. */
 int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id);
 
 #endif

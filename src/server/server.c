@@ -44,6 +44,7 @@
 #include "server/rejudge.h"
 #include "server/watch.h"
 #include "server/web.h"
+#include "server/rerun.h"
 #include "server/resp_cache.h"
 #include "server/server.h"
 #include "util/buf.h"
@@ -89,6 +90,7 @@ struct server {
 	struct watch_map live;    /* watched jobs, shared by the handlers */
 	struct login_limit login_limit; /* failed sign-ins, shared by the handlers */
 	bool secure_cookies;
+	long rerun_wait_s;         /* serve --rerun-wait */
 	struct livestream *streams; /* the live view's event streams */
 	struct rejudge_store *rejudge; /* the last re-judge per job */
 };
@@ -122,7 +124,7 @@ struct conn_req {
 static const struct api_route *const route_tables[] = {
 	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes, api_assets_routes,
 	api_comments_routes, api_yaml_routes, api_live_routes, api_needles_routes, web_routes, api_users_routes,
-	api_audit_routes, api_rejudge_routes, api_needle_edit_routes,
+	api_audit_routes, api_rejudge_routes, api_needle_edit_routes, api_rerun_routes,
 };
 
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
@@ -545,6 +547,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	req.client_addr = addr;
 	req.login_limit = &s->login_limit;
 	req.secure_cookies = s->secure_cookies;
+	req.rerun_wait_s = s->rerun_wait_s;
 	req.streams = s->streams;
 	req.rejudge = s->rejudge;
 	req.client = r->item.client;
@@ -1145,6 +1148,7 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	watch_init(&s->live);
 	login_limit_init(&s->login_limit);
 	s->secure_cookies = cfg->secure_cookies;
+	s->rerun_wait_s = cfg->rerun_wait_s > 0 ? cfg->rerun_wait_s : RERUN_WAIT_DEFAULT_S;
 	if ((rc = livestream_new(&s->streams)) || (rc = rejudge_store_new(&s->rejudge))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;

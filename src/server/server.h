@@ -27,6 +27,7 @@ struct server_config {
 	int per_ip_limit;           /* connections per client address; 0: SERVER_PER_IP_LIMIT, < 0: none */
 	unsigned header_timeout_s;  /* 0: SERVER_HEADER_TIMEOUT_S */
 	bool secure_cookies;        /* session cookies with Secure (served over TLS by a proxy) */
+	long rerun_wait_s;          /* a pinned re-run waits this long for its worker; 0: RERUN_WAIT_DEFAULT_S */
 };
 
 /* The handler threads when not configured: twice the online CPUs, at

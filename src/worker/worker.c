@@ -34,6 +34,7 @@
 #include "util/time.h"
 #include "worker/casedir.h"
 #include "worker/live_relay.h"
+#include "worker/snapkeep.h"
 #include "worker/worker.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -63,6 +64,7 @@ struct job_run {
 	struct uploaded *files;
 	size_t nfiles;
 	const char *log;         /* the runner's output (runner-output.txt) */
+	const char *resume;      /* the module a re-run resumes at (borrowed from the job), or NULL */
 	struct live_relay live;  /* someone watches: frames in live posts */
 };
 
@@ -509,14 +511,15 @@ static int publish_disks(struct worker *w, struct job_run *r, const json_t *sett
 	return 0;
 }
 
-/* Start `vigil run`; with vmdir, the VM's disks stay there (--snapshots)
- * for publishing. */
+/* Start `vigil run`; the VM's disks stay in vmdir (--snapshots) for
+ * publishing and keeping; with resume, it starts at that module from the
+ * milestone snapshots already in vmdir. */
 static pid_t spawn_runner(struct worker *w, const char *distri, const char *vars, const char *out, const char *log,
-			  const char *vmdir)
+			  const char *vmdir, const char *resume)
 {
 	pid_t parent = getpid(), pid;
 	char *argv[] = { (char *)w->cfg->self, "run", (char *)distri, "--vars", (char *)vars, "--out", (char *)out,
-			 vmdir ? "--snapshots" : NULL, (char *)vmdir, NULL };
+			 "--snapshots", (char *)vmdir, resume ? "--resume-from" : NULL, (char *)resume, NULL };
 	int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 
 	pid = fork();
@@ -691,6 +694,7 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 	json_t *order = tr ? read_json(tr, "test_order.json") : NULL, *res = json_object(), *m, *body;
 	char target[128], err[512], *text;
 	const char *current = NULL;
+	bool before_resume = r->resume != NULL;
 	long st = 0;
 	size_t i;
 	int rc = 0;
@@ -701,12 +705,17 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 		json_t *mr;
 		if (!name)
 			continue;
+		if (before_resume && !strcmp(name, r->resume))
+			before_resume = false;
 		snprintf(fn, sizeof(fn), "result-%s.json", name);
 		mr = read_json(tr, fn);
 		if (mr) {
 			json_object_set_new(res, name, json_pack("{s:O?,s:O?}", "result", json_object_get(mr, "result"),
 								 "dents", json_object_get(mr, "dents")));
 			json_decref(mr);
+		} else if (before_resume) {
+			/* Resumed after it: the server copies it from the old job at the end. */
+			json_object_set_new(res, name, json_pack("{s:s}", "result", "skip"));
 		} else if (!current) {
 			current = name;
 			json_object_set_new(res, name, json_pack("{s:s}", "result", "running"));
@@ -830,12 +839,54 @@ static void set_done(struct worker *w, struct job_run *r, const char *result, co
 	buf_release(&q);
 }
 
+/* True when the runner saved a milestone snapshot: a milestone module
+ * passed (results.json in testresults tr). */
+static bool saved_milestone(const char *tr)
+{
+	json_t *j = read_json(tr, "results.json"), *m;
+	bool saved = false;
+	size_t i;
+
+	json_array_foreach(json_object_get(j, "modules"), i, m) {
+		const char *res = json_string_value(json_object_get(m, "result"));
+		if (json_integer_value(json_object_get(json_object_get(m, "flags"), "milestone")) && res &&
+		    (!strcmp(res, "ok") || !strcmp(res, "softfail")))
+			saved = true;
+	}
+	json_decref(j);
+	return saved;
+}
+
+/* A re-run pinned here ("resume": {"module", "job_id"}): the kept disks of
+ * that job copied into vmdir (the kept ones stay for another try). The
+ * module to resume at (borrowed from job), or NULL to run the job in full
+ * when the disks are gone. */
+static const char *resume_setup(struct worker *w, struct job_run *r, const json_t *resume, const char *vmdir)
+{
+	const char *module = json_string_value(json_object_get(resume, "module"));
+	json_int_t from = json_integer_value(json_object_get(resume, "job_id"));
+	int rc;
+
+	if (!module || from <= 0)
+		return NULL;
+	rc = snapkeep_copy(w->cfg->pool, (long long)from, vmdir);
+	if (rc) {
+		log_warn("job %lld: disks of job %lld not available (%s): running it in full", r->id, (long long)from,
+			 err_str(rc));
+		(void)rm_rf(vmdir);
+		return NULL;
+	}
+	log_info("job %lld: resuming at '%s' from the kept disks of job %lld", r->id, module, (long long)from);
+	return module;
+}
+
 static void run_job(struct worker *w, json_t *job)
 {
 	struct job_run r;
 	const json_t *settings = json_object_get(job, "settings");
 	char rel[64], why[512] = "", result[32], reason[512];
 	char *distri = NULL, *vars = NULL, *log = NULL, *tr = NULL, *vmdir = NULL;
+	const char *resume = NULL;
 	json_t *local = NULL;
 	double next_status = 0, next_scan = 0, deadline;
 	int i;
@@ -873,11 +924,12 @@ static void run_job(struct worker *w, json_t *job)
 		snprintf(why, sizeof(why), "setup failure: cannot write '%s'", vars);
 		goto done;
 	}
-	if (publishes(settings) && !(vmdir = path_join(r.dir, "vm"))) {
+	if (!(vmdir = path_join(r.dir, "vm"))) {
 		snprintf(why, sizeof(why), "setup failure: out of memory");
 		goto done;
 	}
-	r.pid = spawn_runner(w, distri, vars, r.out, log, vmdir);
+	r.resume = resume = resume_setup(w, &r, json_object_get(job, "resume"), vmdir);
+	r.pid = spawn_runner(w, distri, vars, r.out, log, vmdir, resume);
 	if (r.pid < 0) {
 		snprintf(why, sizeof(why), "setup failure: fork: %s", strerror(errno));
 		goto done;
@@ -928,7 +980,7 @@ static void run_job(struct worker *w, json_t *job)
 	job_result(&r, result, sizeof(result), reason, sizeof(reason));
 	/* A passed job hands its disks to the jobs chained after it, before
 	 * set_done lets them start. */
-	if (vmdir && !r.cancelled && (!strcmp(result, "passed") || !strcmp(result, "softfailed")) &&
+	if (publishes(settings) && !r.cancelled && (!strcmp(result, "passed") || !strcmp(result, "softfailed")) &&
 	    publish_disks(w, &r, settings, vmdir, deadline, why, sizeof(why))) {
 		snprintf(result, sizeof(result), "incomplete");
 		snprintf(reason, sizeof(reason), "%s", why);
@@ -938,6 +990,9 @@ static void run_job(struct worker *w, json_t *job)
 		snprintf(reason, sizeof(reason), "quit: worker stopped");
 	}
 	set_done(w, &r, result, reason);
+	if (w->cfg->keep_snapshots_s > 0 && w->cfg->snapshot_cap_mb > 0 && !r.cancelled &&
+	    (resume || saved_milestone(tr)) && snapkeep_keep(w->cfg->pool, r.id, vmdir))
+		log_warn("job %lld: its disks could not be kept", r.id);
 	goto out;
 done:
 	set_done(w, &r, "incomplete", why);
@@ -960,7 +1015,7 @@ out:
 int worker_main(const struct worker_config *cfg, volatile int *stop)
 {
 	struct worker w;
-	char target[128];
+	char target[128 + SNAPKEEP_MAX * 21], held[SNAPKEEP_MAX * 21];
 	int rc;
 
 	memset(&w, 0, sizeof(w));
@@ -987,7 +1042,11 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 				continue;
 			}
 		}
-		snprintf(target, sizeof(target), "/api/v1/workers/%lld/work?timeout=%d", w.id, WORKER_POLL_S);
+		/* The kept snapshots, so the server can pin re-runs from them here. */
+		snapkeep_evict(cfg->pool, cfg->keep_snapshots_s, cfg->snapshot_cap_mb);
+		snapkeep_list(cfg->pool, held, sizeof(held));
+		snprintf(target, sizeof(target), "/api/v1/workers/%lld/work?timeout=%d&snapshots=%s", w.id, WORKER_POLL_S,
+			 held);
 		if (call(&w, "GET", target, NULL, NULL, WORKER_POLL_S + 30, &st))
 			continue;
 		if (st == 404 || st == 403) {

@@ -5,7 +5,9 @@
  * artefacts (screenshots as they appear, the rest at the end), set_done.
  * Assets the job names by bare file name (ISO, HDD_n, KERNEL, ...) come
  * from the server and are cached in POOL/cache/assets; disks named by
- * PUBLISH_HDD_n go back to the server after a passed run. */
+ * PUBLISH_HDD_n go back to the server after a passed run. Every job runs
+ * with --snapshots; the disks of one that saved a milestone are kept
+ * (snapkeep.c) for a re-run from it, which the server pins to this worker. */
 #ifndef VIGIL_WORKER_H
 #define VIGIL_WORKER_H
 
@@ -24,6 +26,8 @@ struct worker_config {
 	const char *hostname;  /* NULL: gethostname() */
 	long instance;
 	const char *self;      /* the vigil binary to run ("/proc/self/exe") */
+	long keep_snapshots_s; /* keep a job's milestone snapshots this long (0: none) */
+	long snapshot_cap_mb;  /* ... while all kept ones take at most this much (0: none) */
 };
 
 /* Run until *stop is set (SIGINT/SIGTERM). 0, or an error code when the

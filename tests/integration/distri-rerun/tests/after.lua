@@ -1,0 +1,4 @@
+-- The menu is still there.
+return function()
+   assert_screen("grub-menu", 10)
+end
