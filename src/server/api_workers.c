@@ -38,6 +38,7 @@
 #include "server/distri.h"
 #include "server/jobs.h"
 #include "server/needles.h"
+#include "server/review.h"
 #include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
@@ -310,6 +311,8 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	if ((rc = needles_record_job(req->db, req->data_dir, req->id)))
 		log_warn("job %lld: needle matches not recorded: %s", (long long)req->id, err_str(rc));
 	note_review(req);
+	/* RETRY, carry-over of bug references, the review queue (review.h). */
+	(void)review_job_done(req->db, req->data_dir, req->id); /* logs its own failures */
 	if (jobs_outcome_json(req->db, req->id, &outcome)) {
 		api_error(out, 500, "cannot read job %lld", (long long)req->id);
 		return;

@@ -218,6 +218,15 @@ const struct db_migration db__migrations_sqlite[] = {
 	  /* The user who wrote a comment (signed in, or through their own API
 	   * key): they may edit it from a page or with any of their keys. */
 	  "ALTER TABLE comments ADD COLUMN user_id INTEGER REFERENCES users(id) ON DELETE SET NULL;" },
+	{ 9,
+	  /* The review queue (review.c): review_todo is 1 while a finished job
+	   * needs a look (failed, or failed modules) and no comment holds a bug
+	   * reference or a label; a page of the queue, newest first, is a range
+	   * of the partial index, which a retried (cloned) job leaves by
+	   * itself. Carry-over of bug references per group, as openQA's. */
+	  "ALTER TABLE jobs ADD COLUMN review_todo INTEGER NOT NULL DEFAULT 0;"
+	  "CREATE INDEX jobs_review ON jobs (id) WHERE review_todo = 1 AND clone_id IS NULL;"
+	  "ALTER TABLE job_groups ADD COLUMN carry_over_bugrefs INTEGER NOT NULL DEFAULT 1;" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

@@ -184,6 +184,7 @@ const struct api_route web_routes[] = {
 	{ "GET", "/", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/tests", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/tests/overview", AUTH_PUBLIC, page, NULL },
+	{ "GET", "/review", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/tests/latest", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/tests/#", AUTH_PUBLIC, page, NULL },
 	{ "GET", "/tests/#/live", AUTH_PUBLIC, page, NULL },
