@@ -222,10 +222,11 @@ const struct db_migration db__migrations_sqlite[] = {
 	  /* The review queue (review.c): review_todo is 1 while a finished job
 	   * needs a look (failed, or failed modules) and no comment holds a bug
 	   * reference or a label; a page of the queue, newest first, is a range
-	   * of the partial index, which a retried (cloned) job leaves by
-	   * itself. Carry-over of bug references per group, as openQA's. */
+	   * of the partial index (the equalities make the planner prefer it to
+	   * jobs_clone); a retried (cloned) job drops out by its clone_id.
+	   * Carry-over of bug references per group, as openQA's. */
 	  "ALTER TABLE jobs ADD COLUMN review_todo INTEGER NOT NULL DEFAULT 0;"
-	  "CREATE INDEX jobs_review ON jobs (id) WHERE review_todo = 1 AND clone_id IS NULL;"
+	  "CREATE INDEX jobs_review ON jobs (review_todo, clone_id, id) WHERE review_todo = 1;"
 	  "ALTER TABLE job_groups ADD COLUMN carry_over_bugrefs INTEGER NOT NULL DEFAULT 1;" },
 };
 

@@ -232,12 +232,12 @@ int review_failure_reason(struct db *db, const char *data_dir, int64_t job_id, c
 	db_finalize(st);
 	qsort(keys, n, sizeof(keys[0]), cmp_str);
 	rc = rc < 0 ? rc : 0;
-	for (i = 0; i < n; i++) {
-		/* A set: equal keys (two modules with the same bug) count once. */
+	/* A set: equal keys (two modules with the same bug) count once. */
+	for (i = 0; i < n; i++)
 		if (!rc && (i == 0 || strcmp(keys[i], keys[i - 1])))
 			rc = buf_printf(&b, "%s%s", b.len ? "," : "", keys[i]);
+	for (i = 0; i < n; i++)
 		free(keys[i]);
-	}
 	if (!rc && n == 0)
 		rc = buf_puts(&b, "GOOD");
 	if (rc) {
