@@ -239,9 +239,9 @@ static bool same_tags(const json_t *a, const json_t *b)
 	return json_array_size(a) > 0 && json_equal((json_t *)a, (json_t *)b);
 }
 
-/* The first failing step of mine and the same step of good: the same
- * module's step with that number when it checked the same tags (or
- * neither checked any), else its first step with the same tags. */
+/* The first failing step of mine and the same step of good, in the same
+ * module: the step with that number when it checked the same tags, else
+ * the first step that did, else the step with that number. */
 static json_t *first_failure(struct db *db, const char *data_dir, int64_t good, int64_t mine)
 {
 	struct db_stmt *st;
@@ -271,8 +271,7 @@ static json_t *first_failure(struct db *db, const char *data_dir, int64_t good, 
 	if ((gres = module_result(data_dir, good, module))) {
 		const json_t *gd = json_object_get(gres, "details"), *tags = json_object_get(d, "tags"), *g;
 		g = json_array_get(gd, n - 1);
-		if (g && (same_tags(tags, json_object_get(g, "tags")) ||
-			  (!json_array_size(tags) && !json_array_size(json_object_get(g, "tags")))))
+		if (g && same_tags(tags, json_object_get(g, "tags")))
 			other = step_of(good, module, n, g);
 		json_array_foreach(gd, i, g) {
 			if (other)
@@ -280,6 +279,9 @@ static json_t *first_failure(struct db *db, const char *data_dir, int64_t good, 
 			if (same_tags(tags, json_object_get(g, "tags")))
 				other = step_of(good, module, i + 1, g);
 		}
+		/* No step checked those tags: the one at the same place. */
+		if (!other && (g = json_array_get(gd, n - 1)))
+			other = step_of(good, module, n, g);
 	}
 	json_object_set_new(out, "last_good", other ? other : json_null());
 out:

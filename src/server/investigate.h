@@ -22,8 +22,9 @@ struct db;
  * "settings_diff" [{"key", "last_good", "this"}], "needles_diff" [{"name",
  * "last_good", "this" ("matched" | "candidate" | null), "changed"}] and
  * "first_failure" {"module", "step", "this", "last_good"} (steps as
- * result-<module>.json details with "job", "module", "step"; last_good null
- * when the good run had no such step) or null. 0 and *out, ERR_NOT_FOUND,
+ * result-<module>.json details with "job", "module", "step"; the good
+ * run's step of the same number and tags, else of the same tags, else of
+ * the same number; null when it has none) or null. 0 and *out, ERR_NOT_FOUND,
  * or an error. */
 int investigate_job(struct db *db, const char *data_dir, int64_t job_id, json_t **out);
 
