@@ -198,6 +198,10 @@ function stepCard(title, st) {
 			: best ? h('p', {}, 'Best candidate ', h('code', {}, best.name), ` (${sims(best)})`) : null);
 }
 
+function notUsed() {
+	return h('span', { class: 'muted' }, 'not used');
+}
+
 function linkText(l) {
 	return l && typeof l === 'object' ? h('a', { href: l.link }, `#${l.text}`) : h('span', { class: 'muted' }, String(l || 'not found'));
 }
@@ -214,7 +218,8 @@ export async function renderInvestigation(panel, ctx) {
 		return;
 	}
 	if (inv.error || typeof inv.last_good !== 'object') {
-		replace(panel, retry, reason, h('p', { class: 'muted' }, inv.error || 'No earlier job of this scenario passed: nothing to compare with.'),
+		replace(panel, retry, reason, h('p', { class: 'muted' }, inv.error ? 'No earlier job of this scenario finished: nothing to compare with.'
+			: 'No earlier job of this scenario passed: nothing to compare with.'),
 			inv.first_bad ? h('p', {}, 'First failure of the scenario: ', linkText(inv.first_bad)) : null);
 		return;
 	}
@@ -237,7 +242,7 @@ export async function renderInvestigation(panel, ctx) {
 		nd.length ? h('div', { class: 'scroll' }, h('table', { class: 'job-diff inv-needles' },
 			h('thead', {}, h('tr', {}, h('th', {}, 'Needle'), h('th', {}, `#${good} (good)`), h('th', {}, `#${ctx.id} (this job)`))),
 			h('tbody', {}, nd.map(r => h('tr', {}, h('td', { class: 'job-key' }, r.name, r.changed ? h('span', { class: 'muted' }, ' (file changed)') : null),
-				h('td', {}, unset(r.last_good)), h('td', {}, unset(r.this)))))))
+				h('td', {}, r.last_good || notUsed()), h('td', {}, r.this || notUsed()))))))
 			: h('p', { class: 'muted' }, 'The same needles matched as in the last good job.'),
 		h('h3', {}, 'First failing step'),
 		ff ? h('div', { class: 'inv-side' }, stepCard('This job', ff.this), stepCard('Last good', ff.last_good))
