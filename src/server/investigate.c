@@ -127,7 +127,7 @@ static json_t *git_log(const char *data_dir, const char *distri, const char *goo
 		goto out;
 	}
 	if (!distri_name_valid(distri) || !tests || !(dir = path_join(tests, distri)) ||
-	    !(dotgit = path_join(dir, ".git")) || !file_exists(dotgit)) {
+	    !(dotgit = path_join(dir, ".git")) || !(file_is_dir(dotgit) || file_exists(dotgit))) {
 		res = json_string("not known: the server's copy of the distribution is no git repository");
 		goto out;
 	}

@@ -2,8 +2,8 @@
 /* test_server_review.c - review.c and investigate.c on a real SQLite
  * database: the review queue and what takes a job off it, carry-over of
  * bug references (the right earlier job, the limit of reason changes, the
- * group switch), RETRY=N, and the investigation's last good job and
- * settings diff read from result files. */
+ * group switch), RETRY=N, and the investigation's last good job,
+ * settings diff and git log read from result files and a real repository. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +15,7 @@
 #include "server/review.h"
 #include "util/err.h"
 #include "util/file.h"
+#include "util/git.h"
 #include "util/path.h"
 
 /* A finished job of scenario web@64bit whose modules ended as given
@@ -310,5 +311,43 @@ TEST(server_review_investigate)
 	CHECK(json_string_value(json_object_get(inv, "error")) != NULL);
 	json_decref(inv);
 	CHECK_INT(investigate_job(db, data, 999, &inv), ERR_NOT_FOUND);
+	db_free(db);
+}
+
+/* Run a shell command for a test's setup; the test fails when it does. */
+static void sh(const char *cmd)
+{
+	CHECK_INT(system(cmd), 0);
+}
+
+TEST(server_review_investigate_git)
+{
+	struct db *db = unit_db();
+	const char *data = unit_tmpdir();
+	int64_t good = done_job(db, "passed", "check:passed", NULL, 0);
+	int64_t bad = done_job(db, "failed", "check:failed", NULL, 0);
+	char cmd[2048], first[GIT_HASH_MAX], second[GIT_HASH_MAX], vars[256], *repo = path_join(data, "tests/d");
+	json_t *inv;
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; mkdir -p '%s'; cd '%s'; git init -q; git config user.email t@t; git config user.name t;"
+		 " echo a > main.lua; git add main.lua; git commit -qm 'first version'", repo, repo);
+	sh(cmd);
+	CHECK_INT(git_head(repo, first), 0);
+	snprintf(cmd, sizeof(cmd), "set -e; cd '%s'; echo b > main.lua; git commit -qam 'boot: wait longer for the menu'",
+		 repo);
+	sh(cmd);
+	CHECK_INT(git_head(repo, second), 0);
+	CHECK(strcmp(first, second) != 0);
+	snprintf(vars, sizeof(vars), "{\"TEST_GIT_HASH\": \"%s\"}", first);
+	result_file(data, good, "vars.json", vars);
+	snprintf(vars, sizeof(vars), "{\"TEST_GIT_HASH\": \"%s\"}", second);
+	result_file(data, bad, "vars.json", vars);
+	CHECK_INT(investigate_job(db, data, bad, &inv), 0);
+	CHECK(strstr(json_string_value(json_object_get(inv, "test_log")), "boot: wait longer for the menu") != NULL);
+	CHECK(strstr(json_string_value(json_object_get(inv, "test_log")), "first version") == NULL);
+	json_decref(inv);
+	CHECK_INT(git_head(data, first), ERR_NOT_FOUND); /* no work tree */
+	free(repo);
 	db_free(db);
 }
