@@ -38,28 +38,20 @@ static void review_queue(struct api_req *req, struct api_resp *out)
 		api_json(out, page);
 }
 
-static void job_review(struct api_req *req, struct api_resp *out)
+/* What a job route answers: review_job_json or investigate_job. */
+typedef int (*job_view_fn)(struct db *db, const char *data_dir, int64_t job_id, json_t **out);
+static const job_view_fn view_review = review_job_json, view_investigation = investigate_job;
+
+static void job_view(struct api_req *req, struct api_resp *out)
 {
+	job_view_fn fn = *(const job_view_fn *)req->arg;
 	json_t *j;
-	int rc = review_job_json(req->db, req->data_dir, req->id, &j);
+	int rc = fn(req->db, req->data_dir, req->id, &j);
 
 	if (rc == ERR_NOT_FOUND)
 		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
 	else if (rc)
 		api_error(out, 500, "cannot read job %lld: %s", (long long)req->id, err_str(rc));
-	else
-		api_json(out, j);
-}
-
-static void investigation(struct api_req *req, struct api_resp *out)
-{
-	json_t *j;
-	int rc = investigate_job(req->db, req->data_dir, req->id, &j);
-
-	if (rc == ERR_NOT_FOUND)
-		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
-	else if (rc)
-		api_error(out, 500, "cannot investigate job %lld: %s", (long long)req->id, err_str(rc));
 	else
 		api_json(out, j);
 }
@@ -92,8 +84,8 @@ static void put_group(struct api_req *req, struct api_resp *out)
 
 const struct api_route api_review_routes[] = {
 	{ "GET", "/api/v1/review", AUTH_PUBLIC, review_queue, NULL },
-	{ "GET", "/api/v1/jobs/#/review", AUTH_PUBLIC, job_review, NULL },
-	{ "GET", "/tests/#/investigation_ajax", AUTH_PUBLIC, investigation, NULL },
+	{ "GET", "/api/v1/jobs/#/review", AUTH_PUBLIC, job_view, &view_review },
+	{ "GET", "/tests/#/investigation_ajax", AUTH_PUBLIC, job_view, &view_investigation },
 	{ "PUT", "/api/v1/job_groups/#", AUTH_ADMIN, put_group, NULL },
 	{ NULL, NULL, AUTH_PUBLIC, NULL, NULL },
 };
