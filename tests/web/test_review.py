@@ -117,6 +117,14 @@ def run():
         b.shot('review-investigation-steps')
         check('investigation: no console error', lambda: not errors(b), b.errors())
 
+        b.d.set_window_size(390, 844)
+        for path, css, name in (('/review', '.review-queue', 'review-390'),
+                                (f'/tests/{retry}#investigation', '#job-panel-investigation .inv-side', 'review-390-investigation')):
+            b.get(path)
+            b.wait_for(css)
+            check(f'{path} at 390 px: no sideways scroll', b.no_side_scroll)
+            b.shot(name)
+
         # --- the group switch (openQA's carry_over_bugrefs) ---
         st, _ = s.api('PUT', '/api/v1/job_groups/1', {'carry_over_bugrefs': 0})
         st2, g = s.api('GET', '/api/v1/job_groups/1')
