@@ -31,6 +31,7 @@ export async function render(main) {
 	const body = h('tbody', {});
 	const more = h('button', { type: 'button', class: 'review-more', hidden: true }, 'More');
 	const count = h('span', { class: 'muted' });
+	const wrap = h('div', { class: 'scroll' });
 	const jobs = [];
 	let next = null, current = -1;
 
@@ -53,7 +54,7 @@ export async function render(main) {
 		next = page.next;
 		more.hidden = !next;
 		count.textContent = jobs.length ? `${jobs.length}${next ? '+' : ''} jobs waiting for review.` : '';
-		if (!jobs.length) replace(body, h('tr', {}, h('td', { colspan: 6, class: 'muted' }, 'Nothing to review: every failed job has a bug reference or a label.')));
+		if (!jobs.length) replace(wrap, h('p', { class: 'muted review-empty' }, 'Nothing to review: every failed job has a bug reference or a label.'));
 		if (current < 0 && jobs.length) select(0);
 	}
 
@@ -80,10 +81,11 @@ export async function render(main) {
 			h('kbd', {}, 'j'), ' / ', h('kbd', {}, 'k'), ' move, ', h('kbd', {}, 'Enter'), ' opens the job, ',
 			h('kbd', {}, 'o'), ' its failed step.'),
 		count,
-		h('div', { class: 'scroll' }, h('table', { class: 'review-queue' },
-			h('thead', {}, h('tr', {}, h('th', {}, 'Job'), h('th', {}, 'Build'), h('th', {}, 'Group'), h('th', {}, 'Result'),
-				h('th', {}, 'Failed modules'), h('th', {}, 'Finished'))),
-			body)),
-		more);
+		wrap);
+	append(wrap, h('table', { class: 'review-queue' },
+		h('thead', {}, h('tr', {}, h('th', {}, 'Job'), h('th', {}, 'Build'), h('th', {}, 'Group'), h('th', {}, 'Result'),
+			h('th', {}, 'Failed modules'), h('th', {}, 'Finished'))),
+		body));
+	main.append(more);
 	await load();
 }

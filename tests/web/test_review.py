@@ -84,7 +84,7 @@ def run():
         check('a bug reference comment posted', st == 200, st)
         check('the bug reference takes the job off the queue', retry not in queue_ids(s))
         b.get('/review')
-        b.wait_until(lambda: b.find('.review-queue tbody tr'))
+        b.wait_until(lambda: b.find('.review-queue tbody tr, .review-empty'))
         check('/review no longer lists it',
               not b.find(f'.review-queue tr.review-row[data-id="{retry}"]'))
 
@@ -118,7 +118,7 @@ def run():
         check('investigation: no console error', lambda: not errors(b), b.errors())
 
         b.d.set_window_size(390, 844)
-        for path, css, name in (('/review', '.review-queue', 'review-390'),
+        for path, css, name in (('/review', '.review-queue tbody tr, .review-empty', 'review-390'),
                                 (f'/tests/{retry}#investigation', '#job-panel-investigation .inv-side', 'review-390-investigation')):
             b.get(path)
             b.wait_for(css)
