@@ -10,6 +10,7 @@ const PAGES = [
 	[/^\/$/, './page-dashboard.js', 'Dashboard'],
 	[/^\/tests\/?$/, './page-tests.js', 'Tests'],
 	[/^\/tests\/overview\/?$/, './page-overview.js', 'Test overview'],
+	[/^\/review\/?$/, './page-review.js', 'Review'],
 	[/^\/tests\/latest\/?$/, './page-job.js', 'Job'],
 	[/^\/tests\/(\d+)\/?$/, './page-job.js', 'Job'],
 	[/^\/tests\/(\d+)\/live\/?$/, './page-live.js', 'Live view'],

@@ -2,8 +2,9 @@
 // job-info.js - the job page's tabs about the job rather than its run:
 // #settings, #comments (bug references and http(s) URLs linked),
 // #dependencies (chained parents and children), #next_previous (the same
-// scenario's other results) and #investigation (the last good job of the
-// scenario and what changed in the settings since).
+// scenario's other results) and #investigation (openQA's investigation_ajax:
+// the last good job of the scenario, what changed in settings, test code and
+// needles since, the first failing step beside the good run's; RETRY runs).
 import { h, replace, ago, resultClass } from './dom.js';
 import { get, send } from './api.js';
 
@@ -180,31 +181,70 @@ export async function renderNextPrevious(panel, ctx) {
 				h('td', { class: 'muted' }, x.t_finished ? ago(x.t_finished) : '')))))));
 }
 
+// One step of a job as the investigation shows it: its screenshot (or
+// text), the tags it checked and the needle that matched or came closest.
+function stepCard(title, st) {
+	if (!st) return h('div', { class: 'inv-step' }, h('h4', {}, title), h('p', { class: 'muted' }, 'The last good run has no such step.'));
+	const best = (st.needles || []).slice().sort((x, y) => (x.error ?? 1) - (y.error ?? 1))[0];
+	const sims = n => (n.area || []).map(a => `${a.similarity} %`).join(', ');
+	return h('div', { class: 'inv-step', dataset: { job: st.job } },
+		h('h4', {}, title, ': ', h('a', { href: `/tests/${st.job}#step/${encodeURIComponent(st.module)}/${st.step}` }, `#${st.job} ${st.module} step ${st.step}`),
+			' ', h('span', { class: `cell ${st.result === 'fail' ? 'r-failed' : 'r-passed'}` }, st.result || '')),
+		st.screenshot ? h('img', { class: 'inv-shot', alt: `screenshot of job ${st.job}, ${st.module} step ${st.step}`,
+			src: `/tests/${st.job}/images/${encodeURIComponent(st.screenshot)}` })
+			: st.text ? h('p', { class: 'muted' }, `text result ${st.text}`) : null,
+		st.tags ? h('p', {}, 'Tags: ', h('code', {}, st.tags.join(', '))) : null,
+		st.needle ? h('p', {}, 'Matched ', h('code', {}, st.needle), st.area ? ` (${sims(st)})` : '')
+			: best ? h('p', {}, 'Best candidate ', h('code', {}, best.name), ` (${sims(best)})`) : null);
+}
+
+function notUsed() {
+	return h('span', { class: 'muted' }, 'not used');
+}
+
+function linkText(l) {
+	return l && typeof l === 'object' ? h('a', { href: l.link }, `#${l.text}`) : h('span', { class: 'muted' }, String(l || 'not found'));
+}
+
 export async function renderInvestigation(panel, ctx) {
 	const j = ctx.job;
+	const [inv, rev] = await Promise.all([get(`/tests/${ctx.id}/investigation_ajax`),
+		get(`/api/v1/jobs/${ctx.id}/review`).catch(() => null)]);
+	const retry = rev && rev.retry_verdict ? h('p', { class: 'inv-retry' }, `RETRY: ${rev.retry_verdict}; runs `,
+		rev.runs.map((r, i) => [i ? ' → ' : '', r.id === ctx.id ? h('strong', {}, `#${r.id}`) : h('a', { href: `/tests/${r.id}` }, `#${r.id}`), ` ${r.result}`])) : null;
+	const reason = rev && rev.reason !== 'GOOD' ? h('p', {}, 'Failure reason (what carry-over compares): ', h('code', {}, rev.reason)) : null;
 	if (j.state === 'done' && (j.result === 'passed' || j.result === 'softfailed')) {
-		replace(panel, h('p', { class: 'muted' }, `This job ${j.result}: nothing to investigate.`));
+		replace(panel, retry, h('p', { class: 'muted' }, `This job ${j.result}: nothing to investigate.`));
 		return;
 	}
-	const jobs = await scenarioJobs(ctx);
-	const good = jobs.find(x => x.id < ctx.id && x.state === 'done' && (x.result === 'passed' || x.result === 'softfailed'));
-	const failed = ctx.modules.find(m => m.result === 'failed');
-	const first = failed ? h('p', {}, 'First failed module: ', h('a', { href: `#step/${encodeURIComponent(failed.name)}/${Math.max(1, failed.steps.findIndex(st => st.d.result === 'fail') + 1)}` }, failed.name),
-		failed.failMessage ? [': ', h('span', { class: 'job-fail-msg' }, failed.failMessage)] : null) : null;
-	if (!good) {
-		replace(panel, first, h('p', { class: 'muted' }, 'No earlier job of this scenario passed: nothing to compare with.'));
+	if (inv.error || typeof inv.last_good !== 'object') {
+		replace(panel, retry, reason, h('p', { class: 'muted' }, inv.error ? 'No earlier job of this scenario finished: nothing to compare with.'
+			: 'No earlier job of this scenario passed: nothing to compare with.'),
+			inv.first_bad ? h('p', {}, 'First failure of the scenario: ', linkText(inv.first_bad)) : null);
 		return;
 	}
-	const a = good.settings || {}, b = j.settings || {};
-	const skip = new Set(['NAME']);
-	const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].filter(k => !skip.has(k) && a[k] !== b[k]).sort();
-	replace(panel, first,
-		h('p', {}, 'Last good job of the scenario: ', jobLink(good), ' ', outcome(good),
-			good.settings && good.settings.BUILD ? ` (build ${good.settings.BUILD})` : ''),
-		keys.length ? h('div', { class: 'scroll' }, h('table', { class: 'job-diff' },
-			h('thead', {}, h('tr', {}, h('th', {}, 'Setting'), h('th', {}, `#${good.id} (good)`), h('th', {}, `#${ctx.id} (this job)`))),
-			h('tbody', {}, keys.map(k => h('tr', {}, h('td', { class: 'job-key' }, k),
-				h('td', {}, a[k] === undefined ? h('span', { class: 'muted' }, '(unset)') : a[k]),
-				h('td', {}, b[k] === undefined ? h('span', { class: 'muted' }, '(unset)') : b[k]))))))
-			: h('p', { class: 'muted' }, 'The settings are the same as the last good job’s.'));
+	const good = inv.last_good_id;
+	const sd = inv.settings_diff || [];
+	const nd = inv.needles_diff || [];
+	const ff = inv.first_failure;
+	const unset = v => v === null || v === undefined ? h('span', { class: 'muted' }, '(unset)') : v;
+	replace(panel, retry, reason,
+		h('p', {}, 'Last good job of the scenario: ', linkText(inv.last_good),
+			inv.first_bad ? [', first failure since: ', linkText(inv.first_bad)] : null),
+		h('h3', {}, 'Settings'),
+		sd.length ? h('div', { class: 'scroll' }, h('table', { class: 'job-diff inv-settings' },
+			h('thead', {}, h('tr', {}, h('th', {}, 'Setting'), h('th', {}, `#${good} (good)`), h('th', {}, `#${ctx.id} (this job)`))),
+			h('tbody', {}, sd.map(r => h('tr', {}, h('td', { class: 'job-key' }, r.key), h('td', {}, unset(r.last_good)), h('td', {}, unset(r.this)))))))
+			: h('p', { class: 'muted' }, inv.diff_to_last_good && !sd.length && inv.diff_to_last_good.startsWith('not known') ? inv.diff_to_last_good : 'The settings are the same as the last good job’s.'),
+		h('h3', {}, 'Test code'),
+		h('pre', { class: 'inv-log' }, inv.test_log || ''),
+		h('h3', {}, 'Needles'),
+		nd.length ? h('div', { class: 'scroll' }, h('table', { class: 'job-diff inv-needles' },
+			h('thead', {}, h('tr', {}, h('th', {}, 'Needle'), h('th', {}, `#${good} (good)`), h('th', {}, `#${ctx.id} (this job)`))),
+			h('tbody', {}, nd.map(r => h('tr', {}, h('td', { class: 'job-key' }, r.name, r.changed ? h('span', { class: 'muted' }, ' (file changed)') : null),
+				h('td', {}, r.last_good || notUsed()), h('td', {}, r.this || notUsed()))))))
+			: h('p', { class: 'muted' }, 'The same needles matched as in the last good job.'),
+		h('h3', {}, 'First failing step'),
+		ff ? h('div', { class: 'inv-side' }, stepCard('This job', ff.this), stepCard('Last good', ff.last_good))
+			: h('p', { class: 'muted' }, 'No failed step with results to compare.'));
 }

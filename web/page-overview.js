@@ -7,7 +7,7 @@ import { h, replace } from './dom.js';
 import { get } from './api.js';
 import { CATEGORIES, countBar, countFigures, jobOutcome } from './lists.js';
 
-const PARAMS = ['distri', 'version', 'flavor', 'arch', 'machine', 'test', 'build', 'groupid'];
+const PARAMS = ['distri', 'version', 'flavor', 'arch', 'machine', 'test', 'build', 'groupid', 'todo'];
 
 // The category of a job in the counts.
 function category(j) {

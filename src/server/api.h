@@ -154,6 +154,7 @@ extern const struct api_route api_users_routes[];
 extern const struct api_route api_audit_routes[];
 extern const struct api_route api_rejudge_routes[];
 extern const struct api_route api_needle_edit_routes[];
+extern const struct api_route api_review_routes[];
 
 /* A request header (name case-insensitive) or cookie; NULL when absent.
  * Borrowed for the request (server.c). */

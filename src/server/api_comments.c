@@ -11,8 +11,10 @@
 #include "server/api.h"
 #include "server/bugref.h"
 #include "server/comments.h"
+#include "server/review.h"
 #include "server/users.h"
 #include "util/err.h"
+#include "util/log.h"
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -26,6 +28,13 @@ static const enum comments_owner owner_group = COMMENTS_GROUP;
 static enum comments_owner owner_of(const struct api_req *req)
 {
 	return *(const enum comments_owner *)req->arg;
+}
+
+/* A job's comments changed: its place in the review queue may have too. */
+static void requeue(struct api_req *req, enum comments_owner owner, int64_t job)
+{
+	if (owner == COMMENTS_JOB && review_refresh(req->db, job))
+		log_warn("job %lld: review queue not updated", (long long)job);
 }
 
 static void get_comments(struct api_req *req, struct api_resp *out)
@@ -125,6 +134,8 @@ static void post_comment(struct api_req *req, struct api_resp *out)
 	if (!text)
 		return;
 	rc = comments_add(req->db, owner_of(req), req->id, text, &by, &id, msg, sizeof(msg));
+	if (!rc)
+		requeue(req, owner_of(req), req->id);
 	if (rc)
 		api_error_code(out, rc, msg);
 	else
@@ -154,6 +165,7 @@ static void post_comments(struct api_req *req, struct api_resp *out)
 			json_array_append_new(failed, json_pack("{s:s}", "job_id", req->params.v[i].value));
 			continue;
 		}
+		requeue(req, COMMENTS_JOB, job);
 		json_array_append_new(created, json_pack("{s:I,s:I}", "id", (json_int_t)id, "job_id", (json_int_t)job));
 	}
 	if (!njobs) {
@@ -180,6 +192,8 @@ static void put_comment(struct api_req *req, struct api_resp *out)
 	if (!text || !comment_id(req, out, &cid))
 		return;
 	rc = comments_edit(req->db, owner_of(req), req->id, cid, text, &by, msg, sizeof(msg));
+	if (!rc)
+		requeue(req, owner_of(req), req->id);
 	if (rc)
 		api_error_code(out, rc, msg);
 	else
@@ -195,6 +209,8 @@ static void delete_comment(struct api_req *req, struct api_resp *out)
 	if (!comment_id(req, out, &cid))
 		return;
 	rc = comments_delete(req->db, owner_of(req), req->id, cid, msg, sizeof(msg));
+	if (!rc)
+		requeue(req, owner_of(req), req->id);
 	if (rc)
 		api_error_code(out, rc, msg);
 	else
@@ -209,7 +225,7 @@ static void delete_comments(struct api_req *req, struct api_resp *out)
 	long deleted = 0;
 
 	for (i = 0; i < req->params.n; i++) {
-		int64_t id;
+		int64_t id, job = 0;
 		int rc;
 		if (strcmp(req->params.v[i].key, "id"))
 			continue;
@@ -219,9 +235,13 @@ static void delete_comments(struct api_req *req, struct api_resp *out)
 			return;
 		}
 		json_array_append_new(ids, json_integer(id));
+		if (comments_job_of(req->db, id, &job))
+			job = 0;
 		rc = comments_delete_unlabelled(req->db, id);
 		if (rc > 0)
 			deleted += rc;
+		if (rc > 0 && job)
+			requeue(req, COMMENTS_JOB, job);
 	}
 	if (json_array_size(ids) == 0) {
 		json_decref(ids);

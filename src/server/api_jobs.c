@@ -209,7 +209,7 @@ static void jobs_overview(struct api_req *req, struct api_resp *out)
 	const struct params *p = &req->params;
 	struct builds_overview_q q = {
 		param(p, "distri"), param(p, "version"), param(p, "flavor"), param(p, "arch"), param(p, "machine"),
-		param(p, "test"), param(p, "build"), 0,
+		param(p, "test"), param(p, "build"), 0, false,
 	};
 	json_t *a;
 
@@ -217,6 +217,7 @@ static void jobs_overview(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "groupid must be a job group id");
 		return;
 	}
+	q.todo = param(p, "todo") && strcmp(param(p, "todo"), "0");
 	if (builds_overview(req->db, &q, &a, NULL))
 		api_error(out, 500, "cannot read jobs");
 	else

@@ -26,7 +26,7 @@
  *   GET    /tests/<id>/images/<name>.png      public    a screenshot (openQA)
  *   GET    /tests/<id>/images/thumb/<name>.png public   its thumbnail; the screenshot itself for a job
  *                                                       whose worker sent none (openQA, less the fallback)
- *   GET    /api/v1/distributions/<name>       public    {"name", "hash"} of DATA/tests/<name> (vigil)
+ *   GET    /api/v1/distributions/<name>       public    {"name", "hash", "git_hash"} of DATA/tests/<name> (vigil)
  *   GET    /api/v1/distributions/<name>/archive operator its tar, header X-Vigil-Hash (vigil)
  */
 #define LOG_MODULE "api"
@@ -43,6 +43,7 @@
 #include "server/jobs.h"
 #include "server/needles.h"
 #include "server/rerun.h"
+#include "server/review.h"
 #include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
@@ -335,6 +336,8 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	if ((rc = needles_record_job(req->db, req->data_dir, req->id)))
 		log_warn("job %lld: needle matches not recorded: %s", (long long)req->id, err_str(rc));
 	note_review(req);
+	/* RETRY, carry-over of bug references, the review queue (review.h). */
+	(void)review_job_done(req->db, req->data_dir, req->id); /* logs its own failures */
 	if (jobs_outcome_json(req->db, req->id, &outcome)) {
 		api_error(out, 500, "cannot read job %lld", (long long)req->id);
 		return;
@@ -396,8 +399,14 @@ static void distri_show(struct api_req *req, struct api_resp *out)
 		api_error(out, 404, "no test distribution '%s' under the server's tests/ directory", req->name);
 	else if (rc)
 		api_error(out, rc == ERR_TOO_BIG ? 413 : 500, "test distribution '%s': %s", req->name, err_str(rc));
-	else
-		api_json(out, json_pack("{s:s,s:s}", "name", req->name, "hash", hash));
+	else {
+		char head[GIT_HASH_MAX];
+		json_t *j = json_pack("{s:s,s:s}", "name", req->name, "hash", hash);
+		/* vigil: the commit, when the distribution is a git work tree (TEST_GIT_HASH). */
+		if (j && !distri_git_head(req->data_dir, req->name, head))
+			json_object_set_new(j, "git_hash", json_string(head));
+		api_json(out, j);
+	}
 }
 
 static void distri_get_archive(struct api_req *req, struct api_resp *out)

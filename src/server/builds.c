@@ -417,8 +417,10 @@ int builds_overview(struct db *db, const struct builds_overview_q *q0, json_t **
 		       " (SELECT value FROM job_settings s WHERE s.job_id = j.id AND s.key = 'JOB_TEMPLATE_NAME')"
 		       " FROM jobs j WHERE j.id IN (SELECT max(id) FROM jobs WHERE 1 = 1");
 	overview_where(&sql, &q, vals, &nv, true);
-	if (buf_puts(&sql, " GROUP BY distri, version, flavor, arch, test, machine) ORDER BY j.test, j.machine, j.id"
-		     " LIMIT " STR(BUILDS_OVERVIEW_MAX_JOBS))) {
+	(void)buf_puts(&sql, " GROUP BY distri, version, flavor, arch, test, machine)");
+	if (q.todo) /* openQA's todo=1: only those waiting for review (review.h) */
+		(void)buf_puts(&sql, " AND j.review_todo = 1");
+	if (buf_puts(&sql, " ORDER BY j.test, j.machine, j.id LIMIT " STR(BUILDS_OVERVIEW_MAX_JOBS))) {
 		rc = ERR_NOMEM;
 		goto out;
 	}

@@ -47,6 +47,7 @@ int builds_dashboard(struct db *db, long limit_builds, long time_limit_days, jso
 struct builds_overview_q {
 	const char *distri, *version, *flavor, *arch, *machine, *test, *build;
 	int64_t group;
+	bool todo; /* openQA's todo=1: only jobs waiting for review (review.h) */
 };
 
 /* The newest job of each scenario (distri, version, flavor, arch, test,

@@ -4,6 +4,7 @@
  * storage with short bug references and force_result labels applied to the
  * job in the same transaction. Every statement with bound parameters. */
 #define LOG_MODULE "comments"
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -386,4 +387,114 @@ int comments_delete_unlabelled(struct db *db, int64_t cid)
 {
 	/* As openQA: comments carrying a force_result label stay. */
 	return db_exec(db, "DELETE FROM comments WHERE id = ? AND text NOT LIKE '%label:force_result:%'", "i", cid);
+}
+
+/* --- review (review.c): what marks a job as reviewed, carry-over */
+
+/* A "label:NAME" in text (openQA's find_labels): at the start or after a
+ * character that is no word character, NAME starting with a word character. */
+static bool has_label(const char *text)
+{
+	const char *p;
+
+	for (p = strstr(text, "label:"); p; p = strstr(p + 1, "label:")) {
+		bool start = p == text || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		if (start && (isalnum((unsigned char)p[6]) || p[6] == '_'))
+			return true;
+	}
+	return false;
+}
+
+/* True when text holds a bug reference. */
+static bool has_bugref(const char *text)
+{
+	json_t *refs = bugref_find_all(text);
+	bool any = json_array_size(refs) > 0;
+
+	json_decref(refs);
+	return any;
+}
+
+int comments_job_reviewed(struct db *db, int64_t job_id, bool *reviewed)
+{
+	struct db_stmt *st;
+	int rc;
+
+	*reviewed = false;
+	if ((rc = db_prepare(db, &st, "SELECT text FROM comments WHERE job_id = ?", "i", job_id)))
+		return rc;
+	while (!*reviewed && (rc = db_step(st)) == 1)
+		*reviewed = has_bugref(db_col_text(st, 0)) || has_label(db_col_text(st, 0));
+	db_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
+int comments_job_of(struct db *db, int64_t cid, int64_t *job_id)
+{
+	return db_query_int(db, job_id, "SELECT job_id FROM comments WHERE id = ? AND job_id IS NOT NULL", "i", cid);
+}
+
+int comments_carry_over(struct db *db, int64_t from_job, int64_t to_job, int64_t *cid)
+{
+	struct db_stmt *st = NULL;
+	struct buf text;
+	char now[DB_TIME_LEN], result[32] = "";
+	int rc;
+
+	*cid = 0;
+	buf_init(&text, LIMIT_COMMENT_TEXT + 64);
+	if ((rc = db_prepare(db, &st, "SELECT text, user_name, api_key, user_id FROM comments WHERE job_id = ?"
+			     " ORDER BY id DESC", "i", from_job)))
+		goto out;
+	while ((rc = db_step(st)) == 1) {
+		const char *t = db_col_text(st, 0);
+		if (has_bugref(t) || strstr(t, "flag:carryover"))
+			break;
+	}
+	if (rc != 1)
+		goto out; /* none (0) or an error */
+	rc = buf_puts(&text, db_col_text(st, 0));
+	if (!rc && !strstr(text.data, "Automatic takeover") && !strstr(text.data, "Automatic carryover"))
+		rc = buf_printf(&text, "\n\n(Automatic takeover from t#%lld)", (long long)from_job);
+	if (!rc && text.data[text.len - 1] != '\n')
+		rc = buf_puts(&text, "\n");
+	if (rc)
+		goto out;
+	(void)bugref_force_result(text.data, result, sizeof(result));
+	if (result[0] && !jobs_result_valid(result))
+		result[0] = '\0';
+	db_now(now);
+	if ((rc = db_begin(db)))
+		goto out;
+	rc = db_exec(db, sql_insert[COMMENTS_JOB], "ittt" "Itt", to_job, text.data, db_col_text(st, 1),
+		     db_col_text(st, 2), db_col_int(st, 3), now, now);
+	if (rc >= 0) {
+		*cid = db_last_id(db);
+		rc = force_result_apply(db, to_job, result);
+	}
+	if (rc < 0 || (rc = db_commit(db))) {
+		db_rollback(db);
+		*cid = 0;
+		rc = rc < 0 ? rc : ERR_IO;
+		goto out;
+	}
+	rc = 0;
+out:
+	db_finalize(st);
+	buf_release(&text);
+	return rc;
+}
+
+int comments_add_system(struct db *db, int64_t job_id, const char *text, int64_t *cid)
+{
+	char now[DB_TIME_LEN];
+	int rc;
+
+	db_now(now);
+	rc = db_exec(db, sql_insert[COMMENTS_JOB], "ittt" "Itt", job_id, text, COMMENTS_SYSTEM_USER, NULL,
+		     (int64_t)0, now, now);
+	if (rc < 0)
+		return rc;
+	*cid = db_last_id(db);
+	return 0;
 }

@@ -71,4 +71,28 @@ int comments_delete(struct db *db, enum comments_owner owner, int64_t id, int64_
  * as openQA's bulk delete. 1 when deleted, 0 when not, or a db error. */
 int comments_delete_unlabelled(struct db *db, int64_t cid);
 
+/* --- for the review queue and carry-over (review.c) */
+
+/* The author name of comments the server writes itself (RETRY). */
+#define COMMENTS_SYSTEM_USER "system"
+
+/* *reviewed: a comment of the job holds a bug reference or a label, what
+ * takes a failed job off openQA's review list. 0 or a db error. */
+int comments_job_reviewed(struct db *db, int64_t job_id, bool *reviewed);
+
+/* The job comment cid hangs on. 0 and *job_id, ERR_NOT_FOUND (none or a
+ * group's), or a db error. */
+int comments_job_of(struct db *db, int64_t cid, int64_t *job_id);
+
+/* openQA's carry-over: the newest comment of from_job holding a bug
+ * reference (or "flag:carryover") copied onto to_job with its author,
+ * followed by "(Automatic takeover from t#FROM)" unless the text already
+ * says it was taken over; a force_result label in it applies. 0 and *cid
+ * (0 when from_job has no such comment), or a db error. */
+int comments_carry_over(struct db *db, int64_t from_job, int64_t to_job, int64_t *cid);
+
+/* A comment the server writes on a job as COMMENTS_SYSTEM_USER. 0 and
+ * *cid, or a db error. */
+int comments_add_system(struct db *db, int64_t job_id, const char *text, int64_t *cid);
+
 #endif

@@ -232,6 +232,22 @@ const struct db_migration db__migrations_sqlite[] = {
 	  " worker_id INTEGER NOT NULL REFERENCES workers(id) ON DELETE CASCADE,"
 	  " job_id INTEGER NOT NULL,"
 	  " PRIMARY KEY (worker_id, job_id));" },
+	{ 10,
+	  /* The review queue (review.c): review_todo is 1 while a finished job
+	   * needs a look (failed, or failed modules) and no comment holds a bug
+	   * reference or a label; a page of the queue, newest first, is a range
+	   * of the partial index (the equalities make the planner prefer it to
+	   * jobs_clone); a retried (cloned) job drops out by its clone_id.
+	   * Carry-over of bug references per group, as openQA's. */
+	  "ALTER TABLE jobs ADD COLUMN review_todo INTEGER NOT NULL DEFAULT 0;"
+	  "CREATE INDEX jobs_review ON jobs (review_todo, clone_id, id) WHERE review_todo = 1;"
+	  "ALTER TABLE job_groups ADD COLUMN carry_over_bugrefs INTEGER NOT NULL DEFAULT 1;"
+	  /* Jobs done before: a comment with a '#' or a label counts as a
+	   * review here (review.c tells bug references exactly from now on). */
+	  "UPDATE jobs SET review_todo = 1 WHERE state = 'done' AND (result IN ('failed', 'incomplete',"
+	  " 'timeout_exceeded') OR EXISTS (SELECT 1 FROM job_modules m WHERE m.job_id = jobs.id"
+	  " AND m.result = 'failed')) AND result <> 'passed' AND NOT EXISTS (SELECT 1 FROM comments c"
+	  " WHERE c.job_id = jobs.id AND (c.text LIKE '%#%' OR c.text LIKE '%label:%'));" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

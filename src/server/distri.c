@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "server/distri.h"
 #include "util/err.h"
+#include "util/git.h"
 #include "util/file.h"
 #include "util/log.h"
 #include "util/path.h"
@@ -257,5 +258,14 @@ out:
 	free(cache);
 	free(out);
 	free(tmp);
+	return rc;
+}
+
+int distri_git_head(const char *data_dir, const char *name, char out[GIT_HASH_MAX])
+{
+	char *root = distri_root(data_dir, name);
+	int rc = root ? git_head(root, out) : ERR_NOMEM;
+
+	free(root);
 	return rc;
 }

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include "server/artefacts.h"
+#include "util/git.h"
 
 #define LIMIT_DISTRI_FILES   10000
 #define LIMIT_DISTRI_BYTES   (256ull << 20)
@@ -22,5 +23,10 @@ int distri_hash(const char *data_dir, const char *name, char hash[ARTEFACTS_HASH
  * DATA/cache/ and return its path (new string) and hash. 0, ERR_NOT_FOUND,
  * ERR_TOO_BIG, ERR_IO, -errno. */
 int distri_archive(const char *data_dir, const char *name, char **path, char hash[ARTEFACTS_HASH_HEX]);
+
+/* The commit DATA/tests/<name> has checked out when it is a git work tree
+ * (the worker records it as the job's TEST_GIT_HASH). 0, ERR_NOT_FOUND,
+ * or ERR_NOMEM. */
+int distri_git_head(const char *data_dir, const char *name, char out[GIT_HASH_MAX]);
 
 #endif

@@ -18,7 +18,7 @@ int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msgle
 
 	*out = NULL;
 	if (db_prepare(db, &st, "SELECT id, name, parent_id, default_priority, sort_order, description,"
-		       " template FROM job_groups WHERE (? = 0 OR id = ?) ORDER BY id", "ii", id, id)) {
+		       " template, carry_over_bugrefs FROM job_groups WHERE (? = 0 OR id = ?) ORDER BY id", "ii", id, id)) {
 		err_set(msg, msglen, "cannot read job groups");
 		return ERR_IO;
 	}
@@ -33,7 +33,7 @@ int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msgle
 		json_object_set_new(g, "description", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
 		json_object_set_new(g, "template", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
 		json_object_set_new(g, "build_version_sort", json_integer(1));
-		json_object_set_new(g, "carry_over_bugrefs", json_integer(1));
+		json_object_set_new(g, "carry_over_bugrefs", json_integer(db_col_int(st, 7) != 0));
 		json_array_append_new(a, g);
 	}
 	db_finalize(st);

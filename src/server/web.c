@@ -291,6 +291,7 @@ const struct api_route web_routes[] = {
 	{ "GET", "/", AUTH_PUBLIC, page, "/page-dashboard.js" },
 	{ "GET", "/tests", AUTH_PUBLIC, page, "/page-tests.js" },
 	{ "GET", "/tests/overview", AUTH_PUBLIC, page, "/page-overview.js" },
+	{ "GET", "/review", AUTH_PUBLIC, page, "/page-review.js" },
 	{ "GET", "/tests/latest", AUTH_PUBLIC, page, "/page-job.js" },
 	{ "GET", "/tests/#", AUTH_PUBLIC, page, "/page-job.js" },
 	{ "GET", "/tests/#/live", AUTH_PUBLIC, page, "/page-live.js" },

@@ -27,6 +27,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"
+#include "util/git.h"
 #include "util/log.h"
 #include "util/path.h"
 #include "util/proc.h"
@@ -217,8 +218,9 @@ out:
 
 /* The directory of the job's test distribution: CASEDIR when it is a
  * directory on this machine or a git repository (cloned), else DISTRI from
- * the server (cached). New string. */
-static char *distribution(struct worker *w, const json_t *settings, char *why, size_t whylen)
+ * the server (cached). New string. head: the commit it holds when it is a
+ * git work tree ("" when not known), what openQA records as TEST_GIT_HASH. */
+static char *distribution(struct worker *w, const json_t *settings, char head[GIT_HASH_MAX], char *why, size_t whylen)
 {
 	const char *casedir = json_string_value(json_object_get(settings, "CASEDIR"));
 	const char *distri = json_string_value(json_object_get(settings, "DISTRI"));
@@ -227,8 +229,11 @@ static char *distribution(struct worker *w, const json_t *settings, char *why, s
 	json_t *j = NULL;
 	int rc;
 
-	if (casedir && casedir[0] == '/' && file_is_dir(casedir))
+	head[0] = '\0';
+	if (casedir && casedir[0] == '/' && file_is_dir(casedir)) {
+		(void)git_head(casedir, head); /* "" unless a git work tree */
 		return strdup(casedir);
+	}
 	if (casedir_is_git(casedir)) {
 		/* Cloned afresh for every job, as openQA's workers do. */
 		dir = path_join(w->cfg->pool, "casedir");
@@ -241,6 +246,7 @@ static char *distribution(struct worker *w, const json_t *settings, char *why, s
 			free(dir);
 			return NULL;
 		}
+		(void)git_head(dir, head);
 		return dir;
 	}
 	if (!distri || !*distri || strchr(distri, '/') || distri[0] == '.') {
@@ -256,6 +262,9 @@ static char *distribution(struct worker *w, const json_t *settings, char *why, s
 		goto out;
 	}
 	snprintf(hash, sizeof(hash), "%s", json_string_value(json_object_get(j, "hash")));
+	if (json_string_value(json_object_get(j, "git_hash")) &&
+	    strlen(json_string_value(json_object_get(j, "git_hash"))) < GIT_HASH_MAX)
+		snprintf(head, GIT_HASH_MAX, "%s", json_string_value(json_object_get(j, "git_hash")));
 	cache = path_join(w->cfg->pool, "cache");
 	snprintf(rel, sizeof(rel), "%s-%.16s", distri, hash);
 	dir = cache ? path_join(cache, rel) : NULL;
@@ -884,7 +893,7 @@ static void run_job(struct worker *w, json_t *job)
 {
 	struct job_run r;
 	const json_t *settings = json_object_get(job, "settings");
-	char rel[64], why[512] = "", result[32], reason[512];
+	char rel[64], why[512] = "", result[32], reason[512], head[GIT_HASH_MAX] = "";
 	char *distri = NULL, *vars = NULL, *log = NULL, *tr = NULL, *vmdir = NULL;
 	const char *resume = NULL;
 	json_t *local = NULL;
@@ -911,13 +920,16 @@ static void run_job(struct worker *w, json_t *job)
 		snprintf(why, sizeof(why), "setup failure: cannot create '%s'", r.dir);
 		goto done;
 	}
-	if (!(distri = distribution(w, settings, why, sizeof(why))))
+	if (!(distri = distribution(w, settings, head, why, sizeof(why))))
 		goto done;
 	/* The runner sees local paths for the server's assets. */
 	if (!(local = json_deep_copy(settings))) {
 		snprintf(why, sizeof(why), "setup failure: out of memory");
 		goto done;
 	}
+	/* The commit of the test code, in vars.json as openQA's workers leave it. */
+	if (head[0] && !json_object_get(local, "TEST_GIT_HASH"))
+		json_object_set_new(local, "TEST_GIT_HASH", json_string(head));
 	if (resolve_assets(w, local, why, sizeof(why)))
 		goto done;
 	if (json_dump_file(local, vars, JSON_INDENT(1))) {

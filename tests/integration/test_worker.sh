@@ -92,6 +92,9 @@ cli -X POST jobs TEST=grub DISTRI=from-git "CASEDIR=file://$TMP/distri.git#ci" A
 JG=$(json_get "$TMP/jg.json" 'j["id"]')
 check "CASEDIR git URL#branch: the cloned distribution runs to done/passed" wait_state "$JG" "done passed" 120
 check "CASEDIR git: cloned into the worker's pool" sh -c "ls -d '$TMP'/pool*/casedir/.git > /dev/null"
+curl -sf "$URL/tests/$JG/file/vars.json" > "$TMP/jgvars.json"
+check "CASEDIR git: vars.json records the commit as TEST_GIT_HASH" \
+	[ "$(json_get "$TMP/jgvars.json" 'j.get("TEST_GIT_HASH")')" = "$(git -C "$TMP/distri.git" rev-parse ci)" ]
 cli -X POST jobs TEST=grub DISTRI=from-git "CASEDIR=file://$TMP/nosuch.git" ARCH=x86_64 BUILD=git2 > "$TMP/jg2.json"
 JG2=$(json_get "$TMP/jg2.json" 'j["id"]')
 check "CASEDIR git that cannot be cloned: incomplete" wait_state "$JG2" "done incomplete" 60
