@@ -95,7 +95,20 @@ def run():
               'web-nearmiss' in ex.text and '88 % < 96 %' in ex.text, ex.text)
         check('the heat-map of the area loads', lambda: b.wait_until(lambda: b.js(
             'const i = document.querySelector(".jx-heat"); return !!i && i.complete && i.naturalWidth > 0')))
-        check('it says it is against the needle as it is now', 'as it is now' in ex.text)
+        # The run wrote its own difference PNG ("diff" on the candidate): the
+        # page shows that one; the server's heat-map (for results without
+        # one) is asked for directly.
+        with open(os.path.join(s.data, 'testresults', str(job), 'result-nearmiss.json')) as f:
+            cand = json.load(f)['details'][0]['needles'][0]
+        if cand.get('diff'):
+            check("the run's own difference PNG is shown, said so", 'written by the run' in ex.text, ex.text)
+        else:
+            check('it says it is against the needle as it is now', 'as it is now' in ex.text, ex.text)
+        shot = json.load(open(os.path.join(s.data, 'testresults', str(job), 'result-nearmiss.json')))['details'][0]['screenshot']
+        with urllib.request.urlopen(f'{s.url}/tests/{job}/images/diff/{shot}?needle={cand["name"]}&area=0', timeout=60) as r:
+            body = r.read()
+            check("the server's heat-map of the area is a PNG", r.status == 200 and body[:8] == b'\x89PNG\r\n\x1a\n',
+                  (r.status, body[:16]))
         b.js('document.querySelector(".jx").scrollIntoView()')
         b.shot('rejudge-explain')
         errs = [e for e in b.errors() if 'favicon' not in e and '403' not in e]
