@@ -28,6 +28,12 @@ static const char run_usage[] =
 	"                snapshots) in DIR after the run, until you delete DIR\n"
 	"  --resume-from MODULE  start at MODULE from the snapshot of the last\n"
 	"                milestone module before it, kept in --snapshots DIR\n"
+	"  --pause-at MODULE  developer mode: pause before MODULE starts\n"
+	"  --pause-on-mismatch  developer mode: a failed assert_screen pauses\n"
+	"                instead of failing; Enter resumes (the check fails),\n"
+	"                r Enter retries it with the needles reloaded, s Enter\n"
+	"                skips it. OUT/.devmode.sock takes os-autoinst's\n"
+	"                commands as JSON lines (docs/devmode.md)\n"
 	"  -v            also print debug messages on the terminal\n"
 	"  -h, --help    this text\n"
 	"\n"
@@ -79,6 +85,8 @@ int cmd_run(int argc, char **argv)
 		{ "out", required_argument, NULL, 'o' },
 		{ "snapshots", required_argument, NULL, 's' },
 		{ "resume-from", required_argument, NULL, 'r' },
+		{ "pause-at", required_argument, NULL, 'P' },
+		{ "pause-on-mismatch", no_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -102,6 +110,8 @@ int cmd_run(int argc, char **argv)
 		case 'o': o.out_dir = optarg; break;
 		case 's': o.snapshots = optarg; break;
 		case 'r': o.resume_from = optarg; break;
+		case 'P': o.pause_at = optarg; break;
+		case 'M': o.pause_on_mismatch = "assert_screen"; break;
 		case 'v': log_set_stderr_level(LOG_DEBUG); break;
 		case 'h': fputs(run_usage, stdout); code = 0; goto out;
 		default: fputs(run_usage, stderr); goto out;

@@ -20,6 +20,8 @@ struct runner_opts {
 	const char *out_dir;        /* --out DIR, or NULL: results/<distri>-<time> */
 	const char *snapshots;      /* --snapshots DIR, or NULL */
 	const char *resume_from;    /* --resume-from MODULE (needs snapshots), or NULL */
+	const char *pause_at;       /* --pause-at MODULE: developer mode (runner/devmode.h), or NULL */
+	const char *pause_on_mismatch; /* --pause-on-mismatch: "assert_screen", or NULL */
 };
 
 /* Set up a job: its variables (--var over --vars over DISTRI_DIR/vars.json,
