@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include "server/api.h"
 #include "server/api_live.h"
+#include "server/developer.h"
 #include "server/artefacts.h"
 #include "server/assets.h"
 #include "server/workers.h"
@@ -89,6 +90,7 @@ struct server {
 	struct login_limit login_limit; /* failed sign-ins, shared by the handlers */
 	bool secure_cookies;
 	struct livestream *streams; /* the live view's event streams */
+	struct developer_hub *developer; /* developer mode's commands and states */
 };
 
 /* One request, created in the URI log callback (which sees the target
@@ -119,7 +121,7 @@ struct conn_req {
 
 static const struct api_route *const route_tables[] = {
 	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes, api_assets_routes,
-	api_comments_routes, api_yaml_routes, api_live_routes, api_needles_routes, web_routes, api_users_routes,
+	api_comments_routes, api_yaml_routes, api_live_routes, api_devmode_routes, api_needles_routes, web_routes, api_users_routes,
 	api_audit_routes,
 };
 
@@ -544,6 +546,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	req.login_limit = &s->login_limit;
 	req.secure_cookies = s->secure_cookies;
 	req.streams = s->streams;
+	req.developer = s->developer;
 	req.client = r->item.client;
 	if (r->too_big) {
 		if (r->stream)
@@ -1136,7 +1139,7 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	watch_init(&s->live);
 	login_limit_init(&s->login_limit);
 	s->secure_cookies = cfg->secure_cookies;
-	if ((rc = livestream_new(&s->streams))) {
+	if ((rc = livestream_new(&s->streams)) || (rc = developer_hub_new(&s->developer))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -1232,6 +1235,7 @@ void server_free(struct server *s)
 	watch_release(&s->live);
 	login_limit_release(&s->login_limit);
 	livestream_free(s->streams);
+	developer_hub_free(s->developer);
 	db_free(s->db);
 	free(s->parked);
 	free(s->data_dir);
