@@ -100,20 +100,30 @@ static json_t *build(struct api_req *req, struct api_resp *out)
 	return cmd;
 }
 
+/* The job's state into state; 0, or -1 with the error answered. */
+static int job_state(struct api_req *req, struct api_resp *out, char *state, size_t len)
+{
+	int rc = jobs_state_of(req->db, req->id, state, len);
+
+	if (rc == ERR_NOT_FOUND) {
+		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
+		return -1;
+	}
+	if (rc || !req->developer) {
+		api_error(out, 500, "cannot read job %lld", (long long)req->id);
+		return -1;
+	}
+	return 0;
+}
+
 static void developer_post(struct api_req *req, struct api_resp *out)
 {
 	char state[32];
 	json_t *cmd = NULL;
-	int rc = jobs_state_of(req->db, req->id, state, sizeof(state));
+	int rc;
 
-	if (rc == ERR_NOT_FOUND) {
-		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
+	if (job_state(req, out, state, sizeof(state)))
 		return;
-	}
-	if (rc || !req->developer) {
-		api_error(out, 500, "cannot read job %lld", (long long)req->id);
-		return;
-	}
 	/* A scheduled job's commands wait for it: pause at its first module. */
 	if (!jobs_state_executing(state) && strcmp(state, "scheduled")) {
 		api_error(out, 409, "job %lld is %s: developer mode needs a scheduled or running job", (long long)req->id,
@@ -139,16 +149,9 @@ static void developer_get(struct api_req *req, struct api_resp *out)
 {
 	char state[32];
 	json_t *st;
-	int rc = jobs_state_of(req->db, req->id, state, sizeof(state));
 
-	if (rc == ERR_NOT_FOUND) {
-		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
+	if (job_state(req, out, state, sizeof(state)))
 		return;
-	}
-	if (rc || !req->developer) {
-		api_error(out, 500, "cannot read job %lld", (long long)req->id);
-		return;
-	}
 	st = jobs_state_executing(state) ? developer_state(req->developer, req->id) : NULL;
 	api_json(out, json_pack("{s:I,s:s,s:o?,s:I}", "job_id", (json_int_t)req->id, "state", state, "developer",
 				st ? st : json_null(), "pending",
