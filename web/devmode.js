@@ -88,7 +88,7 @@ export function mountDevmode(jobId) {
 		}
 		const mod = encodeURIComponent(p.module);
 		const parts = [h('p', { class: 'devmode-reason' }, h('strong', {}, `Paused ${KIND_TEXT[p.kind] || ''}: `), p.reason || ''),
-			h('p', { class: 'muted' }, 'The screen above is live: the machine runs on while the test waits.')];
+			h('p', { class: 'muted' }, 'The live screen below: the machine runs on while the test waits.')];
 		if (p.kind === 'screen_mismatch' && p.step > 0) {
 			const shot = `/tests/${id}/file/${mod}-${encodeURIComponent(String(p.step))}.png`;
 			parts.push(h('figure', { class: 'devmode-shot' },
@@ -103,9 +103,10 @@ export function mountDevmode(jobId) {
 	return {
 		el,
 		update(s) {
-			if (Array.isArray(s.modules)) modules = s.modules.map(m => m.name).filter(n => typeof n === 'string');
+			if (Array.isArray(s.modules) && s.modules.length) modules = s.modules.map(m => m.name).filter(n => typeof n === 'string');
 			if (s.developer && typeof s.developer === 'object') {
 				state = s.developer;
+				if (Array.isArray(state.schedule) && state.schedule.length) modules = state.schedule.filter(n => typeof n === 'string');
 				onFail.checked = !!state.pause_on_screen_mismatch;
 				onNext.checked = !!state.pause_on_next_command;
 			}

@@ -36,7 +36,7 @@ export function mountLive(container, jobId, opts = {}) {
 	replace(container,
 		h('div', { class: 'live-head' }, state, module, step, rate),
 		h('p', { class: 'live-doing' }, what),
-		ended, screen, dev.el,
+		ended, dev.el, screen,
 		h('details', { class: 'live-more', open: true }, h('summary', {}, 'Modules'), modules),
 		h('details', { class: 'live-more', open: true }, h('summary', {}, 'Runner output'), log));
 	container.classList.add('live');

@@ -48,6 +48,7 @@ struct devmode {
 	/* The pause, under lock; kind[0] == 0: running. */
 	char kind[16], module[DEVMODE_NAME_MAX], tags[256], reason[512];
 	char current[DEVMODE_NAME_MAX];
+	json_t *schedule;      /* the modules' names, once known */
 	int step;
 	enum devmode_action action;
 	char distri_dir[1024]; /* retry: the refreshed distribution, "" the job's own */
@@ -63,6 +64,7 @@ static json_t *state_locked(struct devmode *d)
 	if (!j)
 		return NULL;
 	json_object_set_new(j, "pause_on_screen_mismatch", d->pause_on[0] ? json_string(d->pause_on) : json_false());
+	json_object_set_new(j, "schedule", d->schedule ? json_incref(d->schedule) : json_array());
 	if (d->kind[0]) {
 		json_object_set_new(j, "test_execution_paused", json_string(d->reason));
 		json_object_set_new(j, "paused", json_pack("{s:s,s:s,s:i,s:s,s:s}", "kind", d->kind, "module", d->module,
@@ -308,6 +310,7 @@ static void devmode_free(struct devmode *d)
 		(void)unlink(d->state_path);
 	free(d->sock_path);
 	free(d->state_path);
+	json_decref(d->schedule);
 	pthread_mutex_destroy(&d->lock);
 	pthread_cond_destroy(&d->cond);
 	free(d);
@@ -426,6 +429,9 @@ void devmode_at_module(struct runner *r, const struct module *m)
 	if (!d)
 		return;
 	pthread_mutex_lock(&d->lock);
+	if (!d->schedule && (d->schedule = json_array()))
+		for (size_t i = 0; i < r->nmodules; i++)
+			json_array_append_new(d->schedule, json_string(r->modules[i].name));
 	snprintf(d->current, sizeof(d->current), "%s", m->name);
 	hit = d->pause_at[0] && !strcmp(d->pause_at, m->name);
 	changed_locked(d);

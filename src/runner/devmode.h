@@ -43,7 +43,8 @@ void devmode_stop(struct devmode *d);
  * reference: {"ret": 1, state...} or {"ret": 0, "error"}. */
 json_t *devmode_command(struct devmode *d, const char *line);
 /* The state: {"version", "current_test", "pause_test_name",
- * "pause_on_screen_mismatch", "pause_on_next_command",
+ * "pause_on_screen_mismatch", "pause_on_next_command", "schedule": the
+ * modules' names (empty before the first module),
  * "test_execution_paused": 0 or the reason, "paused": null or {"kind",
  * "module", "step", "tags", "reason"}}. New reference. */
 json_t *devmode_state(struct devmode *d);
