@@ -3,7 +3,8 @@
 // /tests/<id>/streaming (server-sent events, nothing polled) showing each
 // frame as it comes, the module and step the runner is at, the modules'
 // results so far and the tail of the runner's output (as text). Events:
-//   status  {"job_id", "state", "result", "module", "step", "line", "what", "modules": [{name, result}]}
+//   status  {"job_id", "state", "result", "module", "step", "line", "what", "modules": [{name, result}],
+//           "developer": the runner's developer-mode state (devmode.js shows it and its controls)}
 //   log     a JSON string: new lines of the runner's output
 //   frame   {"n", "t": ms the VNC update arrived, "w": ms it was written, "src": "data:image/png;base64,..."}
 //   end     {"state", "result"}: the job is over; the stream closes
@@ -12,6 +13,7 @@
 // data-age-written (ms from the runner's live.png to on screen) say how it
 // goes, for people (the small indicator), tests and bench/live.py.
 import { h, replace } from './dom.js';
+import { mountDevmode } from './devmode.js';
 
 const LOG_KEEP = 64 * 1024;  // characters of output kept on the page
 const RATE_WINDOW = 3000;    // ms of frames the fps figure covers
@@ -30,10 +32,11 @@ export function mountLive(container, jobId, opts = {}) {
 	const log = h('pre', { class: 'live-log' });
 	const ended = h('p', { class: 'live-end', hidden: true });
 	const screen = h('div', { class: 'live-screen' }, waiting, img);
+	const dev = mountDevmode(jobId);
 	replace(container,
 		h('div', { class: 'live-head' }, state, module, step, rate),
 		h('p', { class: 'live-doing' }, what),
-		ended, screen,
+		ended, dev.el, screen,
 		h('details', { class: 'live-more', open: true }, h('summary', {}, 'Modules'), modules),
 		h('details', { class: 'live-more', open: true }, h('summary', {}, 'Runner output'), log));
 	container.classList.add('live');
@@ -87,6 +90,7 @@ export function mountLive(container, jobId, opts = {}) {
 				h('span', {}, m.name), ' ',
 				h('span', { class: `r-${m.result === 'ok' ? 'passed' : m.result === 'fail' ? 'failed' : m.result === 'softfail' ? 'softfailed' : 'none'}` }, m.result))));
 		}
+		dev.update(s);
 	});
 	es.addEventListener('log', e => {
 		const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
@@ -109,6 +113,7 @@ export function mountLive(container, jobId, opts = {}) {
 	es.addEventListener('end', e => {
 		const d = JSON.parse(e.data);
 		es.close();
+		dev.end();
 		state.textContent = d.state || 'done';
 		state.className = 'live-state';
 		ended.hidden = false;

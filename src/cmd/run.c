@@ -38,6 +38,12 @@ static const char run_usage[] =
 	"  --interactive when a check asks for a tag no needle carries, offer to make\n"
 	"                the needle from the screen now (the VM waits) instead of\n"
 	"                waiting out the time-out; needs a terminal on stdin\n"
+	"  --pause-at MODULE  developer mode: pause before MODULE starts\n"
+	"  --pause-on-mismatch  developer mode: a failed assert_screen pauses\n"
+	"                instead of failing; Enter resumes (the check fails),\n"
+	"                r Enter retries it with the needles reloaded, s Enter\n"
+	"                skips it. OUT/.devmode.sock takes os-autoinst's\n"
+	"                commands as JSON lines (docs/devmode.md)\n"
 	"  -v            also print debug messages on the terminal\n"
 	"  -h, --help    this text\n"
 	"\n"
@@ -126,6 +132,8 @@ int cmd_run(int argc, char **argv)
 		{ "resume-from", required_argument, NULL, 'r' },
 		{ "explore", no_argument, NULL, 'e' },
 		{ "interactive", no_argument, NULL, 'i' },
+		{ "pause-at", required_argument, NULL, 'P' },
+		{ "pause-on-mismatch", no_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -151,6 +159,8 @@ int cmd_run(int argc, char **argv)
 		case 'r': o.resume_from = optarg; break;
 		case 'e': o.explore = 1; break;
 		case 'i': o.ask = ask_terminal; break;
+		case 'P': o.pause_at = optarg; break;
+		case 'M': o.pause_on_mismatch = "assert_screen"; break;
 		case 'v': log_set_stderr_level(LOG_DEBUG); break;
 		case 'h': fputs(run_usage, stdout); code = 0; goto out;
 		default: fputs(run_usage, stderr); goto out;

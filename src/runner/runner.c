@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "image/needle.h"
 #include "runner/explore.h"
+#include "runner/devmode.h"
 #include "runner/liveview.h"
 #include "runner/runner_int.h"
 #include "runner/screen.h"
@@ -436,13 +437,13 @@ static void needle_warning(void *ctx, const char *msg)
 	fprintf(stderr, "warning: %s\n", msg);
 }
 
-static int load_needles(struct runner *r, char *err, size_t errlen)
+static int load_needles(struct runner *r, const char *base, char *err, size_t errlen)
 {
 	const char *nd = vars_get(&r->vars, "NEEDLES_DIR");
 	char *dir;
 	int rc;
 
-	dir = nd ? (nd[0] == '/' ? str_dup(nd) : path_join(r->distri_dir, nd)) : path_join(r->distri_dir, "needles");
+	dir = nd ? (nd[0] == '/' ? str_dup(nd) : path_join(base, nd)) : path_join(base, "needles");
 	r->needles = calloc(1, sizeof(*r->needles));
 	if (!dir || !r->needles) {
 		free(dir);
@@ -461,6 +462,30 @@ static int load_needles(struct runner *r, char *err, size_t errlen)
 		log_info("loaded %zu needles from %s", needle_set_count(r->needles), dir);
 	free(dir);
 	return rc;
+}
+
+int runner__reload_needles(struct runner *r, const char *base)
+{
+	struct needle_set *old = r->needles;
+	char err[1024] = "";
+	int rc;
+
+	r->needles = NULL;
+	rc = load_needles(r, base ? base : r->distri_dir, err, sizeof(err));
+	if (rc) {
+		log_err("reloading the needles: %s", err);
+		if (r->needles) {
+			needle_set_release(r->needles);
+			free(r->needles);
+		}
+		r->needles = old;
+		return rc;
+	}
+	if (old) {
+		needle_set_release(old);
+		free(old);
+	}
+	return 0;
 }
 
 static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errlen)
@@ -665,7 +690,7 @@ enum job_result runner_run(struct runner *r)
 	testapi_register(r, r->L);
 	rc = load_schedule(r, err, sizeof(err));
 	if (!rc)
-		rc = load_needles(r, err, sizeof(err));
+		rc = load_needles(r, r->distri_dir, err, sizeof(err));
 	if (rc) {
 		runner__abort(r, JOB_INCOMPLETE, "%s", err);
 		goto out;
@@ -719,6 +744,7 @@ enum job_result runner_run(struct runner *r)
 			runner__abort(r, JOB_INCOMPLETE, "%s", err);
 			break;
 		}
+		devmode_at_module(r, m);
 		run_module(r, m);
 		if (r->abort)
 			break;
@@ -905,6 +931,13 @@ int runner_new(const struct runner_opts *o, struct runner **out, char *err, size
 	else
 		r->log_opened = 1;
 	save_vars(r);
+	{
+		struct devmode_opts d = { o->pause_at, o->pause_on_mismatch, o->pause_at || o->pause_on_mismatch };
+		if ((rc = devmode_start(r->out_dir, &d, &r->devmode))) {
+			snprintf(err, errlen, "developer mode: %s", err_str(rc));
+			goto out;
+		}
+	}
 	log_info("running %s, results in %s", r->distri_dir, r->out_dir);
 	*out = r;
 	r = NULL;
@@ -922,6 +955,7 @@ void runner_free(struct runner *r)
 
 	if (!r)
 		return;
+	devmode_stop(r->devmode);
 	if (r->L)
 		lua_close(r->L);
 	for (i = 0; i < r->nmodules; i++)

@@ -28,6 +28,8 @@ struct runner_opts {
 	int explore;                /* --explore: every distinct frame in OUT/explore/ */
 	runner_ask_fn ask;          /* --interactive: offer a needle for an unknown tag; NULL off */
 	void *ask_ctx;
+	const char *pause_at;       /* --pause-at MODULE: developer mode (runner/devmode.h), or NULL */
+	const char *pause_on_mismatch; /* --pause-on-mismatch: "assert_screen", or NULL */
 };
 
 /* Set up a job: its variables (--var over --vars over DISTRI_DIR/vars.json,

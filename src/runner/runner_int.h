@@ -39,6 +39,7 @@ struct screen_cache {
 
 struct liveview;
 struct explore;
+struct devmode;
 
 struct runner {
 	struct vars vars;
@@ -61,6 +62,7 @@ struct runner {
 	struct serial *serial;
 	struct video *video;  /* video.webm encoder, NULL with NOVIDEO=1 */
 	struct liveview *liveview; /* live view frames (live.on -> live.png) */
+	struct devmode *devmode;   /* developer mode's channel and pauses */
 	int xres, yres;
 
 	struct lua_State *L;
@@ -111,6 +113,10 @@ int runner__vm_dead(struct runner *r);
 double runner__elapsed(const struct runner *r);
 /* One progress line on stdout: "[  12.3s] module: what". */
 void runner__progress(struct runner *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Load the needles again, from base's needles directory (NEEDLES_DIR
+ * relative to it; NULL: the job's distribution). 0, or the error (the
+ * old needles stay). */
+int runner__reload_needles(struct runner *r, const char *base);
 /* The module running now (or NULL). */
 struct module *runner__module(struct runner *r);
 

@@ -93,6 +93,16 @@ int shots_enqueue(struct shots *s, const char *name, struct frame *f)
 	return 0;
 }
 
+void shots_flush(struct shots *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	while (s->len > 0)
+		pthread_cond_wait(&s->cond, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+}
+
 int shots_free(struct shots *s)
 {
 	int failed;

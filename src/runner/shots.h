@@ -10,6 +10,8 @@ struct frame;
 
 /* A writer for testresults dir (borrowed string, must outlive it). NULL on OOM. */
 struct shots *shots_new(const char *testresults);
+/* Wait until every queued screenshot is written. NULL-safe. */
+void shots_flush(struct shots *s);
 /* Queue frame f (referenced) to be written as NAME (copied). Blocks only
  * while SHOTS_QUEUE_MAX screenshots wait. 0 or ERR_NOMEM. */
 int shots_enqueue(struct shots *s, const char *name, struct frame *f);

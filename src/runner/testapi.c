@@ -10,6 +10,7 @@
 #include <string.h>
 #include <lualib.h>
 #include "image/needle.h"
+#include "runner/devmode.h"
 #include "runner/keys.h"
 #include "runner/screen.h"
 #include "runner/testapi.h"
@@ -34,6 +35,7 @@ struct runner *testapi_runner(lua_State *L)
 	lua_pop(L, 1);
 	r->last_api = time_mono();
 	r->api_L = L;
+	devmode_at_command(r, L);
 	return r;
 }
 
@@ -195,6 +197,9 @@ static int do_check(lua_State *L, int is_assert)
 	testapi_check_abort(L, r);
 	tags_text(tags, n, text, sizeof(text));
 	rc = screen_check(r, tags, n, timeout, is_assert, &match, &near);
+	/* Developer mode may hold a failed check for a retry with new needles. */
+	while (rc == 0 && devmode_on_mismatch(r, text, is_assert))
+		rc = screen_check(r, tags, n, 0, is_assert, &match, &near);
 	if (rc != 1) {
 		json_decref(match);
 		testapi_check_abort(L, r); /* VM gone or MAX_JOB_TIME reached */

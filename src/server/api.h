@@ -56,6 +56,7 @@ struct users_session;
 struct login_limit;
 struct livestream;
 struct rejudge_store;
+struct developer_hub;
 struct MHD_Connection;
 struct MHD_Response;
 
@@ -94,6 +95,7 @@ struct api_req {
 	struct MHD_Connection *con; /* the request's connection: api_header, api_cookie, streamed answers */
 	uint64_t client;        /* the client's address as a hash */
 	struct rejudge_store *rejudge; /* the last re-judge per job (the server's, shared, locked inside) */
+	struct developer_hub *developer; /* developer mode's queues and states (the server's, shared) */
 };
 
 struct api_resp {
@@ -148,6 +150,7 @@ extern const struct api_route api_comments_routes[];
 extern const struct api_route api_yaml_routes[];
 extern const struct api_route api_assets_routes[];
 extern const struct api_route api_live_routes[];
+extern const struct api_route api_devmode_routes[];
 extern const struct api_route api_needles_routes[];
 extern const struct api_route web_routes[];
 extern const struct api_route api_users_routes[];

@@ -13,7 +13,9 @@
  *   GET    /tests/<id>/streaming    public    text/event-stream (openQA's URL): events "status",
  *                                             "log", "frame", "end" (docs/design.md)
  *   POST   /api/v1/jobs/<id>/live   operator  the worker's {"frame": {"png", "seq", "t", "w"}, "module",
- *                                             "step", "line", "what", "log"} (all optional) → {"live"}
+ *                                             "step", "line", "what", "log", "developer": the runner's
+ *                                             developer state} (all optional) → {"live", "developer":
+ *                                             [commands waiting, api_devmode.c], only when some wait}
  *   GET    /api/v1/jobs/<id>/live   public    {"job_id", "state", "watching", "frame", "frame_age_s", "stream",
  *                                             "viewers": the streams open}
  *   GET    /tests/<id>/live.png     public    the newest frame (404 before the first), no-store
@@ -31,6 +33,7 @@
 #include "server/api_live.h"
 #include "server/artefacts.h"
 #include "server/db.h"
+#include "server/developer.h"
 #include "server/jobs.h"
 #include "server/livestream.h"
 #include "server/watch.h"
@@ -199,6 +202,14 @@ static void live_post(struct api_req *req, struct api_resp *out)
 		return;
 	}
 	watched = req->live && watch_active(req->live, req->id, time_mono());
+	/* Developer mode's state, streamed as the status' "developer" field. */
+	if (json_is_object(json_object_get(body, "developer")) && req->developer) {
+		json_t *f = json_pack("{s:O}", "developer", json_object_get(body, "developer"));
+		developer_set_state(req->developer, req->id, json_object_get(body, "developer"));
+		if (f && req->streams)
+			livestream_status(req->streams, req->id, f);
+		json_decref(f);
+	}
 	if (watched && json_is_object(body) && req->streams) {
 		if (json_is_object(json_object_get(body, "frame")))
 			take_frame(req, json_object_get(body, "frame"));
@@ -217,7 +228,8 @@ static void live_post(struct api_req *req, struct api_resp *out)
 		if (json_is_string(log))
 			livestream_log(req->streams, req->id, json_string_value(log), json_string_length(log));
 	}
-	api_json(out, json_pack("{s:b}", "live", watched));
+	api_json(out, json_pack("{s:b,s:o*}", "live", watched, "developer",
+				req->developer ? developer_take(req->developer, req->id) : NULL));
 }
 
 /* GET /tests/<id>/streaming: the event stream, off the handler threads. */
@@ -267,6 +279,12 @@ static void live_stream(struct api_req *req, struct api_resp *out)
 			}
 			buf_release(&png);
 		}
+	}
+	if (req->developer && jobs_state_executing(state)) {
+		json_t *dev = developer_state(req->developer, req->id), *f = dev ? json_pack("{s:o}", "developer", dev) : NULL;
+		if (f)
+			livestream_status(req->streams, req->id, f);
+		json_decref(f);
 	}
 	api_live_state(req->streams, req->id, st);
 	free(path);

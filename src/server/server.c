@@ -32,6 +32,7 @@
 #include <unistd.h>
 #include "server/api.h"
 #include "server/api_live.h"
+#include "server/developer.h"
 #include "server/artefacts.h"
 #include "server/assets.h"
 #include "server/workers.h"
@@ -93,6 +94,7 @@ struct server {
 	long rerun_wait_s;         /* serve --rerun-wait */
 	struct livestream *streams; /* the live view's event streams */
 	struct rejudge_store *rejudge; /* the last re-judge per job */
+	struct developer_hub *developer; /* developer mode's commands and states */
 };
 
 /* One request, created in the URI log callback (which sees the target
@@ -123,7 +125,7 @@ struct conn_req {
 
 static const struct api_route *const route_tables[] = {
 	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes, api_assets_routes,
-	api_comments_routes, api_yaml_routes, api_live_routes, api_needles_routes, web_routes, api_users_routes,
+	api_comments_routes, api_yaml_routes, api_live_routes, api_devmode_routes, api_needles_routes, web_routes, api_users_routes,
 	api_audit_routes, api_rejudge_routes, api_needle_edit_routes, api_rerun_routes, api_review_routes,
 };
 
@@ -550,6 +552,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	req.rerun_wait_s = s->rerun_wait_s;
 	req.streams = s->streams;
 	req.rejudge = s->rejudge;
+	req.developer = s->developer;
 	req.client = r->item.client;
 	if (r->too_big) {
 		if (r->stream)
@@ -1149,7 +1152,8 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	login_limit_init(&s->login_limit);
 	s->secure_cookies = cfg->secure_cookies;
 	s->rerun_wait_s = cfg->rerun_wait_s > 0 ? cfg->rerun_wait_s : RERUN_WAIT_DEFAULT_S;
-	if ((rc = livestream_new(&s->streams)) || (rc = rejudge_store_new(&s->rejudge))) {
+	if ((rc = livestream_new(&s->streams)) || (rc = rejudge_store_new(&s->rejudge)) ||
+	    (rc = developer_hub_new(&s->developer))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -1246,6 +1250,7 @@ void server_free(struct server *s)
 	login_limit_release(&s->login_limit);
 	livestream_free(s->streams);
 	rejudge_store_free(s->rejudge);
+	developer_hub_free(s->developer);
 	db_free(s->db);
 	free(s->parked);
 	free(s->data_dir);

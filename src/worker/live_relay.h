@@ -5,8 +5,9 @@
  * post - the runner's newest frame (OUT/live.png), its note
  * (OUT/live.json: module, step, line, what) and the new lines of the
  * runner's output - into the body of one POST /api/v1/jobs/<id>/live, sent
- * at once (the worker looks every LIVE_RELAY_NAP_MS). While off, an
- * empty post every LIVE_RELAY_CHECK_S asks whether someone watches now.
+ * at once (the worker looks every LIVE_RELAY_NAP_MS). With nothing new
+ * (and while off), an empty post every LIVE_RELAY_CHECK_S asks whether
+ * someone watches now and brings developer mode's commands (dev_relay.h).
  * The openQA status posts stay as they were, every 5 s, without frames. */
 #ifndef VIGIL_WORKER_LIVE_RELAY_H
 #define VIGIL_WORKER_LIVE_RELAY_H
@@ -17,7 +18,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-/* While off: how often the worker asks whether someone watches. */
+/* Without news: how often the worker asks whether someone watches. */
 #define LIVE_RELAY_CHECK_S 1.0
 /* While on: how often the worker looks for a new frame. */
 #define LIVE_RELAY_NAP_MS 30

@@ -34,6 +34,7 @@
 #include "util/str.h"
 #include "util/time.h"
 #include "worker/casedir.h"
+#include "worker/dev_relay.h"
 #include "worker/live_relay.h"
 #include "worker/snapkeep.h"
 #include "worker/worker.h"
@@ -67,6 +68,10 @@ struct job_run {
 	const char *log;         /* the runner's output (runner-output.txt) */
 	const char *resume;      /* the module a re-run resumes at (borrowed from the job), or NULL */
 	struct live_relay live;  /* someone watches: frames in live posts */
+	struct dev_relay dev;    /* developer mode: the runner's state */
+	json_t *dev_queue;       /* the server's developer commands the runner has not taken yet */
+	const json_t *settings;  /* the job's, borrowed */
+	const char *distri;      /* the test distribution's directory, borrowed */
 };
 
 struct worker {
@@ -770,6 +775,83 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 	}
 }
 
+/* Before a retry: the distribution's needles as the server has them now
+ * (a needle saved in the editor lives there). The directory to reload
+ * them from (borrowed: a cache entry of the pool), or NULL to keep the
+ * runner's. Only for a distribution that comes from the server. */
+static char *fresh_distribution(struct worker *w, struct job_run *r)
+{
+	const char *casedir = json_string_value(json_object_get(r->settings, "CASEDIR"));
+	char why[512] = "", head[GIT_HASH_MAX], *dir;
+
+	if ((casedir && casedir[0] == '/' && file_is_dir(casedir)) || casedir_is_git(casedir))
+		return NULL;
+	if (!(dir = distribution(w, r->settings, head, why, sizeof(why))))
+		log_warn("job %lld: retry with the needles the runner has: %s", r->id, why);
+	else if (!strcmp(dir, r->distri))
+		log_info("job %lld: retry: the distribution did not change", r->id);
+	else
+		log_info("job %lld: retry: needles from %s", r->id, dir);
+	return dir;
+}
+
+/* The developer-mode commands waiting (r->dev_queue), sent on to the
+ * runner in order; they wait on while it has no channel yet (a command
+ * sent before the job started). */
+static void dev_flush(struct worker *w, struct job_run *r)
+{
+	while (json_array_size(r->dev_queue)) {
+		const json_t *c = json_array_get(r->dev_queue, 0);
+		json_t *cmd = json_deep_copy(c), *reply = NULL;
+		const char *action = json_string_value(json_object_get(c, "action"));
+		char err[512], *dir = NULL;
+		int rc;
+		if (!cmd)
+			return;
+		if (action && !strcmp(action, "retry") && (dir = fresh_distribution(w, r)))
+			json_object_set_new(cmd, "distri_dir", json_string(dir));
+		rc = dev_relay_send(r->out, cmd, &reply, err, sizeof(err));
+		if (rc == ERR_NOT_FOUND) {
+			json_decref(cmd);
+			free(dir);
+			return;
+		}
+		if (rc)
+			log_warn("job %lld: developer command not delivered: %s", r->id, err);
+		else if (!json_is_true(json_object_get(reply, "ret")) && json_integer_value(json_object_get(reply, "ret")) != 1)
+			log_warn("job %lld: the runner refused a developer command: %s", r->id,
+				 json_string_value(json_object_get(reply, "error")));
+		else
+			log_info("job %lld: developer command %s delivered", r->id,
+				 json_string_value(json_object_get(c, "cmd")));
+		json_decref(reply);
+		json_decref(cmd);
+		free(dir);
+		json_array_remove(r->dev_queue, 0);
+	}
+}
+
+/* A pause on a failed check: its step's screenshot and the module's
+ * result so far go up first, so the needle editor can open that step. */
+static void dev_paused(struct worker *w, struct job_run *r, const json_t *state, const char *tr)
+{
+	const json_t *p = json_object_get(state, "paused");
+	const char *kind = json_string_value(json_object_get(p, "kind"));
+	const char *module = json_string_value(json_object_get(p, "module"));
+	json_int_t version = json_integer_value(json_object_get(state, "version"));
+	char rel[300], name[300], *path;
+
+	if (!kind || strcmp(kind, "screen_mismatch") || !module || version == r->dev.shown_pause)
+		return;
+	r->dev.shown_pause = version;
+	upload_shots(w, r, tr, true);
+	snprintf(rel, sizeof(rel), ".devmode/result-%s.json", module);
+	snprintf(name, sizeof(name), "result-%s.json", module);
+	if ((path = path_join(r->out, rel)) && upload_one(w, r, path, UPLOAD_FILE, name))
+		log_warn("job %lld: the paused module's result could not be uploaded", r->id);
+	free(path);
+}
+
 /* POST the live view's news (body, taken; NULL: just ask whether someone
  * watches) and follow the reply's "live". One try: the next comes soon. */
 static void post_live(struct worker *w, struct job_run *r, json_t *body)
@@ -789,6 +871,12 @@ static void post_live(struct worker *w, struct job_run *r, json_t *body)
 	free(text);
 	j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL);
 	live_relay_set(&r->live, r->out, r->log, json_is_true(json_object_get(j, "live")));
+	if (json_is_array(json_object_get(j, "developer"))) {
+		if (!r->dev_queue)
+			r->dev_queue = json_array();
+		json_array_extend(r->dev_queue, json_object_get(j, "developer"));
+		dev_flush(w, r);
+	}
 	json_decref(j);
 }
 
@@ -940,6 +1028,8 @@ static void run_job(struct worker *w, json_t *job)
 		snprintf(why, sizeof(why), "setup failure: out of memory");
 		goto done;
 	}
+	r.settings = settings;
+	r.distri = distri;
 	r.resume = resume = resume_setup(w, &r, json_object_get(job, "resume"), vmdir);
 	r.pid = spawn_runner(w, distri, vars, r.out, log, vmdir, resume);
 	if (r.pid < 0) {
@@ -965,13 +1055,25 @@ static void run_job(struct worker *w, json_t *job)
 			post_status(w, &r, false);
 			next_status = now + WORKER_STATUS_INTERVAL_S;
 		}
-		if (r.live.on && !r.aborted) {
-			json_t *body = live_relay_update(&r.live, r.out, r.log);
-			if (body)
+		if (!r.aborted) {
+			/* Live posts carry the view's news and developer mode's
+			 * state, and bring developer commands: at least one a
+			 * second, on or off. */
+			json_t *body = r.live.on ? live_relay_update(&r.live, r.out, r.log) : NULL;
+			json_t *dev = dev_relay_state(&r.dev, r.out);
+			if (dev) {
+				dev_paused(w, &r, dev, tr);
+				if (body || (body = json_object()))
+					json_object_set_new(body, "developer", dev);
+				else
+					json_decref(dev);
+			}
+			if (json_array_size(r.dev_queue))
+				dev_flush(w, &r);
+			if (body || now >= r.live.next_check) {
 				post_live(w, &r, body);
-		} else if (now >= r.live.next_check && !r.aborted) {
-			post_live(w, &r, NULL);
-			r.live.next_check = time_mono() + LIVE_RELAY_CHECK_S;
+				r.live.next_check = time_mono() + LIVE_RELAY_CHECK_S;
+			}
 		}
 		if (now >= next_scan && !r.aborted) {
 			upload_shots(w, &r, tr, true); /* screenshots as they appear */
@@ -1022,6 +1124,7 @@ out:
 	free(tr);
 	free(vmdir);
 	json_decref(local);
+	json_decref(r.dev_queue);
 }
 
 int worker_main(const struct worker_config *cfg, volatile int *stop)
