@@ -18,7 +18,8 @@
 
 static const char run_usage[] =
 	"usage: vigil run DISTRI_DIR [--var K=V]... [--vars FILE] [--out DIR]\n"
-	"                 [--explore] [--interactive] [-v]\n"
+	"                 [--explore] [--interactive] [--pause-at MODULE]\n"
+	"                 [--pause-on-mismatch] [-v]\n"
 	"\n"
 	"Runs the test distribution in DISTRI_DIR (main.lua, tests/*.lua, needles/)\n"
 	"against one QEMU virtual machine and writes a results directory.\n"
