@@ -3,10 +3,11 @@
  * area similarities and a heat-map image of grey differences. Pure image
  * and text work on a match result; the matcher's numbers are taken as
  * they are, never computed again here. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "image/diff.h"
+#include "image/heatmap.h"
 #include "util/err.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -37,39 +38,6 @@ const char *diff_describe(const struct match_result *res, char *buf, size_t len)
 	return buf;
 }
 
-static int in_exclude(const struct needle *n, int x, int y)
-{
-	size_t i;
-
-	for (i = 0; i < n->nareas; i++) {
-		const struct needle_area *e = &n->areas[i];
-		if (e->type == NEEDLE_AREA_EXCLUDE && x >= e->x && x < e->x + e->w && y >= e->y &&
-		    y < e->y + e->h)
-			return 1;
-	}
-	return 0;
-}
-
-static uint8_t grey_at(const struct image *img, int x, int y)
-{
-	const uint8_t *p = img->px + ((size_t)y * (size_t)img->w + (size_t)x) * 3;
-
-	return match_grey(p[0], p[1], p[2]);
-}
-
-/* Heat colour of difference d over the pixel's dimmed grey v: grey at
- * 0, red at half heat, yellow at full. */
-static void heat(uint8_t *p, int v, int d)
-{
-	double t = d >= DIFF_FULL_HEAT ? 1.0 : (double)d / DIFF_FULL_HEAT;
-	double r = v + (255 - v) * (t * 2 > 1 ? 1 : t * 2);
-	double g = v * (1 - t) + (t * 2 > 1 ? 255 * (t * 2 - 1) : 0);
-
-	p[0] = (uint8_t)lround(r);
-	p[1] = (uint8_t)lround(g > 255 ? 255 : g);
-	p[2] = (uint8_t)lround(v * (1 - t));
-}
-
 /* One pixel wide frame just outside the rectangle (clipped). */
 static void frame_rect(struct image *img, int x, int y, int w, int h, int ok)
 {
@@ -84,51 +52,39 @@ static void frame_rect(struct image *img, int x, int y, int w, int h, int ok)
 int diff_image(const struct image *screen, struct needle *n, const struct match_result *res,
 	       struct image **out, char *err, size_t errlen)
 {
-	const struct image *nimg = NULL;
 	struct image *img;
 	size_t i, k;
-	int rc;
 
 	*out = NULL;
-	rc = needle_image(n, &nimg, err, errlen);
-	if (rc)
-		return rc;
 	img = image_clone(screen);
-	if (!img) {
-		needle_image_drop(n);
+	if (!img)
 		return ERR_NOMEM;
-	}
 	for (i = 0; i < (size_t)img->w * (size_t)img->h * 3; i++)
 		img->px[i] = (uint8_t)(img->px[i] / 4);
+	/* Each match area's heat-map (heatmap.c: the matcher's grey and blur)
+	 * where the matcher placed it; an area it cannot draw is left dimmed. */
 	for (k = 0; k < res->nareas; k++) {
-		const struct needle_area *na = needle_match_area(n, k);
 		const struct match_area_result *a = &res->areas[k];
-		int x, y;
+		struct image *tile = NULL;
+		int rc = heatmap_area(screen, n, k, a->x, a->y, &tile, NULL, err, errlen);
+		int y;
 
-		if (!na || a->w <= 0 || a->h <= 0)
-			continue;
-		for (y = 0; y < a->h; y++) {
-			int sy = a->y + y, ny = na->y + (int)((long)y * na->h / a->h);
-			for (x = 0; x < a->w; x++) {
-				int sx = a->x + x, nx = na->x + (int)((long)x * na->w / a->w), v, d = 0;
-				uint8_t *p;
-
-				if (sx < 0 || sy < 0 || sx >= img->w || sy >= img->h)
-					continue;
-				p = img->px + ((size_t)sy * (size_t)img->w + (size_t)sx) * 3;
-				v = grey_at(screen, sx, sy) * 2 / 5;
-				if (nx >= 0 && ny >= 0 && nx < nimg->w && ny < nimg->h && !in_exclude(n, nx, ny))
-					d = abs((int)grey_at(screen, sx, sy) - (int)grey_at(nimg, nx, ny));
-				heat(p, v, d);
-			}
+		if (rc == ERR_NOMEM || (rc && rc != ERR_INVALID && rc != ERR_NOT_FOUND)) {
+			needle_image_drop(n);
+			image_free(img);
+			return rc;
 		}
+		for (y = 0; !rc && y < tile->h; y++)
+			memcpy(img->px + ((size_t)(a->y + y) * (size_t)img->w + (size_t)a->x) * 3,
+			       tile->px + (size_t)y * (size_t)tile->w * 3, (size_t)tile->w * 3);
+		image_free(tile);
 	}
 	/* Frames last, so no area's heat covers another's frame. */
 	for (k = 0; k < res->nareas; k++)
 		if (needle_match_area(n, k))
 			frame_rect(img, res->areas[k].x, res->areas[k].y, res->areas[k].w, res->areas[k].h,
 				   res->areas[k].ok);
-	needle_image_drop(n);
+	needle_image_drop(n); /* decoded for the heat-maps only: the matcher has its areas */
 	*out = img;
 	return 0;
 }

@@ -10,9 +10,6 @@
 #include "image/image.h"
 #include "image/match.h"
 
-/* Grey differences at or above this many levels show at full heat. */
-#define DIFF_FULL_HEAT 64
-
 /* The best candidate in one line, every match area with its needle
  * position, similarity (whole percent, rounded down as the step JSON has
  * it) and required level:
@@ -21,13 +18,14 @@
 const char *diff_describe(const struct match_result *res, char *buf, size_t len);
 
 /* A copy of screen, dimmed to a quarter, with each match area of res
- * (at the position the matcher found it) replaced by a heat-map of the
- * per-pixel grey difference between screen and n's image: dark grey where
- * they agree, red to yellow as the difference grows to DIFF_FULL_HEAT,
- * plain grey where an exclude area of n hides the pixel; a frame around
- * each area, green when it passed, magenta when it failed. Decodes n's
- * image when needed and lets it go again. *out is the caller's
- * (image_free). 0, ERR_NOMEM, or needle_image's error (err filled). */
+ * (at the position the matcher found it) replaced by its heatmap_area
+ * (image/heatmap.h: the grey difference after the matcher's blur, the
+ * screen dimmed where they agree, violet to yellow as they differ,
+ * exclude areas painted alike on both sides); an area that cannot be
+ * drawn there stays dimmed. A frame around each area, green when it
+ * passed, magenta when it failed. Decodes n's image and lets it go
+ * again. *out is the caller's (image_free).
+ * 0, ERR_NOMEM, or needle_image's error (err filled). */
 int diff_image(const struct image *screen, struct needle *n, const struct match_result *res,
 	       struct image **out, char *err, size_t errlen);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "unit.h"
 #include "image/diff.h"
+#include "image/heatmap.h"
 #include "image/needle.h"
 
 static struct needle *load(const char *json, const struct image *png)
@@ -76,13 +77,17 @@ TEST(diff_image_heat_map)
 	CHECK_INT(out->w, 64);
 	CHECK_INT(out->h, 48);
 	CHECK_INT(px(out, 40, 40)[0], 25);              /* outside: dimmed to a quarter */
-	CHECK_INT(px(out, 9, 9)[0], 40);                /* agreeing: grey 2/5 */
-	CHECK_INT(px(out, 9, 9)[2], 40);
-	CHECK_INT(px(out, 13, 13)[0], 255);             /* 100 levels apart: yellow */
-	CHECK_INT(px(out, 13, 13)[1], 255);
-	CHECK_INT(px(out, 13, 13)[2], 0);
-	CHECK_INT(px(out, 20, 20)[0], 40);              /* excluded: no heat */
-	CHECK_INT(px(out, 20, 20)[1], 40);
+	CHECK_INT(px(out, 9, 9)[0], 25);                /* agreeing: the screen dimmed */
+	CHECK_INT(px(out, 9, 9)[2], 25);
+	{
+		uint8_t hot[3];                          /* 100 levels apart: heatmap.c's full scale */
+		heatmap_colour(100, hot);
+		CHECK_INT(px(out, 13, 13)[0], hot[0]);
+		CHECK_INT(px(out, 13, 13)[1], hot[1]);
+		CHECK_INT(px(out, 13, 13)[2], hot[2]);
+	}
+	CHECK_INT(px(out, 20, 20)[0], px(out, 20, 20)[1]); /* excluded: no heat */
+	CHECK_INT(px(out, 20, 20)[1], px(out, 20, 20)[2]);
 	CHECK_INT(px(out, 7, 7)[0], 255);               /* a failed area's frame: magenta */
 	CHECK_INT(px(out, 7, 7)[1], 0);
 	CHECK_INT(px(out, 7, 7)[2], 255);
