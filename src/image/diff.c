@@ -3,6 +3,7 @@
  * area similarities and a heat-map image of grey differences. Pure image
  * and text work on a match result; the matcher's numbers are taken as
  * they are, never computed again here. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
