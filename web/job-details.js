@@ -9,7 +9,6 @@
 // failed one, Esc closes.
 import { h, replace, resultClass } from './dom.js';
 import { imageUrl, thumbUrl, fileText, needleJson, needlePng, stepResult, stepSimilarity, stepTime } from './job-data.js';
-import { explainStep } from './job-explain.js';
 import { rerunParts } from './job-rerun.js';
 
 // The size the runner normalises screens to (XRES x YRES); a picture of
@@ -212,6 +211,8 @@ async function stepBody(ctx, st, body) {
 		const box = h('div', { class: 'job-candidates' });
 		replace(body, box);
 		await candidateView(ctx, st, 0, box);
+		// loaded when a failed check is opened: the page itself never needs it
+		const { explainStep } = await import('./job-explain.js');
 		body.append(await explainStep(ctx, st) || '');
 	} else {
 		replace(body, figure(d.tags ? `No needle carries the tag(s) ${d.tags.join(', ')}` : 'Screenshot',
