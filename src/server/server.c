@@ -456,6 +456,8 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	if (out->hdr_name)
 		MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
+	if (out->web)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	*status = (unsigned)out->status;
 	return resp;
 }

@@ -45,11 +45,24 @@ static int64_t version;
 static struct buf shell;
 static char shell_etag[32];
 
+/* What web_routes' page routes carry: the page module, and the GETs the
+ * page starts with, preloaded by its shell so they run while the scripts
+ * load ('#' stands for the URL's number; with bare, only for a URL without
+ * a query string, which would change them). The URLs must be the very ones
+ * the page asks for, else the browser fetches twice. */
+struct web_page {
+	const char *module;
+	const char *data[4];
+	bool bare;
+	const char *also; /* a module the page imports when it runs (import()), or NULL */
+};
+
 /* The shells of the page modules named by web_routes. */
 #define WEB_MAX_SHELLS 32
 static struct {
-	const char *module;
+	const struct web_page *page;
 	struct buf html;
+	size_t script_at; /* where the data preloads go: before the shell's script */
 	char etag[48];
 } shells[WEB_MAX_SHELLS];
 static size_t nshells;
@@ -156,7 +169,8 @@ static void shells_make(void)
 	size_t r, i;
 
 	for (r = 0; web_routes[r].method; r++) {
-		const char *module = web_routes[r].arg;
+		const struct web_page *pg = web_routes[r].arg;
+		const char *module = pg ? pg->module : NULL;
 		const struct web_file *f;
 		bool seen[WEB_MAX_FILES] = { false };
 		const char *at;
@@ -164,7 +178,7 @@ static void shells_make(void)
 
 		if (web_routes[r].fn != page || !module || nshells == WEB_MAX_SHELLS || !shell.len)
 			continue;
-		for (i = 0; i < nshells && strcmp(shells[i].module, module); i++)
+		for (i = 0; i < nshells && shells[i].page != pg; i++)
 			;
 		if (i < nshells || !(f = web_find(module)))
 			continue;
@@ -174,6 +188,10 @@ static void shells_make(void)
 		head = (size_t)(at - shell.data);
 		seen[f - web_files] = true;
 		imports_mark(f, seen);
+		if (pg->also && (f = web_find(pg->also))) {
+			seen[f - web_files] = true;
+			imports_mark(f, seen);
+		}
 		buf_init(&shells[nshells].html, 1u << 20);
 		buf_append(&shells[nshells].html, shell.data, head);
 		for (i = 0; web_files[i].name && i < WEB_MAX_FILES; i++) {
@@ -185,8 +203,9 @@ static void shells_make(void)
 			snprintf(link, sizeof(link), "<link rel=\"modulepreload\" href=\"%s>\n", href);
 			buf_append(&shells[nshells].html, link, strlen(link));
 		}
+		shells[nshells].script_at = shells[nshells].html.len;
 		buf_append(&shells[nshells].html, at, shell.len - head);
-		shells[nshells].module = module;
+		shells[nshells].page = pg;
 		snprintf(shells[nshells].etag, sizeof(shells[nshells].etag), "\"v%lld-%zu\"", (long long)version,
 			 nshells);
 		nshells++;
@@ -265,8 +284,53 @@ static void static_file(struct api_req *req, struct api_resp *out)
 	out->immutable = req->id == version;
 }
 
+/* The shell of page pg with preloads of its data for this request, as an
+ * owned text answer; false when it has none to add. */
+static bool page_with_data(struct api_req *req, struct api_resp *out, const struct web_page *pg, size_t i)
+{
+	struct buf html;
+	size_t d;
+	int rc;
+
+	if (pg->bare && strchr(req->target ? req->target : "", '?'))
+		return false;
+	buf_init(&html, 1u << 20);
+	rc = buf_append(&html, shells[i].html.data, shells[i].script_at);
+	for (d = 0; d < sizeof(pg->data) / sizeof(pg->data[0]) && pg->data[d]; d++) {
+		const char *t = pg->data[d], *hash = strchr(t, '#');
+
+		/* the URL is ours: a number and the template's characters */
+		if (hash)
+			rc = rc || buf_printf(&html, "<link rel=\"preload\" as=\"fetch\" crossorigin href=\"%.*s%lld%s\">\n",
+					      (int)(hash - t), t, (long long)req->id, hash + 1);
+		else
+			rc = rc || buf_printf(&html, "<link rel=\"preload\" as=\"fetch\" crossorigin href=\"%s\">\n", t);
+	}
+	rc = rc || buf_append(&html, shells[i].html.data + shells[i].script_at, shells[i].html.len - shells[i].script_at);
+	if (rc) {
+		buf_release(&html);
+		return false;
+	}
+	out->web = true;
+	out->status = 200;
+	out->ctype = "text/html; charset=utf-8";
+	out->hdr_name = "ETag";
+	snprintf(out->hdr_value, sizeof(out->hdr_value), "\"v%lld-%zu-%lld\"", (long long)version, i,
+		 (long long)req->id);
+	if (req->if_none_match && strstr(req->if_none_match, out->hdr_value)) {
+		buf_release(&html);
+		out->status = 304;
+		out->bytes = (const unsigned char *)"";
+		out->bytes_len = 0;
+		return true;
+	}
+	out->text = buf_steal(&html);
+	return true;
+}
+
 static void page(struct api_req *req, struct api_resp *out)
 {
+	const struct web_page *pg = req->arg;
 	size_t i;
 
 	pthread_once(&etags_once, etags_make);
@@ -274,8 +338,10 @@ static void page(struct api_req *req, struct api_resp *out)
 		api_error(out, 500, "the web UI was not built in");
 		return;
 	}
-	for (i = 0; req->arg && i < nshells; i++)
-		if (!strcmp(shells[i].module, req->arg)) {
+	for (i = 0; pg && i < nshells; i++)
+		if (shells[i].page == pg) {
+			if (pg->data[0] && page_with_data(req, out, pg, i))
+				return;
 			send_bytes(req, out, shells[i].html.data, shells[i].html.len, "text/html; charset=utf-8",
 				   shells[i].etag);
 			return;
@@ -285,22 +351,48 @@ static void page(struct api_req *req, struct api_resp *out)
 
 /* Every page URL of openQA that vigil has; the shell's scripts pick the
  * page from location.pathname (web/app.js). */
+static const struct web_page p_dashboard = { "/page-dashboard.js",
+					       { "/dashboard_build_results?limit_builds=3&time_limit_days=14" }, true, NULL };
+static const struct web_page p_tests = { "/page-tests.js", { NULL }, false, NULL };
+static const struct web_page p_overview = { "/page-overview.js", { NULL }, false, NULL };
+static const struct web_page p_review = { "/page-review.js", { NULL }, false, NULL };
+static const struct web_page p_job = { "/page-job.js", { "/api/v1/jobs/#/details", "/api/v1/jobs/#/comments" }, false, NULL };
+static const struct web_page p_latest = { "/page-job.js", { NULL }, false, NULL };
+static const struct web_page p_live = { "/page-live.js", { NULL }, false, NULL };
+static const struct web_page p_edit = { "/page-needle-edit.js", { NULL }, false, NULL };
+static const struct web_page p_group = { "/page-group.js",
+					   { "/api/v1/job_groups/#", "/api/v1/job_groups/#/build_results?limit_builds=10",
+					     "/api/v1/groups/#/comments" }, true, NULL };
+static const struct web_page p_auditlog = { "/page-auditlog.js", { NULL }, false, NULL };
+static const struct web_page p_templates = { "/page-templates.js", { NULL }, false, NULL };
+static const struct web_page p_workers = { "/page-admin.js", { "/api/v1/workers" }, false, "/admin-workers.js" };
+static const struct web_page p_machines = { "/page-admin.js", { "/api/v1/machines" }, false, "/admin-tables.js" };
+static const struct web_page p_products = { "/page-admin.js", { "/api/v1/products" }, false, "/admin-tables.js" };
+static const struct web_page p_test_suites = { "/page-admin.js", { "/api/v1/test_suites" }, false, "/admin-tables.js" };
+static const struct web_page p_admin = { "/page-admin.js", { NULL }, false, NULL };
+static const struct web_page p_login = { "/page-login.js", { NULL }, false, NULL };
+static const struct web_page p_apikeys = { "/page-apikeys.js", { NULL }, false, NULL };
+
 const struct api_route web_routes[] = {
 	{ "GET", "/static/*", AUTH_PUBLIC, static_file, NULL },
 	{ "GET", "/static/#/*", AUTH_PUBLIC, static_file, NULL },
-	{ "GET", "/", AUTH_PUBLIC, page, "/page-dashboard.js" },
-	{ "GET", "/tests", AUTH_PUBLIC, page, "/page-tests.js" },
-	{ "GET", "/tests/overview", AUTH_PUBLIC, page, "/page-overview.js" },
-	{ "GET", "/review", AUTH_PUBLIC, page, "/page-review.js" },
-	{ "GET", "/tests/latest", AUTH_PUBLIC, page, "/page-job.js" },
-	{ "GET", "/tests/#", AUTH_PUBLIC, page, "/page-job.js" },
-	{ "GET", "/tests/#/live", AUTH_PUBLIC, page, "/page-live.js" },
-	{ "GET", "/tests/#/modules/*/steps/#/edit", AUTH_PUBLIC, page, "/page-needle-edit.js" },
-	{ "GET", "/group_overview/#", AUTH_PUBLIC, page, "/page-group.js" },
-	{ "GET", "/admin/auditlog", AUTH_PUBLIC, page, "/page-auditlog.js" },
-	{ "GET", "/admin/job_templates/#", AUTH_PUBLIC, page, "/page-templates.js" },
-	{ "GET", "/admin/*", AUTH_PUBLIC, page, "/page-admin.js" },
-	{ "GET", "/login", AUTH_PUBLIC, page, "/page-login.js" },
-	{ "GET", "/user/api_keys", AUTH_PUBLIC, page, "/page-apikeys.js" },
+	{ "GET", "/", AUTH_PUBLIC, page, &p_dashboard },
+	{ "GET", "/tests", AUTH_PUBLIC, page, &p_tests },
+	{ "GET", "/tests/overview", AUTH_PUBLIC, page, &p_overview },
+	{ "GET", "/review", AUTH_PUBLIC, page, &p_review },
+	{ "GET", "/tests/latest", AUTH_PUBLIC, page, &p_latest },
+	{ "GET", "/tests/#", AUTH_PUBLIC, page, &p_job },
+	{ "GET", "/tests/#/live", AUTH_PUBLIC, page, &p_live },
+	{ "GET", "/tests/#/modules/*/steps/#/edit", AUTH_PUBLIC, page, &p_edit },
+	{ "GET", "/group_overview/#", AUTH_PUBLIC, page, &p_group },
+	{ "GET", "/admin/auditlog", AUTH_PUBLIC, page, &p_auditlog },
+	{ "GET", "/admin/job_templates/#", AUTH_PUBLIC, page, &p_templates },
+	{ "GET", "/admin/workers", AUTH_PUBLIC, page, &p_workers },
+	{ "GET", "/admin/machines", AUTH_PUBLIC, page, &p_machines },
+	{ "GET", "/admin/products", AUTH_PUBLIC, page, &p_products },
+	{ "GET", "/admin/test_suites", AUTH_PUBLIC, page, &p_test_suites },
+	{ "GET", "/admin/*", AUTH_PUBLIC, page, &p_admin },
+	{ "GET", "/login", AUTH_PUBLIC, page, &p_login },
+	{ "GET", "/user/api_keys", AUTH_PUBLIC, page, &p_apikeys },
 	{ NULL, NULL, 0, NULL, NULL },
 };

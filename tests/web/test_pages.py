@@ -87,6 +87,15 @@ def run():
               f'missing {sorted(want - preloaded)}')
         with urllib.request.urlopen(s.url + '/admin/auditlog') as r:
             other = r.read().decode()
+        check("the job page's shell preloads its details and comments",
+              '<link rel="preload" as="fetch" crossorigin href="/api/v1/jobs/1/details">' in shell
+              and '<link rel="preload" as="fetch" crossorigin href="/api/v1/jobs/1/comments">' in shell)
+        with urllib.request.urlopen(s.url + '/group_overview/1?limit_builds=20') as r:
+            check('a query string that changes the data: no data preload', 'as="fetch" crossorigin href="/api/v1/job' not in r.read().decode())
+        with urllib.request.urlopen(s.url + '/admin/machines') as r:
+            m = r.read().decode()
+            check('the machines page preloads its table module and data',
+                  'admin-tables.js' in m and 'href="/api/v1/machines"' in m)
         check('the audit log shell preloads its own page, not the job page',
               'page-auditlog.js' in other and 'page-job.js' not in other)
         for name, path, css in PAGES:
@@ -95,6 +104,13 @@ def run():
             check(f'{path}: main data shown', lambda: b.wait_for(css) is not None)
             b.shot(name)
             check(f'{path}: no console error', lambda: not page_errors(b), page_errors(b))
+            # What the shell preloads is what the page asks for: each URL fetched once.
+            twice = b.js("const seen = {}, out = [];"
+                         "for (const e of performance.getEntriesByType('resource')) {"
+                         "  if (!/\\/api\\/|dashboard_build_results/.test(e.name)) continue;"
+                         "  if (seen[e.name]) out.push(e.name); seen[e.name] = 1; }"
+                         "return out;")
+            check(f'{path}: no data fetched twice (the preloads are used)', not twice, twice)
             b.d.set_window_size(390, 844)
             b.get(path)
             b.wait_for(css)
