@@ -149,6 +149,12 @@ def run():
         b.find('#ne-save')[0].click()
         st = b.wait_until(lambda: b.find('#ne-status')[0].get_attribute('data-saved'))
         check('saved: the page says so', st == 'web-nearmiss-new.json' and 'Saved' in b.find('#ne-status')[0].text)
+        # The save re-judges the job (and its build's other failures on the tag) at once.
+        rj = b.wait_for(f'#ne-rejudge .rj-job[data-job="{job}"] .rj-step[data-module="nearmiss"]')
+        check('after the save: the failed step is re-judged and would now pass (a workaround: soft-fail)',
+              'rj-step-pass' in rj.get_attribute('class') and 'would' in rj.text, rj.text)
+        check('the job is not called passed: it must run on from the step',
+              'run on' in b.find(f'#ne-rejudge .rj-job[data-job="{job}"] .rj-note')[0].text)
         b.shot('editor-saved')
         with open(os.path.join(nd, 'web-nearmiss-new.json')) as f:
             saved = json.load(f)
