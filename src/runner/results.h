@@ -45,6 +45,7 @@ struct module {
 	int nfiles;        /* counter for <module>-<n>.png/.txt */
 	int needs_review;  /* every failed check was a near miss */
 	int hard_fail;     /* a failure that is not a near miss */
+	int force_softfail; /* force_soft_failure: a failure ends as softfailed */
 	double start, end; /* monotonic seconds */
 	char *fail_message;
 	int fail_line;     /* the module file's line the failure came from, 0 unknown */

@@ -664,34 +664,123 @@ static void click_point(lua_State *L, json_t *match, const char *point_id, int *
 	}
 }
 
-static int l_assert_and_click(lua_State *L)
+/* click_lastmatch's core: clicks the last match's click point with the
+ * options at opt, then (after 1 s, as os-autoinst) puts the pointer back
+ * or hides it. Does nothing without a match. */
+static void click_last(lua_State *L, struct runner *r, int opt, int dclick)
 {
-	struct runner *r = testapi_runner(L);
-	const char *button = testapi_opt_string(L, 2, "button", "left");
-	const char *point_id = testapi_opt_string(L, 2, "point_id", NULL);
-	int dclick = testapi_opt_bool(L, 2, "dclick", 0);
-	int mousehide = testapi_opt_bool(L, 2, "mousehide", 0);
+	const char *button = testapi_opt_string(L, opt, "button", "left");
+	const char *point_id = testapi_opt_string(L, opt, "point_id", NULL);
+	int mousehide = testapi_opt_bool(L, opt, "mousehide", 0);
 	int mask = button_mask(L, button), x, y, oldx = r->mouse_x, oldy = r->mouse_y;
+	double hold;
 
-	lua_settop(L, 2);
-	do_check(L, 1); /* raises on failure; pushes the match */
+	dclick = testapi_opt_bool(L, opt, "dclick", dclick);
+	hold = testapi_opt_number(L, opt, "clicktime", dclick ? 0.10 : 0.15);
+	if (!r->last_match)
+		return;
 	click_point(L, r->last_match, point_id, &x, &y);
 	r->mouse_x = x;
 	r->mouse_y = y;
 	mouse_move(L, r, x, y, 0);
-	click(L, r, mask, dclick ? 0.10 : 0.15, dclick ? 2 : 1);
-	runner__progress(r, "assert_and_click: clicked %s at %d,%d", button, x, y);
+	click(L, r, mask, hold, dclick ? 2 : 1);
+	runner__progress(r, "clicked %s at %d,%d%s", button, x, y, dclick ? " (double)" : "");
 	time_sleep_ms(1000); /* as os-autoinst: let the click take effect */
 	if (!mousehide && oldx >= 0 && oldy >= 0) {
 		r->mouse_x = oldx;
 		r->mouse_y = oldy;
-		mouse_move(L, r, oldx, oldy, 0);
 	} else {
 		r->mouse_x = r->xres - 1;
 		r->mouse_y = r->yres - 1;
-		mouse_move(L, r, r->mouse_x, r->mouse_y, 0);
 	}
+	mouse_move(L, r, r->mouse_x, r->mouse_y, 0);
+}
+
+static int assert_and_click(lua_State *L, int dclick)
+{
+	struct runner *r = testapi_runner(L);
+
+	lua_settop(L, 2);
+	(void)testapi_opt_string(L, 2, "button", "left"); /* validate before the check */
+	do_check(L, 1); /* raises on failure; pushes the match */
+	click_last(L, r, 2, dclick);
 	return 1;
+}
+
+static int l_assert_and_click(lua_State *L) { return assert_and_click(L, 0); }
+static int l_assert_and_dclick(lua_State *L) { return assert_and_click(L, 1); }
+
+static int l_click_lastmatch(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	testapi_check_abort(L, r);
+	click_last(L, r, 1, 0);
+	return 0;
+}
+
+static int l_mouse_tclick(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	int mask = button_mask(L, luaL_optstring(L, 1, "left"));
+	double t = luaL_optnumber(L, 2, 0.10);
+	testapi_check_abort(L, r);
+	click(L, r, mask, t, 3);
+	runner__progress(r, "mouse_tclick at %d,%d", r->mouse_x, r->mouse_y);
+	return 0;
+}
+
+/* One end of mouse_drag: {<which>point=tag} (the click point of that
+ * needle, asserted first) or {<which>x=, <which>y=}. */
+static void drag_point(lua_State *L, struct runner *r, const char *which, int *x, int *y)
+{
+	char key[32], kx[32], ky[32];
+	double nx, ny;
+
+	snprintf(key, sizeof(key), "%spoint", which);
+	snprintf(kx, sizeof(kx), "%sx", which);
+	snprintf(ky, sizeof(ky), "%sy", which);
+	lua_getfield(L, 1, key);
+	if (!lua_isnil(L, -1)) {
+		lua_getglobal(L, "assert_screen");
+		lua_insert(L, -2);
+		lua_pushnumber(L, testapi_opt_number(L, 1, "timeout", DEFAULT_ASSERT_TIMEOUT));
+		lua_call(L, 2, 1);
+		lua_pop(L, 1);
+		click_point(L, r->last_match, NULL, x, y);
+		return;
+	}
+	lua_pop(L, 1);
+	nx = testapi_opt_number(L, 1, kx, -1);
+	ny = testapi_opt_number(L, 1, ky, -1);
+	if (nx < 0 || ny < 0)
+		luaL_error(L, "mouse_drag: give %s or %s and %s", key, kx, ky);
+	*x = (int)nx;
+	*y = (int)ny;
+}
+
+/* mouse_drag{startpoint= | startx=, starty=, endpoint= | endx=, endy=,
+ * button="left", timeout=30}: press at the start, release at the end. */
+static int l_mouse_drag(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	int mask, sx, sy, ex, ey;
+
+	luaL_checktype(L, 1, LUA_TTABLE);
+	mask = button_mask(L, testapi_opt_string(L, 1, "button", "left"));
+	testapi_check_abort(L, r);
+	drag_point(L, r, "start", &sx, &sy);
+	drag_point(L, r, "end", &ex, &ey);
+	mouse_move(L, r, sx, sy, 0);
+	time_sleep_ms(100);
+	mouse_move(L, r, sx, sy, mask);
+	time_sleep_ms(100);
+	mouse_move(L, r, ex, ey, mask);
+	time_sleep_ms(100);
+	mouse_move(L, r, ex, ey, 0);
+	r->mouse_x = ex;
+	r->mouse_y = ey;
+	runner__progress(r, "mouse_drag %d,%d -> %d,%d", sx, sy, ex, ey);
+	return 0;
 }
 
 static int l_save_screenshot(lua_State *L)
@@ -883,6 +972,10 @@ static const luaL_Reg api[] = {
 	{ "type_password", l_type_password },
 	{ "enter_cmd", l_enter_cmd },
 	{ "assert_and_click", l_assert_and_click },
+	{ "assert_and_dclick", l_assert_and_dclick },
+	{ "click_lastmatch", l_click_lastmatch },
+	{ "mouse_tclick", l_mouse_tclick },
+	{ "mouse_drag", l_mouse_drag },
 	{ "mouse_set", l_mouse_set },
 	{ "mouse_click", l_mouse_click },
 	{ "mouse_dclick", l_mouse_dclick },
@@ -910,4 +1003,5 @@ void testapi_register(struct runner *r, lua_State *L)
 	luaL_setfuncs(L, api, 0);
 	lua_pop(L, 1);
 	testapi_register_console(L);
+	testapi_register_more(r, L);
 }

@@ -37,5 +37,11 @@ int testapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int
  * serial ones (testapi_console.c). */
 void testapi_register(struct runner *r, lua_State *L);
 void testapi_register_console(lua_State *L);
+/* testapi_more.c's functions and the exported variables (serialdev,
+ * username, password, cmd) from r's variables; r NULL: their defaults. */
+void testapi_register_more(struct runner *r, lua_State *L);
+/* Pushes a new table of s split on ',' or ';' as Perl's split (trailing
+ * empty fields dropped); NULL or "" gives an empty table. */
+void testapi_split_array(lua_State *L, const char *s);
 
 #endif

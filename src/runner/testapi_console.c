@@ -210,32 +210,94 @@ int testapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int
 	return 0;
 }
 
+/* wait_serial's pattern: a string, or a list of them (any may match) as
+ * one alternation; no_regex quotes each. Pushes it. */
+static const char *serial_pattern(lua_State *L, int idx, int literal)
+{
+	luaL_Buffer b;
+	lua_Integer i, n;
+
+	if (lua_type(L, idx) == LUA_TSTRING && !literal) {
+		lua_pushvalue(L, idx);
+		return lua_tostring(L, -1);
+	}
+	if (!lua_istable(L, idx) && lua_type(L, idx) != LUA_TSTRING)
+		luaL_argerror(L, idx, "expected a pattern or a list of patterns");
+	n = lua_istable(L, idx) ? (lua_Integer)luaL_len(L, idx) : 1;
+	if (n < 1)
+		luaL_argerror(L, idx, "an empty list of patterns");
+	luaL_buffinit(L, &b);
+	for (i = 1; i <= n; i++) {
+		const char *p;
+		if (lua_istable(L, idx))
+			lua_rawgeti(L, idx, i);
+		else
+			lua_pushvalue(L, idx);
+		p = lua_tostring(L, -1);
+		if (lua_type(L, -1) != LUA_TSTRING || (literal && strstr(p, "\\E")))
+			luaL_argerror(L, idx, "patterns must be strings (no_regex: without \\E)");
+		lua_pop(L, 1); /* the table or the argument keeps it alive */
+		luaL_addstring(&b, i > 1 ? "|(?:" : "(?:");
+		if (literal)
+			luaL_addstring(&b, "\\Q");
+		luaL_addstring(&b, p);
+		luaL_addstring(&b, literal ? "\\E)" : ")");
+	}
+	luaL_pushresult(&b);
+	return lua_tostring(L, -1);
+}
+
+/* wait_serial(pattern | {patterns}, timeout=90 | {timeout=, no_regex=,
+ * expect_not_found=, quiet=, record_output=}, expect_not_found): the
+ * text from the module's position up to the match (all of it: vigil
+ * keeps the whole output, so record_output is always so); nil when not
+ * matched. With expect_not_found, a time-out is the success and returns
+ * the text seen. */
 static int l_wait_serial(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
-	const char *pattern = luaL_checkstring(L, 1);
 	double timeout = testapi_timeout(L, r, 2, 90);
 	int literal = testapi_opt_bool(L, 2, "no_regex", 0);
 	int expect_not_found = testapi_opt_bool(L, 2, "expect_not_found", 0);
 	int quiet = testapi_opt_bool(L, 2, "quiet", 0);
+	const char *pattern;
+	const char *shown = lua_type(L, 1) == LUA_TSTRING ? lua_tostring(L, 1) : NULL;
 	double t0 = time_mono();
-	int found;
+	int found, ok;
 	struct buf b;
 
 	if (lua_isboolean(L, 3))
 		expect_not_found = lua_toboolean(L, 3);
+	pattern = serial_pattern(L, 1, literal);
+	if (!shown)
+		shown = pattern;
 	testapi_check_abort(L, r);
-	found = testapi_serial_wait(L, r, pattern, literal, timeout);
-	runner__progress(r, "wait_serial '%s': %s after %.2fs", pattern, found ? "found" : "not found",
+	found = testapi_serial_wait(L, r, pattern, 0, timeout);
+	if (!found) {
+		/* What was seen: the step's text, and expect_not_found's result. */
+		char *data = NULL, *lf;
+		size_t len = 0;
+		lua_pop(L, 1);
+		if (serial_snapshot(r->serial, r->serial_offset, &data, &len, NULL) == 0) {
+			lf = crlf_to_lf(data ? data : "", len);
+			lua_pushstring(L, lf);
+			free(lf);
+		} else {
+			lua_pushliteral(L, "");
+		}
+		free(data);
+	}
+	ok = (found != 0) != (expect_not_found != 0);
+	runner__progress(r, "wait_serial '%s': %s after %.2fs", shown, found ? "found" : "not found",
 			time_mono() - t0);
 	if (!quiet) {
 		buf_init(&b, LIMIT_SERIAL_LOG);
-		(void)buf_printf(&b, "# wait_serial expected: %s\n# Result:\n%s\n", pattern,
-				 found ? lua_tostring(L, -1) : "");
-		steps_text(&r->steps, "wait_serial", b.data ? b.data : "",
-				 (found != 0) != (expect_not_found != 0) ? "ok" : "fail");
+		(void)buf_printf(&b, "# wait_serial expected: %s\n# Result:\n%s\n", shown, lua_tostring(L, -1));
+		steps_text(&r->steps, "wait_serial", b.data ? b.data : "", ok ? "ok" : "fail");
 		buf_release(&b);
 	}
+	if (!ok)
+		lua_pushnil(L);
 	return 1;
 }
 
@@ -247,7 +309,7 @@ static const char *serialdev(struct runner *r)
 
 /* Types the command with a marker echo and waits for the exit code.
  * Returns the code, or -1 on time-out. */
-static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, double timeout)
+static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, const char *output, double timeout)
 {
 	char marker[6], pattern[64];
 	struct buf b;
@@ -260,7 +322,9 @@ static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, dou
 
 	make_marker(marker);
 	buf_init(&b, LIMIT_SERIAL_LOG);
-	if (buf_printf(&b, "%s; echo %s-$?- > /dev/%s\n", cmd, marker, serialdev(r)))
+	/* output: os-autoinst's comment after the marker, shown in the serial log. */
+	if (buf_printf(&b, "%s; echo %s-$?-%s%s > /dev/%s\n", cmd, marker, output && *output ? "Comment: " : "",
+		       output ? output : "", serialdev(r)))
 		return luaL_error(L, "command too long");
 	testapi_type(L, r, b.data, b.len, r->typing_interval, 0);
 	buf_release(&b);
@@ -284,29 +348,42 @@ static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, dou
 	return code;
 }
 
+/* script_run(cmd, timeout=30 | {timeout=, die_on_timeout=-1, output=,
+ * quiet=}): the exit code; nil when only typed (timeout 0) or timed out
+ * (die_on_timeout=1: raise instead; -1, the default: also a warning). */
 static int l_script_run(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
 	const char *cmd = luaL_checkstring(L, 1);
 	double timeout = testapi_timeout(L, r, 2, 30);
+	int die_on_timeout = (int)testapi_opt_number(L, 2, "die_on_timeout", -1);
+	const char *output = testapi_opt_string(L, 2, "output", NULL);
+	int quiet = testapi_opt_bool(L, 2, "quiet", 0);
 	double t0 = time_mono();
 	long code;
 
 	testapi_check_abort(L, r);
-	if (str_ends_with(cmd, "&"))
-		return luaL_error(L, "script_run: command '%s' ends with '&': run it in the background yourself", cmd);
+	if (str_ends_with(cmd, "&") && !str_ends_with(cmd, "\\&"))
+		return luaL_error(L, "Terminator '&' found in script_run call. script_run can not check script "
+				  "success. Use 'background_script_run' instead.");
 	if (timeout == 0) {
 		testapi_type(L, r, cmd, strlen(cmd), r->typing_interval, 0);
 		testapi_type(L, r, "\n", 1, r->typing_interval, 0);
 		lua_pushnil(L);
 		return 1;
 	}
-	code = run_with_marker(L, r, cmd, timeout);
+	code = run_with_marker(L, r, cmd, output, timeout);
 	if (code < 0) {
 		runner__progress(r, "script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
-		return luaL_error(L, "command '%s' timed out", cmd);
+		if (die_on_timeout > 0)
+			return luaL_error(L, "command '%s' timed out", cmd);
+		if (die_on_timeout < 0)
+			log_warn("script_run '%s' timed out: returns nil (give die_on_timeout = 0 or 1 to choose)", cmd);
+		lua_pushnil(L);
+		return 1;
 	}
-	runner__progress(r, "script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
+	if (!quiet)
+		runner__progress(r, "script_run '%s': exit %ld (%.2fs)", cmd, code, time_mono() - t0);
 	lua_pushinteger(L, code);
 	return 1;
 }
@@ -321,7 +398,7 @@ static int l_assert_script_run(lua_State *L)
 	long code;
 
 	testapi_check_abort(L, r);
-	code = run_with_marker(L, r, cmd, timeout);
+	code = run_with_marker(L, r, cmd, NULL, timeout);
 	if (code < 0) {
 		runner__progress(r, "assert_script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
 		return luaL_error(L, "command '%s' timed out", cmd);

@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: MIT */
+/* testapi_more.c - the rest of openQA's test API in Lua: variable arrays,
+ * validate_script_output, force_soft_failure, assert_screen_change,
+ * hold_key/release_key, background_script_run, become_root, test data
+ * files, VM control over QMP and the exported variables (serialdev,
+ * username, password, cmd). Mouse functions live in testapi.c. */
+#define LOG_MODULE "testapi"
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runner/keys.h"
+#include "runner/testapi.h"
+#include "util/buf.h"
+#include "util/err.h"
+#include "util/file.h"
+#include "util/limits.h"
+#include "util/log.h"
+#include "util/path.h"
+#include "util/time.h"
+#include "vm/qmp.h"
+#include "vm/vnc.h"
+#include "util/banned.h" /* last: after every system header */
+
+#define MAX_ARRAY_ITEMS 4096
+
+void testapi_split_array(lua_State *L, const char *s)
+{
+	lua_Integer n = 0;
+	const char *p = s ? s : "";
+
+	lua_newtable(L);
+	if (!*p)
+		return;
+	/* Perl's split drops trailing empty fields, keeps inner ones. */
+	for (;;) {
+		size_t len = strcspn(p, ",;");
+		if (n >= MAX_ARRAY_ITEMS)
+			break;
+		lua_pushlstring(L, p, len);
+		lua_rawseti(L, -2, ++n);
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	while (n > 0) {
+		lua_rawgeti(L, -1, n);
+		if (lua_rawlen(L, -1) > 0) {
+			lua_pop(L, 1);
+			break;
+		}
+		lua_pop(L, 1);
+		lua_pushnil(L);
+		lua_rawseti(L, -2, n--);
+	}
+}
+
+/* get_var_array(var, default): the value split on ',' or ';' (the default's
+ * when the variable is empty or unset). */
+static int l_get_var_array(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *v = vars_get(&r->vars, luaL_checkstring(L, 1));
+	const char *dflt = luaL_optstring(L, 2, "");
+
+	testapi_split_array(L, v);
+	if (lua_rawlen(L, -1) == 0) {
+		lua_pop(L, 1);
+		testapi_split_array(L, dflt);
+	}
+	return 1;
+}
+
+static int l_check_var_array(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *v = vars_get(&r->vars, luaL_checkstring(L, 1));
+	const char *want = luaL_checkstring(L, 2);
+	lua_Integer i, n;
+
+	testapi_split_array(L, v);
+	n = (lua_Integer)lua_rawlen(L, -1);
+	for (i = 1; i <= n; i++) {
+		lua_rawgeti(L, -1, i);
+		if (!strcmp(lua_tostring(L, -1), want)) {
+			lua_pushboolean(L, 1);
+			return 1;
+		}
+		lua_pop(L, 1);
+	}
+	lua_pushboolean(L, 0);
+	return 1;
+}
+
+/* 1 when text matches the PCRE2 pattern, 0 not; raises on a bad pattern. */
+static int regex_matches(lua_State *L, const char *pattern, const char *text, size_t len)
+{
+	int errcode, rc;
+	PCRE2_SIZE erroff;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, 0, &errcode, &erroff, NULL);
+	pcre2_match_data *md;
+
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(errcode, msg, sizeof(msg));
+		return luaL_error(L, "regex '%s': %s at offset %d", pattern, (const char *)msg, (int)erroff);
+	}
+	md = pcre2_match_data_create_from_pattern(re, NULL);
+	rc = md ? pcre2_match(re, (PCRE2_SPTR)text, len, 0, 0, md, NULL) : -1;
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	return rc > 0;
+}
+
+/* validate_script_output(script, check, timeout | {timeout=, title=,
+ * fail_message=, proceed_on_failure=}): check is a function given the
+ * output (openQA's $_) or a PCRE pattern string. Records a text step. */
+static int l_validate_script_output(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *script = luaL_checkstring(L, 1);
+	const char *title = testapi_opt_string(L, 3, "title", "validate_script_output");
+	const char *fail_message = testapi_opt_string(L, 3, "fail_message", "output not validating");
+	const char *out;
+	size_t olen;
+	int ok;
+	struct buf b;
+
+	if (!lua_isfunction(L, 2) && !lua_isstring(L, 2))
+		return luaL_argerror(L, 2, "validate_script_output: the check must be a function or a regex string");
+	lua_settop(L, 3); /* the options stay at 3 (nil when absent) */
+	lua_getglobal(L, "script_output");
+	lua_pushvalue(L, 1);
+	lua_pushvalue(L, 3);
+	lua_call(L, 2, 1);
+	out = luaL_checklstring(L, -1, &olen); /* stays on the stack */
+	buf_init(&b, LIMIT_SERIAL_LOG);
+	if (lua_isfunction(L, 2)) {
+		lua_pushvalue(L, 2);
+		lua_pushvalue(L, -2);
+		lua_call(L, 1, 1);
+		ok = lua_toboolean(L, -1);
+		lua_pop(L, 1);
+		(void)buf_printf(&b, "Script:\n%s\n\nCheck function:\n(a Lua function)\n\nOutput:\n%s", script, out);
+	} else {
+		ok = regex_matches(L, lua_tostring(L, 2), out, olen);
+		(void)buf_printf(&b, "Script:\n%s\n\nRegular expression:\n%s\n\nOutput:\n%s", script,
+				 lua_tostring(L, 2), out);
+	}
+	steps_text(&r->steps, title, b.data ? b.data : "", ok ? "ok" : "fail");
+	buf_release(&b);
+	runner__progress(r, "validate_script_output '%s': %s", script, ok ? "ok" : "fail");
+	/* As os-autoinst: the step says fail, the error fails the module
+	 * unless the test catches it. */
+	if (!ok)
+		return luaL_error(L, "%s", fail_message);
+	lua_pushinteger(L, 0);
+	return 1;
+}
+
+/* force_soft_failure(reason): a soft failure that also turns the module's
+ * failure into a soft failure (for post_fail_hook). */
+static int l_force_soft_failure(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	struct module *m = runner__module(r);
+
+	luaL_checkstring(L, 1);
+	lua_getglobal(L, "record_soft_failure");
+	lua_pushvalue(L, 1);
+	lua_call(L, 1, 0);
+	if (m)
+		m->force_softfail = 1;
+	return 0;
+}
+
+/* assert_screen_change(fn, timeout, opts): wait_screen_change or raise. */
+static int l_assert_screen_change(lua_State *L)
+{
+	int n = lua_gettop(L);
+	(void)testapi_runner(L);
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	lua_getglobal(L, "wait_screen_change");
+	lua_insert(L, 1);
+	lua_call(L, n, 1);
+	if (!lua_toboolean(L, -1))
+		return luaL_error(L, "assert_screen_change failed to detect a screen change");
+	return 1;
+}
+
+static int hold_or_release(lua_State *L, int down)
+{
+	struct runner *r = testapi_runner(L);
+	const char *name = luaL_checkstring(L, 1);
+	uint32_t syms[KEYS_MAX_COMBO];
+	char err[160];
+	size_t n, i;
+	int rc = 0;
+
+	if (keys_parse(name, syms, &n, err, sizeof(err)))
+		return luaL_error(L, "%s: %s", down ? "hold_key" : "release_key", err);
+	testapi_check_abort(L, r);
+	if (r->console == CONSOLE_SERIAL)
+		return luaL_error(L, "%s: the serial terminal has no keys to hold", down ? "hold_key" : "release_key");
+	for (i = 0; i < n && !rc; i++)
+		rc = vnc_send_key(r->vnc, syms[down ? i : n - 1 - i], down);
+	if (rc) {
+		runner__vm_dead(r);
+		testapi_check_abort(L, r);
+		return luaL_error(L, "could not send keys: %s", err_str(rc));
+	}
+	runner__progress(r, "%s %s", down ? "hold_key" : "release_key", name);
+	return 0;
+}
+
+static int l_hold_key(lua_State *L) { return hold_or_release(L, 1); }
+static int l_release_key(lua_State *L) { return hold_or_release(L, 0); }
+
+static const char *serialdev(struct runner *r)
+{
+	const char *d = vars_get(&r->vars, "SERIALDEV");
+	return d && *d ? d : "ttyS0";
+}
+
+/* background_script_run(cmd, {output=, quiet=}): starts cmd in the
+ * background, returns its PID (os-autoinst's distribution default). */
+static int l_background_script_run(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *cmd = luaL_checkstring(L, 1);
+	char marker[32], pattern[64];
+	struct buf b;
+	lua_Integer pid;
+	const char *text, *p;
+
+	testapi_check_abort(L, r);
+	snprintf(marker, sizeof(marker), "BG%lx", (unsigned long)(time_wall() * 1000) & 0xffffffu);
+	buf_init(&b, LIMIT_SERIAL_LOG);
+	if (buf_printf(&b, "(%s) & echo %s-$!- > /dev/%s\n", cmd, marker, serialdev(r))) {
+		buf_release(&b);
+		return luaL_error(L, "command too long");
+	}
+	testapi_type(L, r, b.data, b.len, r->typing_interval, 0);
+	buf_release(&b);
+	snprintf(pattern, sizeof(pattern), "%s-\\d+-", marker);
+	if (!testapi_serial_wait(L, r, pattern, 0, 30 * r->timeout_scale))
+		return luaL_error(L, "background_script_run: no PID of '%s' in 30 s", cmd);
+	text = lua_tostring(L, -1);
+	/* The typed command's echo holds the marker too: take the last one. */
+	for (p = strstr(text, marker), pid = 0; p; p = strstr(p + 1, marker))
+		if (p[strlen(marker)] == '-' && p[strlen(marker) + 1] >= '0' && p[strlen(marker) + 1] <= '9')
+			pid = strtoll(p + strlen(marker) + 1, NULL, 10);
+	runner__progress(r, "background_script_run '%s': PID %lld", cmd, (long long)pid);
+	lua_pushinteger(L, pid);
+	return 1;
+}
+
+/* get_test_data(path): CASEDIR/data/path, or nil when missing. */
+static int l_get_test_data(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *rel = luaL_checkstring(L, 1);
+	const char *casedir = vars_get(&r->vars, "CASEDIR");
+	char *data = NULL, *path = NULL;
+	struct buf b;
+	int rc;
+
+	if (!casedir)
+		return luaL_error(L, "Need variable CASEDIR");
+	if (strstr(rel, ".."))
+		return luaL_error(L, "get_test_data: '%s' leaves the data directory", rel);
+	data = path_join(casedir, "data");
+	path = data ? path_join(data, rel) : NULL;
+	free(data);
+	buf_init(&b, LIMIT_LUA_FILE);
+	rc = path ? file_read_all(path, &b) : ERR_NOMEM;
+	if (rc) {
+		log_info("get_test_data: file doesn't exist: %s", path ? path : rel);
+		lua_pushnil(L);
+	} else {
+		lua_pushlstring(L, b.data ? b.data : "", b.len);
+	}
+	free(path);
+	buf_release(&b);
+	return 1;
+}
+
+/* save_tmp_file(relpath, content): kept under the results' files/ with
+ * the path's name, returns that file's path. */
+static int l_save_tmp_file(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *rel = luaL_checkstring(L, 1);
+	size_t len;
+	const char *content = luaL_checklstring(L, 2, &len);
+	char *dir = path_join(r->out_dir, "files"), *path = NULL, *sub = NULL;
+	int rc;
+
+	if (strstr(rel, "..") || rel[0] == '/') {
+		free(dir);
+		return luaL_error(L, "save_tmp_file: '%s' must be a relative path", rel);
+	}
+	path = dir ? path_join(dir, rel) : NULL;
+	sub = path ? path_dir(path) : NULL;
+	rc = sub ? file_mkdir_p(sub, 0755) : ERR_NOMEM;
+	if (!rc)
+		rc = file_write_all(path, content, len);
+	if (!rc)
+		lua_pushstring(L, path);
+	free(dir);
+	free(sub);
+	free(path);
+	if (rc)
+		return luaL_error(L, "save_tmp_file '%s': %s", rel, err_str(rc));
+	return 1;
+}
+
+static void qmp_simple(lua_State *L, struct runner *r, const char *what, const char *cmd, json_t *args)
+{
+	char err[256];
+	int rc;
+
+	testapi_check_abort(L, r);
+	rc = qmp_command(r->qmp, cmd, args, NULL, err, sizeof(err));
+	json_decref(args);
+	if (rc)
+		luaL_error(L, "%s failed: %s", what, err);
+	runner__progress(r, "%s", what);
+}
+
+static int l_freeze_vm(lua_State *L)
+{
+	qmp_simple(L, testapi_runner(L), "freeze_vm", "stop", NULL);
+	return 0;
+}
+
+static int l_resume_vm(lua_State *L)
+{
+	qmp_simple(L, testapi_runner(L), "resume_vm", "cont", NULL);
+	return 0;
+}
+
+/* eject_cd({id="cd0", force=false}) */
+static int l_eject_cd(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *id = testapi_opt_string(L, 1, "id", "cd0");
+	int force = testapi_opt_bool(L, 1, "force", 0);
+	qmp_simple(L, r, "eject_cd", "eject", json_pack("{s:s, s:b}", "id", id, "force", force));
+	return 0;
+}
+
+/* os-autoinst's distribution defaults, written on the functions above. */
+static const char prelude[] =
+	"function script_sudo(prog, wait)\n"
+	"  wait = wait or 2\n"
+	"  local mark\n"
+	"  if wait > 0 then\n"
+	"    mark = 'SS' .. string.format('%x', math.random(0, 0xffffff))\n"
+	"    prog = prog .. '; echo ' .. mark .. ' > /dev/' .. serialdev\n"
+	"  end\n"
+	"  type_string('sudo ' .. prog .. '\\n')\n"
+	"  if not is_serial_terminal() and check_screen('sudo-passwordprompt', 3) then\n"
+	"    type_password(); send_key('ret')\n"
+	"  end\n"
+	"  if mark then return wait_serial(mark, wait) end\n"
+	"end\n"
+	"function assert_script_sudo(cmd, wait)\n"
+	"  local mark = 'ASS' .. string.format('%x', math.random(0, 0xffffff))\n"
+	"  local out = script_sudo(cmd .. '; echo ' .. mark .. '-$?-', wait or 90)\n"
+	"  local code = out and out:match(mark .. '%-(%d+)%-')\n"
+	"  if not code then error(\"command '\" .. cmd .. \"' timed out\", 2) end\n"
+	"  if code ~= '0' then error(\"command '\" .. cmd .. \"' failed\", 2) end\n"
+	"end\n"
+	"function become_root()\n"
+	"  script_sudo('bash', 0)\n"
+	"  enter_cmd('test $(id -u) -eq 0 && echo \"imroot\" > /dev/' .. serialdev)\n"
+	"  if not wait_serial('imroot') then error('Root prompt not there', 2) end\n"
+	"  enter_cmd('cd /tmp')\n"
+	"end\n";
+
+static const luaL_Reg more_api[] = {
+	{ "get_var_array", l_get_var_array },
+	{ "check_var_array", l_check_var_array },
+	{ "validate_script_output", l_validate_script_output },
+	{ "force_soft_failure", l_force_soft_failure },
+	{ "assert_screen_change", l_assert_screen_change },
+	{ "hold_key", l_hold_key },
+	{ "release_key", l_release_key },
+	{ "background_script_run", l_background_script_run },
+	{ "get_test_data", l_get_test_data },
+	{ "save_tmp_file", l_save_tmp_file },
+	{ "freeze_vm", l_freeze_vm },
+	{ "resume_vm", l_resume_vm },
+	{ "eject_cd", l_eject_cd },
+	{ NULL, NULL },
+};
+
+void testapi_register_more(struct runner *r, lua_State *L)
+{
+	const char *sd = r ? vars_get(&r->vars, "SERIALDEV") : NULL;
+	const char *user = r ? vars_get(&r->vars, "USERNAME") : NULL;
+	const char *pw = r ? vars_get(&r->vars, "PASSWORD") : NULL;
+
+	lua_pushglobaltable(L);
+	luaL_setfuncs(L, more_api, 0);
+	lua_pop(L, 1);
+	/* os-autoinst's exported variables: $serialdev, $username, $password, %cmd. */
+	lua_pushstring(L, sd && *sd ? sd : "ttyS0");
+	lua_setglobal(L, "serialdev");
+	/* Unset stays nil (undef), as a distribution sets them in os-autoinst. */
+	if (user)
+		lua_pushstring(L, user);
+	else
+		lua_pushnil(L);
+	lua_setglobal(L, "username");
+	if (pw)
+		lua_pushstring(L, pw);
+	else
+		lua_pushnil(L);
+	lua_setglobal(L, "password");
+	lua_newtable(L);
+	lua_setglobal(L, "cmd");
+	if (luaL_dostring(L, prelude) != LUA_OK) {
+		log_err("the test API's Lua part does not load: %s", lua_tostring(L, -1));
+		lua_pop(L, 1);
+	}
+}

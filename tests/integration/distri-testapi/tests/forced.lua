@@ -1,0 +1,9 @@
+-- A known failure turned into a soft failure by its post_fail_hook.
+return {
+   run = function()
+      error("known bug")
+   end,
+   post_fail_hook = function()
+      force_soft_failure("bsc#1: known")
+   end,
+}
