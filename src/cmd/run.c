@@ -20,6 +20,7 @@ static const char run_usage[] =
 	"usage: vigil run DISTRI_DIR [--var K=V]... [--vars FILE] [--out DIR]\n"
 	"                 [--explore] [--interactive] [--pause-at MODULE]\n"
 	"                 [--pause-on-mismatch] [-v]\n"
+	"       vigil run --list-testapi\n"
 	"\n"
 	"Runs the test distribution in DISTRI_DIR (main.lua, tests/*.lua, needles/)\n"
 	"against one QEMU virtual machine and writes a results directory.\n"
@@ -45,6 +46,8 @@ static const char run_usage[] =
 	"                r Enter retries it with the needles reloaded, s Enter\n"
 	"                skips it. OUT/.devmode.sock takes os-autoinst's\n"
 	"                commands as JSON lines (docs/devmode.md)\n"
+	"  --list-testapi  print the Lua test API's functions and variables\n"
+	"                (docs/testapi.md's table is made from it) and exit\n"
 	"  -v            also print debug messages on the terminal\n"
 	"  -h, --help    this text\n"
 	"\n"
@@ -136,6 +139,7 @@ int cmd_run(int argc, char **argv)
 		{ "pause-at", required_argument, NULL, 'P' },
 		{ "pause-on-mismatch", no_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "list-testapi", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -164,6 +168,7 @@ int cmd_run(int argc, char **argv)
 		case 'M': o.pause_on_mismatch = "assert_screen"; break;
 		case 'v': log_set_stderr_level(LOG_DEBUG); break;
 		case 'h': fputs(run_usage, stdout); code = 0; goto out;
+		case 'L': code = runner_list_testapi(stdout) ? 3 : 0; goto out;
 		default: fputs(run_usage, stderr); goto out;
 		}
 	}

@@ -6,6 +6,7 @@
 #define VIGIL_RUNNER_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "runner/results.h"
 
 struct runner;
@@ -53,6 +54,10 @@ void runner_interrupt(struct runner *r, int sig);
 const char *runner_reason(const struct runner *r);
 /* The absolute results directory. Borrowed, valid until runner_free. */
 const char *runner_out_dir(const struct runner *r);
+
+/* `vigil run --list-testapi`: print the Lua test API's globals, one
+ * "NAME\tfunction|variable" line each, sorted. 0 or ERR_NOMEM. */
+int runner_list_testapi(FILE *out);
 
 /* Free the job's context and close its log file. NULL-safe. */
 void runner_free(struct runner *r);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lualib.h>
 #include "runner/keys.h"
 #include "runner/testapi.h"
 #include "util/buf.h"
@@ -373,6 +374,11 @@ static const char prelude[] =
 	"  if not code then error(\"command '\" .. cmd .. \"' timed out\", 2) end\n"
 	"  if code ~= '0' then error(\"command '\" .. cmd .. \"' failed\", 2) end\n"
 	"end\n"
+	"function assert_still_screen(...)\n"
+	"  if not wait_still_screen(...) then\n"
+	"    error('assert_still_screen failed to detect a still screen', 2)\n"
+	"  end\n"
+	"end\n"
 	"function become_root()\n"
 	"  script_sudo('bash', 0)\n"
 	"  enter_cmd('test $(id -u) -eq 0 && echo \"imroot\" > /dev/' .. serialdev)\n"
@@ -402,6 +408,7 @@ void testapi_register_more(struct runner *r, lua_State *L)
 	const char *sd = r ? vars_get(&r->vars, "SERIALDEV") : NULL;
 	const char *user = r ? vars_get(&r->vars, "USERNAME") : NULL;
 	const char *pw = r ? vars_get(&r->vars, "PASSWORD") : NULL;
+	const char *real = r ? vars_get(&r->vars, "REALNAME") : NULL;
 
 	lua_pushglobaltable(L);
 	luaL_setfuncs(L, more_api, 0);
@@ -420,10 +427,81 @@ void testapi_register_more(struct runner *r, lua_State *L)
 	else
 		lua_pushnil(L);
 	lua_setglobal(L, "password");
+	if (real)
+		lua_pushstring(L, real);
+	else
+		lua_pushnil(L);
+	lua_setglobal(L, "realname");
 	lua_newtable(L);
 	lua_setglobal(L, "cmd");
 	if (luaL_dostring(L, prelude) != LUA_OK) {
 		log_err("the test API's Lua part does not load: %s", lua_tostring(L, -1));
 		lua_pop(L, 1);
 	}
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The globals the test API adds to a bare Lua state: kind "function",
+ * or "variable" for the exported variables (nil ones included by name). */
+int runner_list_testapi(FILE *out)
+{
+	static const char *const nil_vars[] = { "username", "password", "realname" };
+	lua_State *L = luaL_newstate();
+	const char **names = NULL;
+	size_t n = 0, cap = 0, i;
+	int rc = 0;
+
+	if (!L)
+		return ERR_NOMEM;
+	luaL_openlibs(L);
+	lua_newtable(L); /* 1: the globals before */
+	lua_pushglobaltable(L);
+	lua_pushnil(L);
+	while (lua_next(L, -2)) {
+		lua_pushvalue(L, -2);
+		lua_pushboolean(L, 1);
+		lua_settable(L, 1);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	testapi_register(NULL, L);
+	lua_pushglobaltable(L);
+	lua_pushnil(L);
+	while (lua_next(L, -2) && !rc) {
+		lua_pushvalue(L, -2);
+		lua_rawget(L, 1);
+		if (lua_isnil(L, -1) && lua_type(L, -3) == LUA_TSTRING) {
+			if (n == cap) {
+				const char **g = realloc(names, (cap = cap ? cap * 2 : 128) * sizeof(*names));
+				if (!g)
+					rc = ERR_NOMEM;
+				else
+					names = g;
+			}
+			if (!rc) /* the key stays alive in the global table */
+				names[n++] = lua_tostring(L, -3);
+		}
+		lua_pop(L, 2);
+	}
+	for (i = 0; !rc && i < sizeof(nil_vars) / sizeof(nil_vars[0]); i++) {
+		lua_getglobal(L, nil_vars[i]);
+		if (lua_isnil(L, -1) && n < cap)
+			names[n++] = nil_vars[i];
+		lua_pop(L, 1);
+	}
+	if (!rc) {
+		qsort(names, n, sizeof(*names), name_cmp);
+		for (i = 0; i < n; i++) {
+			lua_getglobal(L, names[i]);
+			fprintf(out, "%s\t%s\n", names[i], lua_isfunction(L, -1) ? "function" : "variable");
+			lua_pop(L, 1);
+		}
+	}
+	free(names);
+	lua_close(L);
+	return rc;
 }

@@ -1,0 +1,45 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_testapi_more.sh - the later test API functions (testapi_more.c, the
+# mouse ones in testapi.c, wait_serial lists, script_run's options, module
+# hooks and schedule variables) run for real against the shell image
+# (tests/integration/distri-testapi); docs/testapi.md's table is the code's.
+. "$(dirname "$0")/lib.sh"
+
+# --- the generated table of names
+scripts/testapi-table > "$TMP/table.md"
+sed -n '/^<!-- testapi-table:/,/^<!-- testapi-table end -->/p' docs/testapi.md > "$TMP/doc.md"
+check "docs/testapi.md's table is scripts/testapi-table's (run it with --write)" cmp -s "$TMP/table.md" "$TMP/doc.md"
+check "--list-testapi names validate_script_output as a function" \
+	sh -c "$VIGIL run --list-testapi | grep -qx 'validate_script_output	function'"
+check "--list-testapi names serialdev as a variable" sh -c "$VIGIL run --list-testapi | grep -qx 'serialdev	variable'"
+
+# --- one run of the shell image
+D=tests/integration/distri-testapi
+$VIGIL run $D --out "$TMP/run" --var NEEDLES_DIR="$(pwd)/examples/shell/needles" --var 'LIST=a,b;c' \
+	--var PASSWORD=sekrit --var NOVIDEO=1 > "$TMP/run.out" 2>&1
+rc=$?
+cat "$TMP/run.out"
+R=$TMP/run/testresults
+mods() { json_get $R/results.json '",".join(m["name"]+"="+m["result"] for m in j["modules"])'; }
+check "run: exit status 0 (softfailed)" [ $rc -eq 0 ]
+check "run: module results" [ "$(mods)" = "boot=ok,serial=ok,screen=ok,forced=softfail" ]
+check "run: job softfailed" [ "$(json_get $R/results.json 'j["result"]')" = softfailed ]
+step() { json_get $R/result-serial.json "[d['result'] for d in j['details'] if d.get('title') == '$1']"; }
+check "validate_script_output: steps ok, ok (titled), fail" \
+	[ "$(step validate_script_output)" = "['ok', 'fail']" -a "$(step answer)" = "['ok']" ]
+txt=$(json_get $R/result-serial.json "[d['text'] for d in j['details'] if d.get('title') == 'answer'][0]")
+check "validate_script_output: the step shows the script and the output" \
+	sh -c "grep -q '^Script:' '$R/$txt' && grep -qx 42 '$R/$txt'"
+check "wait_serial list: the step names both patterns" grep -q 'ZZ-1.b.|(?:ZZ-2' "$TMP/run.out"
+check "script_run time-out: a warning only with the default die_on_timeout" sh -c \
+	"! grep -q 'script_run .sleep 30. timed out: returns nil' '$TMP/run/vigil-log.txt'"
+check "background_script_run: a PID" grep -qE "background_script_run 'sleep 1': PID [1-9]" "$TMP/run.out"
+check "save_tmp_file: OUT/files/sub/tmp.txt" [ "$(cat "$TMP/run/files/sub/tmp.txt")" = "tmp content" ]
+check "click_lastmatch: clicked the banner" grep -q "screen: clicked left at" "$TMP/run.out"
+check "assert_and_dclick: double click" grep -q "(double)" "$TMP/run.out"
+check "mouse_drag: from the needle's click point" grep -qE "mouse_drag [0-9]+,[0-9]+ -> 300,300" "$TMP/run.out"
+check "force_soft_failure: the dent and the forced softfail" \
+	[ "$(json_get $R/result-forced.json 'j["dents"]')" = 1 ]
+check "no QEMU left" eval "! qemu_left '$TMP/run/.vm'"
+finish
