@@ -54,6 +54,10 @@ json_t *module_flags_json(unsigned flags)
 		json_object_set_new(o, "milestone", json_integer(1));
 	if (flags & MODULE_FLAG_IGNORE_FAILURE)
 		json_object_set_new(o, "ignore_failure", json_integer(1));
+	if (flags & MODULE_FLAG_NO_ROLLBACK)
+		json_object_set_new(o, "no_rollback", json_integer(1));
+	if (flags & MODULE_FLAG_ALWAYS_ROLLBACK)
+		json_object_set_new(o, "always_rollback", json_integer(1));
 	return o;
 }
 

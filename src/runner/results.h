@@ -27,6 +27,8 @@ enum job_result {
 #define MODULE_FLAG_FATAL          1
 #define MODULE_FLAG_MILESTONE      2
 #define MODULE_FLAG_IGNORE_FAILURE 4
+#define MODULE_FLAG_NO_ROLLBACK    8  /* a failure keeps the VM as it is */
+#define MODULE_FLAG_ALWAYS_ROLLBACK 16 /* success too goes back to the last milestone */
 
 /* A step that shows a frame: where it is in details, and the frame's
  * video time (video_time_ms) for the video index. */

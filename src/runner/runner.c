@@ -41,6 +41,14 @@
 
 #define MAX_MODULES 1000
 #define HOOK_INSTRUCTIONS 100000
+#define RUN_HOOKS_KEY "vigil.run_hooks"
+
+/* A module's run between its hooks; the module table is its argument. */
+static const char run_hooks[] =
+	"local m = ...\n"
+	"if m.pre_run_hook then m.pre_run_hook(m) end\n"
+	"m.run(m)\n"
+	"if m.post_run_hook then m.post_run_hook(m) end\n";
 
 void runner__abort(struct runner *r, enum job_result res, const char *fmt, ...)
 {
@@ -130,6 +138,49 @@ static void busy_hook(lua_State *L, lua_Debug *ar)
 		luaL_error(L, "module stopped: no test API call for %d s (a busy loop?)", (int)r->stuck_limit);
 }
 
+/* Whether list (os-autoinst's "a, b,c") names the module: by its name
+ * ("boot") or its full name ("category-boot" for "category/boot"). */
+static int module_listed(const char *list, const char *loadname)
+{
+	const char *base = strrchr(loadname, '/');
+	char full[256];
+	size_t i;
+
+	snprintf(full, sizeof(full), "%s", loadname);
+	for (i = 0; full[i]; i++)
+		if (full[i] == '/')
+			full[i] = '-';
+	if (str_ends_with(full, ".lua"))
+		full[strlen(full) - 4] = '\0';
+	base = base ? base + 1 : loadname;
+	while (list && *list) {
+		size_t len;
+		while (*list == ' ' || *list == '\t' || *list == ',')
+			list++;
+		len = strcspn(list, ",");
+		while (len > 0 && (list[len - 1] == ' ' || list[len - 1] == '\t'))
+			len--;
+		if (len && ((strlen(full) == len && !strncmp(full, list, len)) ||
+			    (!strncmp(base, list, len) && (base[len] == '\0' || !strcmp(base + len, ".lua")))))
+			return 1;
+		list += strcspn(list, ",");
+	}
+	return 0;
+}
+
+/* os-autoinst's is_applicable: EXCLUDE_MODULES wins over INCLUDE_MODULES. */
+static int module_applicable(struct runner *r, const char *loadname)
+{
+	const char *ex = vars_get(&r->vars, "EXCLUDE_MODULES");
+	const char *in = vars_get(&r->vars, "INCLUDE_MODULES");
+
+	if (ex && *ex && module_listed(ex, loadname))
+		return 0;
+	if (in && *in && !module_listed(in, loadname))
+		return 0;
+	return 1;
+}
+
 /* loadtest "name" (or "category/name"): adds tests/<name>.lua to the schedule. */
 static int l_loadtest(lua_State *L)
 {
@@ -145,6 +196,10 @@ static int l_loadtest(lua_State *L)
 	lua_pop(L, 1);
 	if (strstr(name, "..") || name[0] == '/' || !*name)
 		return luaL_error(L, "loadtest: invalid module name '%s'", name);
+	if (!module_applicable(r, name)) {
+		log_info("loadtest '%s': not scheduled (EXCLUDE_MODULES / INCLUDE_MODULES)", name);
+		return 0;
+	}
 	if (r->nmodules >= MAX_MODULES)
 		return luaL_error(L, "loadtest: more than %d modules", MAX_MODULES);
 	script = malloc(strlen(name) + 16);
@@ -233,7 +288,8 @@ static int load_module(struct runner *r, struct module *m, char *err, size_t err
 	if (lua_istable(L, -1)) {
 		static const struct { const char *name; unsigned bit; } flags[] = {
 			{ "fatal", MODULE_FLAG_FATAL }, { "milestone", MODULE_FLAG_MILESTONE },
-			{ "ignore_failure", MODULE_FLAG_IGNORE_FAILURE },
+			{ "ignore_failure", MODULE_FLAG_IGNORE_FAILURE }, { "no_rollback", MODULE_FLAG_NO_ROLLBACK },
+			{ "always_rollback", MODULE_FLAG_ALWAYS_ROLLBACK },
 		};
 		size_t i;
 		for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
@@ -355,9 +411,12 @@ static void run_module(struct runner *r, struct module *m)
 	r->last_api = time_mono();
 	runner__progress(r, "starting module");
 	lua_pushcfunction(L, traceback);
-	lua_getfield(L, -2, "run");
+	/* pre_run_hook, run, post_run_hook as os-autoinst's runtest; each gets
+	 * the module table (self). */
+	lua_getfield(L, LUA_REGISTRYINDEX, RUN_HOOKS_KEY);
+	lua_pushvalue(L, -3);
 	lua_sethook(L, busy_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
-	rc = lua_pcall(L, 0, 0, -2);
+	rc = lua_pcall(L, 1, 0, -3);
 	lua_sethook(L, NULL, 0, 0);
 	r->api_L = NULL; /* its threads may be gone: the steps below take fail_line */
 	if (rc != LUA_OK) {
@@ -384,7 +443,8 @@ static void run_module(struct runner *r, struct module *m)
 				runner__progress(r, "running post_fail_hook");
 				lua_sethook(L, busy_hook, LUA_MASKCOUNT, HOOK_INSTRUCTIONS);
 				r->last_api = time_mono();
-				if (lua_pcall(L, 0, 0, -2) != LUA_OK) {
+				lua_pushvalue(L, -3);
+				if (lua_pcall(L, 1, 0, -3) != LUA_OK) {
 					runner__progress(r, "post_fail_hook failed: %s", lua_tostring(L, -1));
 					lua_pop(L, 1);
 				}
@@ -664,7 +724,7 @@ enum job_result runner_run(struct runner *r)
 {
 	enum job_result res = JOB_INCOMPLETE;
 	char err[1024] = "";
-	int needs_review = 0, rc;
+	int needs_review = 0, testdebug = 0, rc;
 	size_t i, first;
 
 	r->start = time_mono();
@@ -693,6 +753,11 @@ enum job_result runner_run(struct runner *r)
 	r->shots = shots_new(r->testresults);
 	r->steps.shots = r->shots;
 	testapi_register(r, r->L);
+	if (luaL_loadbuffer(r->L, run_hooks, sizeof(run_hooks) - 1, "=module hooks") != LUA_OK) {
+		runner__abort(r, JOB_INCOMPLETE, "internal: %s", lua_tostring(r->L, -1));
+		goto out;
+	}
+	lua_setfield(r->L, LUA_REGISTRYINDEX, RUN_HOOKS_KEY);
 	rc = load_schedule(r, err, sizeof(err));
 	if (!rc)
 		rc = load_needles(r, r->distri_dir, err, sizeof(err));
@@ -735,6 +800,21 @@ enum job_result runner_run(struct runner *r)
 		if (!rc)
 			printf("resumed from snapshot %s in %s\n", name, r->workdir);
 	} else {
+		/* SKIPTO: the modules before it are skipped (os-autoinst also loads
+		 * that module's snapshot; vigil starts the VM afresh: see
+		 * --resume-from for snapshots). */
+		const char *skipto = vars_get(&r->vars, "SKIPTO");
+		if (skipto && *skipto) {
+			for (first = 0; first < r->nmodules; first++)
+				if (module_listed(skipto, r->modules[first].script + strlen("tests/")))
+					break;
+			if (first == r->nmodules) {
+				runner__abort(r, JOB_INCOMPLETE, "SKIPTO: no module '%s' in the schedule", skipto);
+				goto out;
+			}
+			for (i = 0; i < first; i++)
+				r->modules[i].result = MODULE_SKIP;
+		}
 		rc = start_vm(r, NULL, err, sizeof(err));
 	}
 	if (rc) {
@@ -742,6 +822,8 @@ enum job_result runner_run(struct runner *r)
 		runner__abort(r, JOB_INCOMPLETE, "cannot start the VM: %s", err);
 		goto out;
 	}
+	/* TESTDEBUG: every good module leaves a snapshot, the first failure ends the job. */
+	testdebug = vars_get_bool(&r->vars, "TESTDEBUG", 0);
 	for (r->cur = first; r->cur < r->nmodules && !r->abort; r->cur++) {
 		struct module *m = &r->modules[r->cur];
 		char name[300];
@@ -753,12 +835,22 @@ enum job_result runner_run(struct runner *r)
 		run_module(r, m);
 		if (r->abort)
 			break;
-		if (m->result == MODULE_FAIL && (m->flags & MODULE_FLAG_FATAL)) {
-			runner__progress(r, "fatal module failed: stopping");
+		if (m->result == MODULE_FAIL && ((m->flags & MODULE_FLAG_FATAL) || testdebug)) {
+			runner__progress(r, "%s: stopping", testdebug ? "module failed with TESTDEBUG set" : "fatal module failed");
 			r->cur++;
 			break;
 		}
-		if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) && (m->flags & MODULE_FLAG_MILESTONE)) {
+		if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) && r->last_milestone >= 0 &&
+		    (m->flags & MODULE_FLAG_ALWAYS_ROLLBACK) && !(m->flags & MODULE_FLAG_NO_ROLLBACK) &&
+		    r->cur + 1 < r->nmodules) {
+			double t0 = time_mono();
+			milestone_name(&r->modules[r->last_milestone], name, sizeof(name));
+			if (vm_snapshot(r, "loadvm", name, err, sizeof(err)) == 0)
+				runner__progress(r, "rolled back to snapshot %s (always_rollback, %.2fs)", name, time_mono() - t0);
+			else
+				runner__progress(r, "could not roll back to snapshot %s: %s", name, err);
+		} else if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) &&
+			   ((m->flags & MODULE_FLAG_MILESTONE) || (testdebug && r->cur + 1 < r->nmodules))) {
 			double t0 = time_mono();
 			milestone_name(m, name, sizeof(name));
 			if (vm_snapshot(r, "savevm", name, err, sizeof(err)) == 0) {
@@ -767,7 +859,8 @@ enum job_result runner_run(struct runner *r)
 			} else {
 				runner__progress(r, "could not save snapshot %s: %s", name, err);
 			}
-		} else if (m->result == MODULE_FAIL && r->last_milestone >= 0 && r->cur + 1 < r->nmodules) {
+		} else if (m->result == MODULE_FAIL && r->last_milestone >= 0 && r->cur + 1 < r->nmodules &&
+			   !(m->flags & MODULE_FLAG_NO_ROLLBACK)) {
 			/* The next module starts from the last good state, as os-autoinst does. */
 			double t0 = time_mono();
 			milestone_name(&r->modules[r->last_milestone], name, sizeof(name));

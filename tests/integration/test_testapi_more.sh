@@ -17,13 +17,17 @@ check "--list-testapi names serialdev as a variable" sh -c "$VIGIL run --list-te
 # --- one run of the shell image
 D=tests/integration/distri-testapi
 $VIGIL run $D --out "$TMP/run" --var NEEDLES_DIR="$(pwd)/examples/shell/needles" --var 'LIST=a,b;c' \
-	--var PASSWORD=sekrit --var NOVIDEO=1 > "$TMP/run.out" 2>&1
+	--var PASSWORD=sekrit --var NOVIDEO=1 --var 'EXCLUDE_MODULES=excluded, dies' > "$TMP/run.out" 2>&1
 rc=$?
 cat "$TMP/run.out"
 R=$TMP/run/testresults
 mods() { json_get $R/results.json '",".join(m["name"]+"="+m["result"] for m in j["modules"])'; }
 check "run: exit status 0 (softfailed)" [ $rc -eq 0 ]
-check "run: module results" [ "$(mods)" = "boot=ok,serial=ok,screen=ok,forced=softfail" ]
+check "run: module results (EXCLUDE_MODULES left two out)" [ "$(mods)" = "boot=ok,serial=ok,screen=ok,forced=softfail,after=ok" ]
+check "hooks: pre_run_hook, run, post_run_hook in order" \
+	[ "$(json_get $TMP/run/vars.json 'j["PRE_HOOK"] + j["POST_HOOK"]')" = functionfunction ]
+check "flags: no_rollback and always_rollback recorded" \
+	[ "$(json_get $R/results.json '[m["flags"] for m in j["modules"] if m["name"] == "forced"][0]')" = "{'no_rollback': 1, 'always_rollback': 1}" ]
 check "run: job softfailed" [ "$(json_get $R/results.json 'j["result"]')" = softfailed ]
 step() { json_get $R/result-serial.json "[d['result'] for d in j['details'] if d.get('title') == '$1']"; }
 check "validate_script_output: steps ok, ok (titled), fail" \
@@ -42,4 +46,16 @@ check "mouse_drag: from the needle's click point" grep -qE "mouse_drag [0-9]+,[0
 check "force_soft_failure: the dent and the forced softfail" \
 	[ "$(json_get $R/result-forced.json 'j["dents"]')" = 1 ]
 check "no QEMU left" eval "! qemu_left '$TMP/run/.vm'"
+
+# --- INCLUDE_MODULES, SKIPTO (by full name) and TESTDEBUG: forced runs
+# first, dies fails and ends the job, after never runs
+$VIGIL run $D --out "$TMP/run2" --var NEEDLES_DIR="$(pwd)/examples/shell/needles" --var NOVIDEO=1 \
+	--var 'INCLUDE_MODULES=boot,serial , forced,dies,after' --var SKIPTO=forced --var TESTDEBUG=1 > "$TMP/run2.out" 2>&1
+rc=$?
+cat "$TMP/run2.out"
+R=$TMP/run2/testresults
+check "run 2: exit status 1 (failed)" [ $rc -eq 1 ]
+check "run 2: skipped before SKIPTO, stopped after the failure" \
+	[ "$(mods)" = "boot=skip,serial=skip,forced=softfail,dies=fail,after=skip" ]
+check "run 2: TESTDEBUG said why it stopped" grep -q "module failed with TESTDEBUG set: stopping" "$TMP/run2.out"
 finish

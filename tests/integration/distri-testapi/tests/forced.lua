@@ -1,5 +1,6 @@
 -- A known failure turned into a soft failure by its post_fail_hook.
 return {
+   flags = { no_rollback = true, always_rollback = true },
    run = function()
       error("known bug")
    end,

@@ -3,7 +3,14 @@ local function expect(cond, what)
    if not cond then error(what, 2) end
 end
 return {
-   run = function()
+   pre_run_hook = function(self)
+      set_var("PRE_HOOK", type(self.run))
+   end,
+   post_run_hook = function()
+      set_var("POST_HOOK", get_var("PRE_HOOK"))
+   end,
+   run = function(self)
+      expect(get_var("PRE_HOOK") == "function", "pre_run_hook did not run first with self")
       select_console("serial")
       -- exported variables
       expect(serialdev == "ttyS0", "serialdev is " .. tostring(serialdev))
