@@ -471,6 +471,38 @@ static double type_interval(struct runner *r, double max_interval)
 	return t;
 }
 
+/* type_string's wait_screen_change=N (os-autoinst): the text (with its
+ * line feed) in pieces of N characters, each waiting for the screen to
+ * change (wait_screen_change_similarity_level, default 60) and, with
+ * wait_still_screen, to settle. */
+static void type_pieces(lua_State *L, struct runner *r, const char *s, size_t len, int lf, int opt,
+			double interval, int secret)
+{
+	size_t piece = (size_t)testapi_opt_number(L, opt, "wait_screen_change", 1);
+	double level = testapi_opt_number(L, opt, "wait_screen_change_similarity_level", 60);
+	double timeout = testapi_opt_number(L, opt, "timeout", 30) * r->timeout_scale;
+	double still = testapi_opt_number(L, opt, "wait_still_screen", 0);
+	double still_level = testapi_opt_number(L, opt, "similarity_level", SCREEN_STILL_LEVEL);
+	size_t off, total = len + (lf ? 1 : 0);
+
+	for (off = 0; off < total; off += piece) {
+		size_t n = total - off < piece ? total - off : piece;
+		struct frame *ref = screen_current(r);
+		double sim;
+		size_t text_n = off + n > len ? (off < len ? len - off : 0) : n;
+
+		if (text_n)
+			testapi_type(L, r, s + off, text_n, interval, secret);
+		if (text_n < n)
+			testapi_type(L, r, "\n", 1, interval, secret);
+		screen_wait_change(r, ref, timeout, level, &sim);
+		if (ref)
+			frame_unref(ref);
+		if (still > 0 && screen_wait_still(r, still, timeout, still_level) != 1)
+			luaL_error(L, "wait_still_screen timed out after %.0fs!", timeout / r->timeout_scale);
+	}
+}
+
 static int do_type(lua_State *L, struct runner *r, const char *s, size_t len, int opt, int secret, int lf)
 {
 	double max_interval = 250, still;
@@ -485,9 +517,15 @@ static int do_type(lua_State *L, struct runner *r, const char *s, size_t len, in
 	}
 	still = testapi_opt_number(L, opt, "wait_still_screen", 0);
 	testapi_check_abort(L, r);
-	testapi_type(L, r, s, len, type_interval(r, max_interval), secret);
-	if (lf)
-		testapi_type(L, r, "\n", 1, type_interval(r, max_interval), secret);
+	if (testapi_opt_number(L, opt, "wait_screen_change", 0) >= 1 && r->console == CONSOLE_VGA) {
+		type_pieces(L, r, s, len, lf, opt, type_interval(r, max_interval), secret);
+		lf = 0; /* typed with the last piece */
+		still = 0; /* waited for after each piece */
+	} else {
+		testapi_type(L, r, s, len, type_interval(r, max_interval), secret);
+		if (lf)
+			testapi_type(L, r, "\n", 1, type_interval(r, max_interval), secret);
+	}
 	{
 		char shown[256];
 		size_t i, o = 0;

@@ -16,5 +16,11 @@ return {
          select_console("serial")
          assert_script_run("echo VIGIL-CHANGE > /dev/tty0")
       end, 30)
+      -- a reader on tty0 makes the kernel echo what is typed on the VGA console
+      background_script_run("cat /dev/tty0 > /dev/null")
+      select_console("sut")
+      assert_screen_change(function()
+         type_string("typed in pieces", { wait_screen_change = 4, max_interval = 200 })
+      end, 30)
    end,
 }
