@@ -19,6 +19,7 @@
 #include "util/limits.h"
 #include "util/log.h"
 #include "util/path.h"
+#include "util/proc.h"
 #include "util/time.h"
 #include "vm/qmp.h"
 #include "vm/vnc.h"
@@ -353,6 +354,92 @@ static int l_eject_cd(lua_State *L)
 }
 
 /* os-autoinst's distribution defaults, written on the functions above. */
+/* save_memory_dump({filename=module}): the VM's state as QEMU's migration
+ * stream in testresults/ulogs/<filename>-vm-memory-dump, compressed with
+ * QEMU_DUMP_COMPRESS_METHOD (xz by default, bzip2, or none: "none");
+ * the VM runs on after it if it ran before. */
+static int l_save_memory_dump(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	struct module *m = runner__module(r);
+	const char *name = testapi_opt_string(L, 1, "filename", m ? m->name : "job");
+	const char *method = vars_get(&r->vars, "QEMU_DUMP_COMPRESS_METHOD");
+	double deadline = time_mono() + 600 * r->timeout_scale;
+	char status[64], err[256] = "", err2[256], *dir = path_join(r->testresults, "ulogs"), *path = NULL, *file = NULL;
+	json_t *ret = NULL;
+	int was_running, rc;
+	struct buf uri;
+
+	testapi_check_abort(L, r);
+	buf_init(&uri, 8192);
+	file = malloc(strlen(name) + sizeof("-vm-memory-dump"));
+	if (file)
+		snprintf(file, strlen(name) + sizeof("-vm-memory-dump"), "%s-vm-memory-dump", name);
+	path = dir && file ? path_join(dir, file) : NULL;
+	rc = path ? file_mkdir_p(dir, 0755) : ERR_NOMEM;
+	if (!rc && (strchr(path, '\'') || strchr(name, '/')))
+		rc = ERR_INVALID;
+	if (!rc)
+		rc = buf_printf(&uri, "exec:cat > '%s'", path);
+	if (!rc)
+		rc = qmp_query_status(r->qmp, status, sizeof(status), err, sizeof(err));
+	was_running = !rc && !strcmp(status, "running");
+	/* QEMU's default of 32 MiB/s would take a minute for 2 GiB: as fast as
+	 * it goes unless QEMU_MAX_BANDWIDTH (bytes/s) says otherwise. */
+	if (!rc)
+		rc = qmp_command(r->qmp, "migrate-set-parameters",
+				 json_pack("{s:I}", "max-bandwidth", (json_int_t)vars_get_double(&r->vars,
+					   "QEMU_MAX_BANDWIDTH", 1e12)), NULL, err, sizeof(err));
+	if (!rc)
+		rc = qmp_command(r->qmp, "migrate", json_pack("{s:s}", "uri", uri.data), NULL, err, sizeof(err));
+	while (!rc) {
+		const char *st;
+		json_decref(ret);
+		ret = NULL;
+		rc = qmp_command(r->qmp, "query-migrate", NULL, &ret, err, sizeof(err));
+		st = rc ? NULL : json_string_value(json_object_get(ret, "status"));
+		if (st && !strcmp(st, "completed"))
+			break;
+		if (st && !strcmp(st, "failed")) {
+			snprintf(err, sizeof(err), "the migration failed");
+			rc = ERR_IO;
+		} else if (!rc && time_mono() > deadline) {
+			snprintf(err, sizeof(err), "the migration did not end in time");
+			rc = ERR_TIMEOUT;
+		} else if (!rc) {
+			time_sleep_ms(100);
+		}
+	}
+	json_decref(ret);
+	if (was_running && qmp_command(r->qmp, "cont", NULL, NULL, err2, sizeof(err2)) && !rc) {
+		snprintf(err, sizeof(err), "%s", err2);
+		rc = ERR_IO;
+	}
+	if (!rc && (!method || strcmp(method, "none"))) {
+		const char *prog = method && *method ? method : "xz";
+		char level[8];
+		char *argv[] = { (char *)prog, (char *)"-f", level, path, NULL, NULL };
+		snprintf(level, sizeof(level), "-%ld", vars_get_long(&r->vars, "QEMU_COMPRESS_LEVEL", 6) % 10);
+		if (!strcmp(prog, "xz")) { /* every core, as os-autoinst's -T */
+			argv[3] = (char *)"-T0";
+			argv[4] = path;
+		}
+		int st = 0;
+		if (strcmp(prog, "xz") && strcmp(prog, "bzip2"))
+			log_warn("save_memory_dump: unknown QEMU_DUMP_COMPRESS_METHOD '%s': left uncompressed", prog);
+		else if (proc_run(argv, (int)(600 * 1000 * r->timeout_scale), &st, NULL) || st)
+			log_warn("save_memory_dump: %s failed: the dump stays uncompressed", prog);
+	}
+	runner__progress(r, "save_memory_dump %s: %s", file ? file : name, rc ? (err[0] ? err : err_str(rc)) : "saved");
+	buf_release(&uri);
+	free(dir);
+	free(path);
+	free(file);
+	if (rc)
+		return luaL_error(L, "save_memory_dump failed: %s", err[0] ? err : err_str(rc));
+	return 0;
+}
+
 static const char prelude[] =
 	"function script_sudo(prog, wait)\n"
 	"  wait = wait or 2\n"
@@ -400,6 +487,7 @@ static const luaL_Reg more_api[] = {
 	{ "freeze_vm", l_freeze_vm },
 	{ "resume_vm", l_resume_vm },
 	{ "eject_cd", l_eject_cd },
+	{ "save_memory_dump", l_save_memory_dump },
 	{ NULL, NULL },
 };
 

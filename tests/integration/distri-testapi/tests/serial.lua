@@ -55,6 +55,8 @@ return {
       expect(f and f:read("a") == "tmp content", "save_tmp_file wrote " .. tostring(p))
       if f then f:close() end
       -- VM control
+      save_memory_dump({ filename = "mem" })
+      assert_script_run("true") -- the VM runs on
       freeze_vm()
       resume_vm()
       assert_script_run("true")
