@@ -689,6 +689,19 @@ static void milestone_name(const struct module *m, char *buf, size_t len)
 	snprintf(buf, len, "milestone-%s", m->name);
 }
 
+/* Back to the last milestone's snapshot; why prefixes the time said. */
+static void rollback(struct runner *r, const char *why)
+{
+	char name[300], err[512];
+	double t0 = time_mono();
+
+	milestone_name(&r->modules[r->last_milestone], name, sizeof(name));
+	if (vm_snapshot(r, "loadvm", name, err, sizeof(err)) == 0)
+		runner__progress(r, "rolled back to snapshot %s (%s%.2fs)", name, why, time_mono() - t0);
+	else
+		runner__progress(r, "could not roll back to snapshot %s: %s", name, err);
+}
+
 /* Removes the VM's disks and sockets after a run that keeps no snapshots. */
 static void clean_workdir(const char *dir)
 {
@@ -843,12 +856,7 @@ enum job_result runner_run(struct runner *r)
 		if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) && r->last_milestone >= 0 &&
 		    (m->flags & MODULE_FLAG_ALWAYS_ROLLBACK) && !(m->flags & MODULE_FLAG_NO_ROLLBACK) &&
 		    r->cur + 1 < r->nmodules) {
-			double t0 = time_mono();
-			milestone_name(&r->modules[r->last_milestone], name, sizeof(name));
-			if (vm_snapshot(r, "loadvm", name, err, sizeof(err)) == 0)
-				runner__progress(r, "rolled back to snapshot %s (always_rollback, %.2fs)", name, time_mono() - t0);
-			else
-				runner__progress(r, "could not roll back to snapshot %s: %s", name, err);
+			rollback(r, "always_rollback, ");
 		} else if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) &&
 			   ((m->flags & MODULE_FLAG_MILESTONE) || (testdebug && r->cur + 1 < r->nmodules))) {
 			double t0 = time_mono();
@@ -862,12 +870,7 @@ enum job_result runner_run(struct runner *r)
 		} else if (m->result == MODULE_FAIL && r->last_milestone >= 0 && r->cur + 1 < r->nmodules &&
 			   !(m->flags & MODULE_FLAG_NO_ROLLBACK)) {
 			/* The next module starts from the last good state, as os-autoinst does. */
-			double t0 = time_mono();
-			milestone_name(&r->modules[r->last_milestone], name, sizeof(name));
-			if (vm_snapshot(r, "loadvm", name, err, sizeof(err)) == 0)
-				runner__progress(r, "rolled back to snapshot %s (%.2fs)", name, time_mono() - t0);
-			else
-				runner__progress(r, "could not roll back to snapshot %s: %s", name, err);
+			rollback(r, "");
 		}
 	}
 out:

@@ -637,27 +637,23 @@ static void click(lua_State *L, struct runner *r, int mask, double hold, int tim
 	}
 }
 
-static int l_mouse_click(lua_State *L)
+/* mouse_click / mouse_dclick / mouse_tclick(button="left", t): times
+ * clicks of the button, t seconds between every event. */
+static int mouse_clicks(lua_State *L, const char *what, int times, double dflt)
 {
 	struct runner *r = testapi_runner(L);
-	int mask = button_mask(L, luaL_optstring(L, 1, "left"));
-	double hold = luaL_optnumber(L, 2, 0.15);
+	const char *button = luaL_optstring(L, 1, "left");
+	int mask = button_mask(L, button);
+	double t = luaL_optnumber(L, 2, dflt);
 	testapi_check_abort(L, r);
-	click(L, r, mask, hold, 1);
-	runner__progress(r, "mouse_click %s at %d,%d", luaL_optstring(L, 1, "left"), r->mouse_x, r->mouse_y);
+	click(L, r, mask, t, times);
+	runner__progress(r, "%s %s at %d,%d", what, button, r->mouse_x, r->mouse_y);
 	return 0;
 }
 
-static int l_mouse_dclick(lua_State *L)
-{
-	struct runner *r = testapi_runner(L);
-	int mask = button_mask(L, luaL_optstring(L, 1, "left"));
-	double t = luaL_optnumber(L, 2, 0.10);
-	testapi_check_abort(L, r);
-	click(L, r, mask, t, 2);
-	runner__progress(r, "mouse_dclick at %d,%d", r->mouse_x, r->mouse_y);
-	return 0;
-}
+static int l_mouse_click(lua_State *L) { return mouse_clicks(L, "mouse_click", 1, 0.15); }
+static int l_mouse_dclick(lua_State *L) { return mouse_clicks(L, "mouse_dclick", 2, 0.10); }
+static int l_mouse_tclick(lua_State *L) { return mouse_clicks(L, "mouse_tclick", 3, 0.10); }
 
 static int l_mouse_hide(lua_State *L)
 {
@@ -753,17 +749,6 @@ static int l_click_lastmatch(lua_State *L)
 	struct runner *r = testapi_runner(L);
 	testapi_check_abort(L, r);
 	click_last(L, r, 1, 0);
-	return 0;
-}
-
-static int l_mouse_tclick(lua_State *L)
-{
-	struct runner *r = testapi_runner(L);
-	int mask = button_mask(L, luaL_optstring(L, 1, "left"));
-	double t = luaL_optnumber(L, 2, 0.10);
-	testapi_check_abort(L, r);
-	click(L, r, mask, t, 3);
-	runner__progress(r, "mouse_tclick at %d,%d", r->mouse_x, r->mouse_y);
 	return 0;
 }
 

@@ -493,33 +493,27 @@ static const luaL_Reg more_api[] = {
 
 void testapi_register_more(struct runner *r, lua_State *L)
 {
+	static const char *const from_vars[][2] = {
+		{ "username", "USERNAME" }, { "password", "PASSWORD" }, { "realname", "REALNAME" },
+	};
 	const char *sd = r ? vars_get(&r->vars, "SERIALDEV") : NULL;
-	const char *user = r ? vars_get(&r->vars, "USERNAME") : NULL;
-	const char *pw = r ? vars_get(&r->vars, "PASSWORD") : NULL;
-	const char *real = r ? vars_get(&r->vars, "REALNAME") : NULL;
+	size_t i;
 
 	lua_pushglobaltable(L);
 	luaL_setfuncs(L, more_api, 0);
 	lua_pop(L, 1);
-	/* os-autoinst's exported variables: $serialdev, $username, $password, %cmd. */
+	/* os-autoinst's exported variables: $serialdev, $username, $password,
+	 * $realname, %cmd. Unset stays nil (undef): a distribution sets them. */
 	lua_pushstring(L, sd && *sd ? sd : "ttyS0");
 	lua_setglobal(L, "serialdev");
-	/* Unset stays nil (undef), as a distribution sets them in os-autoinst. */
-	if (user)
-		lua_pushstring(L, user);
-	else
-		lua_pushnil(L);
-	lua_setglobal(L, "username");
-	if (pw)
-		lua_pushstring(L, pw);
-	else
-		lua_pushnil(L);
-	lua_setglobal(L, "password");
-	if (real)
-		lua_pushstring(L, real);
-	else
-		lua_pushnil(L);
-	lua_setglobal(L, "realname");
+	for (i = 0; i < sizeof(from_vars) / sizeof(from_vars[0]); i++) {
+		const char *v = r ? vars_get(&r->vars, from_vars[i][1]) : NULL;
+		if (v)
+			lua_pushstring(L, v);
+		else
+			lua_pushnil(L);
+		lua_setglobal(L, from_vars[i][0]);
+	}
 	lua_newtable(L);
 	lua_setglobal(L, "cmd");
 	if (luaL_dostring(L, prelude) != LUA_OK) {
