@@ -386,12 +386,17 @@ static int l_save_memory_dump(lua_State *L)
 	was_running = !rc && !strcmp(status, "running");
 	/* QEMU's default of 32 MiB/s would take a minute for 2 GiB: as fast as
 	 * it goes unless QEMU_MAX_BANDWIDTH (bytes/s) says otherwise. */
-	if (!rc)
-		rc = qmp_command(r->qmp, "migrate-set-parameters",
-				 json_pack("{s:I}", "max-bandwidth", (json_int_t)vars_get_double(&r->vars,
-					   "QEMU_MAX_BANDWIDTH", 1e12)), NULL, err, sizeof(err));
-	if (!rc)
-		rc = qmp_command(r->qmp, "migrate", json_pack("{s:s}", "uri", uri.data), NULL, err, sizeof(err));
+	if (!rc) {
+		json_t *a = json_pack("{s:I}", "max-bandwidth",
+				      (json_int_t)vars_get_double(&r->vars, "QEMU_MAX_BANDWIDTH", 1e12));
+		rc = qmp_command(r->qmp, "migrate-set-parameters", a, NULL, err, sizeof(err));
+		json_decref(a); /* qmp_command borrows its arguments */
+	}
+	if (!rc) {
+		json_t *a = json_pack("{s:s}", "uri", uri.data);
+		rc = qmp_command(r->qmp, "migrate", a, NULL, err, sizeof(err));
+		json_decref(a);
+	}
 	while (!rc) {
 		const char *st;
 		json_decref(ret);
