@@ -57,3 +57,28 @@ TEST(testapi_list_names)
 	CHECK(strstr(text, "print\t") == NULL); /* Lua's own globals are not listed */
 	free(text);
 }
+
+/* hashed_string(s [, count]) in a bare state with the test API. */
+static void hashed(const char *s, int count, char *out, size_t len)
+{
+	lua_State *L = luaL_newstate();
+	luaL_openlibs(L);
+	testapi_register(NULL, L);
+	lua_getglobal(L, "hashed_string");
+	lua_pushstring(L, s);
+	if (count >= 0)
+		lua_pushinteger(L, count);
+	lua_call(L, count >= 0 ? 2 : 1, 1);
+	snprintf(out, len, "%s", lua_tostring(L, -1));
+	lua_close(L);
+}
+
+TEST(testapi_hashed_string_as_perl)
+{
+	char b[64];
+	/* Perl: md5_base64 with + -> _ and / -> ~ (values from Digest::MD5). */
+	hashed("SRls /tmp30", -1, b, sizeof(b)); CHECK_STR(b, "4WonM");
+	hashed("", 22, b, sizeof(b)); CHECK_STR(b, "1B2M2Y8AsgTpgAmY7PhCfg");
+	hashed("hello world", 40, b, sizeof(b)); CHECK_STR(b, "XrY7u_Ae7tCTyyK7j1rNww");
+	hashed("hello world", 0, b, sizeof(b)); CHECK_STR(b, "");
+}
