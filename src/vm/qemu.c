@@ -19,6 +19,7 @@
 #include "util/err.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/proc.h"
 #include "util/time.h"
 #include "vm/qemu.h"
@@ -346,4 +347,23 @@ void qemu_free(struct qemu *q)
 	close(q->out_fd);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
+}
+
+int qemu_publish_pflash_vars(const char *workdir, const char *dest, char *err, size_t errlen)
+{
+	char *src = path_join(workdir, QEMU_PFLASH_VARS_FILE);
+	int rc;
+
+	if (!src)
+		return ERR_NOMEM;
+	if (!file_exists(src)) {
+		snprintf(err, errlen, "PUBLISH_PFLASH_VARS: the VM had no UEFI variables (set UEFI=1)");
+		rc = ERR_NOT_FOUND;
+	} else {
+		char *argv[] = { "qemu-img", "convert", "-O", "qcow2", src, (char *)dest, NULL };
+
+		rc = qemu_img(argv, err, errlen);
+	}
+	free(src);
+	return rc;
 }
