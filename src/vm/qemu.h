@@ -59,7 +59,7 @@ struct qemu_cmd {
  *   HDD_1..HDD_n and NUMDISKS (1)/HDDSIZEGB(_n) (overlays hdN-overlay.qcow2,
  *   blank disks for missing HDD_n, on HDDMODEL_n or HDDMODEL, default
  *   virtio-blk-pci), ISO (cd0-overlay.qcow2 on CDMODEL, default ide-cd; a
- *   usb-storage stick with USBBOOT) and ISO_n (cdN+1), BOOTFROM/
+ *   usb-storage stick with USBBOOT) and ISO_n (cdN), BOOTFROM/
  *   BOOT_HDD_IMAGE (bootindex=0, and -boot order= without UEFI; -boot
  *   once=d when a CD is there), UEFI with UEFI_PFLASH_CODE/_VARS (pflash
  *   overlays; defaults QEMU_OVMF_CODE/QEMU_OVMF_VARS), BIOS (without UEFI),

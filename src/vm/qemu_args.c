@@ -228,7 +228,8 @@ static int add_disks(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char 
 }
 
 /* ISO (cd0, or a USB stick with USBBOOT) and ISO_1..ISO_n (cdN) on
- * CDMODEL; overlays keep the images untouched. *ncd counts CD drives. */
+ * CDMODEL, as os-autoinst; overlays keep the images untouched. *ncd
+ * counts CD drives. */
 static int add_cdroms(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char *wd, char boot,
 		      int *ncd, char *err, size_t errlen)
 {
@@ -250,14 +251,14 @@ static int add_cdroms(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char
 		if (rc < 0)
 			return rc;
 	}
-	for (n = 0; n <= QEMU_MAX_DISKS; n++) {
+	for (n = 1; n <= QEMU_MAX_DISKS; n++) {
 		char key[32], id[16];
 		const char *v;
 
 		snprintf(key, sizeof(key), "ISO_%d", n);
 		if (!(v = get(ctx, key)) || !*v)
 			continue;
-		snprintf(id, sizeof(id), "cd%d", n + 1);
+		snprintf(id, sizeof(id), "cd%d", n);
 		if ((rc = add_drive(c, wd, id, v, "raw", NULL, model, id,
 				    first && boot == 'd' && !(iso && *iso), true)) < 0)
 			return rc;
@@ -295,10 +296,6 @@ static int add_pflash(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char
 	char *dvars = NULL, *cpath, *vpath;
 	int rc;
 
-	if ((!code || !*code) && vars && *vars) {
-		snprintf(err, errlen, "UEFI_PFLASH_VARS needs UEFI_PFLASH_CODE");
-		return ERR_INVALID;
-	}
 	if (!code || !*code) {
 		if (qemu && *qemu && !str_ends_with(qemu, "x86_64")) {
 			snprintf(err, errlen, "UEFI=1 on '%s': set UEFI_PFLASH_CODE and UEFI_PFLASH_VARS "

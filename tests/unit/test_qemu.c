@@ -156,7 +156,7 @@ TEST(qemu_cmd_uefi)
 	const char *kv[] = { "UEFI", "1", "ISO", "/img/x.iso", "BOOTFROM", "cdrom", NULL };
 	const char *own[] = { "UEFI", "1", "UEFI_PFLASH_CODE", "fw/MY_CODE.fd", NULL };
 	const char *arm[] = { "UEFI", "1", "QEMU", "aarch64", NULL };
-	const char *half[] = { "UEFI", "1", "UEFI_PFLASH_VARS", "/v.fd", NULL };
+	const char *half[] = { "UEFI", "1", "UEFI_PFLASH_VARS", "/v.qcow2", NULL };
 	struct qemu_cmd c;
 	char err[256] = "", *cwd;
 
@@ -180,7 +180,11 @@ TEST(qemu_cmd_uefi)
 	qemu_cmd_release(&c);
 	CHECK_INT(qemu_cmd_build(lookup, arm, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
 	CHECK(strstr(err, "UEFI_PFLASH_CODE"));
-	CHECK_INT(qemu_cmd_build(lookup, half, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	/* A published vars file alone: with the default code. */
+	CHECK_INT(qemu_cmd_build(lookup, half, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(c.overlays[c.noverlays - 2].backing, "/usr/share/OVMF/OVMF_CODE_4M.fd");
+	CHECK_STR(c.overlays[c.noverlays - 1].backing, "/v.qcow2");
+	qemu_cmd_release(&c);
 }
 
 TEST(qemu_cmd_disks_and_boot)
@@ -201,19 +205,19 @@ TEST(qemu_cmd_disks_and_boot)
 	CHECK_STR(after(&c, "-device", "scsi-hd"), "scsi-hd,drive=hd0,id=hd0-device,serial=hd0,bootindex=0");
 	CHECK_STR(after(&c, "-device", "nvme"), "nvme,drive=hd1,id=hd1-device,serial=hd1");
 	CHECK_STR(after(&c, "-device", "scsi-cd,drive=cd0"), "scsi-cd,drive=cd0,id=cd0-device,serial=cd0");
-	CHECK_STR(after(&c, "-device", "scsi-cd,drive=cd2"), "scsi-cd,drive=cd2,id=cd2-device,serial=cd2");
+	CHECK_STR(after(&c, "-device", "scsi-cd,drive=cd1"), "scsi-cd,drive=cd1,id=cd1-device,serial=cd1");
 	CHECK_STR(after(&c, "-boot", ""), "order=c");
 	CHECK_STR(after(&c, "-bios", ""), "/usr/share/qemu/bios-256k.bin");
 	CHECK_STR(c.overlays[0].backing, "/img/a.qcow2");
 	CHECK_STR(c.overlays[1].size, "3G");
 	CHECK_STR(c.overlays[4].backing, "/img/y.iso");
-	CHECK_STR(c.overlays[4].path, "/w/cd2-overlay.qcow2");
+	CHECK_STR(c.overlays[4].path, "/w/cd1-overlay.qcow2");
 	qemu_cmd_release(&c);
 
 	/* No disk; the first ISO_n boots when ISO is unset. */
 	CHECK_INT(qemu_cmd_build(lookup, none, "/w", "tcg", &c, err, sizeof(err)), 0);
 	CHECK(!after(&c, "-drive", "id=hd0"));
-	CHECK_STR(after(&c, "-device", "ide-cd"), "ide-cd,drive=cd3,id=cd3-device,serial=cd3,bootindex=0");
+	CHECK_STR(after(&c, "-device", "ide-cd"), "ide-cd,drive=cd2,id=cd2-device,serial=cd2,bootindex=0");
 	CHECK_STR(after(&c, "-boot", ""), "order=d");
 	qemu_cmd_release(&c);
 
