@@ -10,6 +10,13 @@ D=tests/integration/distri-qemuvars
 ISO=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}/grub-rescue-cdrom.iso
 OVMF_VARS=/usr/share/OVMF/OVMF_VARS_4M.fd
 
+# The docs name every unsupported variable of the code's table.
+missing=""
+for v in $(sed -n '/^} unsupported\[\] = {/,/^};/p' src/vm/qemu_args.c | grep -oE '^\s*\{ "[A-Z0-9_]+"' | grep -oE '[A-Z0-9_]+'); do
+	grep -q "\`$v\`" docs/qemu-vars.md || missing="$missing $v"
+done
+check "docs/qemu-vars.md lists every unsupported variable of qemu_args.c${missing:+ (missing:$missing)}" [ -z "$missing" ]
+
 if [ ! -f /usr/share/OVMF/OVMF_CODE_4M.fd ] || [ ! -f "$ISO" ]; then
 	echo "skipped: needs Debian's ovmf (scripts/install-deps) and $ISO"
 	finish
