@@ -43,6 +43,9 @@ struct qemu_cmd {
 	struct qemu_overlay *overlays;
 	size_t noverlays;
 	char *vnc_path, *qmp_path, *serial_path; /* sockets in the workdir */
+	char *tpm_dir, *tpm_sock; /* QEMUTPM: swtpm's state and socket, or NULL */
+	bool tpm2;                /* QEMUTPM_VER 2.0 (the default) */
+	bool tpm_own;             /* the socket is the run's (in the workdir) */
 	int xres, yres;
 };
 
@@ -62,7 +65,8 @@ struct qemu_cmd {
  *   usb-storage stick with USBBOOT) and ISO_n (cdN), BOOTFROM/
  *   BOOT_HDD_IMAGE (bootindex=0, and -boot order= without UEFI; -boot
  *   once=d when a CD is there), UEFI with UEFI_PFLASH_CODE/_VARS (pflash
- *   overlays; defaults QEMU_OVMF_CODE/QEMU_OVMF_VARS), BIOS (without UEFI),
+ *   overlays; defaults QEMU_OVMF_CODE/QEMU_OVMF_VARS), QEMUTPM with
+ *   QEMUTPM_PATH_PREFIX/QEMUTPM_VER (tpm_* below), BIOS (without UEFI),
  *   KERNEL/INITRD/APPEND, QEMU_APPEND (os-autoinst's form: "-" added to
  *   the first word of each part; last). Plus -no-shutdown -S -display
  *   none, VNC/QMP/serial unix sockets in workdir and a USB tablet.
@@ -97,7 +101,8 @@ void qemu_unsupported_vars(qemu_get_fn get, void *ctx, char *buf, size_t len);
 struct qemu;
 
 /* Spawn QEMU (cmd.argv; disks must be prepared; stale sockets are removed
- * first). Its stdout/stderr lines go to log_info as "qemu: ...". The child
+ * first). With cmd.tpm_sock, a swtpm child serves it first unless the
+ * socket already exists (a TPM someone else runs); it ends with QEMU. Its stdout/stderr lines go to log_info as "qemu: ...". The child
  * stays in our process group and gets PR_SET_PDEATHSIG(SIGKILL); that
  * signal fires when the *thread* that forked exits, so call this from a
  * thread that lives as long as the VM (e.g. main). *out is the caller's

@@ -332,6 +332,52 @@ out:
 	return rc;
 }
 
+/* QEMUTPM: a TPM emulator (swtpm) on a unix socket, as os-autoinst. With
+ * QEMUTPM_PATH_PREFIX, the socket is PREFIX<N>/swtpm-sock (N is QEMUTPM,
+ * or WORKER_INSTANCE for "instance"); else the run's own in the workdir,
+ * whose files are removed with the disks. */
+static int add_tpm(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char *wd,
+		   const char *qemu_bin, char *err, size_t errlen)
+{
+	const char *tpm = get(ctx, "QEMUTPM"), *prefix = get(ctx, "QEMUTPM_PATH_PREFIX");
+	const char *ver = get_or(get, ctx, "QEMUTPM_VER", "2.0");
+	int rc;
+
+	if (!tpm || !*tpm)
+		return 0;
+	if (strcmp(ver, "2.0") && strcmp(ver, "1.2")) {
+		snprintf(err, errlen, "QEMUTPM_VER='%s' must be 2.0 or 1.2", ver);
+		return ERR_INVALID;
+	}
+	c->tpm2 = !strcmp(ver, "2.0");
+	if (prefix && *prefix) {
+		const char *n = !strcmp(tpm, "instance") ? get_or(get, ctx, "WORKER_INSTANCE", "0") : tpm;
+
+		if (strchr(n, '/')) {
+			snprintf(err, errlen, "QEMUTPM='%s' must not contain '/'", n);
+			return ERR_INVALID;
+		}
+		if (asprintf(&c->tpm_dir, "%s%s", prefix, n) < 0) {
+			c->tpm_dir = NULL;
+			return ERR_NOMEM;
+		}
+	} else if (!(c->tpm_dir = strdup(wd))) {
+		return ERR_NOMEM;
+	} else {
+		c->tpm_own = true;
+	}
+	if (!(c->tpm_sock = path_join(c->tpm_dir, "swtpm-sock")))
+		return ERR_NOMEM;
+	if ((rc = check_plain("QEMUTPM_PATH_PREFIX", c->tpm_sock, err, errlen)) < 0 ||
+	    (rc = add(c, "-chardev")) < 0 || (rc = addf(c, "socket,id=chrtpm,path=%s", c->tpm_sock)) < 0 ||
+	    (rc = add(c, "-tpmdev")) < 0 || (rc = add(c, "emulator,id=tpm0,chardev=chrtpm")) < 0 ||
+	    (rc = add(c, "-device")) < 0 ||
+	    (rc = add(c, str_ends_with(qemu_bin, "aarch64") ? "tpm-tis-device,tpmdev=tpm0"
+							    : "tpm-tis,tpmdev=tpm0")) < 0)
+		return rc;
+	return 0;
+}
+
 /* The video device: QEMU_VIDEO_DEVICE, else QEMUVGA (os-autoinst's names
  * std, virtio, qxl, cirrus, or a QEMU device name), else VGA. */
 static const char *video_device(qemu_get_fn get, void *ctx)
@@ -521,6 +567,8 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 	if ((v = get(ctx, "QEMU_SMBIOS")) && *v &&
 	    ((rc = add(c, "-smbios")) < 0 || (rc = add(c, v)) < 0))
 		goto out;
+	if ((rc = add_tpm(c, get, ctx, wd, c->argv[0], err, errlen)) < 0)
+		goto out;
 	if ((rc = add(c, "-no-shutdown")) < 0 || (rc = add(c, "-S")) < 0 ||
 	    (rc = add(c, "-display")) < 0 || (rc = add(c, "none")) < 0 ||
 	    (rc = add(c, "-vnc")) < 0 || (rc = addf(c, "unix:%s", c->vnc_path)) < 0 ||
@@ -605,6 +653,8 @@ void qemu_cmd_release(struct qemu_cmd *c)
 	free(c->vnc_path);
 	free(c->qmp_path);
 	free(c->serial_path);
+	free(c->tpm_dir);
+	free(c->tpm_sock);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -663,9 +713,6 @@ static const struct {
 	{ "OVS_DEBUG", "only user networking" },
 	{ "PXEBOOT", "no network boot" },
 	{ "QEMUPORT", "the monitor is a unix socket" },
-	{ "QEMUTPM", "no TPM emulator (swtpm) yet" },
-	{ "QEMUTPM_VER", "no TPM emulator (swtpm) yet" },
-	{ "QEMUTPM_PATH_PREFIX", "no TPM emulator (swtpm) yet" },
 	{ "QEMU_AUDIODEV", "no sound device" },
 	{ "QEMU_AUDIOBACKEND", "no sound device" },
 	{ "QEMU_SOUNDHW", "no sound device" },

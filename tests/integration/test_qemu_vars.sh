@@ -4,7 +4,8 @@
 # UEFI=1 boots Debian's OVMF to its shell, PUBLISH_PFLASH_VARS keeps the
 # run's UEFI variables for a second run's UEFI_PFLASH_VARS; ISO_1 with
 # BOOTFROM=d boots GRUB, HDD_1 is an overlay over its image, KEEPHDDS keeps
-# the disks, and an unsupported backend variable is named in a warning.
+# the disks, QEMUTPM runs a swtpm for the VM, and an unsupported backend
+# variable is named in a warning.
 . "$(dirname "$0")/lib.sh"
 D=tests/integration/distri-qemuvars
 ISO=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}/grub-rescue-cdrom.iso
@@ -17,8 +18,8 @@ for v in $(sed -n '/^} unsupported\[\] = {/,/^};/p' src/vm/qemu_args.c | grep -o
 done
 check "docs/qemu-vars.md lists every unsupported variable of qemu_args.c${missing:+ (missing:$missing)}" [ -z "$missing" ]
 
-if [ ! -f /usr/share/OVMF/OVMF_CODE_4M.fd ] || [ ! -f "$ISO" ]; then
-	echo "skipped: needs Debian's ovmf (scripts/install-deps) and $ISO"
+if [ ! -f /usr/share/OVMF/OVMF_CODE_4M.fd ] || [ ! -f "$ISO" ] || ! command -v swtpm > /dev/null; then
+	echo "skipped: needs Debian's ovmf and swtpm (scripts/install-deps) and $ISO"
 	finish
 	exit 0
 fi
@@ -26,7 +27,7 @@ sum_before=$(md5sum < $OVMF_VARS)
 
 # --- UEFI: the shell, a variable set and published.
 $VIGIL run $D --out "$TMP/u1" --var UEFI=1 --var PUBLISH_PFLASH_VARS=uefi-vars.qcow2 \
-	--var MARK=m-$$ > "$TMP/u1.out" 2>&1
+	--var MARK=m-$$ --var QEMUTPM=1 > "$TMP/u1.out" 2>&1
 rc=$?
 cat "$TMP/u1.out"
 check "uefi: OVMF reaches its shell and stores a variable (exit 0)" [ $rc -eq 0 ]
@@ -40,6 +41,10 @@ check "uefi: the published vars differ from OVMF's blank ones" \
 	eval "! qemu-img compare -q '$TMP/u1/uefi-vars.qcow2' $OVMF_VARS"
 check "uefi: OVMF's own vars file is untouched" [ "$(md5sum < $OVMF_VARS)" = "$sum_before" ]
 check "uefi: no QEMU left" eval "! qemu_left '$TMP/u1/.vm'"
+check "uefi: QEMUTPM: a swtpm of the run's served QEMU's tpm-tis" \
+	sh -c "grep -q 'swtpm (pid [0-9]*) serves .$TMP/u1/.vm/swtpm-sock' '$TMP/u1/vigil-log.txt' && grep -q 'tpm-tis,tpmdev=tpm0' '$TMP/u1/vigil-log.txt'"
+check "uefi: no swtpm left, its files removed with the disks" \
+	sh -c "! pgrep -f '[s]wtpm.*$TMP/u1/' > /dev/null && [ ! -e '$TMP/u1/.vm' ]"
 
 # --- The chained run: the published vars still hold the variable.
 $VIGIL run $D --out "$TMP/u2" --var UEFI=1 --var UEFI_PFLASH_VARS="$TMP/u1/uefi-vars.qcow2" \
@@ -53,7 +58,7 @@ qemu-img create -q -f qcow2 "$TMP/base.qcow2" 64M
 base_before=$(md5sum < "$TMP/base.qcow2")
 $VIGIL run $D --out "$TMP/cd" --var ROLE=cd --var ISO_1="$ISO" --var BOOTFROM=d --var NUMDISKS=2 \
 	--var HDD_1="$TMP/base.qcow2" --var KEEPHDDS=1 --var NEEDLES_DIR="$PWD/examples/grub/needles" \
-	--var QEMUTPM=instance > "$TMP/cd.out" 2>&1
+	--var QEMU_NUMA=1 > "$TMP/cd.out" 2>&1
 rc=$?
 cat "$TMP/cd.out"
 check "cd: GRUB boots from ISO_1 with BOOTFROM=d (exit 0)" [ $rc -eq 0 ]
@@ -63,7 +68,7 @@ check "cd: KEEPHDDS keeps both disks" [ -f "$TMP/cd/.vm/hd0-overlay.qcow2" -a -f
 check "cd: HDD_1 is the backing file of disk 1's overlay" \
 	sh -c "qemu-img info '$TMP/cd/.vm/hd0-overlay.qcow2' | grep -q 'backing file: $TMP/base.qcow2'"
 check "cd: HDD_1's image is untouched" [ "$(md5sum < "$TMP/base.qcow2")" = "$base_before" ]
-check "cd: QEMUTPM named as unsupported at start" \
-	grep -q "backend variables that vigil does not support: QEMUTPM" "$TMP/cd/vigil-log.txt"
+check "cd: QEMU_NUMA named as unsupported at start" \
+	grep -q "backend variables that vigil does not support: QEMU_NUMA" "$TMP/cd/vigil-log.txt"
 check "cd: no test variable named as unsupported" eval "! grep -q 'not support.*ROLE' '$TMP/cd/vigil-log.txt'"
 finish

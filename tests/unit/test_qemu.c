@@ -261,16 +261,45 @@ TEST(qemu_cmd_machine_vars)
 	qemu_cmd_release(&c);
 }
 
+TEST(qemu_cmd_tpm)
+{
+	const char *own[] = { "QEMUTPM", "1", NULL };
+	const char *shared[] = { "QEMUTPM", "instance", "WORKER_INSTANCE", "3", "QEMUTPM_PATH_PREFIX", "/tmp/mytpm",
+				 "QEMUTPM_VER", "1.2", "QEMU", "aarch64", NULL };
+	const char *bad[] = { "QEMUTPM", "1", "QEMUTPM_VER", "3", NULL };
+	struct qemu_cmd c;
+	char err[256] = "";
+
+	CHECK_INT(qemu_cmd_build(lookup, own, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(c.tpm_sock, "/w/swtpm-sock");
+	CHECK(c.tpm_own && c.tpm2);
+	CHECK_STR(after(&c, "-chardev", "socket,id=chrtpm"), "socket,id=chrtpm,path=/w/swtpm-sock");
+	CHECK_STR(after(&c, "-tpmdev", ""), "emulator,id=tpm0,chardev=chrtpm");
+	CHECK_STR(after(&c, "-device", "tpm"), "tpm-tis,tpmdev=tpm0");
+	qemu_cmd_release(&c);
+	/* os-autoinst's shared form: PREFIX<instance>/swtpm-sock. */
+	CHECK_INT(qemu_cmd_build(lookup, shared, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(c.tpm_sock, "/tmp/mytpm3/swtpm-sock");
+	CHECK(!c.tpm_own && !c.tpm2);
+	CHECK_STR(after(&c, "-device", "tpm"), "tpm-tis-device,tpmdev=tpm0");
+	qemu_cmd_release(&c);
+	CHECK_INT(qemu_cmd_build(lookup, bad, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "QEMUTPM_VER"));
+	CHECK_INT(qemu_cmd_build(lookup, own + 2, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK(!c.tpm_sock && !after(&c, "-tpmdev", ""));
+	qemu_cmd_release(&c);
+}
+
 TEST(qemu_unsupported_vars_named)
 {
-	const char *kv[] = { "QEMUTPM", "instance", "HDDNUMQUEUES_2", "4", "MY_TEST_VAR", "1",
+	const char *kv[] = { "QEMU_NUMA", "1", "HDDNUMQUEUES_2", "4", "MY_TEST_VAR", "1",
 			     "UEFI", "1", "PXEBOOT", "", NULL };
 	const char *none[] = { "ISO", "/x.iso", NULL };
 	char buf[512];
 
 	qemu_unsupported_vars(lookup, (void *)kv, buf, sizeof(buf));
 	CHECK(strstr(buf, "HDDNUMQUEUES_2 ("));
-	CHECK(strstr(buf, "QEMUTPM ("));
+	CHECK(strstr(buf, "QEMU_NUMA ("));
 	CHECK(!strstr(buf, "MY_TEST_VAR") && !strstr(buf, "UEFI") && !strstr(buf, "PXEBOOT"));
 	qemu_unsupported_vars(lookup, (void *)none, buf, sizeof(buf));
 	CHECK_STR(buf, "");
