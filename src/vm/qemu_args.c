@@ -308,6 +308,12 @@ static int add_pflash(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char
 	if (!vars || !*vars) {
 		if (!(dvars = vars_for_code(code)))
 			return ERR_NOMEM;
+		if (!strcmp(dvars, code)) {
+			snprintf(err, errlen, "UEFI_PFLASH_CODE='%s' has no 'code' in its name to find "
+				 "its variables by: set UEFI_PFLASH_VARS", code);
+			free(dvars);
+			return ERR_INVALID;
+		}
 		vars = dvars;
 	}
 	/* add_overlay owns each path from the call on, even when it fails. */

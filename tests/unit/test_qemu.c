@@ -156,6 +156,7 @@ TEST(qemu_cmd_uefi)
 	const char *kv[] = { "UEFI", "1", "ISO", "/img/x.iso", "BOOTFROM", "cdrom", NULL };
 	const char *own[] = { "UEFI", "1", "UEFI_PFLASH_CODE", "fw/MY_CODE.fd", NULL };
 	const char *arm[] = { "UEFI", "1", "QEMU", "aarch64", NULL };
+	const char *nocode[] = { "UEFI", "1", "UEFI_PFLASH_CODE", "/fw/efi.bin", NULL };
 	const char *half[] = { "UEFI", "1", "UEFI_PFLASH_VARS", "/v.qcow2", NULL };
 	struct qemu_cmd c;
 	char err[256] = "", *cwd;
@@ -180,6 +181,8 @@ TEST(qemu_cmd_uefi)
 	qemu_cmd_release(&c);
 	CHECK_INT(qemu_cmd_build(lookup, arm, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
 	CHECK(strstr(err, "UEFI_PFLASH_CODE"));
+	CHECK_INT(qemu_cmd_build(lookup, nocode, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "set UEFI_PFLASH_VARS"));
 	/* A published vars file alone: with the default code. */
 	CHECK_INT(qemu_cmd_build(lookup, half, "/w", "tcg", &c, err, sizeof(err)), 0);
 	CHECK_STR(c.overlays[c.noverlays - 2].backing, "/usr/share/OVMF/OVMF_CODE_4M.fd");
