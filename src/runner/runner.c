@@ -560,6 +560,13 @@ static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errl
 	char status[32], *line;
 	int rc;
 
+	{
+		char unsup[1024];
+
+		qemu_unsupported_vars(vars_get_cb, &r->vars, unsup, sizeof(unsup));
+		if (unsup[0])
+			log_warn("os-autoinst backend variables that vigil does not support: %s", unsup);
+	}
 	/* Build once to learn the binary, then choose the accelerator for it. */
 	rc = qemu_cmd_build(vars_get_cb, &r->vars, r->workdir, "tcg", &cmd, err, errlen);
 	if (rc)
@@ -723,6 +730,27 @@ static void clean_workdir(const char *dir)
 	rmdir(dir);
 }
 
+/* PUBLISH_PFLASH_VARS=NAME: the run's UEFI variables as out_dir/NAME, a
+ * qcow2 for a chained job's UEFI_PFLASH_VARS. */
+static void publish_pflash_vars(struct runner *r)
+{
+	const char *name = vars_get(&r->vars, "PUBLISH_PFLASH_VARS");
+	char err[512] = "", *dest;
+
+	if (!name || !*name)
+		return;
+	if (strchr(name, '/') || name[0] == '.') {
+		log_err("PUBLISH_PFLASH_VARS='%s': give a file name without '/' or a leading '.'", name);
+		return;
+	}
+	dest = path_join(r->out_dir, name);
+	if (!dest || qemu_publish_pflash_vars(r->workdir, dest, err, sizeof(err)))
+		log_err("PUBLISH_PFLASH_VARS='%s' not written: %s", name, dest ? err : "out of memory");
+	else
+		log_info("UEFI variables published as '%s'", dest);
+	free(dest);
+}
+
 /* out_dir/vars.json: the job's variables as they are now. */
 static void save_vars(struct runner *r)
 {
@@ -879,7 +907,8 @@ out:
 			r->modules[i].result = MODULE_SKIP;
 	r->cur = r->nmodules;
 	stop_vm(r);
-	if (!r->keep_disks)
+	publish_pflash_vars(r);
+	if (!r->keep_disks && !vars_get_bool(&r->vars, "KEEPHDDS", 0))
 		clean_workdir(r->workdir);
 	r->steps.shots = NULL;
 	if (shots_free(r->shots))

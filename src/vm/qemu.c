@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <jansson.h>
@@ -19,6 +20,7 @@
 #include "util/err.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/proc.h"
 #include "util/time.h"
 #include "vm/qemu.h"
@@ -30,6 +32,8 @@
 
 struct qemu {
 	pid_t pid;
+	pid_t tpm_pid;           /* our swtpm child, or 0 */
+	char *tpm_lock;          /* its lock file in the workdir, removed after */
 	int out_fd;              /* read end of QEMU's stdout/stderr */
 	pthread_t reader;
 	bool reader_started;
@@ -179,6 +183,86 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
+static bool socket_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
+/* swtpm serving cmd->tpm_sock, a child that ends when QEMU disconnects
+ * (--terminate) or with vigil; waits until its socket exists. 0 or a
+ * negative code; err says why. */
+static int start_tpm(const struct qemu_cmd *cmd, pid_t *pid, char *err, size_t errlen)
+{
+	char state[4200], ctrl[4200];
+	char *argv[] = { "swtpm", "socket", "--tpmstate", state, "--ctrl", ctrl, "--log", "level=1",
+			 "--terminate", cmd->tpm2 ? "--tpm2" : NULL, NULL };
+	pid_t parent = getpid();
+	int64_t deadline;
+
+	*pid = 0;
+	if (cmd->tpm_own)
+		(void)unlink(cmd->tpm_sock); /* stale, from a kept workdir */
+	else if (socket_exists(cmd->tpm_sock))
+		return 0; /* a TPM someone else runs (QEMUTPM_PATH_PREFIX) */
+	if (file_mkdir_p(cmd->tpm_dir, 0700)) {
+		snprintf(err, errlen, "QEMUTPM: cannot create '%s'", cmd->tpm_dir);
+		return ERR_IO;
+	}
+	snprintf(state, sizeof(state), "dir=%s", cmd->tpm_dir);
+	snprintf(ctrl, sizeof(ctrl), "type=unixio,path=%s", cmd->tpm_sock);
+	*pid = fork();
+	if (*pid < 0) {
+		*pid = 0;
+		snprintf(err, errlen, "QEMUTPM: cannot fork swtpm: %s", strerror(errno));
+		return -errno;
+	}
+	if (*pid == 0)
+		proc_child_exec(argv, -1, parent);
+	deadline = time_mono_ms() + 10000;
+	while (!socket_exists(cmd->tpm_sock)) {
+		int st;
+
+		if (waitpid(*pid, &st, WNOHANG) == *pid || time_mono_ms() > deadline) {
+			if (kill(*pid, 0) == 0) {
+				kill(*pid, SIGKILL);
+				(void)waitpid(*pid, &st, 0);
+			}
+			*pid = 0;
+			snprintf(err, errlen, "QEMUTPM: swtpm did not start (is Debian's swtpm installed? "
+				 "scripts/install-deps)");
+			return ERR_IO;
+		}
+		time_sleep_ms(20);
+	}
+	log_info("swtpm (pid %d) serves '%s'", (int)*pid, cmd->tpm_sock);
+	return 0;
+}
+
+static void stop_tpm(struct qemu *q)
+{
+	int st, i;
+
+	if (q->tpm_pid > 0) {
+		/* It ends by itself once QEMU is gone (--terminate); a short wait. */
+		for (i = 0; i < 50 && waitpid(q->tpm_pid, &st, WNOHANG) != q->tpm_pid; i++)
+			time_sleep_ms(20);
+		if (i == 50) {
+			kill(q->tpm_pid, SIGKILL);
+			while (waitpid(q->tpm_pid, &st, 0) < 0 && errno == EINTR)
+				;
+		}
+		q->tpm_pid = 0;
+	}
+	if (q->tpm_lock) {
+		/* swtpm's lock is a dot file the runner's cleaning would keep. */
+		(void)unlink(q->tpm_lock);
+		free(q->tpm_lock);
+		q->tpm_lock = NULL;
+	}
+}
+
 int qemu_start(const struct qemu_cmd *cmd, struct qemu **out, char *err, size_t errlen)
 {
 	struct qemu *q;
@@ -194,6 +278,12 @@ int qemu_start(const struct qemu_cmd *cmd, struct qemu **out, char *err, size_t 
 	(void)unlink(cmd->vnc_path);
 	(void)unlink(cmd->qmp_path);
 	(void)unlink(cmd->serial_path);
+	if (cmd->tpm_sock && (rc = start_tpm(cmd, &q->tpm_pid, err, errlen)) < 0)
+		goto fail;
+	if (q->tpm_pid && cmd->tpm_own && !(q->tpm_lock = path_join(cmd->tpm_dir, ".lock"))) {
+		rc = ERR_NOMEM;
+		goto fail;
+	}
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "cannot create a pipe for qemu: %s", strerror(errno));
@@ -229,6 +319,7 @@ int qemu_start(const struct qemu_cmd *cmd, struct qemu **out, char *err, size_t 
 	*out = q;
 	return 0;
 fail:
+	stop_tpm(q);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
 	return rc;
@@ -344,6 +435,26 @@ void qemu_free(struct qemu *q)
 		pthread_join(q->reader, NULL);
 	}
 	close(q->out_fd);
+	stop_tpm(q);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
+}
+
+int qemu_publish_pflash_vars(const char *workdir, const char *dest, char *err, size_t errlen)
+{
+	char *src = path_join(workdir, QEMU_PFLASH_VARS_FILE);
+	int rc;
+
+	if (!src)
+		return ERR_NOMEM;
+	if (!file_exists(src)) {
+		snprintf(err, errlen, "PUBLISH_PFLASH_VARS: the VM had no UEFI variables (set UEFI=1)");
+		rc = ERR_NOT_FOUND;
+	} else {
+		char *argv[] = { "qemu-img", "convert", "-O", "qcow2", src, (char *)dest, NULL };
+
+		rc = qemu_img(argv, err, errlen);
+	}
+	free(src);
+	return rc;
 }

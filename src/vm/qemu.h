@@ -14,6 +14,13 @@
 
 struct qmp;
 
+/* UEFI=1's firmware when UEFI_PFLASH_CODE is unset: Debian's ovmf package,
+ * the 4 MiB code and its matching variables. */
+#define QEMU_OVMF_CODE "/usr/share/OVMF/OVMF_CODE_4M.fd"
+#define QEMU_OVMF_VARS "/usr/share/OVMF/OVMF_VARS_4M.fd"
+/* The run's copy of the UEFI variables in the workdir (a qcow2 overlay). */
+#define QEMU_PFLASH_VARS_FILE "pflash-vars-overlay.qcow2"
+
 /* Settings lookup: the value of key, or NULL when unset. Borrowed; must
  * stay valid until the call that received it returns. */
 typedef const char *(*qemu_get_fn)(void *ctx, const char *key);
@@ -36,21 +43,34 @@ struct qemu_cmd {
 	struct qemu_overlay *overlays;
 	size_t noverlays;
 	char *vnc_path, *qmp_path, *serial_path; /* sockets in the workdir */
+	char *tpm_dir, *tpm_sock; /* QEMUTPM: swtpm's state and socket, or NULL */
+	bool tpm2;                /* QEMUTPM_VER 2.0 (the default) */
+	bool tpm_own;             /* the socket is the run's (in the workdir) */
 	int xres, yres;
 };
 
-/* Build the QEMU command line from settings (no side effects):
+/* Build the QEMU command line from settings (no side effects), with
+ * os-autoinst's meanings (docs/qemu-vars.md has the table):
  *   QEMU (binary: a path, or NAME -> qemu-system-NAME; default
  *   qemu-system-x86_64), -accel ACCEL (always explicit), QEMURAM (1024),
- *   QEMUCPUS (1), QEMUMACHINE, QEMUCPU, QEMUVGA (VGA; EDID-capable devices
- *   get xres/yres from XRES/YRES, default 1024x768), NICTYPE (only "user":
- *   -nic user,model=NICMODEL,NICTYPE_USER_OPTIONS or restrict=on; else
- *   -nic none), ISO (qcow2 overlay cd0-overlay.qcow2 as an IDE cdrom,
- *   -boot once=d), HDD_1..HDD_n and NUMDISKS/HDDSIZEGB (overlays
- *   hdN-overlay.qcow2, blank disks for missing HDD_n, on HDDMODEL,
- *   default virtio-blk-pci), KERNEL/INITRD/APPEND, QEMU_APPEND (split on
- *   spaces, last). Plus -no-shutdown -S -display none, VNC/QMP/serial unix
- *   sockets in workdir and a USB tablet. Relative paths are made absolute.
+ *   QEMUCPUS (1) with QEMUSOCKETS/QEMUDIES/QEMUCLUSTERS/QEMUCORES/
+ *   QEMUTHREADS, QEMUMACHINE, QEMUCPU, QEMU_VIDEO_DEVICE or QEMUVGA (std,
+ *   virtio, qxl, cirrus or a device; EDID-capable devices get XRES/YRES,
+ *   default 1024x768) with QEMU_VIDEO_DEVICE_OPTIONS, NICTYPE (only
+ *   "user": -nic user,model=NICMODEL,mac=NICMAC,NICTYPE_USER_OPTIONS or
+ *   restrict=on; else -nic none), QEMU_VIRTIO_RNG (1), QEMU_SMBIOS,
+ *   HDD_1..HDD_n and NUMDISKS (1)/HDDSIZEGB(_n) (overlays hdN-overlay.qcow2,
+ *   blank disks for missing HDD_n, on HDDMODEL_n or HDDMODEL, default
+ *   virtio-blk-pci), ISO (cd0-overlay.qcow2 on CDMODEL, default ide-cd; a
+ *   usb-storage stick with USBBOOT) and ISO_n (cdN), BOOTFROM/
+ *   BOOT_HDD_IMAGE (bootindex=0, and -boot order= without UEFI; -boot
+ *   once=d when a CD is there), UEFI with UEFI_PFLASH_CODE/_VARS (pflash
+ *   overlays; defaults QEMU_OVMF_CODE/QEMU_OVMF_VARS), QEMUTPM with
+ *   QEMUTPM_PATH_PREFIX/QEMUTPM_VER (tpm_* below), BIOS (without UEFI),
+ *   KERNEL/INITRD/APPEND, QEMU_APPEND (os-autoinst's form: "-" added to
+ *   the first word of each part; last). Plus -no-shutdown -S -display
+ *   none, VNC/QMP/serial unix sockets in workdir and a USB tablet.
+ *   Relative paths are made absolute.
  * accel is "kvm" or "tcg" (see qemu_accel_select). 0, ERR_INVALID (bad
  * setting; err names it) or ERR_NOMEM; cmd is released on error. */
 int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *accel,
@@ -67,10 +87,22 @@ char *qemu_cmd_string(const struct qemu_cmd *cmd);
  * files). 0 or a negative code; err has qemu-img's message. */
 int qemu_prepare_disks(const struct qemu_cmd *cmd, char *err, size_t errlen);
 
+/* PUBLISH_PFLASH_VARS: the run's UEFI variables (QEMU_PFLASH_VARS_FILE in
+ * workdir) flattened with qemu-img convert into the qcow2 file dest, for a
+ * chained job's UEFI_PFLASH_VARS. QEMU must have stopped. 0 or a negative
+ * code; err says why. */
+int qemu_publish_pflash_vars(const char *workdir, const char *dest, char *err, size_t errlen);
+
+/* Backend variables of os-autoinst's qemu backend (backend_vars.asciidoc)
+ * that vigil does not support, set in the settings: their names, separated
+ * by ", ", into buf (empty when none). Test variables are never named. */
+void qemu_unsupported_vars(qemu_get_fn get, void *ctx, char *buf, size_t len);
+
 struct qemu;
 
 /* Spawn QEMU (cmd.argv; disks must be prepared; stale sockets are removed
- * first). Its stdout/stderr lines go to log_info as "qemu: ...". The child
+ * first). With cmd.tpm_sock, a swtpm child serves it first unless the
+ * socket already exists (a TPM someone else runs); it ends with QEMU. Its stdout/stderr lines go to log_info as "qemu: ...". The child
  * stays in our process group and gets PR_SET_PDEATHSIG(SIGKILL); that
  * signal fires when the *thread* that forked exits, so call this from a
  * thread that lives as long as the VM (e.g. main). *out is the caller's

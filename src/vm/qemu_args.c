@@ -98,6 +98,13 @@ static int get_int(qemu_get_fn get, void *ctx, const char *key, long def, long m
 	return 0;
 }
 
+/* A boolean setting as os-autoinst reads it (Perl's truth): unset, "" and
+ * "0" are false. */
+static bool is_on(const char *v)
+{
+	return v && *v && strcmp(v, "0");
+}
+
 static bool edid_capable(const char *dev)
 {
 	static const char *const devs[] = { "VGA", "virtio-vga", "virtio-vga-gl",
@@ -121,8 +128,61 @@ static int check_plain(const char *key, const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+/* One disk or CD: a qcow2 overlay in the workdir over backing (or a blank
+ * disk of size), a -drive without a device and the -device that shows it. */
+static int add_drive(struct qemu_cmd *c, const char *wd, const char *id, const char *backing,
+		     const char *backing_fmt, const char *size, const char *model,
+		     const char *serial, bool boot, bool cdrom)
+{
+	char name[64], *path;
+	int rc;
+
+	snprintf(name, sizeof(name), "%s-overlay.qcow2", id);
+	path = path_join(wd, name);
+	if (!path)
+		return ERR_NOMEM;
+	if ((rc = add_overlay(c, path, backing, backing_fmt, backing ? NULL : size)) < 0 ||
+	    (rc = add(c, "-drive")) < 0 ||
+	    (rc = addf(c, "id=%s,if=none,%sformat=qcow2,file=%s%s", id, cdrom ? "media=cdrom," : "",
+		       path, cdrom ? "" : ",cache=unsafe,discard=unmap")) < 0 ||
+	    (rc = add(c, "-device")) < 0 ||
+	    (rc = addf(c, "%s,drive=%s,id=%s-device%s%s%s", model, id, id, serial ? ",serial=" : "",
+		       serial ? serial : "", boot ? ",bootindex=0" : "")) < 0)
+		return rc;
+	return 0;
+}
+
+/* BOOTFROM (c, disk, d, cdrom) with BOOT_HDD_IMAGE meaning c: 'c', 'd' or
+ * 0 for the firmware's own order. */
+static int boot_from(qemu_get_fn get, void *ctx, char *out, char *err, size_t errlen)
+{
+	const char *v = get(ctx, "BOOTFROM");
+
+	*out = 0;
+	if (!v || !*v)
+		v = get(ctx, "BOOT_HDD_IMAGE") && is_on(get(ctx, "BOOT_HDD_IMAGE")) ? "c" : NULL;
+	if (!v)
+		return 0;
+	if (!strcmp(v, "c") || !strcmp(v, "disk"))
+		*out = 'c';
+	else if (!strcmp(v, "d") || !strcmp(v, "cdrom"))
+		*out = 'd';
+	else {
+		snprintf(err, errlen, "BOOTFROM='%s' is not supported (use c, disk, d or cdrom)", v);
+		return ERR_INVALID;
+	}
+	return 0;
+}
+
+static bool is_scsi(const char *model)
+{
+	return str_starts_with(model, "scsi-");
+}
+
+/* HDD_1..HDD_n and NUMDISKS (default 1): overlays over the given images or
+ * blank disks of HDDSIZEGB(_n), on HDDMODEL_n or HDDMODEL. */
 static int add_disks(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char *workdir,
-		     char *err, size_t errlen)
+		     char boot, char *err, size_t errlen)
 {
 	const char *model = get_or(get, ctx, "HDDMODEL", "virtio-blk-pci");
 	long numdisks, size_gb;
@@ -130,7 +190,7 @@ static int add_disks(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char 
 	char key[32];
 
 	if ((rc = check_plain("HDDMODEL", model, err, errlen)) < 0 ||
-	    (rc = get_int(get, ctx, "NUMDISKS", 0, 0, QEMU_MAX_DISKS, &numdisks, err, errlen)) < 0 ||
+	    (rc = get_int(get, ctx, "NUMDISKS", 1, 0, QEMU_MAX_DISKS, &numdisks, err, errlen)) < 0 ||
 	    (rc = get_int(get, ctx, "HDDSIZEGB", 10, 1, 1 << 20, &size_gb, err, errlen)) < 0)
 		return rc;
 	for (n = 1; n <= QEMU_MAX_DISKS; n++) {
@@ -141,35 +201,295 @@ static int add_disks(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char 
 	if (numdisks < last)
 		numdisks = last;
 	for (n = 1; n <= numdisks; n++) {
-		const char *hdd;
-		char name[32], size[32], *path;
+		const char *hdd, *m, *serial;
+		char id[16], size[32];
+		long gb;
 
 		snprintf(key, sizeof(key), "HDD_%d", n);
 		hdd = get(ctx, key);
-		snprintf(name, sizeof(name), "hd%d-overlay.qcow2", n - 1);
-		snprintf(size, sizeof(size), "%ldG", size_gb);
-		path = path_join(workdir, name);
-		if (!path)
-			return ERR_NOMEM;
-		if ((rc = add_overlay(c, path, hdd && *hdd ? hdd : NULL, NULL,
-				      hdd && *hdd ? NULL : size)) < 0 ||
-		    (rc = add(c, "-drive")) < 0 ||
-		    (rc = addf(c, "id=hd%d,if=none,format=qcow2,file=%s,cache=unsafe,discard=unmap",
-			       n - 1, path)) < 0 ||
-		    (rc = add(c, "-device")) < 0 ||
-		    (rc = addf(c, "%s,drive=hd%d,id=hd%d-device,serial=hd%d", model, n - 1, n - 1, n - 1)) < 0)
+		snprintf(key, sizeof(key), "HDDMODEL_%d", n);
+		m = get_or(get, ctx, key, model);
+		if ((rc = check_plain(key, m, err, errlen)) < 0)
+			return rc;
+		snprintf(key, sizeof(key), "HDDSIZEGB_%d", n);
+		if ((rc = get_int(get, ctx, key, size_gb, 1, 1 << 20, &gb, err, errlen)) < 0)
+			return rc;
+		snprintf(id, sizeof(id), "hd%d", n - 1);
+		snprintf(key, sizeof(key), "HDDSERIAL_%d", n);
+		serial = get_or(get, ctx, key, id);
+		if ((rc = check_plain(key, serial, err, errlen)) < 0)
+			return rc;
+		snprintf(size, sizeof(size), "%ldG", gb);
+		if ((rc = add_drive(c, workdir, id, hdd && *hdd ? hdd : NULL, NULL, size, m, serial,
+				    n == 1 && boot == 'c', false)) < 0)
 			return rc;
 	}
 	return 0;
+}
+
+/* ISO (cd0, or a USB stick with USBBOOT) and ISO_1..ISO_n (cdN) on
+ * CDMODEL, as os-autoinst; overlays keep the images untouched. *ncd
+ * counts CD drives. */
+static int add_cdroms(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char *wd, char boot,
+		      int *ncd, char *err, size_t errlen)
+{
+	const char *model = get_or(get, ctx, "CDMODEL", "ide-cd"), *iso = get(ctx, "ISO");
+	bool first = true;
+	int n, rc;
+
+	*ncd = 0;
+	if ((rc = check_plain("CDMODEL", model, err, errlen)) < 0)
+		return rc;
+	if (iso && *iso) {
+		if (get(ctx, "USBBOOT") && is_on(get(ctx, "USBBOOT")))
+			rc = add_drive(c, wd, "usbstick", iso, "raw", NULL, "usb-storage", NULL,
+				       boot != 'c', false);
+		else {
+			rc = add_drive(c, wd, "cd0", iso, "raw", NULL, model, "cd0", boot == 'd', true);
+			++*ncd;
+		}
+		if (rc < 0)
+			return rc;
+	}
+	for (n = 1; n <= QEMU_MAX_DISKS; n++) {
+		char key[32], id[16];
+		const char *v;
+
+		snprintf(key, sizeof(key), "ISO_%d", n);
+		if (!(v = get(ctx, key)) || !*v)
+			continue;
+		snprintf(id, sizeof(id), "cd%d", n);
+		if ((rc = add_drive(c, wd, id, v, "raw", NULL, model, id,
+				    first && boot == 'd' && !(iso && *iso), true)) < 0)
+			return rc;
+		first = false;
+		++*ncd;
+	}
+	return 0;
+}
+
+/* The file UEFI_PFLASH_CODE names for UEFI_PFLASH_VARS when it is unset:
+ * "code" becomes "vars" in the file name, in the same case. New string. */
+static char *vars_for_code(const char *code)
+{
+	const char *base = strrchr(code, '/');
+	char *v = strdup(code), *p;
+
+	if (!v)
+		return NULL;
+	base = base ? v + (base - code) : v;
+	if ((p = strstr(base, "CODE")))
+		memcpy(p, "VARS", 4);
+	else if ((p = strstr(base, "code")))
+		memcpy(p, "vars", 4);
+	return v;
+}
+
+/* UEFI=1: OVMF on two pflash drives (code read-only, unit 0; vars, unit 1),
+ * each a qcow2 overlay in the workdir, so the given files never change and
+ * savevm works; the vars overlay is the run's copy (PUBLISH_PFLASH_VARS). */
+static int add_pflash(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char *wd,
+		      char *err, size_t errlen)
+{
+	const char *code = get(ctx, "UEFI_PFLASH_CODE"), *vars = get(ctx, "UEFI_PFLASH_VARS");
+	const char *qemu = get(ctx, "QEMU");
+	char *dvars = NULL, *cpath, *vpath;
+	int rc;
+
+	if (!code || !*code) {
+		if (qemu && *qemu && !str_ends_with(qemu, "x86_64")) {
+			snprintf(err, errlen, "UEFI=1 on '%s': set UEFI_PFLASH_CODE and UEFI_PFLASH_VARS "
+				 "(the default OVMF files are for x86_64)", qemu);
+			return ERR_INVALID;
+		}
+		code = QEMU_OVMF_CODE;
+		vars = vars && *vars ? vars : QEMU_OVMF_VARS;
+	}
+	if (!vars || !*vars) {
+		if (!(dvars = vars_for_code(code)))
+			return ERR_NOMEM;
+		if (!strcmp(dvars, code)) {
+			snprintf(err, errlen, "UEFI_PFLASH_CODE='%s' has no 'code' in its name to find "
+				 "its variables by: set UEFI_PFLASH_VARS", code);
+			free(dvars);
+			return ERR_INVALID;
+		}
+		vars = dvars;
+	}
+	/* add_overlay owns each path from the call on, even when it fails. */
+	cpath = path_join(wd, "pflash-code-overlay.qcow2");
+	if (!cpath || (rc = add_overlay(c, cpath, code, NULL, NULL)) < 0) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	vpath = path_join(wd, QEMU_PFLASH_VARS_FILE);
+	if (!vpath || (rc = add_overlay(c, vpath, vars, NULL, NULL)) < 0) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	if ((rc = add(c, "-drive")) < 0 ||
+	    (rc = addf(c, "id=pflash-code,if=pflash,format=qcow2,file=%s,unit=0,readonly=on", cpath)) < 0 ||
+	    (rc = add(c, "-drive")) < 0 ||
+	    (rc = addf(c, "id=pflash-vars,if=pflash,format=qcow2,file=%s,unit=1", vpath)) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(dvars);
+	return rc;
+}
+
+/* QEMUTPM: a TPM emulator (swtpm) on a unix socket, as os-autoinst. With
+ * QEMUTPM_PATH_PREFIX, the socket is PREFIX<N>/swtpm-sock (N is QEMUTPM,
+ * or WORKER_INSTANCE for "instance"); else the run's own in the workdir,
+ * whose files are removed with the disks. */
+static int add_tpm(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char *wd,
+		   const char *qemu_bin, char *err, size_t errlen)
+{
+	const char *tpm = get(ctx, "QEMUTPM"), *prefix = get(ctx, "QEMUTPM_PATH_PREFIX");
+	const char *ver = get_or(get, ctx, "QEMUTPM_VER", "2.0");
+	int rc;
+
+	if (!tpm || !*tpm)
+		return 0;
+	if (strcmp(ver, "2.0") && strcmp(ver, "1.2")) {
+		snprintf(err, errlen, "QEMUTPM_VER='%s' must be 2.0 or 1.2", ver);
+		return ERR_INVALID;
+	}
+	c->tpm2 = !strcmp(ver, "2.0");
+	if (prefix && *prefix) {
+		const char *n = !strcmp(tpm, "instance") ? get_or(get, ctx, "WORKER_INSTANCE", "0") : tpm;
+
+		if (strchr(n, '/')) {
+			snprintf(err, errlen, "QEMUTPM='%s' must not contain '/'", n);
+			return ERR_INVALID;
+		}
+		if (asprintf(&c->tpm_dir, "%s%s", prefix, n) < 0) {
+			c->tpm_dir = NULL;
+			return ERR_NOMEM;
+		}
+	} else if (!(c->tpm_dir = strdup(wd))) {
+		return ERR_NOMEM;
+	} else {
+		c->tpm_own = true;
+	}
+	if (!(c->tpm_sock = path_join(c->tpm_dir, "swtpm-sock")))
+		return ERR_NOMEM;
+	if ((rc = check_plain("QEMUTPM_PATH_PREFIX", c->tpm_sock, err, errlen)) < 0 ||
+	    (rc = add(c, "-chardev")) < 0 || (rc = addf(c, "socket,id=chrtpm,path=%s", c->tpm_sock)) < 0 ||
+	    (rc = add(c, "-tpmdev")) < 0 || (rc = add(c, "emulator,id=tpm0,chardev=chrtpm")) < 0 ||
+	    (rc = add(c, "-device")) < 0 ||
+	    (rc = add(c, str_ends_with(qemu_bin, "aarch64") ? "tpm-tis-device,tpmdev=tpm0"
+							    : "tpm-tis,tpmdev=tpm0")) < 0)
+		return rc;
+	return 0;
+}
+
+/* The video device: QEMU_VIDEO_DEVICE, else QEMUVGA (os-autoinst's names
+ * std, virtio, qxl, cirrus, or a QEMU device name), else VGA. */
+static const char *video_device(qemu_get_fn get, void *ctx)
+{
+	static const char *const alias[][2] = { { "std", "VGA" }, { "virtio", "virtio-vga" },
+		{ "qxl", "qxl-vga" }, { "cirrus", "cirrus-vga" } };
+	const char *v = get(ctx, "QEMU_VIDEO_DEVICE");
+	size_t i;
+
+	if (v && *v)
+		return v;
+	v = get_or(get, ctx, "QEMUVGA", "VGA");
+	for (i = 0; i < sizeof(alias) / sizeof(alias[0]); i++)
+		if (!strcmp(v, alias[i][0]))
+			return alias[i][1];
+	return v;
+}
+
+/* -smp QEMUCPUS with QEMUSOCKETS, QEMUDIES, QEMUCLUSTERS, QEMUCORES and
+ * QEMUTHREADS as its topology, as os-autoinst. */
+static int add_smp(struct qemu_cmd *c, qemu_get_fn get, void *ctx, char *err, size_t errlen)
+{
+	static const char *const keys[] = { "QEMUSOCKETS", "QEMUDIES", "QEMUCLUSTERS", "QEMUCORES",
+		"QEMUTHREADS" };
+	struct buf b;
+	long cpus, n;
+	size_t i;
+	int rc;
+
+	if ((rc = get_int(get, ctx, "QEMUCPUS", 1, 1, 1024, &cpus, err, errlen)) < 0)
+		return rc;
+	buf_init(&b, 512);
+	buf_printf(&b, "%ld", cpus);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = get(ctx, keys[i]);
+		char lower[16];
+		size_t j;
+
+		if (!v || !*v)
+			continue;
+		if ((rc = get_int(get, ctx, keys[i], 1, 1, 1024, &n, err, errlen)) < 0)
+			goto out;
+		for (j = 0; keys[i][4 + j] && j < sizeof(lower) - 1; j++)
+			lower[j] = (char)(keys[i][4 + j] - 'A' + 'a');
+		lower[j] = '\0';
+		buf_printf(&b, ",%s=%ld", lower, n);
+	}
+	rc = b.data ? add(c, "-smp") : ERR_NOMEM;
+	if (rc == 0)
+		rc = add(c, b.data);
+out:
+	buf_release(&b);
+	return rc;
+}
+
+/* QEMU_APPEND in os-autoinst's form: split at " -", each part split at
+ * spaces, its first word an option that gets its '-' (kept if present). */
+static int add_append(struct qemu_cmd *c, const char *v)
+{
+	bool first = true;
+	int rc;
+
+	while (*v) {
+		size_t n;
+		char *word;
+
+		while (*v == ' ')
+			v++;
+		n = strcspn(v, " ");
+		if (!n)
+			break;
+		word = strndup(v, n);
+		if (!word)
+			return ERR_NOMEM;
+		rc = first && *word != '-' ? addf(c, "-%s", word) : add(c, word);
+		free(word);
+		if (rc < 0)
+			return rc;
+		v += n;
+		/* The next word starts a new option when " -" comes before it. */
+		first = v[0] == ' ' && v[1] == '-';
+	}
+	return 0;
+}
+
+/* A firmware or kernel file: relative BIOS names are under /usr/share/qemu
+ * as in os-autoinst; others relative to the current directory. */
+static int add_file_opt(struct qemu_cmd *c, const char *opt, const char *v, bool qemu_share)
+{
+	char *abs = qemu_share && *v != '/' ? path_join("/usr/share/qemu", v) : path_abs(v);
+	int rc = abs ? add(c, opt) : ERR_NOMEM;
+
+	if (rc == 0)
+		rc = add(c, abs);
+	free(abs);
+	return rc;
 }
 
 int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *accel,
 		   struct qemu_cmd *c, char *err, size_t errlen)
 {
 	const char *qemu = get(ctx, "QEMU"), *vga, *v;
-	char *wd = NULL;
-	long ram, cpus, xres, yres;
-	int rc;
+	char *wd = NULL, boot = 0;
+	long ram, xres, yres;
+	bool uefi = is_on(get(ctx, "UEFI"));
+	int rc, ncd = 0;
 
 	memset(c, 0, sizeof(*c));
 	if (strcmp(accel, "kvm") && strcmp(accel, "tcg")) {
@@ -180,9 +500,9 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 	if (!wd)
 		return ERR_NOMEM;
 	if ((rc = get_int(get, ctx, "QEMURAM", 1024, 16, 1 << 24, &ram, err, errlen)) < 0 ||
-	    (rc = get_int(get, ctx, "QEMUCPUS", 1, 1, 1024, &cpus, err, errlen)) < 0 ||
 	    (rc = get_int(get, ctx, "XRES", 1024, 16, 16384, &xres, err, errlen)) < 0 ||
-	    (rc = get_int(get, ctx, "YRES", 768, 16, 16384, &yres, err, errlen)) < 0)
+	    (rc = get_int(get, ctx, "YRES", 768, 16, 16384, &yres, err, errlen)) < 0 ||
+	    (rc = boot_from(get, ctx, &boot, err, errlen)) < 0)
 		goto out;
 	c->xres = (int)xres;
 	c->yres = (int)yres;
@@ -200,16 +520,24 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 		rc = addf(c, "qemu-system-%s", qemu);
 	if (rc < 0)
 		goto out;
-	vga = get_or(get, ctx, "QEMUVGA", "VGA");
+	vga = video_device(get, ctx);
+	v = get(ctx, "QEMU_VIDEO_DEVICE_OPTIONS");
 	if ((rc = check_plain("QEMUVGA", vga, err, errlen)) < 0)
 		goto out;
-	/* The video device first, as os-autoinst does. */
-	if ((rc = add(c, "-device")) < 0 ||
-	    (rc = edid_capable(vga) ? addf(c, "%s,edid=on,xres=%ld,yres=%ld", vga, xres, yres)
-				    : add(c, vga)) < 0 ||
-	    (rc = add(c, "-accel")) < 0 || (rc = add(c, accel)) < 0 ||
+	/* The video device first, as os-autoinst does; EDID-capable devices
+	 * get the resolution, then QEMU_VIDEO_DEVICE_OPTIONS. */
+	if ((rc = add(c, "-device")) < 0)
+		goto out;
+	if (edid_capable(vga))
+		rc = addf(c, "%s,edid=on,xres=%ld,yres=%ld%s%s", vga, xres, yres,
+			  v && *v ? "," : "", v && *v ? v : "");
+	else
+		rc = addf(c, "%s%s%s", vga, v && *v ? "," : "", v && *v ? v : "");
+	if (rc < 0)
+		goto out;
+	if ((rc = add(c, "-accel")) < 0 || (rc = add(c, accel)) < 0 ||
 	    (rc = add(c, "-m")) < 0 || (rc = addf(c, "%ld", ram)) < 0 ||
-	    (rc = add(c, "-smp")) < 0 || (rc = addf(c, "%ld", cpus)) < 0)
+	    (rc = add_smp(c, get, ctx, err, errlen)) < 0)
 		goto out;
 	if ((v = get(ctx, "QEMUMACHINE")) && *v &&
 	    ((rc = add(c, "-machine")) < 0 || (rc = add(c, v)) < 0))
@@ -221,10 +549,13 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 	if (v && !strcmp(v, "user")) {
 		const char *opts = get(ctx, "NICTYPE_USER_OPTIONS");
 		const char *model = get_or(get, ctx, "NICMODEL", "virtio-net-pci");
+		const char *mac = get_or(get, ctx, "NICMAC", "52:54:00:12:34:56");
 
 		if ((rc = check_plain("NICMODEL", model, err, errlen)) < 0 ||
+		    (rc = check_plain("NICMAC", mac, err, errlen)) < 0 ||
 		    (rc = add(c, "-nic")) < 0 ||
-		    (rc = addf(c, "user,model=%s,%s", model, opts && *opts ? opts : "restrict=on")) < 0)
+		    (rc = addf(c, "user,model=%s,mac=%s,%s", model, mac,
+			       opts && *opts ? opts : "restrict=on")) < 0)
 			goto out;
 	} else if (v && *v && strcmp(v, "none")) {
 		snprintf(err, errlen, "NICTYPE='%s' is not supported (use user or none)", v);
@@ -233,6 +564,17 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 	} else if ((rc = add(c, "-nic")) < 0 || (rc = add(c, "none")) < 0) {
 		goto out;
 	}
+	/* After the NIC, as os-autoinst, so that virtio-net stays eth0. */
+	v = get(ctx, "QEMU_VIRTIO_RNG");
+	if ((!v || !*v || is_on(v)) &&
+	    ((rc = add(c, "-object")) < 0 || (rc = add(c, "rng-random,filename=/dev/urandom,id=rng0")) < 0 ||
+	     (rc = add(c, "-device")) < 0 || (rc = add(c, "virtio-rng-pci,rng=rng0")) < 0))
+		goto out;
+	if ((v = get(ctx, "QEMU_SMBIOS")) && *v &&
+	    ((rc = add(c, "-smbios")) < 0 || (rc = add(c, v)) < 0))
+		goto out;
+	if ((rc = add_tpm(c, get, ctx, wd, c->argv[0], err, errlen)) < 0)
+		goto out;
 	if ((rc = add(c, "-no-shutdown")) < 0 || (rc = add(c, "-S")) < 0 ||
 	    (rc = add(c, "-display")) < 0 || (rc = add(c, "none")) < 0 ||
 	    (rc = add(c, "-vnc")) < 0 || (rc = addf(c, "unix:%s", c->vnc_path)) < 0 ||
@@ -244,7 +586,16 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 	    (rc = add(c, "-device")) < 0 || (rc = add(c, "qemu-xhci")) < 0 ||
 	    (rc = add(c, "-device")) < 0 || (rc = add(c, "usb-tablet")) < 0)
 		goto out;
-	if ((rc = add_disks(c, get, ctx, wd, err, errlen)) < 0)
+	{
+		const char *hm = get_or(get, ctx, "HDDMODEL", ""), *cm = get_or(get, ctx, "CDMODEL", "");
+
+		/* scsi-hd and scsi-cd need a SCSI controller (SCSICONTROLLER). */
+		if ((is_scsi(hm) || is_scsi(cm)) &&
+		    ((rc = add(c, "-device")) < 0 ||
+		     (rc = addf(c, "%s,id=scsi0", get_or(get, ctx, "SCSICONTROLLER", "virtio-scsi-pci"))) < 0))
+			goto out;
+	}
+	if ((rc = add_disks(c, get, ctx, wd, boot, err, errlen)) < 0)
 		goto out;
 	{
 		/* A scratch qcow2 without a device: every VM has a writable
@@ -260,63 +611,29 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 		    (rc = addf(c, "id=scratch,if=none,format=qcow2,file=%s,cache=unsafe", path)) < 0)
 			goto out;
 	}
-	if ((v = get(ctx, "ISO")) && *v) {
-		char *path = path_join(wd, "cd0-overlay.qcow2");
-
-		if (!path) {
-			rc = ERR_NOMEM;
+	if ((rc = add_cdroms(c, get, ctx, wd, boot, &ncd, err, errlen)) < 0)
+		goto out;
+	if (uefi) {
+		/* OVMF boots by bootindex; it has no -boot order. */
+		if ((rc = add_pflash(c, get, ctx, wd, err, errlen)) < 0)
 			goto out;
-		}
-		if ((rc = add_overlay(c, path, v, "raw", NULL)) < 0 ||
-		    (rc = add(c, "-drive")) < 0 ||
-		    (rc = addf(c, "id=cd0,if=none,media=cdrom,format=qcow2,file=%s", path)) < 0 ||
-		    (rc = add(c, "-device")) < 0 || (rc = add(c, "ide-cd,drive=cd0,id=cd0-device")) < 0 ||
-		    (rc = add(c, "-boot")) < 0 || (rc = add(c, "once=d")) < 0)
+	} else {
+		if (boot && ((rc = add(c, "-boot")) < 0 || (rc = addf(c, "order=%c", boot)) < 0))
 			goto out;
-	}
-	if ((v = get(ctx, "KERNEL")) && *v) {
-		char *abs = path_abs(v);
-
-		rc = abs ? add(c, "-kernel") : ERR_NOMEM;
-		if (rc == 0)
-			rc = add(c, abs);
-		free(abs);
-		if (rc < 0)
+		if (!boot && ncd && ((rc = add(c, "-boot")) < 0 || (rc = add(c, "once=d")) < 0))
+			goto out;
+		if ((v = get(ctx, "BIOS")) && *v && (rc = add_file_opt(c, "-bios", v, true)) < 0)
 			goto out;
 	}
-	if ((v = get(ctx, "INITRD")) && *v) {
-		char *abs = path_abs(v);
-
-		rc = abs ? add(c, "-initrd") : ERR_NOMEM;
-		if (rc == 0)
-			rc = add(c, abs);
-		free(abs);
-		if (rc < 0)
-			goto out;
-	}
+	if ((v = get(ctx, "KERNEL")) && *v && (rc = add_file_opt(c, "-kernel", v, false)) < 0)
+		goto out;
+	if ((v = get(ctx, "INITRD")) && *v && (rc = add_file_opt(c, "-initrd", v, false)) < 0)
+		goto out;
 	if ((v = get(ctx, "APPEND")) && *v &&
 	    ((rc = add(c, "-append")) < 0 || (rc = add(c, v)) < 0))
 		goto out;
-	if ((v = get(ctx, "QEMU_APPEND")) && *v) {
-		const char *p = v;
-
-		while (*p) {
-			size_t n;
-			char *word;
-
-			while (*p == ' ')
-				p++;
-			n = strcspn(p, " ");
-			if (!n)
-				break;
-			word = strndup(p, n);
-			rc = word ? add(c, word) : ERR_NOMEM;
-			free(word);
-			if (rc < 0)
-				goto out;
-			p += n;
-		}
-	}
+	if ((v = get(ctx, "QEMU_APPEND")) && *v && (rc = add_append(c, v)) < 0)
+		goto out;
 	rc = 0;
 out:
 	free(wd);
@@ -342,6 +659,8 @@ void qemu_cmd_release(struct qemu_cmd *c)
 	free(c->vnc_path);
 	free(c->qmp_path);
 	free(c->serial_path);
+	free(c->tpm_dir);
+	free(c->tpm_sock);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -376,4 +695,86 @@ char *qemu_cmd_string(const struct qemu_cmd *c)
 int qemu_cmd_append(struct qemu_cmd *c, const char *arg)
 {
 	return add(c, arg) < 0 ? ERR_NOMEM : 0;
+}
+
+/* os-autoinst's qemu backend variables (backend_vars.asciidoc, QEMU
+ * section) that vigil does not support: named in a warning at start. A
+ * name ending in "_n" stands for NAME_1..NAME_9. One row per variable so
+ * that docs/qemu-vars.md can list them from here. */
+static const struct {
+	const char *name, *why;
+} unsupported[] = {
+	{ "ATACONTROLLER", "no AHCI controller is added" },
+	{ "BOOT_MENU", "no firmware boot menu" },
+	{ "BOOT_MENU_TIMEOUT", "no firmware boot menu" },
+	{ "DELAYED_START", "the VM always starts at once" },
+	{ "HDDNUMQUEUES_n", "NVMe queues are QEMU's default" },
+	{ "LAPTOP", "no DMI tables are shipped" },
+	{ "MULTIPATH", "no multipath disks" },
+	{ "PATHCNT", "no multipath disks" },
+	{ "NBF", "no iSCSI network boot" },
+	{ "NICVLAN", "only user networking" },
+	{ "OFFLINE_SUT", "vigil's VMs have no network unless NICTYPE=user" },
+	{ "OFW", "no Open Firmware (ppc, sparc)" },
+	{ "OVS_DEBUG", "only user networking" },
+	{ "PXEBOOT", "no network boot" },
+	{ "QEMUPORT", "the monitor is a unix socket" },
+	{ "QEMU_AUDIODEV", "no sound device" },
+	{ "QEMU_AUDIOBACKEND", "no sound device" },
+	{ "QEMU_SOUNDHW", "no sound device" },
+	{ "QEMU_BALLOON_TARGET", "no balloon device" },
+	{ "QEMU_BALLOON_TIMEOUT", "no balloon device" },
+	{ "QEMU_ENABLE_SMBD", "no samba share" },
+	{ "QEMU_HOST_IP", "user networking's host is always 10.0.2.2" },
+	{ "QEMU_HUGE_PAGES_PATH", "no huge pages" },
+	{ "QEMU_NO_FDC_SET", "QEMU's default floppy controller stays" },
+	{ "QEMU_NO_TABLET", "the USB tablet is always there" },
+	{ "QEMU_NUMA", "no NUMA nodes" },
+	{ "QEMU_ONLY_EXEC", "vigil always connects to the VM" },
+	{ "QEMU_OVERRIDE_VIDEO_DEVICE_AARCH64", "deprecated: set QEMU_VIDEO_DEVICE=VGA" },
+	{ "RAIDLEVEL", "no RAID disk sets" },
+	{ "TAPDEV", "only user networking" },
+	{ "TAPSCRIPT", "only user networking" },
+	{ "TAPDOWNSCRIPT", "only user networking" },
+	{ "UEFI_BIOS", "deprecated: use UEFI_PFLASH_CODE" },
+	{ "UEFI_PFLASH", "deprecated: use UEFI_PFLASH_CODE and UEFI_PFLASH_VARS" },
+	{ "USBSIZEGB", "the USB stick has the ISO's size" },
+	{ "VDE_PORT", "only user networking" },
+	{ "VDE_SOCKETDIR", "only user networking" },
+	{ "VDE_USE_SLIRP", "only user networking" },
+	{ "VNCKB", "keys are sent as en-us keysyms" },
+};
+
+void qemu_unsupported_vars(qemu_get_fn get, void *ctx, char *buf, size_t len)
+{
+	size_t i, used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (i = 0; i < sizeof(unsupported) / sizeof(unsupported[0]); i++) {
+		const char *name = unsupported[i].name;
+		size_t nlen = strlen(name);
+		int n, from = 0, to = 0;
+
+		if (str_ends_with(name, "_n")) {
+			nlen -= 1;
+			from = 1;
+			to = 9;
+		}
+		for (n = from; n <= to; n++) {
+			char key[64];
+			const char *v;
+			int w;
+
+			if (n)
+				snprintf(key, sizeof(key), "%.*s%d", (int)nlen, name, n);
+			else
+				snprintf(key, sizeof(key), "%s", name);
+			if (!(v = get(ctx, key)) || !*v || used >= len)
+				continue;
+			w = snprintf(buf + used, len - used, "%s%s (%s)", used ? ", " : "", key,
+				     unsupported[i].why);
+			used = w < 0 || (size_t)w >= len - used ? len : used + (size_t)w;
+		}
+	}
 }

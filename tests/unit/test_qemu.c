@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -71,11 +72,17 @@ TEST(qemu_cmd_defaults)
 	CHECK_STR(after(&c, "-serial", ""), "chardev:serial0");
 	CHECK(after(&c, "-device", "qemu-xhci") && after(&c, "-device", "usb-tablet"));
 	CHECK(find(&c, "-boot") < 0);
-	/* Only the device-less scratch disk that takes snapshots' VM state. */
-	CHECK_STR(after(&c, "-drive", ""), "id=scratch,if=none,format=qcow2,file=/w/scratch.qcow2,cache=unsafe");
-	CHECK_INT(c.noverlays, 1);
+	/* NUMDISKS defaults to 1 as in os-autoinst: one blank 10 GiB disk,
+	 * then the device-less scratch disk for snapshots' VM state. */
+	CHECK_STR(after(&c, "-drive", "id=hd0"), "id=hd0,if=none,format=qcow2,file=/w/hd0-overlay.qcow2,cache=unsafe,discard=unmap");
+	CHECK_STR(after(&c, "-device", "virtio-blk"), "virtio-blk-pci,drive=hd0,id=hd0-device,serial=hd0");
+	CHECK_STR(after(&c, "-drive", "id=scratch"), "id=scratch,if=none,format=qcow2,file=/w/scratch.qcow2,cache=unsafe");
+	CHECK_INT(c.noverlays, 2);
 	CHECK(!c.overlays[0].backing);
-	CHECK_STR(c.overlays[0].size, "1G");
+	CHECK_STR(c.overlays[0].size, "10G");
+	CHECK_STR(c.overlays[1].size, "1G");
+	CHECK_STR(after(&c, "-device", "virtio-rng"), "virtio-rng-pci,rng=rng0");
+	CHECK(find(&c, "-bios") < 0 && !after(&c, "-drive", "id=pflash"));
 	CHECK_STR(c.vnc_path, "/w/vnc.sock");
 	CHECK_INT(c.xres, 1024);
 	qemu_cmd_release(&c);
@@ -100,7 +107,7 @@ TEST(qemu_cmd_settings)
 	CHECK_STR(after(&c, "-m", ""), "2048");
 	CHECK_STR(after(&c, "-smp", ""), "4");
 	CHECK_STR(after(&c, "-device", "virtio-vga"), "virtio-vga,edid=on,xres=800,yres=600");
-	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,restrict=on");
+	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,mac=52:54:00:12:34:56,restrict=on");
 	CHECK_STR(after(&c, "-boot", ""), "once=d");
 	CHECK_STR(after(&c, "-drive", "id=cd0"), "id=cd0,if=none,media=cdrom,format=qcow2,file=/w/cd0-overlay.qcow2");
 	CHECK_STR(after(&c, "-drive", "id=hd0"), "id=hd0,if=none,format=qcow2,file=/w/hd0-overlay.qcow2,cache=unsafe,discard=unmap");
@@ -140,8 +147,167 @@ TEST(qemu_cmd_rejects_bad_settings)
 	CHECK_INT(qemu_cmd_build(lookup, bad_nic, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
 	CHECK_INT(qemu_cmd_build(lookup, bad_ram + 2, "/w", "hvf", &c, err, sizeof(err)), ERR_INVALID);
 	CHECK_INT(qemu_cmd_build(lookup, opts, "/w", "tcg", &c, err, sizeof(err)), 0);
-	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,hostfwd=tcp::2222-:22");
+	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,mac=52:54:00:12:34:56,hostfwd=tcp::2222-:22");
 	qemu_cmd_release(&c);
+}
+
+TEST(qemu_cmd_uefi)
+{
+	const char *kv[] = { "UEFI", "1", "ISO", "/img/x.iso", "BOOTFROM", "cdrom", NULL };
+	const char *own[] = { "UEFI", "1", "UEFI_PFLASH_CODE", "fw/MY_CODE.fd", NULL };
+	const char *arm[] = { "UEFI", "1", "QEMU", "aarch64", NULL };
+	const char *nocode[] = { "UEFI", "1", "UEFI_PFLASH_CODE", "/fw/efi.bin", NULL };
+	const char *half[] = { "UEFI", "1", "UEFI_PFLASH_VARS", "/v.qcow2", NULL };
+	struct qemu_cmd c;
+	char err[256] = "", *cwd;
+
+	CHECK_INT(qemu_cmd_build(lookup, kv, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(after(&c, "-drive", "id=pflash-code"),
+		  "id=pflash-code,if=pflash,format=qcow2,file=/w/pflash-code-overlay.qcow2,unit=0,readonly=on");
+	CHECK_STR(after(&c, "-drive", "id=pflash-vars"),
+		  "id=pflash-vars,if=pflash,format=qcow2,file=/w/" QEMU_PFLASH_VARS_FILE ",unit=1");
+	/* Debian's matching 4M pair; the files themselves are never written. */
+	CHECK_STR(c.overlays[c.noverlays - 2].backing, "/usr/share/OVMF/OVMF_CODE_4M.fd");
+	CHECK_STR(c.overlays[c.noverlays - 1].backing, "/usr/share/OVMF/OVMF_VARS_4M.fd");
+	/* OVMF boots by bootindex, never by -boot. */
+	CHECK(find(&c, "-boot") < 0);
+	CHECK_STR(after(&c, "-device", "ide-cd"), "ide-cd,drive=cd0,id=cd0-device,serial=cd0,bootindex=0");
+	qemu_cmd_release(&c);
+
+	CHECK_INT(qemu_cmd_build(lookup, own, "/w", "tcg", &c, err, sizeof(err)), 0);
+	cwd = path_abs("fw/MY_VARS.fd");
+	CHECK_STR(c.overlays[c.noverlays - 1].backing, cwd);
+	free(cwd);
+	qemu_cmd_release(&c);
+	CHECK_INT(qemu_cmd_build(lookup, arm, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "UEFI_PFLASH_CODE"));
+	CHECK_INT(qemu_cmd_build(lookup, nocode, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "set UEFI_PFLASH_VARS"));
+	/* A published vars file alone: with the default code. */
+	CHECK_INT(qemu_cmd_build(lookup, half, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(c.overlays[c.noverlays - 2].backing, "/usr/share/OVMF/OVMF_CODE_4M.fd");
+	CHECK_STR(c.overlays[c.noverlays - 1].backing, "/v.qcow2");
+	qemu_cmd_release(&c);
+}
+
+TEST(qemu_cmd_disks_and_boot)
+{
+	const char *kv[] = {
+		"NUMDISKS", "2", "HDD_1", "/img/a.qcow2", "HDDMODEL", "scsi-hd", "HDDMODEL_2", "nvme",
+		"HDDSIZEGB_2", "3", "CDMODEL", "scsi-cd", "ISO", "/img/x.iso", "ISO_1", "/img/y.iso",
+		"BOOT_HDD_IMAGE", "1", "BIOS", "bios-256k.bin", NULL,
+	};
+	const char *none[] = { "NUMDISKS", "0", "ISO_2", "/img/y.iso", "BOOTFROM", "d", NULL };
+	const char *usb[] = { "ISO", "/img/x.iso", "USBBOOT", "1", NULL };
+	const char *bad[] = { "BOOTFROM", "n", NULL };
+	struct qemu_cmd c;
+	char err[256] = "";
+
+	CHECK_INT(qemu_cmd_build(lookup, kv, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(after(&c, "-device", "virtio-scsi"), "virtio-scsi-pci,id=scsi0");
+	CHECK_STR(after(&c, "-device", "scsi-hd"), "scsi-hd,drive=hd0,id=hd0-device,serial=hd0,bootindex=0");
+	CHECK_STR(after(&c, "-device", "nvme"), "nvme,drive=hd1,id=hd1-device,serial=hd1");
+	CHECK_STR(after(&c, "-device", "scsi-cd,drive=cd0"), "scsi-cd,drive=cd0,id=cd0-device,serial=cd0");
+	CHECK_STR(after(&c, "-device", "scsi-cd,drive=cd1"), "scsi-cd,drive=cd1,id=cd1-device,serial=cd1");
+	CHECK_STR(after(&c, "-boot", ""), "order=c");
+	CHECK_STR(after(&c, "-bios", ""), "/usr/share/qemu/bios-256k.bin");
+	CHECK_STR(c.overlays[0].backing, "/img/a.qcow2");
+	CHECK_STR(c.overlays[1].size, "3G");
+	CHECK_STR(c.overlays[4].backing, "/img/y.iso");
+	CHECK_STR(c.overlays[4].path, "/w/cd1-overlay.qcow2");
+	qemu_cmd_release(&c);
+
+	/* No disk; the first ISO_n boots when ISO is unset. */
+	CHECK_INT(qemu_cmd_build(lookup, none, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK(!after(&c, "-drive", "id=hd0"));
+	CHECK_STR(after(&c, "-device", "ide-cd"), "ide-cd,drive=cd2,id=cd2-device,serial=cd2,bootindex=0");
+	CHECK_STR(after(&c, "-boot", ""), "order=d");
+	qemu_cmd_release(&c);
+
+	CHECK_INT(qemu_cmd_build(lookup, usb, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(after(&c, "-device", "usb-storage"), "usb-storage,drive=usbstick,id=usbstick-device,bootindex=0");
+	CHECK(!after(&c, "-drive", "id=cd0") && find(&c, "-boot") < 0);
+	qemu_cmd_release(&c);
+	CHECK_INT(qemu_cmd_build(lookup, bad, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "BOOTFROM"));
+}
+
+TEST(qemu_cmd_machine_vars)
+{
+	const char *kv[] = {
+		"QEMUVGA", "cirrus", "QEMUCPUS", "4", "QEMUSOCKETS", "1", "QEMUCORES", "2", "QEMUTHREADS", "2",
+		"NICTYPE", "user", "NICMAC", "52:54:00:aa:bb:cc", "QEMU_VIRTIO_RNG", "0",
+		"QEMU_SMBIOS", "type=1,serial=abc", "QEMU_APPEND", "accel tcg -rtc base=utc -no-reboot", NULL,
+	};
+	const char *video[] = { "QEMUVGA", "qxl", "QEMU_VIDEO_DEVICE", "virtio-gpu-pci",
+				"QEMU_VIDEO_DEVICE_OPTIONS", "max_outputs=1", NULL };
+	struct qemu_cmd c;
+	char err[256] = "";
+	int i;
+
+	CHECK_INT(qemu_cmd_build(lookup, kv, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(c.argv[2], "cirrus-vga");
+	CHECK_STR(after(&c, "-smp", ""), "4,sockets=1,cores=2,threads=2");
+	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,mac=52:54:00:aa:bb:cc,restrict=on");
+	CHECK(!after(&c, "-device", "virtio-rng"));
+	CHECK_STR(after(&c, "-smbios", ""), "type=1,serial=abc");
+	/* os-autoinst's form: each part's first word gets its '-'. */
+	i = (int)c.argc - 5;
+	CHECK_STR(c.argv[i], "-accel");
+	CHECK_STR(c.argv[i + 1], "tcg");
+	CHECK_STR(c.argv[i + 2], "-rtc");
+	CHECK_STR(c.argv[i + 3], "base=utc");
+	CHECK_STR(c.argv[i + 4], "-no-reboot");
+	qemu_cmd_release(&c);
+	CHECK_INT(qemu_cmd_build(lookup, video, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(c.argv[2], "virtio-gpu-pci,edid=on,xres=1024,yres=768,max_outputs=1");
+	qemu_cmd_release(&c);
+}
+
+TEST(qemu_cmd_tpm)
+{
+	const char *own[] = { "QEMUTPM", "1", NULL };
+	const char *shared[] = { "QEMUTPM", "instance", "WORKER_INSTANCE", "3", "QEMUTPM_PATH_PREFIX", "/tmp/mytpm",
+				 "QEMUTPM_VER", "1.2", "QEMU", "aarch64", NULL };
+	const char *bad[] = { "QEMUTPM", "1", "QEMUTPM_VER", "3", NULL };
+	struct qemu_cmd c;
+	char err[256] = "";
+
+	CHECK_INT(qemu_cmd_build(lookup, own, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(c.tpm_sock, "/w/swtpm-sock");
+	CHECK(c.tpm_own && c.tpm2);
+	CHECK_STR(after(&c, "-chardev", "socket,id=chrtpm"), "socket,id=chrtpm,path=/w/swtpm-sock");
+	CHECK_STR(after(&c, "-tpmdev", ""), "emulator,id=tpm0,chardev=chrtpm");
+	CHECK_STR(after(&c, "-device", "tpm"), "tpm-tis,tpmdev=tpm0");
+	qemu_cmd_release(&c);
+	/* os-autoinst's shared form: PREFIX<instance>/swtpm-sock. */
+	CHECK_INT(qemu_cmd_build(lookup, shared, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(c.tpm_sock, "/tmp/mytpm3/swtpm-sock");
+	CHECK(!c.tpm_own && !c.tpm2);
+	CHECK_STR(after(&c, "-device", "tpm"), "tpm-tis-device,tpmdev=tpm0");
+	qemu_cmd_release(&c);
+	CHECK_INT(qemu_cmd_build(lookup, bad, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "QEMUTPM_VER"));
+	CHECK_INT(qemu_cmd_build(lookup, own + 2, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK(!c.tpm_sock && !after(&c, "-tpmdev", ""));
+	qemu_cmd_release(&c);
+}
+
+TEST(qemu_unsupported_vars_named)
+{
+	const char *kv[] = { "QEMU_NUMA", "1", "HDDNUMQUEUES_2", "4", "MY_TEST_VAR", "1",
+			     "UEFI", "1", "PXEBOOT", "", NULL };
+	const char *none[] = { "ISO", "/x.iso", NULL };
+	char buf[512];
+
+	qemu_unsupported_vars(lookup, (void *)kv, buf, sizeof(buf));
+	CHECK(strstr(buf, "HDDNUMQUEUES_2 ("));
+	CHECK(strstr(buf, "QEMU_NUMA ("));
+	CHECK(!strstr(buf, "MY_TEST_VAR") && !strstr(buf, "UEFI") && !strstr(buf, "PXEBOOT"));
+	qemu_unsupported_vars(lookup, (void *)none, buf, sizeof(buf));
+	CHECK_STR(buf, "");
+	qemu_unsupported_vars(lookup, (void *)kv, buf, 8); /* truncated, still a string */
+	CHECK(strlen(buf) < 8);
 }
 
 /* A qemu_cmd running sh instead of QEMU. */
