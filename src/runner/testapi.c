@@ -700,8 +700,9 @@ static void click_point(lua_State *L, json_t *match, const char *point_id, int *
 
 /* click_lastmatch's core: clicks the last match's click point with the
  * options at opt, then (after 1 s, as os-autoinst) puts the pointer back
- * or hides it. Does nothing without a match. */
-static void click_last(lua_State *L, struct runner *r, int opt, int dclick)
+ * or hides it; the progress line names the calling function (what).
+ * Does nothing without a match. */
+static void click_last(lua_State *L, struct runner *r, const char *what, int opt, int dclick)
 {
 	const char *button = testapi_opt_string(L, opt, "button", "left");
 	const char *point_id = testapi_opt_string(L, opt, "point_id", NULL);
@@ -718,7 +719,7 @@ static void click_last(lua_State *L, struct runner *r, int opt, int dclick)
 	r->mouse_y = y;
 	mouse_move(L, r, x, y, 0);
 	click(L, r, mask, hold, dclick ? 2 : 1);
-	runner__progress(r, "clicked %s at %d,%d%s", button, x, y, dclick ? " (double)" : "");
+	runner__progress(r, "%s: clicked %s at %d,%d%s", what, button, x, y, dclick ? " (double)" : "");
 	time_sleep_ms(1000); /* as os-autoinst: let the click take effect */
 	if (!mousehide && oldx >= 0 && oldy >= 0) {
 		r->mouse_x = oldx;
@@ -737,7 +738,7 @@ static int assert_and_click(lua_State *L, int dclick)
 	lua_settop(L, 2);
 	(void)testapi_opt_string(L, 2, "button", "left"); /* validate before the check */
 	do_check(L, 1); /* raises on failure; pushes the match */
-	click_last(L, r, 2, dclick);
+	click_last(L, r, dclick ? "assert_and_dclick" : "assert_and_click", 2, dclick);
 	return 1;
 }
 
@@ -748,7 +749,7 @@ static int l_click_lastmatch(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
 	testapi_check_abort(L, r);
-	click_last(L, r, 1, 0);
+	click_last(L, r, "click_lastmatch", 1, 0);
 	return 0;
 }
 

@@ -44,7 +44,7 @@ check "save_tmp_file: OUT/files/sub/tmp.txt" [ "$(cat "$TMP/run/files/sub/tmp.tx
 # (xz, the default, takes long on a busy machine: none here)
 check "save_memory_dump: ulogs/mem-vm-memory-dump, QEMU's migration stream" \
 	sh -c "head -c 4 '$R/ulogs/mem-vm-memory-dump' | grep -q QEVM"
-check "click_lastmatch: clicked the banner" grep -q "screen: clicked left at" "$TMP/run.out"
+check "click_lastmatch: clicked the banner" grep -q "screen: click_lastmatch: clicked left at" "$TMP/run.out"
 check "assert_and_dclick: double click" grep -q "(double)" "$TMP/run.out"
 check "mouse_drag: from the needle's click point" grep -qE "mouse_drag [0-9]+,[0-9]+ -> 300,300" "$TMP/run.out"
 check "force_soft_failure: the dent and the forced softfail" \
