@@ -37,9 +37,18 @@ export async function route() {
 		} catch (e) {
 			replace(main, h('p', { class: 'error' }, `This page could not be shown: ${e.message}`));
 		}
+		rendered();
 		return;
 	}
 	replace(main, h('p', { class: 'error' }, `No page at ${path}`));
+	rendered();
+}
+
+// Marks the page as rendered by its script (<html data-rendered>): the
+// server's first view (src/server/web_ssr.h) shows the same data before,
+// without the controls; tests wait for this mark before they act.
+function rendered() {
+	document.documentElement.dataset.rendered = '';
 }
 
 renderUser(document.getElementById('user'));

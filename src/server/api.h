@@ -159,6 +159,13 @@ extern const struct api_route api_rejudge_routes[];
 extern const struct api_route api_needle_edit_routes[];
 extern const struct api_route api_review_routes[];
 
+/* GET target (a path of this API with its query) inside the request
+ * page, with page's user, and its 200 JSON answer in out: 0, else -1 (no
+ * such route, one above page's level, bad query, any other answer) with
+ * out empty. The caller releases out with api_resp_release (server.c). */
+int api_subget(const struct api_req *page, const char *target, struct api_resp *out);
+void api_resp_release(struct api_resp *out);
+
 /* A request header (name case-insensitive) or cookie; NULL when absent.
  * Borrowed for the request (server.c). */
 const char *api_header(const struct api_req *req, const char *name);

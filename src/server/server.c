@@ -620,6 +620,56 @@ out:
 	params_release(&req.params);
 }
 
+/* api_subget: a GET of this server's API run inside a page's request.
+ * The sub-request borrows the page request's database handle, user and
+ * shared state; it runs only routes of the request's level. */
+int api_subget(const struct api_req *page, const char *target, struct api_resp *out)
+{
+	struct api_req req = *page;
+	const struct api_route *route;
+	char name[LIMIT_API_NAME], path[LIMIT_API_NAME * 4], msg[256];
+	const char *q = strchr(target, '?');
+	size_t plen = q ? (size_t)(q - target) : strlen(target);
+	bool known;
+
+	memset(out, 0, sizeof(*out));
+	if (plen >= sizeof(path))
+		return -1;
+	memcpy(path, target, plen);
+	path[plen] = '\0';
+	name[0] = '\0';
+	req.id = 0;
+	route = route_find("GET", path, &req.id, name, &known);
+	if (!route || route->level > page->level)
+		return -1;
+	params_init(&req.params);
+	req.method = "GET";
+	req.path = path;
+	req.target = target;
+	req.json = NULL;
+	req.arg = route->arg;
+	req.name = name[0] ? name : NULL;
+	req.upload = NULL;
+	req.if_none_match = req.range = NULL;
+	req.accept = "application/json";
+	if (q && params_parse(&req.params, q + 1, strlen(q + 1), msg, sizeof(msg))) {
+		params_release(&req.params);
+		return -1;
+	}
+	route->fn(&req, out);
+	params_release(&req.params);
+	if (out->status != 200 || !out->json || out->suspend) {
+		api_resp_release(out);
+		return -1;
+	}
+	return 0;
+}
+
+void api_resp_release(struct api_resp *out)
+{
+	resp_release(out);
+}
+
 static bool upload_route(const char *url)
 {
 	int64_t id;

@@ -28,7 +28,9 @@
 #include <string.h>
 #include "server/api.h"
 #include "server/web.h"
+#include "server/web_ssr.h"
 #include "util/buf.h"
+#include "util/log.h"
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -55,6 +57,7 @@ struct web_page {
 	const char *data[4];
 	bool bare;
 	const char *also; /* a module the page imports when it runs (import()), or NULL */
+	web_ssr_fn ssr;   /* the page's first view (web_ssr.h), or NULL: data preloads instead */
 };
 
 /* The shells of the page modules named by web_routes. */
@@ -63,6 +66,8 @@ static struct {
 	const struct web_page *page;
 	struct buf html;
 	size_t script_at; /* where the data preloads go: before the shell's script */
+	size_t main_at, main_len; /* the "Loading…" in <main> a first view replaces */
+	size_t islands_at;        /* where data islands go: before </body> */
 	char etag[48];
 } shells[WEB_MAX_SHELLS];
 static size_t nshells;
@@ -160,6 +165,24 @@ static void imports_mark(const struct web_file *f, bool *seen)
 	}
 }
 
+/* Where in a shell html the first view goes (the "Loading…" paragraph
+ * in <main>, *len bytes) and the data islands (before </body>); both 0
+ * when the shell lacks them. */
+static void shell_marks(const struct buf *html, size_t *main_at, size_t *main_len, size_t *islands_at)
+{
+	static const char loading[] = "<p class=\"loading\">";
+	const char *m = html->data ? strstr(html->data, loading) : NULL;
+	const char *end = m ? strstr(m, "</p>") : NULL;
+	const char *body = html->data ? strstr(html->data, "</body>") : NULL;
+
+	*main_at = *main_len = *islands_at = 0;
+	if (!m || !end || !body || body < end)
+		return;
+	*main_at = (size_t)(m - html->data);
+	*main_len = (size_t)(end + 4 - m);
+	*islands_at = (size_t)(body - html->data);
+}
+
 /* For each page module of web_routes: the shell with a modulepreload of
  * the module and of everything it imports that the shell does not
  * preload already, put before the shell's script. */
@@ -205,6 +228,8 @@ static void shells_make(void)
 		}
 		shells[nshells].script_at = shells[nshells].html.len;
 		buf_append(&shells[nshells].html, at, shell.len - head);
+		shell_marks(&shells[nshells].html, &shells[nshells].main_at, &shells[nshells].main_len,
+			    &shells[nshells].islands_at);
 		shells[nshells].page = pg;
 		snprintf(shells[nshells].etag, sizeof(shells[nshells].etag), "\"v%lld-%zu\"", (long long)version,
 			 nshells);
@@ -328,6 +353,49 @@ static bool page_with_data(struct api_req *req, struct api_resp *out, const stru
 	return true;
 }
 
+/* Shell i with page pg's first view (web_ssr.h) and its data islands, as
+ * an owned text answer; false when that could not be made. No ETag: the
+ * data changes under the same URL. */
+static bool page_ssr(struct api_req *req, struct api_resp *out, const struct web_page *pg, size_t i)
+{
+	const struct buf *sh = &shells[i].html;
+	struct web_ssr s;
+	struct buf html;
+	int rc;
+
+	if (!shells[i].islands_at)
+		return false;
+	web_ssr_init(&s, req);
+	pg->ssr(&s);
+	if (s.main.err || s.islands.err) {
+		log_warn("%s: the first view could not be made (%d): the page's script renders it", req->target,
+			 s.main.err ? s.main.err : s.islands.err);
+		web_ssr_release(&s);
+		return false;
+	}
+	buf_init(&html, sh->len + s.main.buf.len + s.islands.buf.len + 1);
+	if (s.main.buf.len) {
+		rc = buf_append(&html, sh->data, shells[i].main_at);
+		rc = rc || buf_append(&html, s.main.buf.data, s.main.buf.len);
+		rc = rc || buf_append(&html, sh->data + shells[i].main_at + shells[i].main_len,
+				      shells[i].islands_at - shells[i].main_at - shells[i].main_len);
+	} else {
+		rc = buf_append(&html, sh->data, shells[i].islands_at);
+	}
+	rc = rc || (s.islands.buf.len && buf_append(&html, s.islands.buf.data, s.islands.buf.len));
+	rc = rc || buf_append(&html, sh->data + shells[i].islands_at, sh->len - shells[i].islands_at);
+	web_ssr_release(&s);
+	if (rc) {
+		buf_release(&html);
+		return false;
+	}
+	out->web = true;
+	out->status = 200;
+	out->ctype = "text/html; charset=utf-8";
+	out->text = buf_steal(&html);
+	return true;
+}
+
 static void page(struct api_req *req, struct api_resp *out)
 {
 	const struct web_page *pg = req->arg;
@@ -340,6 +408,8 @@ static void page(struct api_req *req, struct api_resp *out)
 	}
 	for (i = 0; pg && i < nshells; i++)
 		if (shells[i].page == pg) {
+			if (pg->ssr && page_ssr(req, out, pg, i))
+				return;
 			if (pg->data[0] && page_with_data(req, out, pg, i))
 				return;
 			send_bytes(req, out, shells[i].html.data, shells[i].html.len, "text/html; charset=utf-8",
@@ -351,27 +421,34 @@ static void page(struct api_req *req, struct api_resp *out)
 
 /* Every page URL of openQA that vigil has; the shell's scripts pick the
  * page from location.pathname (web/app.js). */
-static const struct web_page p_dashboard = { "/page-dashboard.js",
-					       { "/dashboard_build_results?limit_builds=3&time_limit_days=14" }, true, NULL };
-static const struct web_page p_tests = { "/page-tests.js", { NULL }, false, NULL };
-static const struct web_page p_overview = { "/page-overview.js", { NULL }, false, NULL };
-static const struct web_page p_review = { "/page-review.js", { NULL }, false, NULL };
-static const struct web_page p_job = { "/page-job.js", { "/api/v1/jobs/#/details", "/api/v1/jobs/#/comments" }, false, NULL };
-static const struct web_page p_latest = { "/page-job.js", { NULL }, false, NULL };
-static const struct web_page p_live = { "/page-live.js", { NULL }, false, NULL };
-static const struct web_page p_edit = { "/page-needle-edit.js", { NULL }, false, NULL };
-static const struct web_page p_group = { "/page-group.js",
-					   { "/api/v1/job_groups/#", "/api/v1/job_groups/#/build_results?limit_builds=10",
-					     "/api/v1/groups/#/comments" }, true, NULL };
-static const struct web_page p_auditlog = { "/page-auditlog.js", { NULL }, false, NULL };
-static const struct web_page p_templates = { "/page-templates.js", { NULL }, false, NULL };
-static const struct web_page p_workers = { "/page-admin.js", { "/api/v1/workers" }, false, "/admin-workers.js" };
-static const struct web_page p_machines = { "/page-admin.js", { "/api/v1/machines" }, false, "/admin-tables.js" };
-static const struct web_page p_products = { "/page-admin.js", { "/api/v1/products" }, false, "/admin-tables.js" };
-static const struct web_page p_test_suites = { "/page-admin.js", { "/api/v1/test_suites" }, false, "/admin-tables.js" };
-static const struct web_page p_admin = { "/page-admin.js", { NULL }, false, NULL };
-static const struct web_page p_login = { "/page-login.js", { NULL }, false, NULL };
-static const struct web_page p_apikeys = { "/page-apikeys.js", { NULL }, false, NULL };
+static const struct web_page p_dashboard = { .module = "/page-dashboard.js",
+					       .data = { "/dashboard_build_results?limit_builds=3&time_limit_days=14" },
+					       .bare = true };
+static const struct web_page p_tests = { .module = "/page-tests.js" };
+static const struct web_page p_overview = { .module = "/page-overview.js" };
+static const struct web_page p_review = { .module = "/page-review.js" };
+static const struct web_page p_job = { .module = "/page-job.js",
+					 .data = { "/api/v1/jobs/#/details", "/api/v1/jobs/#/comments" } };
+static const struct web_page p_latest = { .module = "/page-job.js" };
+static const struct web_page p_live = { .module = "/page-live.js" };
+static const struct web_page p_edit = { .module = "/page-needle-edit.js" };
+static const struct web_page p_group = { .module = "/page-group.js",
+					   .data = { "/api/v1/job_groups/#", "/api/v1/job_groups/#/build_results?limit_builds=10",
+						     "/api/v1/groups/#/comments" },
+					   .bare = true };
+static const struct web_page p_auditlog = { .module = "/page-auditlog.js" };
+static const struct web_page p_templates = { .module = "/page-templates.js" };
+static const struct web_page p_workers = { .module = "/page-admin.js", .data = { "/api/v1/workers" },
+					     .also = "/admin-workers.js" };
+static const struct web_page p_machines = { .module = "/page-admin.js", .also = "/admin-tables.js",
+					      .ssr = web_ssr_admin_table };
+static const struct web_page p_products = { .module = "/page-admin.js", .also = "/admin-tables.js",
+					      .ssr = web_ssr_admin_table };
+static const struct web_page p_test_suites = { .module = "/page-admin.js", .also = "/admin-tables.js",
+						 .ssr = web_ssr_admin_table };
+static const struct web_page p_admin = { .module = "/page-admin.js" };
+static const struct web_page p_login = { .module = "/page-login.js" };
+static const struct web_page p_apikeys = { .module = "/page-apikeys.js" };
 
 const struct api_route web_routes[] = {
 	{ "GET", "/static/*", AUTH_PUBLIC, static_file, NULL },

@@ -168,11 +168,22 @@ class Browser:
         self.d.get(self.server.url + path)
 
     def wait_for(self, css, timeout=None):
-        """The first element matching css, once present (TimeoutException after the bound)."""
-        return WebDriverWait(self.d, timeout or WAIT).until(lambda d: d.find_element(By.CSS_SELECTOR, css))
+        """The first element matching css, once present and the page's
+        script has rendered (web/app.js marks <html data-rendered>; before,
+        the server's first view may show the same data without controls,
+        and the script's render replaces those elements): TimeoutException
+        after the bound."""
+        def found(d):
+            return self.rendered() and d.find_element(By.CSS_SELECTOR, css)
+        return WebDriverWait(self.d, timeout or WAIT).until(found)
+
+    def rendered(self):
+        """Whether the page's script has rendered it (see wait_for)."""
+        return self.d.execute_script("return document.documentElement.hasAttribute('data-rendered')")
 
     def wait_until(self, fn, timeout=None):
-        return WebDriverWait(self.d, timeout or WAIT).until(lambda d: fn())
+        """fn() once true, after the page's script has rendered (see wait_for)."""
+        return WebDriverWait(self.d, timeout or WAIT).until(lambda d: self.rendered() and fn())
 
     def find(self, css):
         return self.d.find_elements(By.CSS_SELECTOR, css)
