@@ -67,12 +67,8 @@ def failed_run(vigil):
 
 def fix_needle(data):
     """The save: GRUB's real menu needle under the tag the failed step asked for."""
-    nd = os.path.join(data, 'tests', 'web-fail', 'needles')
-    nj = json.load(open(os.path.join(nd, 'grub-menu.json')))
-    nj['tags'] = ['web-nearmiss']
-    with open(os.path.join(nd, 'web-nearmiss-fixed.json'), 'w') as f:
-        json.dump(nj, f)
-    shutil.copy(os.path.join(nd, 'grub-menu.png'), os.path.join(nd, 'web-nearmiss-fixed.png'))
+    subprocess.run([sys.executable, os.path.join(ROOT, 'tests', 'web', 'distri-web-fail', 'make-needle.py'),
+                    '--fixed', os.path.join(data, 'tests', 'web-fail', 'needles')], check=True)
 
 
 def seed(vigil, run, linked):

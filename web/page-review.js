@@ -53,7 +53,8 @@ export async function render(main) {
 		append(body, page.jobs.map(row));
 		next = page.next;
 		more.hidden = !next;
-		count.textContent = jobs.length ? `${jobs.length}${next ? '+' : ''} jobs waiting for review.` : '';
+		count.textContent = jobs.length
+			? `${jobs.length}${next ? '+' : ''} job${jobs.length === 1 && !next ? '' : 's'} waiting for review.` : '';
 		if (!jobs.length) replace(wrap, h('p', { class: 'muted review-empty' }, 'Nothing to review: every failed job has a bug reference or a label.'));
 		if (current < 0 && jobs.length) select(0);
 	}
