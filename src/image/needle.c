@@ -931,3 +931,49 @@ size_t needle_set_find(const struct needle_set *set, const char *const *exprs, s
 	*out = r;
 	return k;
 }
+
+int needle_area_parse(const char *spec, struct needle_area *a)
+{
+	char tmp[128], *p, *parts[6];
+	size_t n = 0;
+	long v[4];
+	int i;
+
+	if (strlen(spec) >= sizeof(tmp))
+		return ERR_INVALID;
+	memcpy(tmp, spec, strlen(spec) + 1);
+	p = tmp;
+	while (n < 6) {
+		parts[n++] = p;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		*p++ = '\0';
+	}
+	if (p || n < 4 || n > 5)
+		return ERR_INVALID;
+	for (i = 0; i < 4; i++)
+		if (str_to_long(parts[i], &v[i]) || v[i] < 0 || v[i] > 1000000)
+			return ERR_INVALID;
+	memset(a, 0, sizeof(*a));
+	a->x = (int)v[0];
+	a->y = (int)v[1];
+	a->w = (int)v[2];
+	a->h = (int)v[3];
+	a->type = NEEDLE_AREA_MATCH;
+	a->match = NEEDLE_DEFAULT_MATCH;
+	a->margin = NEEDLE_DEFAULT_MARGIN;
+	if (n == 5) {
+		if (!strcmp(parts[4], "match"))
+			a->type = NEEDLE_AREA_MATCH;
+		else if (!strcmp(parts[4], "exclude"))
+			a->type = NEEDLE_AREA_EXCLUDE;
+		else if (!strcmp(parts[4], "ocr"))
+			a->type = NEEDLE_AREA_OCR;
+		else
+			return ERR_INVALID;
+	}
+	if (a->w <= 0 || a->h <= 0)
+		return ERR_INVALID;
+	return 0;
+}

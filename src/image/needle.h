@@ -83,6 +83,10 @@ void needle_image_drop(struct needle *n);
 int needle_image_adopt(struct needle *n, struct image *img);
 
 /* Whether the needle carries tag (exact string). */
+/* An area as people type it: "X,Y,W,H" or "X,Y,W,H,match|exclude|ocr"
+ * (default match, with the default match level and margin), W and H above
+ * 0: 0, else ERR_INVALID. */
+int needle_area_parse(const char *spec, struct needle_area *a);
 int needle_has_tag(const struct needle *n, const char *tag);
 /* Whether it carries every space-separated tag of expr (AND). */
 int needle_match_expr(const struct needle *n, const char *expr);

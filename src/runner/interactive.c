@@ -36,23 +36,21 @@ int interactive_parse_areas(const char *s, int w, int h, struct needle_area *are
 		*n = 1;
 	}
 	while (*s) {
-		struct needle_area *a;
-		int x, y, aw, ah, used = 0;
+		char tok[128];
+		size_t len = strcspn(s, " ;");
 
-		if (*s == ' ' || *s == ';') {
+		if (!len) {
 			s++;
 			continue;
 		}
-		if (*n == max || sscanf(s, "%d,%d,%d,%d%n", &x, &y, &aw, &ah, &used) != 4 || x < 0 || y < 0 ||
-		    aw <= 0 || ah <= 0 || (s[used] && s[used] != ' ' && s[used] != ';'))
+		if (*n == max || len >= sizeof(tok))
 			return ERR_INVALID;
-		a = &areas[(*n)++];
-		memset(a, 0, sizeof(*a));
-		a->x = x;
-		a->y = y;
-		a->w = aw;
-		a->h = ah;
-		s += used;
+		memcpy(tok, s, len);
+		tok[len] = '\0';
+		if (needle_area_parse(tok, &areas[*n]) || areas[*n].type != NEEDLE_AREA_MATCH)
+			return ERR_INVALID;
+		(*n)++;
+		s += len;
 	}
 	for (size_t i = 0; i < *n; i++) {
 		areas[i].type = NEEDLE_AREA_MATCH;
