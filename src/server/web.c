@@ -424,7 +424,7 @@ static void page(struct api_req *req, struct api_resp *out)
 static const struct web_page p_dashboard = { .module = "/page-dashboard.js",
 					       .data = { "/dashboard_build_results?limit_builds=3&time_limit_days=14" },
 					       .bare = true };
-static const struct web_page p_tests = { .module = "/page-tests.js" };
+static const struct web_page p_tests = { .module = "/page-tests.js", .ssr = web_ssr_tests };
 static const struct web_page p_overview = { .module = "/page-overview.js" };
 static const struct web_page p_review = { .module = "/page-review.js" };
 static const struct web_page p_job = { .module = "/page-job.js",

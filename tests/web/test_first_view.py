@@ -21,10 +21,18 @@ PAGES = [
     ('/admin/machines', r'<table class="adm-table adm-machines">.*<td>64bit</td>', ['/api/v1/machines']),
     ('/admin/products', r'<table class="adm-table adm-products">.*<td>grub</td>', ['/api/v1/products']),
     ('/admin/test_suites', r'<table class="adm-table adm-test_suites">.*<td>grub</td>', ['/api/v1/test_suites']),
+    ('/tests', r'<section class="tests-section" data-section="finished"><h2>Finished .*<table class="jobs">.*'
+     r'<td class="t-test"><a href="/tests/\d+"', [
+         '/api/v1/jobs?state=assigned%2Csetup%2Crunning%2Cuploading&sort=id&limit=50',
+         '/api/v1/jobs?state=scheduled&sort=id&limit=50', '/api/v1/jobs?state=done%2Ccancelled&sort=id&limit=50',
+         '/api/v1/job_groups']),
+    ('/tests?distri=xss&state=scheduled', r'<h2>Scheduled <span class="muted">\(1\)</span></h2>.*'
+     r'<td class="t-result st-scheduled">scheduled</td>',
+     ['/api/v1/jobs?distri=xss&state=scheduled&sort=id&limit=50', '/api/v1/job_groups']),
 ]
 
 # Pages whose first view shows a value the injection below put in the data.
-INJECTED = ['/admin/machines', '/admin/test_suites']
+INJECTED = ['/admin/machines', '/admin/test_suites', '/tests', '/tests?distri=xss&state=scheduled']
 
 
 class MainParser(html.parser.HTMLParser):
@@ -79,6 +87,9 @@ def inject(s):
         'name': XSS_IMG, 'backend': 'qemu', 'settings[NOTE]': XSS_SCRIPT})[0] == 200)
     check('a test suite named with markup is added', s.api('POST', '/api/v1/test_suites', {
         'name': XSS_SCRIPT, 'description': XSS_IMG})[0] == 200)
+    check('a job whose TEST and BUILD hold markup is scheduled', s.api('POST', '/api/v1/jobs', {
+        'TEST': XSS_SCRIPT, 'DISTRI': 'xss', 'VERSION': '1', 'FLAVOR': 'cd', 'ARCH': 'x86_64',
+        'BUILD': XSS_IMG})[0] == 200)
 
 
 def run():
