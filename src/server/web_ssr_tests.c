@@ -30,23 +30,10 @@ static const char *const states[][2] = {
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
-/* query.get(key) of the page's URLSearchParams: the FIRST value (params_get
- * and web_ssr_param give the last); NULL when absent or empty (falsy). */
-static const char *qget(const struct web_ssr *s, const char *key)
-{
-	const struct params *p = &s->req->params;
-	size_t i;
-
-	for (i = 0; i < p->n; i++)
-		if (!strcmp(p->v[i].key, key))
-			return *p->v[i].value ? p->v[i].value : NULL;
-	return NULL;
-}
-
 /* sortOf() */
 static const char *sort_of(const struct web_ssr *s)
 {
-	const char *v = qget(s, "sort");
+	const char *v = web_ssr_param(s, "sort");
 
 	return v && (!strcmp(v, "id") || !strcmp(v, "result") || !strcmp(v, "test")) ? v : "id";
 }
@@ -54,7 +41,7 @@ static const char *sort_of(const struct web_ssr *s)
 /* limitOf(): /^[1-9][0-9]{0,3}$/ or the default. */
 static const char *limit_of(const struct web_ssr *s)
 {
-	const char *v = qget(s, "limit");
+	const char *v = web_ssr_param(s, "limit");
 	size_t i;
 
 	if (!v || v[0] < '1' || v[0] > '9' || strlen(v) > 4)
@@ -76,14 +63,14 @@ static json_t *get_list(struct web_ssr *s, const char *state, bool paged)
 	buf_init(&url, TESTS_MAX_URL);
 	rc = buf_puts(&url, "/api/v1/jobs");
 	for (i = 0; i < COUNT(filters); i++)
-		rc = rc || html_query_add(&url, filters[i], qget(s, filters[i]));
+		rc = rc || html_query_add(&url, filters[i], web_ssr_param(s, filters[i]));
 	rc = rc || html_query_add(&url, "state", state);
 	rc = rc || html_query_add(&url, "sort", sort_of(s));
 	rc = rc || html_query_add(&url, "limit", limit_of(s));
-	if (paged && qget(s, "next"))
-		rc = rc || html_query_add(&url, "next", qget(s, "next"));
+	if (paged && web_ssr_param(s, "next"))
+		rc = rc || html_query_add(&url, "next", web_ssr_param(s, "next"));
 	else if (paged)
-		rc = rc || html_query_add(&url, "prev", qget(s, "prev"));
+		rc = rc || html_query_add(&url, "prev", web_ssr_param(s, "prev"));
 	if (!rc)
 		answer = web_ssr_get(s, url.data);
 	buf_release(&url);
@@ -331,7 +318,7 @@ static void pager(struct web_ssr *s, const json_t *page)
 {
 	struct html *h = &s->main;
 	const json_t *next = json_object_get(page, "next"), *prev = json_object_get(page, "prev");
-	bool cursor = qget(s, "next") || qget(s, "prev");
+	bool cursor = web_ssr_param(s, "next") || web_ssr_param(s, "prev");
 	char c[64];
 
 	if (!cursor && json_is_null(next))
@@ -366,8 +353,8 @@ static void pager(struct web_ssr *s, const json_t *page)
 void web_ssr_tests(struct web_ssr *s)
 {
 	struct html *h = &s->main;
-	const char *state = qget(s, "state");
-	bool cursor = qget(s, "next") || qget(s, "prev");
+	const char *state = web_ssr_param(s, "state");
+	bool cursor = web_ssr_param(s, "next") || web_ssr_param(s, "prev");
 	json_t *pages[COUNT(sections)] = { NULL };
 	const json_t *groups;
 	size_t first = cursor ? 2 : 0, i;
