@@ -356,7 +356,7 @@ static const char *step_result(const char *r)
 /* job-details.js's stepLabel() */
 static const char *step_label(const json_t *d)
 {
-	const char *r = web_ssr_str(d, "result"), *t;
+	const char *r = web_ssr_str(d, "result");
 
 	if (js_truthy(json_object_get(d, "text")))
 		return js_truthy(json_object_get(d, "title")) ? web_ssr_str(d, "title") : "text";
@@ -364,8 +364,7 @@ static const char *step_label(const json_t *d)
 		return "no match";
 	if (js_truthy(json_object_get(d, "needle")))
 		return web_ssr_str(d, "needle");
-	t = !strcmp(r, "ok") ? "screenshot" : !strcmp(r, "fail") ? "failed" : !strcmp(r, "softfail") ? "soft failure" : r;
-	return t;
+	return !strcmp(r, "ok") ? "screenshot" : !strcmp(r, "fail") ? "failed" : !strcmp(r, "softfail") ? "soft failure" : r;
 }
 
 /* job-data.js's stepSimilarity(): false when it has none. */
