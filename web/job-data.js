@@ -6,6 +6,7 @@
 // and the comments; artefacts are fetched only when the details list them.
 // Screenshots come as openQA serves them: /tests/<id>/images/<name> and
 // their thumbnails /tests/<id>/images/thumb/<name>.
+import { get } from './api.js';
 
 // The URL of one of the job's artefacts.
 export function fileUrl(ctx, name) {
@@ -23,11 +24,9 @@ export function imageUrl(ctx, name) {
 	return `/tests/${ctx.id}/images/${encodeURIComponent(name)}`;
 }
 
+// (through api.js: the first view's island of it, src/server/web_ssr_job.c, when there is one)
 export async function fileJson(ctx, name) {
-	const url = fileUrl(ctx, name);
-	const r = await fetch(url, { credentials: 'same-origin' });
-	if (!r.ok) throw new Error(`${url}: ${r.status} ${r.statusText}`);
-	return r.json();
+	return get(fileUrl(ctx, name));
 }
 
 // An artefact as text; at most `tail` bytes from its end when tail is given
@@ -70,13 +69,10 @@ export function stepSimilarity(d) {
 
 export async function loadJob(id) {
 	const [{ job }, comments] = await Promise.all([
-		fetch(`/api/v1/jobs/${id}/details`, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
-			.then(async r => {
-				if (r.status === 404) throw new Error(`Job ${id} does not exist.`);
-				if (!r.ok) throw new Error(`job ${id}: ${r.status} ${r.statusText}`);
-				return r.json();
-			}),
-		fetch(`/api/v1/jobs/${id}/comments`, { credentials: 'same-origin' }).then(r => (r.ok ? r.json() : [])).catch(() => []),
+		get(`/api/v1/jobs/${id}/details`).catch(e => {
+			throw new Error(e.status === 404 ? `Job ${id} does not exist.` : `job ${id}: ${e.message}`);
+		}),
+		get(`/api/v1/jobs/${id}/comments`).catch(() => []),
 	]);
 	const ctx = {
 		id, job, comments: Array.isArray(comments) ? comments : [],

@@ -427,9 +427,8 @@ static const struct web_page p_dashboard = { .module = "/page-dashboard.js",
 static const struct web_page p_tests = { .module = "/page-tests.js", .ssr = web_ssr_tests };
 static const struct web_page p_overview = { .module = "/page-overview.js" };
 static const struct web_page p_review = { .module = "/page-review.js" };
-static const struct web_page p_job = { .module = "/page-job.js",
-					 .data = { "/api/v1/jobs/#/details", "/api/v1/jobs/#/comments" } };
-static const struct web_page p_latest = { .module = "/page-job.js" };
+static const struct web_page p_job = { .module = "/page-job.js", .ssr = web_ssr_job };
+static const struct web_page p_latest = { .module = "/page-job.js", .ssr = web_ssr_job };
 static const struct web_page p_live = { .module = "/page-live.js" };
 static const struct web_page p_edit = { .module = "/page-needle-edit.js" };
 static const struct web_page p_group = { .module = "/page-group.js",

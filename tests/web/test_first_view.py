@@ -29,6 +29,13 @@ PAGES = [
     ('/tests?distri=xss&state=scheduled', r'<h2>Scheduled <span class="muted">\(1\)</span></h2>.*'
      r'<td class="t-result st-scheduled">scheduled</td>',
      ['/api/v1/jobs?distri=xss&state=scheduled&sort=id&limit=50', '/api/v1/job_groups']),
+    ('/tests/1', r'<h1><a href="/tests/1" class="job-id">#1</a> grub-.*<section class="job-module" data-module="boot">'
+     r'.*<img src="/tests/1/images/thumb/boot-1.png".*<span class="job-sim" title="similarity">\d+%</span>',
+     ['/api/v1/jobs/1/details', '/api/v1/jobs/1/comments', '/tests/1/file/result-boot.json']),
+    ('/tests/3', r'<span class="job-badge r-failed">failed</span>.*<section class="job-module" data-module="\w+">'
+     r'.*class="job-module-result r-failed"', ['/api/v1/jobs/3/details', '/api/v1/jobs/3/comments']),
+    ('/tests/latest?distri=grub&test=grub', r'<a href="/tests/1" class="job-id">#1</a>.*class="job-module"',
+     ['/api/v1/jobs?latest=1&limit=1000&distri=grub&test=grub', '/api/v1/jobs/1/details']),
 ]
 
 # Pages whose first view shows a value the injection below put in the data.
@@ -87,9 +94,12 @@ def inject(s):
         'name': XSS_IMG, 'backend': 'qemu', 'settings[NOTE]': XSS_SCRIPT})[0] == 200)
     check('a test suite named with markup is added', s.api('POST', '/api/v1/test_suites', {
         'name': XSS_SCRIPT, 'description': XSS_IMG})[0] == 200)
-    check('a job whose TEST and BUILD hold markup is scheduled', s.api('POST', '/api/v1/jobs', {
-        'TEST': XSS_SCRIPT, 'DISTRI': 'xss', 'VERSION': '1', 'FLAVOR': 'cd', 'ARCH': 'x86_64',
-        'BUILD': XSS_IMG})[0] == 200)
+    st, made = s.api('POST', '/api/v1/jobs', {'TEST': XSS_SCRIPT, 'DISTRI': 'xss', 'VERSION': '1', 'FLAVOR': 'cd',
+                                              'ARCH': 'x86_64', 'MACHINE': XSS_IMG, 'BUILD': XSS_IMG})
+    check('a job whose TEST, MACHINE and BUILD hold markup is scheduled', st == 200, made)
+    job = made.get('id')
+    PAGES.append((f'/tests/{job}', r'<dt>Machine</dt><dd>&quot;&gt;&lt;img', [f'/api/v1/jobs/{job}/details']))
+    INJECTED.append(f'/tests/{job}')
 
 
 def run():

@@ -87,9 +87,9 @@ def run():
               f'missing {sorted(want - preloaded)}')
         with urllib.request.urlopen(s.url + '/admin/auditlog') as r:
             other = r.read().decode()
-        check("the job page's shell preloads its details and comments",
-              '<link rel="preload" as="fetch" crossorigin href="/api/v1/jobs/1/details">' in shell
-              and '<link rel="preload" as="fetch" crossorigin href="/api/v1/jobs/1/comments">' in shell)
+        check("the job page carries its details and comments (the first view's data islands)",
+              '<script type="application/json" data-url="/api/v1/jobs/1/details">' in shell
+              and '<script type="application/json" data-url="/api/v1/jobs/1/comments">' in shell)
         with urllib.request.urlopen(s.url + '/group_overview/1?limit_builds=20') as r:
             check('a query string that changes the data: no data preload', 'as="fetch" crossorigin href="/api/v1/job' not in r.read().decode())
         with urllib.request.urlopen(s.url + '/admin/machines') as r:
