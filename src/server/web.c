@@ -436,10 +436,10 @@ static const struct web_page p_group = { .module = "/page-group.js",
 					   .data = { "/api/v1/job_groups/#", "/api/v1/job_groups/#/build_results?limit_builds=10",
 						     "/api/v1/groups/#/comments" },
 					   .bare = true };
-static const struct web_page p_auditlog = { .module = "/page-auditlog.js" };
-static const struct web_page p_templates = { .module = "/page-templates.js" };
-static const struct web_page p_workers = { .module = "/page-admin.js", .data = { "/api/v1/workers" },
-					     .also = "/admin-workers.js" };
+static const struct web_page p_auditlog = { .module = "/page-auditlog.js", .ssr = web_ssr_auditlog };
+static const struct web_page p_templates = { .module = "/page-templates.js", .ssr = web_ssr_templates };
+static const struct web_page p_workers = { .module = "/page-admin.js", .also = "/admin-workers.js",
+					     .ssr = web_ssr_admin_workers };
 static const struct web_page p_machines = { .module = "/page-admin.js", .also = "/admin-tables.js",
 					      .ssr = web_ssr_admin_table };
 static const struct web_page p_products = { .module = "/page-admin.js", .also = "/admin-tables.js",

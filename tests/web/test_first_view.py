@@ -7,9 +7,11 @@
 import html.parser
 import json
 import re
+import subprocess
+import urllib.parse
 import urllib.request
 
-from weblib import Server, Browser, check
+from weblib import Server, Browser, check, VIGIL
 
 XSS_SCRIPT = '<script>window.__pwned = 1</script>'
 XSS_IMG = '"><img src=x onerror="window.__pwned=2">'
@@ -21,10 +23,21 @@ PAGES = [
     ('/admin/machines', r'<table class="adm-table adm-machines">.*<td>64bit</td>', ['/api/v1/machines']),
     ('/admin/products', r'<table class="adm-table adm-products">.*<td>grub</td>', ['/api/v1/products']),
     ('/admin/test_suites', r'<table class="adm-table adm-test_suites">.*<td>grub</td>', ['/api/v1/test_suites']),
+    ('/admin/workers', r'<table class="adm-table adm-workers">.*<span class="adm-worker">vm:1</span>',
+     ['/api/v1/workers']),
+    ('/admin/job_templates/1', r'<table class="adm-table jt-matrix"><caption>grub-1-cd-x86_64</caption>.*'
+     r'<th scope="row">grub</th>.*<span title="job template 1, priority 50">50</span>',
+     ['/api/v1/job_groups/1', '/api/v1/job_templates']),
+    ('/admin/auditlog', r'<table class="audit">.*<td class="audit-event">POST /api/v1/machines</td>',
+     ['/api/v1/audit_log?limit=50']),
 ]
 
 # Pages whose first view shows a value the injection below put in the data.
-INJECTED = ['/admin/machines', '/admin/test_suites']
+INJECTED = ['/admin/machines', '/admin/test_suites', '/admin/workers', '/admin/job_templates/1', '/admin/auditlog']
+
+# Pages read signed in as the administrator prepare() adds (the audit log is theirs).
+SIGNED_IN = ['/admin/auditlog']
+ADMIN, ADMIN_PASSWORD = 'first-view-admin', 'first-view-password'
 
 
 class MainParser(html.parser.HTMLParser):
@@ -60,9 +73,9 @@ class MainParser(html.parser.HTMLParser):
             self.text.append(data)
 
 
-def first_view(s, path):
+def first_view(s, path, cookie=None):
     """(HTML of <main>, its text, its bad markup, {island URL: parsed JSON}) of path as sent."""
-    with urllib.request.urlopen(s.url + path) as r:
+    with urllib.request.urlopen(urllib.request.Request(s.url + path, headers={'Cookie': cookie} if cookie else {})) as r:
         page = r.read().decode()
     m = re.search(r'<main\b[^>]*>(.*)</main>', page, re.S)
     main = m.group(1) if m else ''
@@ -79,15 +92,34 @@ def inject(s):
         'name': XSS_IMG, 'backend': 'qemu', 'settings[NOTE]': XSS_SCRIPT})[0] == 200)
     check('a test suite named with markup is added', s.api('POST', '/api/v1/test_suites', {
         'name': XSS_SCRIPT, 'description': XSS_IMG})[0] == 200)
+    check('a worker named with markup registers', s.api('POST', '/api/v1/workers', {
+        'host': XSS_IMG, 'instance': 1, 'worker_class': XSS_SCRIPT})[0] == 200)
+    check('a job template of both is added', s.api('POST', '/api/v1/job_templates', {
+        'group_id': 1, 'machine_name': XSS_IMG, 'test_suite_name': XSS_SCRIPT, 'distri': 'grub', 'version': '1',
+        'flavor': 'cd', 'arch': 'x86_64'})[0] == 200)
+
+
+def prepare(data):
+    subprocess.run([VIGIL, 'user', 'add', ADMIN, '--admin', '--data', data], input=ADMIN_PASSWORD + '\n',
+                   text=True, check=True, capture_output=True)
+
+
+def sign_in(s):
+    """The session cookie ("name=value") of the administrator prepare() added."""
+    form = urllib.parse.urlencode({'user': ADMIN, 'password': ADMIN_PASSWORD}).encode()
+    with urllib.request.urlopen(urllib.request.Request(s.url + '/login', data=form,
+                                                       headers={'Accept': 'application/json'})) as r:
+        return r.headers['Set-Cookie'].split(';')[0]
 
 
 def run():
-    s = Server('first-view')
+    s = Server('first-view', prepare=prepare)
     b = Browser(s)
     try:
         inject(s)
+        cookie = sign_in(s)
         for path, want, urls in PAGES:
-            main, text, bad, islands = first_view(s, path)
+            main, text, bad, islands = first_view(s, path, cookie if path in SIGNED_IN else None)
             check(f'{path}: the first view holds the main data', re.search(want, main, re.S), main[:300])
             check(f'{path}: no markup or script from the data in the first view', not bad, bad)
             check(f'{path}: the first view carries its data', set(urls) <= set(islands),
@@ -95,6 +127,9 @@ def run():
             if path in INJECTED:
                 check(f'{path}: injected markup shows as text',
                       (XSS_SCRIPT in text or XSS_IMG in text) and '&lt;' in main, text[:300])
+            if path in SIGNED_IN:
+                b.get('/login')
+                b.d.add_cookie({'name': cookie.split('=')[0], 'value': cookie.split('=', 1)[1], 'path': '/'})
             b.get(path)
             b.wait_until(lambda: True)
             fetched = b.js("return performance.getEntriesByType('resource').map(e => new URL(e.name).pathname"
@@ -104,6 +139,10 @@ def run():
             check(f'{path}: nothing injected ran', b.js('return window.__pwned === undefined'))
             left = b.js("return document.querySelectorAll('script[type=\"application/json\"]').length")
             check(f'{path}: the islands are taken out once read', left == 0, left)
+            if path in SIGNED_IN:
+                b.d.delete_cookie(cookie.split('=')[0])
+        main, _, _, islands = first_view(s, SIGNED_IN[0])
+        check(f'{SIGNED_IN[0]} signed out: no first view, no data', 'Loading' in main and not islands, main[:300])
     finally:
         b.quit()
         s.stop()
