@@ -446,6 +446,10 @@ static const struct web_page p_products = { .module = "/page-admin.js", .also = 
 					      .ssr = web_ssr_admin_table };
 static const struct web_page p_test_suites = { .module = "/page-admin.js", .also = "/admin-tables.js",
 						 .ssr = web_ssr_admin_table };
+static const struct web_page p_assets = { .module = "/page-admin.js", .also = "/admin-assets.js",
+					    .ssr = web_ssr_admin_assets };
+static const struct web_page p_needles = { .module = "/page-admin.js", .also = "/admin-needles.js",
+					     .ssr = web_ssr_admin_needles };
 static const struct web_page p_admin = { .module = "/page-admin.js" };
 static const struct web_page p_login = { .module = "/page-login.js" };
 static const struct web_page p_apikeys = { .module = "/page-apikeys.js" };
@@ -468,6 +472,8 @@ const struct api_route web_routes[] = {
 	{ "GET", "/admin/machines", AUTH_PUBLIC, page, &p_machines },
 	{ "GET", "/admin/products", AUTH_PUBLIC, page, &p_products },
 	{ "GET", "/admin/test_suites", AUTH_PUBLIC, page, &p_test_suites },
+	{ "GET", "/admin/assets", AUTH_PUBLIC, page, &p_assets },
+	{ "GET", "/admin/needles", AUTH_PUBLIC, page, &p_needles },
 	{ "GET", "/admin/*", AUTH_PUBLIC, page, &p_admin },
 	{ "GET", "/login", AUTH_PUBLIC, page, &p_login },
 	{ "GET", "/user/api_keys", AUTH_PUBLIC, page, &p_apikeys },

@@ -4,8 +4,10 @@
  * web/admin-tables.js shows them, the workers as web/admin-workers.js
  * does, under web/admin-common.js's navigation; a job group's template
  * matrices as web/page-templates.js and the audit log as
- * web/page-auditlog.js show them. The controls (sorting, filter, edit,
- * the YAML editor) come with the scripts. */
+ * web/page-auditlog.js show them, and /admin/assets and /admin/needles
+ * as web/admin-assets.js and web/admin-needles.js do. The controls
+ * (sorting, filter, edit, the YAML editor) come with the scripts. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -780,4 +782,301 @@ void web_ssr_auditlog(struct web_ssr *s)
 		HTML(h, " class=\"audit-older\">Older →</a>");
 	}
 	HTML(h, "</nav>");
+}
+
+/* ---- /admin/needles (web/admin-needles.js) ---- */
+
+/* admin-needles.js's PAGE and the keys of its SORTS. */
+#define NEEDLES_PAGE "100"
+static const char *const needle_sorts[] = { "last_match", "last_seen", "name" };
+
+/* s percent-encoded as encodeURIComponent() does (UTF-8 bytes; A-Z a-z
+ * 0-9 and -_.!~*'() as they are) onto out. */
+static int uri_component(struct buf *out, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p;
+	int rc = 0;
+
+	for (p = (const unsigned char *)s; *p && !rc; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		    strchr("-_.!~*'()", *p)) {
+			rc = buf_append(out, p, 1);
+		} else {
+			char e[3] = { '%', hex[*p >> 4], hex[*p & 15] };
+
+			rc = buf_append(out, e, 3);
+		}
+	}
+	return rc;
+}
+
+/* admin-needles.js's jobLink(job, module, step): "#12 boot step 3" to the step. */
+static void needle_job(struct html *h, const json_t *n, const char *job_key, const char *module_key,
+		       const char *step_key)
+{
+	long long job = (long long)json_integer_value(json_object_get(n, job_key));
+	const char *module = web_ssr_str(n, module_key);
+	const json_t *step = json_object_get(n, step_key);
+	bool has_step = json_is_integer(step) ? json_integer_value(step) != 0 : json_is_string(step) && *json_string_value(step);
+	char tmp[32];
+	struct buf href;
+
+	if (!job)
+		return;
+	buf_init(&href, 1u << 16);
+	if (buf_printf(&href, "/tests/%lld", job) ||
+	    (*module && has_step && (buf_puts(&href, "#step/") || uri_component(&href, module) ||
+				     buf_printf(&href, "/%s", js_string(step, tmp, sizeof(tmp)))))) {
+		buf_release(&href);
+		h->err = h->err ? h->err : ERR_NOMEM;
+		return;
+	}
+	HTML(h, "<a");
+	html_href(h, href.data);
+	HTML(h, " class=\"adm-joblink\">");
+	html_textf(h, "#%lld", job);
+	if (*module) {
+		HTML(h, " ");
+		html_text(h, module);
+	}
+	if (has_step) {
+		HTML(h, " step ");
+		html_text(h, js_string(step, tmp, sizeof(tmp)));
+	}
+	HTML(h, "</a>");
+	buf_release(&href);
+}
+
+void web_ssr_admin_needles(struct web_ssr *s)
+{
+	struct html *h = &s->main;
+	const char *sort = web_ssr_param(s, "sort"), *search = web_ssr_param(s, "search");
+	json_t *ans;
+	const json_t *list, *n;
+	struct buf url;
+	size_t i, k, shown;
+
+	for (k = 0; k < sizeof(needle_sorts) / sizeof(needle_sorts[0]) && (!sort || strcmp(sort, needle_sorts[k])); k++)
+		;
+	if (k == sizeof(needle_sorts) / sizeof(needle_sorts[0]))
+		sort = "last_match";
+	buf_init(&url, 1u << 16);
+	if (buf_puts(&url, "/api/v1/needles") || html_query_add(&url, "sort", sort) ||
+	    html_query_add(&url, "search", search) || html_query_add(&url, "limit", NEEDLES_PAGE) ||
+	    !(ans = web_ssr_get(s, url.data)) || !json_is_array(list = json_object_get(ans, "needles"))) {
+		buf_release(&url);
+		return;
+	}
+	buf_release(&url);
+	shown = json_array_size(list);
+	web_ssr_admin_nav(h, "/admin/needles");
+	HTML(h, "<h1>Needles</h1><div class=\"scroll\"><table class=\"adm-table adm-needles\"><thead><tr>"
+		"<th scope=\"col\">Needle</th><th scope=\"col\">Distri</th><th scope=\"col\">Last match</th>"
+		"<th scope=\"col\">Last seen</th></tr></thead><tbody>");
+	json_array_foreach(list, i, n) {
+		const char *name = web_ssr_str(n, "name"), *file = web_ssr_str(n, "file");
+		size_t nl = strlen(name);
+		char tmp[32];
+
+		HTML(h, "<tr");
+		HTML_ATTR(h, "data-id", js_string(json_object_get(n, "id"), tmp, sizeof(tmp)));
+		HTML_ATTR(h, "data-name", js_string(json_object_get(n, "name"), tmp, sizeof(tmp)));
+		HTML(h, "><td class=\"adm-needle\"><span class=\"name\">");
+		web_ssr_text(h, n, "name");
+		HTML(h, "</span>");
+		/* the file when it is not "<name>.json" */
+		if (*file && !(strlen(file) == nl + 5 && !strncmp(file, name, nl) && !strcmp(file + nl, ".json"))) {
+			HTML(h, "<span class=\"muted file\">");
+			html_textf(h, " %s", file);
+			HTML(h, "</span>");
+		}
+		HTML(h, "</td><td>");
+		web_ssr_text(h, n, "distri");
+		HTML(h, "</td><td class=\"adm-match\">");
+		when_cell(h, web_ssr_str(n, "last_match"));
+		HTML(h, " ");
+		needle_job(h, n, "last_match_job", "last_match_module", "last_match_step");
+		HTML(h, "</td><td class=\"adm-seen\">");
+		when_cell(h, web_ssr_str(n, "last_seen"));
+		HTML(h, " ");
+		needle_job(h, n, "last_seen_job", "last_seen_module", "last_seen_step");
+		HTML(h, "</td></tr>");
+	}
+	HTML(h, "</tbody></table></div><p class=\"adm-message muted\" role=\"status\">");
+	if (shown)
+		html_textf(h, "%zu needle%s shown%s.", shown, shown == 1 ? "" : "s",
+			   json_is_string(json_object_get(ans, "next")) && *web_ssr_str(ans, "next") ? ", more below" : "");
+	else if (search)
+		html_textf(h, "No needle name contains “%s”.", search);
+	else
+		html_text(h, "No job has reported needles yet.");
+	HTML(h, "</p>");
+}
+
+/* ---- /admin/assets (web/admin-assets.js) ---- */
+
+/* admin-common.js's humanSize(n): "512 B", "1.4 KiB", "3.2 GiB". */
+static void human_size(struct html *h, double n)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	size_t i = 0;
+
+	if (!isfinite(n) || n < 0)
+		return;
+	while (n >= 1024 && i < sizeof(units) / sizeof(units[0]) - 1) {
+		n /= 1024;
+		i++;
+	}
+	if (i == 0)
+		html_textf(h, "%.17g B", n);
+	else if (n < 10) /* toFixed(1): a tie goes up */
+		html_textf(h, "%.1f %s", floor(n * 10 + 0.5) / 10, units[i]);
+	else
+		html_textf(h, "%.0f %s", floor(n + 0.5), units[i]);
+}
+
+/* Number(v) of the API's sizes (NaN for what is no number). */
+static double js_number(const json_t *v)
+{
+	if (json_is_number(v))
+		return json_number_value(v);
+	if (json_is_null(v) || json_is_false(v))
+		return 0;
+	if (json_is_true(v))
+		return 1;
+	if (json_is_string(v)) {
+		char *end;
+		double d = strtod(json_string_value(v), &end);
+
+		return *json_string_value(v) && !*end ? d : NAN;
+	}
+	return NAN;
+}
+
+struct asset_row {
+	const json_t *a;
+	size_t i;
+};
+
+static int asset_cmp(const void *x, const void *y)
+{
+	const struct asset_row *a = x, *b = y;
+	const char *na = web_ssr_str(a->a, "name"), *nb = web_ssr_str(b->a, "name");
+	int c;
+
+	/* sortableTable's cmp: equal, empty names last, else as a browser collates */
+	if (!strcmp(na, nb))
+		c = 0;
+	else if (!*na || !*nb)
+		c = *na ? -1 : 1;
+	else
+		c = collate(na, nb);
+	return c ? c : a->i < b->i ? -1 : a->i > b->i;
+}
+
+void web_ssr_admin_assets(struct web_ssr *s)
+{
+	struct html *h = &s->main;
+	json_t *ans = web_ssr_get(s, "/api/v1/assets");
+	const json_t *list = json_object_get(ans, "assets"), *a, *id;
+	struct asset_row *rows;
+	size_t n = json_array_size(list), i, k;
+	double total = 0;
+
+	if (!ans || !json_is_array(list) || !(rows = calloc(n ? n : 1, sizeof(*rows))))
+		return;
+	json_array_foreach(list, i, a) {
+		double v = js_number(json_object_get(a, "size"));
+
+		total += isnan(v) ? 0 : v;
+		rows[i].a = a;
+		rows[i].i = i;
+	}
+	qsort(rows, n, sizeof(*rows), asset_cmp);
+	web_ssr_admin_nav(h, "/admin/assets");
+	HTML(h, "<h1>");
+	html_textf(h, "Assets (%zu)", n);
+	HTML(h, "</h1><div class=\"adm-tools\"><span class=\"adm-summary\">");
+	human_size(h, total);
+	HTML(h, " in all</span></div><p class=\"adm-message\" role=\"status\"></p>"
+		"<div class=\"scroll\"><table class=\"adm-table adm-assets\"><thead><tr><th scope=\"col\">Type</th>"
+		"<th scope=\"col\">Name</th><th scope=\"col\" class=\"num\">Size</th><th scope=\"col\">Jobs using it</th>"
+		"<th scope=\"col\">Last use</th><th scope=\"col\">Registered</th></tr></thead><tbody>");
+	for (i = 0; i < n; i++) {
+		const json_t *size, *last;
+		long long jobs, last_use;
+		struct buf href;
+		char tmp[32], t_created[64];
+
+		a = rows[i].a;
+		HTML(h, "<tr");
+		HTML_ATTR(h, "data-id", js_string(json_object_get(a, "id"), tmp, sizeof(tmp)));
+		HTML(h, "><td>");
+		web_ssr_text(h, a, "type");
+		HTML(h, "</td><td><a");
+		buf_init(&href, 1u << 16);
+		if (buf_puts(&href, "/assets/") || uri_component(&href, js_string(json_object_get(a, "type"), tmp, sizeof(tmp))) ||
+		    buf_puts(&href, "/") || uri_component(&href, js_string(json_object_get(a, "name"), tmp, sizeof(tmp))))
+			h->err = h->err ? h->err : ERR_NOMEM;
+		else
+			html_href(h, href.data);
+		buf_release(&href);
+		HTML(h, ">");
+		web_ssr_text(h, a, "name");
+		HTML(h, "</a></td><td class=\"num\">");
+		size = json_object_get(a, "size");
+		if (!size || json_is_null(size)) {
+			HTML(h, "<span class=\"muted\">unknown</span>");
+		} else {
+			HTML(h, "<span");
+			HTML_ATTRF(h, "title", "%s bytes", js_string(size, tmp, sizeof(tmp)));
+			HTML(h, ">");
+			if (!json_is_string(size) || *json_string_value(size))
+				human_size(h, js_number(size));
+			HTML(h, "</span>");
+		}
+		HTML(h, "</td><td>");
+		/* jobsCell(a) */
+		jobs = (long long)js_number(json_object_get(a, "jobs"));
+		if (jobs <= 0) {
+			HTML(h, "<span class=\"muted\">none</span>");
+		} else {
+			last = json_object_get(a, "last_jobs");
+			HTML(h, "<span class=\"adm-jobs\">");
+			html_textf(h, "%lld: ", jobs);
+			json_array_foreach(last, k, id) {
+				if (k)
+					HTML(h, " ");
+				HTML(h, "<a");
+				html_hreff(h, "/tests/%s", js_string(id, tmp, sizeof(tmp)));
+				HTML(h, ">");
+				html_textf(h, "#%s", js_string(id, tmp, sizeof(tmp)));
+				HTML(h, "</a>");
+			}
+			if ((size_t)jobs > json_array_size(last))
+				HTML(h, " …");
+			HTML(h, "</span>");
+		}
+		HTML(h, "</td><td>");
+		last_use = (long long)json_integer_value(json_object_get(a, "last_use_job_id"));
+		if (last_use) {
+			HTML(h, "<a");
+			html_hreff(h, "/tests/%lld", last_use);
+			HTML(h, ">");
+			html_textf(h, "#%lld", last_use);
+			HTML(h, "</a>");
+		}
+		HTML(h, "</td><td>");
+		/* when(isoTime(t_created)): "2026-12-04 10:34:24" as an ISO time */
+		snprintf(t_created, sizeof(t_created), "%s", web_ssr_str(a, "t_created"));
+		if (strchr(t_created, ' '))
+			*strchr(t_created, ' ') = 'T';
+		when_cell(h, t_created);
+		HTML(h, "</td></tr>");
+	}
+	if (!n)
+		HTML(h, "<tr><td colspan=\"6\" class=\"muted\">No assets under factory/ yet.</td></tr>");
+	HTML(h, "</tbody></table></div>");
+	free(rows);
 }

@@ -6,6 +6,7 @@
 # page's script takes them instead of fetching the same URLs again.
 import html.parser
 import json
+import os
 import re
 import subprocess
 import urllib.parse
@@ -30,6 +31,10 @@ PAGES = [
      ['/api/v1/job_groups/1', '/api/v1/job_templates']),
     ('/admin/auditlog', r'<table class="audit">.*<td class="audit-event">POST /api/v1/machines</td>',
      ['/api/v1/audit_log?limit=50']),
+    ('/admin/assets', r'<table class="adm-table adm-assets">.*<a href="/assets/iso/first-view.iso">first-view.iso</a>'
+     r'</td><td class="num"><span title="1280 bytes">1.3 KiB</span>', ['/api/v1/assets']),
+    ('/admin/needles', r'<table class="adm-table adm-needles">.*<span class="name">grub-.*class="adm-joblink">#1 ',
+     ['/api/v1/needles?sort=last_match&limit=100']),
 ]
 
 # Pages whose first view shows a value the injection below put in the data.
@@ -97,9 +102,13 @@ def inject(s):
     check('a job template of both is added', s.api('POST', '/api/v1/job_templates', {
         'group_id': 1, 'machine_name': XSS_IMG, 'test_suite_name': XSS_SCRIPT, 'distri': 'grub', 'version': '1',
         'flavor': 'cd', 'arch': 'x86_64'})[0] == 200)
+    check('an asset is registered', s.api('POST', '/api/v1/assets', {'type': 'iso', 'name': 'first-view.iso'})[0] == 200)
 
 
 def prepare(data):
+    os.makedirs(os.path.join(data, 'factory', 'iso'), exist_ok=True)
+    with open(os.path.join(data, 'factory', 'iso', 'first-view.iso'), 'wb') as f:
+        f.write(bytes(1280))
     subprocess.run([VIGIL, 'user', 'add', ADMIN, '--admin', '--data', data], input=ADMIN_PASSWORD + '\n',
                    text=True, check=True, capture_output=True)
 

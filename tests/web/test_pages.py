@@ -94,8 +94,8 @@ def run():
             check('a query string that changes the data: no data preload', 'as="fetch" crossorigin href="/api/v1/job' not in r.read().decode())
         with urllib.request.urlopen(s.url + '/admin/machines') as r:
             m = r.read().decode()
-            check('the machines page preloads its table module and data',
-                  'admin-tables.js' in m and 'href="/api/v1/machines"' in m)
+            check('the machines page preloads its table module and brings its data (a data island)',
+                  'admin-tables.js' in m and 'data-url="/api/v1/machines"' in m)
         check('the audit log shell preloads its own page, not the job page',
               'page-auditlog.js' in other and 'page-job.js' not in other)
         for name, path, css in PAGES:
