@@ -435,16 +435,20 @@ static const struct web_page p_group = { .module = "/page-group.js",
 					   .data = { "/api/v1/job_groups/#", "/api/v1/job_groups/#/build_results?limit_builds=10",
 						     "/api/v1/groups/#/comments" },
 					   .bare = true };
-static const struct web_page p_auditlog = { .module = "/page-auditlog.js" };
-static const struct web_page p_templates = { .module = "/page-templates.js" };
-static const struct web_page p_workers = { .module = "/page-admin.js", .data = { "/api/v1/workers" },
-					     .also = "/admin-workers.js" };
+static const struct web_page p_auditlog = { .module = "/page-auditlog.js", .ssr = web_ssr_auditlog };
+static const struct web_page p_templates = { .module = "/page-templates.js", .ssr = web_ssr_templates };
+static const struct web_page p_workers = { .module = "/page-admin.js", .also = "/admin-workers.js",
+					     .ssr = web_ssr_admin_workers };
 static const struct web_page p_machines = { .module = "/page-admin.js", .also = "/admin-tables.js",
 					      .ssr = web_ssr_admin_table };
 static const struct web_page p_products = { .module = "/page-admin.js", .also = "/admin-tables.js",
 					      .ssr = web_ssr_admin_table };
 static const struct web_page p_test_suites = { .module = "/page-admin.js", .also = "/admin-tables.js",
 						 .ssr = web_ssr_admin_table };
+static const struct web_page p_assets = { .module = "/page-admin.js", .also = "/admin-assets.js",
+					    .ssr = web_ssr_admin_assets };
+static const struct web_page p_needles = { .module = "/page-admin.js", .also = "/admin-needles.js",
+					     .ssr = web_ssr_admin_needles };
 static const struct web_page p_admin = { .module = "/page-admin.js" };
 static const struct web_page p_login = { .module = "/page-login.js" };
 static const struct web_page p_apikeys = { .module = "/page-apikeys.js" };
@@ -467,6 +471,8 @@ const struct api_route web_routes[] = {
 	{ "GET", "/admin/machines", AUTH_PUBLIC, page, &p_machines },
 	{ "GET", "/admin/products", AUTH_PUBLIC, page, &p_products },
 	{ "GET", "/admin/test_suites", AUTH_PUBLIC, page, &p_test_suites },
+	{ "GET", "/admin/assets", AUTH_PUBLIC, page, &p_assets },
+	{ "GET", "/admin/needles", AUTH_PUBLIC, page, &p_needles },
 	{ "GET", "/admin/*", AUTH_PUBLIC, page, &p_admin },
 	{ "GET", "/login", AUTH_PUBLIC, page, &p_login },
 	{ "GET", "/user/api_keys", AUTH_PUBLIC, page, &p_apikeys },

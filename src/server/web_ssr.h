@@ -72,5 +72,7 @@ void web_ssr_admin_table(struct web_ssr *s);
 void web_ssr_admin_workers(struct web_ssr *s);
 void web_ssr_templates(struct web_ssr *s);
 void web_ssr_auditlog(struct web_ssr *s);
+void web_ssr_admin_assets(struct web_ssr *s);
+void web_ssr_admin_needles(struct web_ssr *s);
 
 #endif

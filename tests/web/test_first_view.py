@@ -6,10 +6,13 @@
 # page's script takes them instead of fetching the same URLs again.
 import html.parser
 import json
+import os
 import re
+import subprocess
+import urllib.parse
 import urllib.request
 
-from weblib import Server, Browser, check
+from weblib import Server, Browser, check, VIGIL
 
 XSS_SCRIPT = '<script>window.__pwned = 1</script>'
 XSS_IMG = '"><img src=x onerror="window.__pwned=2">'
@@ -36,10 +39,26 @@ PAGES = [
      r'.*class="job-module-result r-failed"', ['/api/v1/jobs/3/details', '/api/v1/jobs/3/comments']),
     ('/tests/latest?distri=grub&test=grub', r'<a href="/tests/1" class="job-id">#1</a>.*class="job-module"',
      ['/api/v1/jobs?latest=1&limit=1000&distri=grub&test=grub', '/api/v1/jobs/1/details']),
+    ('/admin/workers', r'<table class="adm-table adm-workers">.*<span class="adm-worker">vm:1</span>',
+     ['/api/v1/workers']),
+    ('/admin/job_templates/1', r'<table class="adm-table jt-matrix"><caption>grub-1-cd-x86_64</caption>.*'
+     r'<th scope="row">grub</th>.*<span title="job template 1, priority 50">50</span>',
+     ['/api/v1/job_groups/1', '/api/v1/job_templates']),
+    ('/admin/auditlog', r'<table class="audit">.*<td class="audit-event">POST /api/v1/machines</td>',
+     ['/api/v1/audit_log?limit=50']),
+    ('/admin/assets', r'<table class="adm-table adm-assets">.*<a href="/assets/iso/first-view.iso">first-view.iso</a>'
+     r'</td><td class="num"><span title="1280 bytes">1.3 KiB</span>', ['/api/v1/assets']),
+    ('/admin/needles', r'<table class="adm-table adm-needles">.*<span class="name">grub-.*class="adm-joblink">#1 ',
+     ['/api/v1/needles?sort=last_match&limit=100']),
 ]
 
 # Pages whose first view shows a value the injection below put in the data.
-INJECTED = ['/admin/machines', '/admin/test_suites', '/tests', '/tests?distri=xss&state=scheduled']
+INJECTED = ['/admin/machines', '/admin/test_suites', '/tests', '/tests?distri=xss&state=scheduled',
+            '/admin/workers', '/admin/job_templates/1', '/admin/auditlog']
+
+# Pages read signed in as the administrator prepare() adds (the audit log is theirs).
+SIGNED_IN = ['/admin/auditlog']
+ADMIN, ADMIN_PASSWORD = 'first-view-admin', 'first-view-password'
 
 
 class MainParser(html.parser.HTMLParser):
@@ -75,9 +94,9 @@ class MainParser(html.parser.HTMLParser):
             self.text.append(data)
 
 
-def first_view(s, path):
+def first_view(s, path, cookie=None):
     """(HTML of <main>, its text, its bad markup, {island URL: parsed JSON}) of path as sent."""
-    with urllib.request.urlopen(s.url + path) as r:
+    with urllib.request.urlopen(urllib.request.Request(s.url + path, headers={'Cookie': cookie} if cookie else {})) as r:
         page = r.read().decode()
     m = re.search(r'<main\b[^>]*>(.*)</main>', page, re.S)
     main = m.group(1) if m else ''
@@ -100,15 +119,38 @@ def inject(s):
     job = made.get('id')
     PAGES.append((f'/tests/{job}', r'<dt>Machine</dt><dd>&quot;&gt;&lt;img', [f'/api/v1/jobs/{job}/details']))
     INJECTED.append(f'/tests/{job}')
+    check('a worker named with markup registers', s.api('POST', '/api/v1/workers', {
+        'host': XSS_IMG, 'instance': 1, 'worker_class': XSS_SCRIPT})[0] == 200)
+    check('a job template of both is added', s.api('POST', '/api/v1/job_templates', {
+        'group_id': 1, 'machine_name': XSS_IMG, 'test_suite_name': XSS_SCRIPT, 'distri': 'grub', 'version': '1',
+        'flavor': 'cd', 'arch': 'x86_64'})[0] == 200)
+    check('an asset is registered', s.api('POST', '/api/v1/assets', {'type': 'iso', 'name': 'first-view.iso'})[0] == 200)
+
+
+def prepare(data):
+    os.makedirs(os.path.join(data, 'factory', 'iso'), exist_ok=True)
+    with open(os.path.join(data, 'factory', 'iso', 'first-view.iso'), 'wb') as f:
+        f.write(bytes(1280))
+    subprocess.run([VIGIL, 'user', 'add', ADMIN, '--admin', '--data', data], input=ADMIN_PASSWORD + '\n',
+                   text=True, check=True, capture_output=True)
+
+
+def sign_in(s):
+    """The session cookie ("name=value") of the administrator prepare() added."""
+    form = urllib.parse.urlencode({'user': ADMIN, 'password': ADMIN_PASSWORD}).encode()
+    with urllib.request.urlopen(urllib.request.Request(s.url + '/login', data=form,
+                                                       headers={'Accept': 'application/json'})) as r:
+        return r.headers['Set-Cookie'].split(';')[0]
 
 
 def run():
-    s = Server('first-view')
+    s = Server('first-view', prepare=prepare)
     b = Browser(s)
     try:
         inject(s)
+        cookie = sign_in(s)
         for path, want, urls in PAGES:
-            main, text, bad, islands = first_view(s, path)
+            main, text, bad, islands = first_view(s, path, cookie if path in SIGNED_IN else None)
             check(f'{path}: the first view holds the main data', re.search(want, main, re.S), main[:300])
             check(f'{path}: no markup or script from the data in the first view', not bad, bad)
             check(f'{path}: the first view carries its data', set(urls) <= set(islands),
@@ -116,6 +158,9 @@ def run():
             if path in INJECTED:
                 check(f'{path}: injected markup shows as text',
                       (XSS_SCRIPT in text or XSS_IMG in text) and '&lt;' in main, text[:300])
+            if path in SIGNED_IN:
+                b.get('/login')
+                b.d.add_cookie({'name': cookie.split('=')[0], 'value': cookie.split('=', 1)[1], 'path': '/'})
             b.get(path)
             b.wait_until(lambda: True)
             fetched = b.js("return performance.getEntriesByType('resource').map(e => new URL(e.name).pathname"
@@ -125,6 +170,10 @@ def run():
             check(f'{path}: nothing injected ran', b.js('return window.__pwned === undefined'))
             left = b.js("return document.querySelectorAll('script[type=\"application/json\"]').length")
             check(f'{path}: the islands are taken out once read', left == 0, left)
+            if path in SIGNED_IN:
+                b.d.delete_cookie(cookie.split('=')[0])
+        main, _, _, islands = first_view(s, SIGNED_IN[0])
+        check(f'{SIGNED_IN[0]} signed out: no first view, no data', 'Loading' in main and not islands, main[:300])
     finally:
         b.quit()
         s.stop()
