@@ -456,7 +456,7 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
 	if (out->hdr_name)
 		MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
-	if (out->web)
+	if (out->web && !(out->hdr_name && !strcasecmp(out->hdr_name, MHD_HTTP_HEADER_CACHE_CONTROL)))
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
 	*status = (unsigned)out->status;
 	return resp;

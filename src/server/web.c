@@ -392,6 +392,9 @@ static bool page_ssr(struct api_req *req, struct api_resp *out, const struct web
 	out->web = true;
 	out->status = 200;
 	out->ctype = "text/html; charset=utf-8";
+	/* the data is the user's (the audit log is an administrator's): no shared cache keeps it */
+	out->hdr_name = "Cache-Control";
+	snprintf(out->hdr_value, sizeof(out->hdr_value), "private, no-cache");
 	out->text = buf_steal(&html);
 	return true;
 }

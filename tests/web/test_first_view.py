@@ -149,6 +149,9 @@ def run():
     try:
         inject(s)
         cookie = sign_in(s)
+        with urllib.request.urlopen(s.url + '/tests') as r:
+            cc = r.headers.get_all('Cache-Control')
+        check('a first view is kept by no shared cache (private, no-cache)', cc == ['private, no-cache'], cc)
         for path, want, urls in PAGES:
             main, text, bad, islands = first_view(s, path, cookie if path in SIGNED_IN else None)
             check(f'{path}: the first view holds the main data', re.search(want, main, re.S), main[:300])
