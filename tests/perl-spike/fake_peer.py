@@ -5,7 +5,7 @@
 # dir, answers every command plausibly (in the shapes isotovideo's parent
 # and backend answer), and records both directions. No VM, no matching.
 #
-#   python3 tests/perl-spike/fake_peer.py [--error-on CMD | --close-on CMD] [POOLDIR]
+#   python3 tests/perl-spike/fake_peer.py [--frame-refs] [--error-on CMD | --close-on CMD] [POOLDIR]
 # Writes POOLDIR/transcript.jsonl and prints a compact transcript.
 # --error-on answers the first CMD with {"vigil_error": ...}; --close-on
 # closes the socket instead of answering it (vigil gone).
@@ -29,10 +29,17 @@ class Peer:
         self.consoles = {}
         self.serial = ''
         self.log = []
+        self.frame_refs = False
+        self.frames = {}
 
     def frame(self):
-        """A PNG 'vigil already wrote' (and its thumbnail) as tinycv's reference."""
+        """A PNG 'vigil already wrote' (and its thumbnail) as tinycv's reference;
+        with --frame-refs a frame id that Perl asks vigil to write (vigil_write_image)."""
         self.nframe += 1
+        if self.frame_refs:
+            self.frames[self.nframe] = os.path.join(DISTRI, 'needles', 'x.png')
+            ref = base64.b64encode(('vigil-frame:%d' % self.nframe).encode()).decode()
+            return ref, int((time.monotonic() - self.t0) * FPS)
         d = os.path.join(self.pool, '.vigil-frames')
         os.makedirs(os.path.join(d, '.thumbs'), exist_ok=True)
         png = os.path.join(d, 'frame-%d.png' % self.nframe)
@@ -107,6 +114,16 @@ class Peer:
             if m['function'] in ('disable_vnc_stalls',):
                 return {'ret': {'result': None}}
             return {'ret': {'exception': "vigil: console method '%s' is not supported" % m['function']}}
+        if cmd == 'vigil_write_image':
+            src = self.frames.get(m['frame'])
+            if not src:
+                return {'vigil_error': 'no frame %s' % m['frame']}
+            dst = os.path.join(self.pool, m['file'])
+            shutil.copy(src, dst)
+            if m.get('thumbnail'):
+                os.makedirs(os.path.join(os.path.dirname(dst), '.thumbs'), exist_ok=True)
+                shutil.copy(src, os.path.join(os.path.dirname(dst), '.thumbs', os.path.basename(dst)))
+            return {'ret': 1}
         if cmd == 'vigil_schedule':
             for c in m['consoles']:
                 self.consoles[c['name']] = c
@@ -135,15 +152,17 @@ class Peer:
 
 
 def _shorten(o):
-    for k in ('image',):
-        if isinstance(o.get(k), str):
-            o[k] = '<base64 ref %s>' % base64.b64decode(o[k]).decode().rsplit('/', 1)[-1]
+    if isinstance(o.get('image'), str):
+        o['image'] = '<base64 ref %s>' % base64.b64decode(o['image']).decode().rsplit('/', 1)[-1]
     return o
 
 
 def main():
-    args, error_on, close_on = sys.argv[1:], None, None
+    args, error_on, close_on, frame_refs = sys.argv[1:], None, None, False
     while args and args[0].startswith('--'):
+        if args[0] == '--frame-refs':
+            frame_refs, args = True, args[1:]
+            continue
         opt, val, args = args[0], args[1], args[2:]
         if opt == '--error-on':
             error_on = val
@@ -165,7 +184,7 @@ def main():
     theirs.close()
     ours.settimeout(30)
     peer, buf = Peer(pool), b''
-    peer.pid, peer.opencv = proc.pid, None
+    peer.pid, peer.opencv, peer.frame_refs = proc.pid, None, frame_refs
     try:
         while True:
             data = ours.recv(65536)

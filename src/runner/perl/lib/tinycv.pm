@@ -13,11 +13,14 @@ use File::Copy qw(copy);
 our $VERSION = 'vigil';
 my $PREFIX = 'vigil-png:';
 
-# vigil sends {"image": base64("vigil-png:/abs/path.png")}; testapi.pm and
-# basetest.pm pass decode_base64() of it here, as they would a PPM.
+# vigil sends {"image": base64("vigil-png:/abs/path.png")} or
+# base64("vigil-frame:ID"); testapi.pm and basetest.pm pass decode_base64()
+# of it here, as they would a PPM. A frame is written by vigil when Perl
+# writes it (vigil_write_image), a PNG path is placed here.
 sub from_ppm {
     my ($data) = @_;
     return undef unless defined $data && length $data;
+    return tinycv::Image->_new_frame($1) if $data =~ /\Avigil-frame:([0-9]+)\z/;
     if (substr($data, 0, length $PREFIX) eq $PREFIX) {
         my $png = substr($data, length $PREFIX);
         die "tinycv (vigil): image '$png' is missing\n" unless -f $png;
@@ -46,6 +49,19 @@ sub _new {
     return bless {png => $png}, $class;
 }
 
+sub _new_frame {
+    my ($class, $id) = @_;
+    return bless {frame => 0 + $id}, $class;
+}
+
+# Asked while the test process waits for nothing else: the socket is idle
+# whenever testapi/basetest write an image.
+sub _write_frame {
+    my ($self, $fn, $thumbnail) = @_;
+    autotest::query_isotovideo('vigil_write_image', {frame => $self->{frame}, file => $fn, thumbnail => $thumbnail});
+    return 1;
+}
+
 # A hard link when the results lie on the same file system, a copy else.
 sub _place {
     my ($src, $dst) = @_;
@@ -57,11 +73,13 @@ sub _place {
 
 sub write {
     my ($self, $fn) = @_;
+    return $self->_write_frame($fn, 0) if defined $self->{frame};
     return _place($self->{png}, $fn);
 }
 
 sub write_with_thumbnail {
     my ($self, $fn) = @_;
+    return $self->_write_frame($fn, 1) if defined $self->{frame};
     _place($self->{png}, $fn);
     my $thumb = dirname($self->{png}) . '/.thumbs/' . basename($self->{png});
     return 1 unless -f $thumb;
@@ -74,6 +92,7 @@ sub write_with_thumbnail {
 sub _size {
     my ($self) = @_;
     return @{$self->{size}} if $self->{size};
+    die "tinycv (vigil): the size of frame $self->{frame} is vigil's\n" if defined $self->{frame};
     open(my $fh, '<:raw', $self->{png}) or die "tinycv (vigil): $self->{png}: $!\n";
     my $n = CORE::read($fh, my $hdr, 24);
     close $fh;
