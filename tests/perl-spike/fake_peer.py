@@ -5,7 +5,7 @@
 # dir, answers every command plausibly (in the shapes isotovideo's parent
 # and backend answer), and records both directions. No VM, no matching.
 #
-#   python3 tests/perl-spike/fake_peer.py [--frame-refs] [--error-on CMD | --close-on CMD] [POOLDIR]
+#   python3 tests/perl-spike/fake_peer.py [--distri DIR] [--frame-refs] [--error-on CMD | --close-on CMD] [POOLDIR]
 # Writes POOLDIR/transcript.jsonl and prints a compact transcript.
 # --error-on answers the first CMD with {"vigil_error": ...}; --close-on
 # closes the socket instead of answering it (vigil gone).
@@ -31,6 +31,8 @@ class Peer:
         self.log = []
         self.frame_refs = False
         self.frames = {}
+        self.needles = {}
+        self.needles_dir = None
 
     def frame(self):
         """A PNG 'vigil already wrote' (and its thumbnail) as tinycv's reference;
@@ -49,18 +51,24 @@ class Peer:
         return ref, int((time.monotonic() - self.t0) * FPS)
 
     def needle(self, name):
-        return {'name': name, 'file': name + '.json', 'tags': [name], 'properties': [],
-                'png': os.path.join(DISTRI, 'needles', name + '.png'),
-                'area': [{'xpos': 0, 'ypos': 0, 'width': 8, 'height': 8, 'type': 'match', 'margin': 50}]}
+        """needle::TO_JSON of a needle of the needles dir (file relative to it)."""
+        j = self.needles[name]
+        area = [dict({'type': 'match', 'margin': 50}, **a) for a in j['area']]
+        return {'name': name, 'file': name + '.json', 'tags': j['tags'], 'properties': j.get('properties', []),
+                'png': os.path.join(self.needles_dir, name + '.png'), 'area': area}
 
     def check_screen(self, m):
         tags = m['mustmatch'] if isinstance(m['mustmatch'], list) else [m['mustmatch']]
         image, frame = self.frame()
-        if 'x' in tags:
-            found = {'needle': self.needle('x'), 'ok': 1, 'error': 0,
-                     'area': [{'x': 0, 'y': 0, 'w': 8, 'h': 8, 'similarity': 1.0, 'result': 'ok'}]}
+        hit = next((n for n in sorted(self.needles) if set(tags) & set(self.needles[n]['tags'])), None)
+        if hit:
+            nd = self.needle(hit)
+            area = [{'x': a['xpos'], 'y': a['ypos'], 'w': a['width'], 'h': a['height'], 'similarity': 1.0,
+                     'result': 'ok'} for a in nd['area'] if a['type'] == 'match']
+            found = {'needle': nd, 'ok': 1, 'error': 0, 'area': area}
             return {'ret': {'found': found, 'candidates': [], 'image': image, 'frame': frame, 'tags': tags}}
-        cand = {'needle': self.needle('x'), 'ok': 0, 'error': 0.25,
+        any_needle = sorted(self.needles)[0]
+        cand = {'needle': self.needle(any_needle), 'ok': 0, 'error': 0.25,
                 'area': [{'x': 0, 'y': 0, 'w': 8, 'h': 8, 'similarity': 0.5, 'result': 'fail'}]}
         return {'ret': {'timeout': 1, 'tags': tags, 'image': image, 'stall': 0,
                         'failed_screens': [{'candidates': [cand], 'image': image, 'frame': frame}]}}
@@ -158,13 +166,15 @@ def _shorten(o):
 
 
 def main():
-    args, error_on, close_on, frame_refs = sys.argv[1:], None, None, False
+    args, error_on, close_on, frame_refs, distri = sys.argv[1:], None, None, False, DISTRI
     while args and args[0].startswith('--'):
         if args[0] == '--frame-refs':
             frame_refs, args = True, args[1:]
             continue
         opt, val, args = args[0], args[1], args[2:]
-        if opt == '--error-on':
+        if opt == '--distri':
+            distri = os.path.abspath(val)
+        elif opt == '--error-on':
             error_on = val
         elif opt == '--close-on':
             close_on = val
@@ -174,7 +184,7 @@ def main():
     shutil.rmtree(pool, ignore_errors=True)
     os.makedirs(os.path.join(pool, 'testresults', 'ulogs'))
     with open(os.path.join(pool, 'vars.json'), 'w') as f:
-        json.dump({'CASEDIR': DISTRI, 'PRODUCTDIR': DISTRI, 'NEEDLES_DIR': os.path.join(DISTRI, 'needles'),
+        json.dump({'CASEDIR': distri, 'PRODUCTDIR': distri, 'NEEDLES_DIR': os.path.join(distri, 'needles'),
                    'DISTRI': 'spike', 'BACKEND': 'qemu', 'QEMUPORT': 15222, 'JOBTOKEN': 'spiketoken',
                    'WORKER_HOSTNAME': 'localhost'}, f)
     ours, theirs = socket.socketpair()
@@ -185,6 +195,11 @@ def main():
     ours.settimeout(30)
     peer, buf = Peer(pool), b''
     peer.pid, peer.opencv, peer.frame_refs = proc.pid, None, frame_refs
+    peer.needles_dir = os.path.join(distri, 'needles')
+    for f in sorted(os.listdir(peer.needles_dir)):
+        if f.endswith('.json'):
+            with open(os.path.join(peer.needles_dir, f)) as nf:
+                peer.needles[f[:-5]] = json.load(nf)
     try:
         while True:
             data = ours.recv(65536)
