@@ -51,9 +51,15 @@ json_t *web_ssr_get(struct web_ssr *s, const char *url)
 
 const char *web_ssr_param(const struct web_ssr *s, const char *key)
 {
-	const char *v = params_get(&s->req->params, key);
+	const struct params *p = &s->req->params;
+	size_t i;
 
-	return v && *v ? v : NULL;
+	/* The first value, as the scripts' URLSearchParams get() (params_get
+	 * gives the last). */
+	for (i = 0; i < p->n; i++)
+		if (!strcmp(p->v[i].key, key))
+			return *p->v[i].value ? p->v[i].value : NULL;
+	return NULL;
 }
 
 const char *web_ssr_str(const json_t *o, const char *key)

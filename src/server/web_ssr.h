@@ -41,7 +41,8 @@ void web_ssr_release(struct web_ssr *s);
  * (parameter order aside). */
 json_t *web_ssr_get(struct web_ssr *s, const char *url);
 
-/* The page URL's query parameter key, NULL when absent or empty. */
+/* The page URL's query parameter key (its first value, as URLSearchParams
+ * get()), NULL when absent or empty. */
 const char *web_ssr_param(const struct web_ssr *s, const char *key);
 
 /* Helpers for renderers, reading the API's JSON. */
