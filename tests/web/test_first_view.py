@@ -21,10 +21,21 @@ PAGES = [
     ('/admin/machines', r'<table class="adm-table adm-machines">.*<td>64bit</td>', ['/api/v1/machines']),
     ('/admin/products', r'<table class="adm-table adm-products">.*<td>grub</td>', ['/api/v1/products']),
     ('/admin/test_suites', r'<table class="adm-table adm-test_suites">.*<td>grub</td>', ['/api/v1/test_suites']),
+    ('/', r'<table class="builds"><tbody><tr data-build="1".*<span class="count r-passed" data-count="passed"',
+     ['/dashboard_build_results?limit_builds=3&time_limit_days=14']),
+    ('/group_overview/1', r'<h1>examples</h1>.*<table class="builds"><tbody><tr data-build="1"',
+     ['/api/v1/job_groups/1', '/api/v1/job_groups/1/build_results?limit_builds=10', '/api/v1/groups/1/comments']),
+    ('/group_overview/2', r'<h1>&lt;script&gt;.*<div class="comment-text">&quot;&gt;&lt;img',
+     ['/api/v1/job_groups/2', '/api/v1/job_groups/2/build_results?limit_builds=10', '/api/v1/groups/2/comments']),
+    ('/tests/overview?distri=grub&version=1&build=1&groupid=1',
+     r'<table class="matrix">.*<td class="m-cell"><a class="cell r-passed" href="/tests/1"',
+     ['/api/v1/jobs/overview?distri=grub&version=1&build=1&groupid=1', '/api/v1/job_groups/1']),
+    ('/tests/overview?groupid=2', r'<a class="head-link" href="/group_overview/2">&lt;script&gt;',
+     ['/api/v1/jobs/overview?groupid=2', '/api/v1/job_groups/2']),
 ]
 
 # Pages whose first view shows a value the injection below put in the data.
-INJECTED = ['/admin/machines', '/admin/test_suites']
+INJECTED = ['/admin/machines', '/admin/test_suites', '/group_overview/2', '/tests/overview?groupid=2']
 
 
 class MainParser(html.parser.HTMLParser):
@@ -79,6 +90,10 @@ def inject(s):
         'name': XSS_IMG, 'backend': 'qemu', 'settings[NOTE]': XSS_SCRIPT})[0] == 200)
     check('a test suite named with markup is added', s.api('POST', '/api/v1/test_suites', {
         'name': XSS_SCRIPT, 'description': XSS_IMG})[0] == 200)
+    check('a job group (2) named with markup is added', s.api('POST', '/api/v1/job_groups', {
+        'name': XSS_SCRIPT, 'description': XSS_IMG})[0] == 200)
+    check('a comment with markup is made on it', s.api('POST', '/api/v1/groups/2/comments', {
+        'text': XSS_IMG})[0] == 200)
 
 
 def run():
