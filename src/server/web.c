@@ -424,20 +424,15 @@ static void page(struct api_req *req, struct api_resp *out)
 
 /* Every page URL of openQA that vigil has; the shell's scripts pick the
  * page from location.pathname (web/app.js). */
-static const struct web_page p_dashboard = { .module = "/page-dashboard.js",
-					       .data = { "/dashboard_build_results?limit_builds=3&time_limit_days=14" },
-					       .bare = true };
+static const struct web_page p_dashboard = { .module = "/page-dashboard.js", .ssr = web_ssr_dashboard };
 static const struct web_page p_tests = { .module = "/page-tests.js", .ssr = web_ssr_tests };
-static const struct web_page p_overview = { .module = "/page-overview.js" };
+static const struct web_page p_overview = { .module = "/page-overview.js", .ssr = web_ssr_overview };
 static const struct web_page p_review = { .module = "/page-review.js" };
 static const struct web_page p_job = { .module = "/page-job.js", .ssr = web_ssr_job };
 static const struct web_page p_latest = { .module = "/page-job.js", .ssr = web_ssr_job };
 static const struct web_page p_live = { .module = "/page-live.js" };
 static const struct web_page p_edit = { .module = "/page-needle-edit.js" };
-static const struct web_page p_group = { .module = "/page-group.js",
-					   .data = { "/api/v1/job_groups/#", "/api/v1/job_groups/#/build_results?limit_builds=10",
-						     "/api/v1/groups/#/comments" },
-					   .bare = true };
+static const struct web_page p_group = { .module = "/page-group.js", .ssr = web_ssr_group };
 static const struct web_page p_auditlog = { .module = "/page-auditlog.js", .ssr = web_ssr_auditlog };
 static const struct web_page p_templates = { .module = "/page-templates.js", .ssr = web_ssr_templates };
 static const struct web_page p_workers = { .module = "/page-admin.js", .also = "/admin-workers.js",

@@ -50,11 +50,23 @@ PAGES = [
      r'</td><td class="num"><span title="1280 bytes">1.3 KiB</span>', ['/api/v1/assets']),
     ('/admin/needles', r'<table class="adm-table adm-needles">.*<span class="name">grub-.*class="adm-joblink">#1 ',
      ['/api/v1/needles?sort=last_match&limit=100']),
+    ('/', r'<table class="builds"><tbody><tr data-build="1".*<span class="count r-passed" data-count="passed"',
+     ['/dashboard_build_results?limit_builds=3&time_limit_days=14']),
+    ('/group_overview/1', r'<h1>examples</h1>.*<table class="builds"><tbody><tr data-build="1"',
+     ['/api/v1/job_groups/1', '/api/v1/job_groups/1/build_results?limit_builds=10', '/api/v1/groups/1/comments']),
+    ('/group_overview/2', r'<h1>&lt;script&gt;.*<div class="comment-text">&quot;&gt;&lt;img',
+     ['/api/v1/job_groups/2', '/api/v1/job_groups/2/build_results?limit_builds=10', '/api/v1/groups/2/comments']),
+    ('/tests/overview?distri=grub&version=1&build=1&groupid=1',
+     r'<table class="matrix">.*<td class="m-cell"><a class="cell r-passed" href="/tests/1"',
+     ['/api/v1/jobs/overview?distri=grub&version=1&build=1&groupid=1', '/api/v1/job_groups/1']),
+    ('/tests/overview?groupid=2', r'<a class="head-link" href="/group_overview/2">&lt;script&gt;',
+     ['/api/v1/jobs/overview?groupid=2', '/api/v1/job_groups/2']),
 ]
 
 # Pages whose first view shows a value the injection below put in the data.
 INJECTED = ['/admin/machines', '/admin/test_suites', '/tests', '/tests?distri=xss&state=scheduled',
-            '/admin/workers', '/admin/job_templates/1', '/admin/auditlog']
+            '/admin/workers', '/admin/job_templates/1', '/admin/auditlog', '/group_overview/2',
+            '/tests/overview?groupid=2']
 
 # Pages read signed in as the administrator prepare() adds (the audit log is theirs).
 SIGNED_IN = ['/admin/auditlog']
@@ -125,6 +137,10 @@ def inject(s):
         'group_id': 1, 'machine_name': XSS_IMG, 'test_suite_name': XSS_SCRIPT, 'distri': 'grub', 'version': '1',
         'flavor': 'cd', 'arch': 'x86_64'})[0] == 200)
     check('an asset is registered', s.api('POST', '/api/v1/assets', {'type': 'iso', 'name': 'first-view.iso'})[0] == 200)
+    check('a job group (2) named with markup is added', s.api('POST', '/api/v1/job_groups', {
+        'name': XSS_SCRIPT, 'description': XSS_IMG})[0] == 200)
+    check('a comment with markup is made on it', s.api('POST', '/api/v1/groups/2/comments', {
+        'text': XSS_IMG})[0] == 200)
 
 
 def prepare(data):
