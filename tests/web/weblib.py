@@ -178,8 +178,10 @@ class Browser:
         return WebDriverWait(self.d, timeout or WAIT).until(found)
 
     def rendered(self):
-        """Whether the page's script has rendered it (see wait_for)."""
-        return self.d.execute_script("return document.documentElement.hasAttribute('data-rendered')")
+        """Whether the page's script has rendered it (see wait_for); true
+        when no page of vigil is loaded (no <main id="main">)."""
+        return self.d.execute_script("return !document.getElementById('main') || "
+                                     "document.documentElement.hasAttribute('data-rendered')")
 
     def wait_until(self, fn, timeout=None):
         """fn() once true, after the page's script has rendered (see wait_for)."""
