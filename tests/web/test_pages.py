@@ -81,23 +81,27 @@ def run():
             csp = r.headers.get('Content-Security-Policy', '')
             shell = r.read().decode()
         check('pages carry a CSP without inline script', "script-src 'self'" in csp and 'unsafe-inline' not in csp)
-        preloaded = set(re.findall(r'<link rel="modulepreload" href="/static/\d+/([\w.-]+)">', shell))
-        want = {'page-job.js'} | imports('page-job.js')
-        check("the job page's shell preloads page-job.js and every module it imports", want <= preloaded,
-              f'missing {sorted(want - preloaded)}')
-        with urllib.request.urlopen(s.url + '/admin/auditlog') as r:
-            other = r.read().decode()
+        # A page with a first view: its data first, the script last, nothing
+        # preloaded that the parser would turn to before the data.
+        check("the job page's first view: no module preload, the script after <main> and the data",
+              'rel="modulepreload"' not in shell and
+              shell.index('</main>') < shell.index('data-url="/api/v1/jobs/1/details"') <
+              shell.index('<script type="module"'))
         check("the job page carries its details and comments (the first view's data islands)",
               '<script type="application/json" data-url="/api/v1/jobs/1/details">' in shell
               and '<script type="application/json" data-url="/api/v1/jobs/1/comments">' in shell)
         with urllib.request.urlopen(s.url + '/group_overview/1?limit_builds=20') as r:
-            check('a query string that changes the data: no data preload', 'as="fetch" crossorigin href="/api/v1/job' not in r.read().decode())
+            check("a query string that changes the data: the first view's data is that query's",
+                  'data-url="/api/v1/job_groups/1/build_results?limit_builds=20"' in r.read().decode())
         with urllib.request.urlopen(s.url + '/admin/machines') as r:
-            m = r.read().decode()
-            check('the machines page preloads its table module and carries its data (a data island)',
-                  'admin-tables.js' in m and 'data-url="/api/v1/machines"' in m)
-        check('the audit log shell preloads its own page, not the job page',
-              'page-auditlog.js' in other and 'page-job.js' not in other)
+            check('the machines page carries its data (a data island)', 'data-url="/api/v1/machines"' in r.read().decode())
+        # A page without one: its shell preloads its module graph.
+        with urllib.request.urlopen(s.url + '/review') as r:
+            review = r.read().decode()
+        preloaded = set(re.findall(r'<link rel="modulepreload" href="/static/\d+/([\w.-]+)">', review))
+        want = {'page-review.js'} | imports('page-review.js')
+        check("the review page's shell preloads page-review.js and every module it imports, not the job page's",
+              want <= preloaded and 'page-job.js' not in preloaded, f'missing {sorted(want - preloaded)}')
         for name, path, css in PAGES:
             b.d.set_window_size(1280, 900)
             b.get(path)
