@@ -75,16 +75,24 @@ static char *vformat(const char *fmt, va_list ap)
 	return s;
 }
 
+/* vformat, a failure recorded in h->err. */
+static char *hformat(struct html *h, const char *fmt, va_list ap)
+{
+	char *s = vformat(fmt, ap);
+
+	if (!s && !h->err)
+		h->err = -1;
+	return s;
+}
+
 void html_textf(struct html *h, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
 
 	va_start(ap, fmt);
-	s = vformat(fmt, ap);
+	s = hformat(h, fmt, ap);
 	va_end(ap);
-	if (!s && !h->err)
-		h->err = -1;
 	html_text(h, s);
 	free(s);
 }
@@ -104,10 +112,8 @@ void html_attrf_(struct html *h, const char *name, const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	s = vformat(fmt, ap);
+	s = hformat(h, fmt, ap);
 	va_end(ap);
-	if (!s && !h->err)
-		h->err = -1;
 	html_attr_(h, name, s);
 	free(s);
 }
@@ -127,10 +133,8 @@ void html_hreff(struct html *h, const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	s = vformat(fmt, ap);
+	s = hformat(h, fmt, ap);
 	va_end(ap);
-	if (!s && !h->err)
-		h->err = -1;
 	html_href(h, s);
 	free(s);
 }

@@ -345,6 +345,15 @@ static void static_file(struct api_req *req, struct api_resp *out)
 	out->immutable = req->id == version;
 }
 
+/* A page's 200 HTML answer, with header hdr (its value for the caller to write). */
+static void page_answer(struct api_resp *out, const char *hdr)
+{
+	out->web = true;
+	out->status = 200;
+	out->ctype = "text/html; charset=utf-8";
+	out->hdr_name = hdr;
+}
+
 /* The shell of page pg with preloads of its data for this request, as an
  * owned text answer; false when it has none to add. */
 static bool page_with_data(struct api_req *req, struct api_resp *out, const struct web_page *pg, size_t i)
@@ -372,10 +381,7 @@ static bool page_with_data(struct api_req *req, struct api_resp *out, const stru
 		buf_release(&html);
 		return false;
 	}
-	out->web = true;
-	out->status = 200;
-	out->ctype = "text/html; charset=utf-8";
-	out->hdr_name = "ETag";
+	page_answer(out, "ETag");
 	snprintf(out->hdr_value, sizeof(out->hdr_value), "\"v%lld-%zu-%lld\"", (long long)version, i,
 		 (long long)req->id);
 	if (req->if_none_match && strstr(req->if_none_match, out->hdr_value)) {
@@ -425,11 +431,8 @@ static bool page_ssr(struct api_req *req, struct api_resp *out, const struct web
 		buf_release(&html);
 		return false;
 	}
-	out->web = true;
-	out->status = 200;
-	out->ctype = "text/html; charset=utf-8";
 	/* the data is the user's (the audit log is an administrator's): no shared cache keeps it */
-	out->hdr_name = "Cache-Control";
+	page_answer(out, "Cache-Control");
 	snprintf(out->hdr_value, sizeof(out->hdr_value), "private, no-cache");
 	out->text = buf_steal(&html);
 	return true;

@@ -96,21 +96,28 @@ void web_ssr_duration(struct html *h, double seconds)
 		html_textf(h, "%lld d", s / 86400);
 }
 
-void web_ssr_ago(struct html *h, const char *iso)
+bool web_ssr_time(const char *iso, time_t *out)
 {
 	struct tm tm;
-	const char *rest;
+
+	memset(&tm, 0, sizeof(tm));
+	if (!iso || !*iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
+		return false;
+	*out = timegm(&tm); /* the API writes UTC ("Z" or no zone); a fraction of a second is ignored */
+	return true;
+}
+
+void web_ssr_ago(struct html *h, const char *iso)
+{
+	time_t t;
 
 	if (!iso || !*iso)
 		return;
-	memset(&tm, 0, sizeof(tm));
-	rest = strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!rest) {
+	if (!web_ssr_time(iso, &t)) {
 		html_text(h, iso);
 		return;
 	}
-	/* The API writes UTC ("Z" or no zone); a fraction of a second is ignored. */
-	web_ssr_duration(h, difftime(time(NULL), timegm(&tm)));
+	web_ssr_duration(h, difftime(time(NULL), t));
 	HTML(h, " ago");
 }
 

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <time.h>
 #include "server/api.h"
 #include "server/html.h"
 
@@ -50,6 +51,9 @@ const char *web_ssr_param(const struct web_ssr *s, const char *key);
 const char *web_ssr_str(const json_t *o, const char *key);
 /* o[key] as text: a string as is, a number in decimal, true/false; nothing for null. */
 void web_ssr_text(struct html *h, const json_t *o, const char *key);
+/* A time of the API ("2026-12-04T10:00:00", UTC) as seconds since the
+ * epoch; false when unreadable (Date.parse's NaN). */
+bool web_ssr_time(const char *iso, time_t *out);
 /* A time of the API ("2026-12-04T10:00:00", UTC) as web/dom.js's ago()
  * shows it ("3 min ago"). */
 void web_ssr_ago(struct html *h, const char *iso);

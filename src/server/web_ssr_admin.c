@@ -175,19 +175,6 @@ static char *str_printf(const char *fmt, ...)
 	return s;
 }
 
-/* An API time "2026-12-04T10:00:00" as seconds since the epoch; false
- * when unreadable (Date.parse's NaN). */
-static bool api_time(const char *iso, time_t *out)
-{
-	struct tm tm;
-
-	memset(&tm, 0, sizeof(tm));
-	if (!iso || !*iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
-		return false;
-	*out = timegm(&tm);
-	return true;
-}
-
 /* ---- /admin/workers (web/admin-workers.js) ---- */
 
 /* admin-workers.js's OFFLINE_S. */
@@ -200,7 +187,7 @@ static const char *worker_state(const json_t *w, time_t now)
 	const char *status;
 
 	if (!json_integer_value(json_object_get(w, "jobid")) &&
-	    (!api_time(web_ssr_str(w, "t_seen"), &seen) || difftime(now, seen) > WORKER_OFFLINE_S))
+	    (!web_ssr_time(web_ssr_str(w, "t_seen"), &seen) || difftime(now, seen) > WORKER_OFFLINE_S))
 		return "offline";
 	if (*web_ssr_str(w, "error"))
 		return "broken";

@@ -174,10 +174,10 @@ static json_t *result_file(struct web_ssr *s, struct job_view *v, const char *na
 static void time_fact(struct html *h, const char *label, const char *iso)
 {
 	struct tm tm;
+	time_t t;
 	char when[40];
 
-	memset(&tm, 0, sizeof(tm));
-	if (!iso || !*iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
+	if (!web_ssr_time(iso, &t) || !gmtime_r(&t, &tm))
 		return;
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
 	HTML(h, "<div class=\"job-fact\"><dt>");
@@ -187,17 +187,6 @@ static void time_fact(struct html *h, const char *label, const char *iso)
 	HTML(h, ">");
 	web_ssr_ago(h, iso);
 	HTML(h, "</time></dd></div>");
-}
-
-static bool iso_seconds(const char *iso, time_t *out)
-{
-	struct tm tm;
-
-	memset(&tm, 0, sizeof(tm));
-	if (!iso || !*iso || !strptime(iso, "%Y-%m-%dT%H:%M:%S", &tm))
-		return false;
-	*out = timegm(&tm);
-	return true;
 }
 
 /* "host:instance" of the job's worker, as page-job.js's workerName(). */
@@ -265,7 +254,7 @@ static void header(struct web_ssr *s, struct job_view *v)
 	HTML(h, "</dd></div>");
 	time_fact(h, "Started", web_ssr_str(j, "t_started"));
 	time_fact(h, "Finished", web_ssr_str(j, "t_finished"));
-	if (iso_seconds(web_ssr_str(j, "t_started"), &t0) && iso_seconds(web_ssr_str(j, "t_finished"), &t1)) {
+	if (web_ssr_time(web_ssr_str(j, "t_started"), &t0) && web_ssr_time(web_ssr_str(j, "t_finished"), &t1)) {
 		HTML(h, "<div class=\"job-fact\"><dt>Duration</dt><dd>");
 		web_ssr_duration(h, difftime(t1, t0));
 		HTML(h, "</dd></div>");
