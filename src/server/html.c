@@ -122,7 +122,7 @@ void html_href(struct html *h, const char *url)
 {
 	if (!url)
 		return;
-	if ((url[0] == '/' && url[1] != '/' && url[1] != '\\') || !strncmp(url, "http://", 7) ||
+	if ((url[0] == '/' && url[1] != '/' && url[1] != '\\') || url[0] == '#' || !strncmp(url, "http://", 7) ||
 	    !strncmp(url, "https://", 8))
 		html_attr_(h, "href", url);
 }

@@ -33,8 +33,8 @@ void html_textf(struct html *h, const char *fmt, ...) __attribute__((format(prin
 void html_attr_(struct html *h, const char *name, const char *value);
 void html_attrf_(struct html *h, const char *name, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* ' href="url"' when url is a same-site path ("/x", not "//x") or an
- * http(s) URL; nothing otherwise. */
+/* ' href="url"' when url is a same-site path ("/x", not "//x"), a place
+ * in the page ("#x") or an http(s) URL; nothing otherwise. */
 void html_href(struct html *h, const char *url);
 /* The same for a URL made with printf (its values are escaped with the rest). */
 void html_hreff(struct html *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

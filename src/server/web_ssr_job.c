@@ -37,7 +37,6 @@ struct job_view {
 	json_t *overall;  /* results.json, owned, or NULL */
 	size_t ncomments;
 	double sw, sh;    /* the screen size (XRES x YRES) */
-	char base[64];    /* the page path the tab and step links go to */
 };
 
 /* A JS number as `${n}` writes it (shortest round trip; plain notation
@@ -322,7 +321,7 @@ static void tabs(struct html *h, const struct job_view *v)
 		if ((!strcmp(all[i][0], "live") && done) || (!strcmp(all[i][0], "video") && !has(v->logs, "video.webm")))
 			continue;
 		HTML(h, "<a");
-		html_hreff(h, "%s#%s", v->base, all[i][0]);
+		html_hreff(h, "#%s", all[i][0]);
 		HTML_ATTRF(h, "class", "job-tab%s", on ? " job-tab-on" : "");
 		HTML_ATTRF(h, "id", "job-tab-%s", all[i][0]);
 		HTML_ATTR(h, "aria-selected", on ? "true" : "false");
@@ -394,7 +393,7 @@ static void tile(struct html *h, const struct job_view *v, const char *mod, size
 	HTML_ATTR(h, "data-module", mod);
 	HTML_ATTRF(h, "data-step", "%zu", n);
 	HTML(h, "><a class=\"job-thumb\"");
-	if (!buf_printf(&url, "%s#step/", v->base) && !uri_component(&url, mod) && !buf_printf(&url, "/%zu", n))
+	if (!buf_puts(&url, "#step/") && !uri_component(&url, mod) && !buf_printf(&url, "/%zu", n))
 		html_href(h, url.data);
 	HTML_ATTRF(h, "title", "%s step %zu: %s", mod, n, label);
 	HTML(h, ">");
@@ -467,7 +466,7 @@ static void module_section(struct html *h, const struct job_view *v, const json_
 		struct buf url;
 
 		buf_init(&url, 8192);
-		if (!buf_printf(&url, "%s#source/", v->base) && !uri_component(&url, name)) {
+		if (!buf_puts(&url, "#source/") && !uri_component(&url, name)) {
 			HTML(h, "<a");
 			html_href(h, url.data);
 			HTML(h, " class=\"job-module-src\">source</a>");
@@ -542,7 +541,6 @@ void web_ssr_job(struct web_ssr *s)
 	snprintf(url, sizeof(url), "/api/v1/jobs/%lld/comments", v.id);
 	v.ncomments = json_array_size(web_ssr_get(s, url));
 	/* the page's own path: its tab and step links stay on it */
-	snprintf(v.base, sizeof(v.base), "/tests/%lld", v.id);
 	set = json_object_get(v.job, "settings");
 	x = js_number(json_object_get(set, "XRES"));
 	v.sw = isnan(x) || !x ? 1024 : x;

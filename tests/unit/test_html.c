@@ -50,8 +50,9 @@ TEST(html_href_same_site_or_http)
 	html_href(&h, "/tests/1?a=1&b=\"");
 	html_href(&h, "https://bugzilla.example/1");
 	html_hreff(&h, "/tests/%d", 2);
-	CHECK_STR(h.buf.data,
-		  " href=\"/tests/1?a=1&amp;b=&quot;\" href=\"https://bugzilla.example/1\" href=\"/tests/2\"");
+	html_href(&h, "#details");
+	CHECK_STR(h.buf.data, " href=\"/tests/1?a=1&amp;b=&quot;\" href=\"https://bugzilla.example/1\" href=\"/tests/2\""
+			      " href=\"#details\"");
 	html_release(&h);
 }
 

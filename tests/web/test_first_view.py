@@ -81,6 +81,9 @@ class MainParser(html.parser.HTMLParser):
         self.depth = 0
         self.bad = []
         self.text = []
+        self.hrefs = []   # every link's href in <main>
+        self.rows = 0     # table body rows in <main>
+        self.tbody = 0
 
     def handle_starttag(self, tag, attrs):
         if tag == 'main':
@@ -90,16 +93,22 @@ class MainParser(html.parser.HTMLParser):
             return
         if tag in ('script', 'iframe', 'object', 'embed', 'style', 'base', 'link', 'meta'):
             self.bad.append(f'<{tag}>')
+        self.tbody += tag == 'tbody'
+        self.rows += tag == 'tr' and self.tbody > 0
+        if tag == 'a' and dict(attrs).get('href'):
+            self.hrefs.append(dict(attrs)['href'])
         for k, v in attrs:
             if k.startswith('on') or k == 'style':
                 self.bad.append(f'{tag} {k}=')
             if k in ('href', 'src', 'action') and v is not None and not (
-                    v.startswith('/') and not v.startswith('//') or re.match(r'https?://', v)):
+                    v.startswith('/') and not v.startswith('//') or v.startswith('#') or re.match(r'https?://', v)):
                 self.bad.append(f'{tag} {k}={v}')
 
     def handle_endtag(self, tag):
         if tag == 'main' and self.depth:
             self.depth -= 1
+        if tag == 'tbody' and self.depth and self.tbody:
+            self.tbody -= 1
 
     def handle_data(self, data):
         if self.depth:
@@ -107,7 +116,7 @@ class MainParser(html.parser.HTMLParser):
 
 
 def first_view(s, path, cookie=None):
-    """(HTML of <main>, its text, its bad markup, {island URL: parsed JSON}) of path as sent."""
+    """(HTML of <main>, its text, its bad markup, {island URL: parsed JSON}, the parser) of path as sent."""
     with urllib.request.urlopen(urllib.request.Request(s.url + path, headers={'Cookie': cookie} if cookie else {})) as r:
         page = r.read().decode()
     m = re.search(r'<main\b[^>]*>(.*)</main>', page, re.S)
@@ -117,7 +126,7 @@ def first_view(s, path, cookie=None):
     islands = {}
     for url, body in re.findall(r'<script type="application/json" data-url="([^"]*)">(.*?)</script>', page, re.S):
         islands[url.replace('&amp;', '&')] = json.loads(body)
-    return main, ''.join(p.text), p.bad, islands
+    return main, ''.join(p.text), p.bad, islands, p
 
 
 def inject(s):
@@ -169,7 +178,7 @@ def run():
             cc = r.headers.get_all('Cache-Control')
         check('a first view is kept by no shared cache (private, no-cache)', cc == ['private, no-cache'], cc)
         for path, want, urls in PAGES:
-            main, text, bad, islands = first_view(s, path, cookie if path in SIGNED_IN else None)
+            main, text, bad, islands, parsed = first_view(s, path, cookie if path in SIGNED_IN else None)
             check(f'{path}: the first view holds the main data', re.search(want, main, re.S), main[:300])
             check(f'{path}: no markup or script from the data in the first view', not bad, bad)
             check(f'{path}: the first view carries its data', set(urls) <= set(islands),
@@ -189,9 +198,16 @@ def run():
             check(f'{path}: nothing injected ran', b.js('return window.__pwned === undefined'))
             left = b.js("return document.querySelectorAll('script[type=\"application/json\"]').length")
             check(f'{path}: the islands are taken out once read', left == 0, left)
+            # The two renderings stay in step: the script's page links everywhere the
+            # first view does, and shows as many table rows.
+            links = set(b.js("return [...document.querySelectorAll('main a[href]')].map(a => a.href)"))
+            missing = sorted({urllib.parse.urljoin(s.url + path, h) for h in parsed.hrefs} - links)
+            check(f'{path}: every link of the first view is on the rendered page', not missing, missing[:5])
+            rows = b.js("return document.querySelectorAll('main tbody tr').length")
+            check(f'{path}: the rendered page has the first view\'s table rows', rows == parsed.rows, (parsed.rows, rows))
             if path in SIGNED_IN:
                 b.d.delete_cookie(cookie.split('=')[0])
-        main, _, _, islands = first_view(s, SIGNED_IN[0])
+        main, _, _, islands, _ = first_view(s, SIGNED_IN[0])
         check(f'{SIGNED_IN[0]} signed out: no first view, no data', 'Loading' in main and not islands, main[:300])
     finally:
         b.quit()
