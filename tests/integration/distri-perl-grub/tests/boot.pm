@@ -1,0 +1,20 @@
+# SPDX-License-Identifier: MIT
+# boot.pm - GRUB's menu, its command line, an echo seen on the screen;
+# with FAIL_TAG set, a last assert_screen for a tag that never shows.
+use base 'basetest';
+use strict;
+use warnings;
+use testapi;
+
+sub run {
+    assert_screen 'grub-menu', 90;
+    send_key 'c';
+    assert_screen 'grub-cmdline';
+    type_string "echo hello vigil\n";
+    assert_screen 'grub-echo';
+    assert_screen get_var('FAIL_TAG'), 3 if get_var('FAIL_TAG');
+}
+
+sub test_flags { return {fatal => 1} }
+
+1;
