@@ -1092,23 +1092,47 @@ static void stop_process(struct perl *p, int gentle)
 	reap(p, 5.0);
 }
 
-/* The last line of autoinst-log.txt, for an early end's reason. */
+/* Perl's last error in autoinst-log.txt, for an early end's reason: the
+ * lines after its last log line ("[time] [level] ..."), up to 3, joined
+ * with "; ". */
 static void log_tail(struct runner *r, char *out, size_t len)
 {
 	char *path = path_join(r->out_dir, "autoinst-log.txt");
+	size_t end, start, o = 0, first = 0, i;
+	int nlines = 0;
 	struct buf b;
-	size_t end, start;
 
 	out[0] = '\0';
 	buf_init(&b, 64u << 20);
 	if (path && file_read_all(path, &b) == 0 && b.len) {
+		/* walk back over the trailing lines that are not log lines */
 		end = b.len;
-		while (end > 0 && (b.data[end - 1] == '\n' || b.data[end - 1] == ' '))
-			end--;
-		start = end;
-		while (start > 0 && b.data[start - 1] != '\n')
-			start--;
-		snprintf(out, len, "%.*s", (int)(end - start), b.data + start);
+		first = b.len;
+		while (end > 0 && nlines < 3) {
+			while (end > 0 && (b.data[end - 1] == '\n' || b.data[end - 1] == ' '))
+				end--;
+			start = end;
+			while (start > 0 && b.data[start - 1] != '\n')
+				start--;
+			if (start == end || b.data[start] == '[')
+				break;
+			first = start;
+			end = start;
+			nlines++;
+		}
+		for (i = first; i < b.len && o + 3 < len; i++) {
+			if (b.data[i] == '\n') {
+				if (i + 1 < b.len && o + 3 < len) {
+					out[o++] = ';';
+					out[o++] = ' ';
+				}
+				continue;
+			}
+			out[o++] = b.data[i];
+		}
+		while (o > 0 && (out[o - 1] == ' ' || out[o - 1] == ';'))
+			o--;
+		out[o] = '\0';
 	}
 	buf_release(&b);
 	free(path);

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 # boot.pm - GRUB's menu, its command line, an echo seen on the screen;
+# the test process's own memory map (no OpenCV: vigil's tinycv is loaded);
 # with FAIL_TAG set, a last assert_screen for a tag that never shows.
 use base 'basetest';
 use strict;
@@ -12,6 +13,9 @@ sub run {
     assert_screen 'grub-cmdline';
     type_string "echo hello vigil\n";
     assert_screen 'grub-echo';
+    open(my $maps, '<', '/proc/self/maps') or die "maps: $!\n";
+    my %cv = map { (split ' ')[-1] => 1 } grep { /opencv/ } <$maps>;
+    record_info('maps', %cv ? 'OpenCV mapped: ' . join(' ', sort keys %cv) : 'no OpenCV mapped', result => %cv ? 'fail' : 'ok');
     assert_screen get_var('FAIL_TAG'), 3 if get_var('FAIL_TAG');
 }
 
