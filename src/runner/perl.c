@@ -683,6 +683,7 @@ static json_t *c_wait_serial(struct runner *r, struct perl *p, json_t *msg, char
 	json_t *rx = json_object_get(msg, "regexp"), *e, *o;
 	int literal = json_is_true(json_object_get(msg, "no_regex")) || json_integer_value(json_object_get(msg, "no_regex"));
 	struct lcall c = { 0 };
+	double t0 = time_mono();
 	struct buf b;
 	size_t i;
 	int rc = 0;
@@ -703,6 +704,9 @@ static json_t *c_wait_serial(struct runner *r, struct perl *p, json_t *msg, char
 	c.s = b.data;
 	c.num = json_number_value(json_object_get(msg, "timeout"));
 	rc = lcall(r, lc_serial, &c, err, errlen);
+	if (!rc)
+		runner__progress(r, "wait_serial '%.200s': %s in %.2fs", b.data, c.found ? "matched" : "no match",
+				 time_mono() - t0);
 	buf_release(&b);
 	if (rc)
 		return NULL;
