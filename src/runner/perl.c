@@ -47,6 +47,7 @@
 #define PERL_FPS 24
 #define PERL_POLL_MS 200
 #define PERL_EXIT_GRACE_S 10.0
+#define PERL_KEEP_FRAMES 32
 
 /* scripts/embed-perl's table of src/runner/perl/, ended by a NULL name. */
 struct perl_file {
@@ -67,10 +68,10 @@ struct perl {
 	int died;             /* tests_done's died */
 	long running;         /* r->modules index of the module running, -1 */
 	long ended;           /* the module that ended, its result not said yet, -1 */
-	/* Frames named to Perl (image refs), id = frame_base + index + 1;
-	 * kept until the next module starts, as Perl writes them meanwhile. */
-	struct frame **frames;
-	size_t nframes, cap;
+	/* The last frames named to Perl (image refs), id = frame_base +
+	 * index + 1 (frame_keep). */
+	struct frame *frames[PERL_KEEP_FRAMES];
+	size_t nframes;
 	unsigned long frame_base;
 };
 
@@ -166,18 +167,18 @@ static json_t *frame_ref_json(unsigned long id)
 	return json_string(enc);
 }
 
-/* Name frame f to Perl (the reference is taken over): its id. */
+/* Name frame f to Perl (the reference is taken over): its id. Perl
+ * writes a frame right after the reply that names it, or after a few
+ * more commands (a timed-out check's failed screens come after
+ * report_timeout): the last PERL_KEEP_FRAMES stay, so memory stays flat
+ * in a module that checks the screen for hours. */
 static unsigned long frame_keep(struct perl *p, struct frame *f)
 {
-	if (p->nframes == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 16;
-		struct frame **g = realloc(p->frames, cap * sizeof(*g));
-		if (!g) {
-			frame_unref(f);
-			return 0;
-		}
-		p->frames = g;
-		p->cap = cap;
+	if (p->nframes == PERL_KEEP_FRAMES) {
+		frame_unref(p->frames[0]);
+		memmove(p->frames, p->frames + 1, (p->nframes - 1) * sizeof(*p->frames));
+		p->nframes--;
+		p->frame_base++;
 	}
 	p->frames[p->nframes++] = f;
 	return p->frame_base + p->nframes;
@@ -499,10 +500,8 @@ static json_t *c_set_current_test(struct runner *r, struct perl *p, json_t *msg,
 	m->start = time_mono();
 	m->result = MODULE_NONE;
 	r->cur = r->nmodules++;
-	if (p) {
+	if (p)
 		p->running = (long)r->cur;
-		frames_release(p);
-	}
 	/* isotovideo clears the backend's serial buffer here */
 	r->serial_offset = r->serial ? serial_len(r->serial) : 0;
 	runner__progress(r, "starting module");
@@ -829,7 +828,8 @@ static json_t *c_write_image(struct runner *r, struct perl *p, json_t *msg, char
 		return NULL;
 	}
 	if (!p || id <= (json_int_t)p->frame_base || id > (json_int_t)(p->frame_base + p->nframes)) {
-		snprintf(err, errlen, "vigil_write_image: frame %lld is not kept (named in an earlier module?)", (long long)id);
+		snprintf(err, errlen, "vigil_write_image: frame %lld is not kept (vigil keeps the last %d frames it named)",
+			 (long long)id, PERL_KEEP_FRAMES);
 		return NULL;
 	}
 	rc = shots_enqueue(r->shots, name, p->frames[id - (json_int_t)p->frame_base - 1]);
@@ -1020,7 +1020,10 @@ static int spawn(struct runner *r, struct perl *p, char *err, size_t errlen)
 	}
 	pid = fork();
 	if (pid == 0) {
-		/* only async-signal-safe calls until exec */
+		/* only async-signal-safe calls until exec; a process group of its
+		 * own: the terminal's ^C is vigil's, which ends the test process
+		 * with an EOF and SIGTERM, so it saves the module as canceled */
+		setpgid(0, 0);
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (sv[1] == 3) {
 			int fl = fcntl(3, F_GETFD);
@@ -1336,7 +1339,6 @@ void perl_run(struct runner *r)
 out:
 	stop_process(&p, 0);
 	frames_release(&p);
-	free(p.frames);
 	buf_release(&p.in);
 	remove_boot(&p);
 	free(p.boot_dir);
