@@ -73,6 +73,7 @@ struct perl {
 	struct frame *frames[PERL_KEEP_FRAMES];
 	size_t nframes;
 	unsigned long frame_base;
+	struct frame *ref;    /* backend_set_reference_screenshot's frame, or NULL */
 };
 
 int perl_is_distri(const char *dir)
@@ -776,6 +777,66 @@ static json_t *c_last_screenshot(struct runner *r, struct perl *p, json_t *msg, 
 	return ret(o);
 }
 
+static json_t *c_set_reference(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
+{
+	(void)msg, (void)err, (void)errlen;
+	if (p) {
+		if (p->ref)
+			frame_unref(p->ref);
+		p->ref = screen_current(r);
+	}
+	return ret(json_integer(0));
+}
+
+/* {sim, elapsed, timed_out} as the backend's screen waits answer. */
+static json_t *wait_result(double sim, double t0, int timed_out)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "sim", json_real(floor(sim * 100 + 0.5) / 100));
+	json_object_set_new(o, "elapsed", json_real(floor((time_mono() - t0) * 100 + 0.5) / 100));
+	json_object_set_new(o, "timed_out", json_integer(timed_out));
+	return ret(o);
+}
+
+static json_t *c_wait_screen_change(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
+{
+	double timeout = json_number_value(json_object_get(msg, "timeout"));
+	json_t *lv = json_object_get(msg, "similarity_level");
+	double level = json_is_number(lv) ? json_number_value(lv) : SCREEN_CHANGE_LEVEL, sim = 0, t0 = time_mono();
+	int rc = screen_wait_change(r, p ? p->ref : NULL, timeout, level, &sim);
+
+	if (p && p->ref) {
+		frame_unref(p->ref);
+		p->ref = NULL;
+	}
+	if (rc < 0) {
+		snprintf(err, errlen, "wait_screen_change: %s", r->reason[0] ? r->reason : err_str(rc));
+		return NULL;
+	}
+	runner__progress(r, "wait_screen_change: %s after %.2fs", rc ? "changed" : "no change", time_mono() - t0);
+	return wait_result(sim, t0, !rc);
+}
+
+static json_t *c_wait_still_screen(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
+{
+	double still = json_number_value(json_object_get(msg, "stilltime"));
+	double timeout = json_number_value(json_object_get(msg, "timeout"));
+	json_t *lv = json_object_get(msg, "similarity_level");
+	double level = json_is_number(lv) ? json_number_value(lv) : SCREEN_STILL_LEVEL, t0 = time_mono();
+	int rc;
+
+	(void)p;
+	rc = screen_wait_still(r, still, timeout, level);
+	if (rc < 0) {
+		snprintf(err, errlen, "wait_still_screen: %s", r->reason[0] ? r->reason : err_str(rc));
+		return NULL;
+	}
+	runner__progress(r, "wait_still_screen %.1fs: %s after %.2fs", still, rc ? "still" : "timed out", time_mono() - t0);
+	/* screen_wait_still says no PSNR: the level it held (or missed) */
+	return wait_result(rc ? level : 0, t0, !rc);
+}
+
 static json_t *c_snapshot(struct runner *r, const char *what, json_t *msg, char *err, size_t errlen)
 {
 	const char *name = json_string_value(json_object_get(msg, "name"));
@@ -865,6 +926,9 @@ static const struct perl_cmd {
 	{ "backend_save_snapshot", c_save_snapshot, NEEDS_VM },
 	{ "backend_load_snapshot", c_load_snapshot, NEEDS_VM },
 	{ "backend_get_wait_still_screen_on_here_doc_input", c_zero, 0 },
+	{ "backend_set_reference_screenshot", c_set_reference, NEEDS_VM },
+	{ "backend_wait_screen_change", c_wait_screen_change, NEEDS_VM },
+	{ "backend_wait_still_screen", c_wait_still_screen, NEEDS_VM },
 	{ "vigil_add_console", c_one, 0 },
 	{ "tests_done", NULL, NO_REPLY },
 };
@@ -1339,6 +1403,8 @@ void perl_run(struct runner *r)
 out:
 	stop_process(&p, 0);
 	frames_release(&p);
+	if (p.ref)
+		frame_unref(p.ref);
 	buf_release(&p.in);
 	remove_boot(&p);
 	free(p.boot_dir);

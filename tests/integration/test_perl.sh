@@ -45,6 +45,8 @@ check "perl: every screenshot and thumbnail is a PNG vigil wrote" [ $missing -eq
 maps=$(json_get $R/result-boot.json '[d["text"] for d in j["details"] if d.get("title") == "maps"][0]')
 check "perl: no OpenCV mapped in the test process" grep -qx 'no OpenCV mapped' "$R/$maps"
 check "perl: progress lines printed" grep -q "boot: assert_screen 'grub-echo': matched grub-echo" "$TMP/ok.out"
+check "perl: wait_screen_change saw c change the screen" grep -q "boot: wait_screen_change: changed" "$TMP/ok.out"
+check "perl: wait_still_screen saw the screen settle" grep -q "boot: wait_still_screen 1.0s: still" "$TMP/ok.out"
 check "perl: Perl's log in autoinst-log.txt" grep -q "testapi::type_string" "$TMP/ok/autoinst-log.txt"
 check "perl: video, serial and vigil's log written" [ -s "$TMP/ok/video.webm" -a -f "$TMP/ok/serial0.txt" -a -s "$TMP/ok/vigil-log.txt" ]
 check "perl: vars.json has the absolute CASEDIR and NEEDLES_DIR" \
