@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_perl.sh - an openQA Perl distribution (distri-perl-grub: main.pm,
-# tests/boot.pm, examples/grub's needles) run unchanged by `vigil run`
-# through os-autoinst's test process (issue 15, docs/perl.md): the
-# passing run, a failing assert_screen, and a broken schedule that ends
-# the job before QEMU starts. Needs Debian's os-autoinst and the ISO.
+# test_perl.sh - openQA Perl distributions (distri-perl-*: main.pm,
+# tests/*.pm, the examples' needles) run unchanged by `vigil run` through
+# os-autoinst's test process (issue 15, docs/perl.md): the passing run, a
+# fatal failing assert_screen, milestone snapshots, the serial port, and a
+# broken schedule that ends the job before QEMU starts. Needs Debian's
+# os-autoinst and the images (scripts/fetch-images).
 . "$(dirname "$0")/lib.sh"
 D=tests/integration/distri-perl-grub
 ISO=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}/grub-rescue-cdrom.iso
@@ -70,6 +71,18 @@ check "perl fail: its screenshot written" [ -s "$R/$shot" ]
 check "perl fail: the failure said" grep -q "boot: failed: no candidate needle with tag(s) 'grub-menu-memtest' matched" "$TMP/fail.out"
 check "perl fail: no QEMU left" eval "! qemu_left '$TMP/fail/.vm'"
 check "perl fail: no test process left" eval "! perl_left '$TMP/fail'"
+
+# --- milestone snapshots: Perl saves "lastgood" and loads it after a failure
+$VIGIL run tests/integration/distri-perl-milestone --out "$TMP/milestone" > "$TMP/milestone.out" 2>&1
+rc=$?
+cat "$TMP/milestone.out"
+R=$TMP/milestone/testresults
+check "perl milestone: exit status 1 (breakit fails)" [ $rc -eq 1 ]
+check "perl milestone: modules ok,fail,ok" [ "$(json_get $R/results.json '",".join(m["result"] for m in j["modules"])')" = "ok,fail,ok" ]
+check "perl milestone: savevm lastgood after boot" grep -q "boot: savevm lastgood" "$TMP/milestone.out"
+check "perl milestone: loadvm lastgood after breakit" grep -q "breakit: loadvm lastgood" "$TMP/milestone.out"
+check "perl milestone: Perl recorded the rollback in after's steps" \
+	[ "$(json_get $R/result-after.json 'j["details"][0]["title"]')" = Snapshot ]
 
 # --- the serial port (examples/shell's kernel and initramfs)
 IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
