@@ -34,6 +34,7 @@
 #include "util/file.h"
 #include "util/log.h"
 #include "util/path.h"
+#include "util/proc.h"
 #include "util/str.h"
 #include "util/time.h"
 #include "vm/serial.h"
@@ -1019,26 +1020,15 @@ static int unpack_boot(struct runner *r, struct perl *p, char *err, size_t errle
 	return rc;
 }
 
-/* Removes what unpack_boot wrote, so the work directory can go. */
-static void remove_boot(struct perl *p)
+/* Removes dir and everything in it (the unpacked bootstrap, Inline's
+ * cache), so the work directory can go, as the worker removes its pools. */
+static void remove_tree(const char *dir)
 {
-	size_t i;
+	char *argv[] = { "rm", "-rf", "--", (char *)dir, NULL };
+	int st = 0;
 
-	if (!p->boot_dir)
-		return;
-	for (i = 0; perl_files[i].name; i++) {
-		char *path = path_join(p->boot_dir, perl_files[i].name), *slash;
-		if (!path)
-			continue;
-		unlink(path);
-		while ((slash = strrchr(path, '/')) && strlen(path) > strlen(p->boot_dir)) {
-			*slash = '\0';
-			if (rmdir(path) != 0)
-				break;
-		}
-		free(path);
-	}
-	rmdir(p->boot_dir);
+	if (dir && file_is_dir(dir) && proc_run(argv, 60000, &st, NULL))
+		log_warn("could not remove '%s'", dir);
 }
 
 extern char **environ;
@@ -1406,12 +1396,11 @@ out:
 	if (p.ref)
 		frame_unref(p.ref);
 	buf_release(&p.in);
-	remove_boot(&p);
+	remove_tree(p.boot_dir);
 	free(p.boot_dir);
 	{
 		char *idir = path_join(r->workdir, "inline");
-		if (idir)
-			rmdir(idir); /* Inline::Python's cache, when empty */
+		remove_tree(idir); /* Inline::Python's cache */
 		free(idir);
 	}
 }

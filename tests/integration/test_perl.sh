@@ -3,9 +3,10 @@
 # test_perl.sh - openQA Perl distributions (distri-perl-*: main.pm,
 # tests/*.pm, the examples' needles) run unchanged by `vigil run` through
 # os-autoinst's test process (issue 15, docs/perl.md): the passing run, a
-# fatal failing assert_screen, milestone snapshots, the serial port, and a
-# broken schedule that ends the job before QEMU starts. Needs Debian's
-# os-autoinst and the images (scripts/fetch-images).
+# fatal failing assert_screen, milestone snapshots (the last module in
+# Python), the serial port, and a broken schedule that ends the job before
+# QEMU starts. Needs Debian's os-autoinst, libinline-python-perl and the
+# images (scripts/fetch-images).
 . "$(dirname "$0")/lib.sh"
 D=tests/integration/distri-perl-grub
 ISO=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}/grub-rescue-cdrom.iso
@@ -83,6 +84,9 @@ check "perl milestone: savevm lastgood after boot" grep -q "boot: savevm lastgoo
 check "perl milestone: loadvm lastgood after breakit" grep -q "breakit: loadvm lastgood" "$TMP/milestone.out"
 check "perl milestone: Perl recorded the rollback in after's steps" \
 	[ "$(json_get $R/result-after.json 'j["details"][0]["title"]')" = Snapshot ]
+check "perl milestone: the Python module ran (tests/after.py)" \
+	[ "$(json_get $R/test_order.json 'j[2]["script"]')" = tests/after.py ]
+check "perl milestone: Inline's cache and the bootstrap removed" [ ! -e "$TMP/milestone/.vm" ]
 
 # --- the serial port (examples/shell's kernel and initramfs)
 IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
