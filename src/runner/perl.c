@@ -349,7 +349,7 @@ static json_t *c_hello(struct runner *r, struct perl *p, json_t *msg, char *err,
 {
 	json_int_t v = json_integer_value(json_object_get(msg, "interface"));
 
-	(void)p;
+	(void)r, (void)p;
 	if (v != PERL_INTERFACE) {
 		snprintf(err, errlen, "os-autoinst in %s speaks test API interface %lld, vigil speaks %d (os-autoinst 4.6, Debian 12)",
 			 json_string_value(json_object_get(msg, "os_autoinst")) ? json_string_value(json_object_get(msg, "os_autoinst")) : "?",
@@ -359,7 +359,6 @@ static json_t *c_hello(struct runner *r, struct perl *p, json_t *msg, char *err,
 	log_info("test process %lld: os-autoinst %s, perl %s", (long long)json_integer_value(json_object_get(msg, "pid")),
 		 json_string_value(json_object_get(msg, "os_autoinst")) ? json_string_value(json_object_get(msg, "os_autoinst")) : "?",
 		 json_string_value(json_object_get(msg, "perl")) ? json_string_value(json_object_get(msg, "perl")) : "?");
-	(void)r;
 	return ret(json_integer(1));
 }
 
@@ -757,11 +756,10 @@ static json_t *c_pause(struct runner *r, struct perl *p, json_t *msg, char *err,
 {
 	const char *why = json_string_value(json_object_get(msg, "reason"));
 
-	(void)p, (void)err, (void)errlen;
+	(void)r, (void)p, (void)err, (void)errlen;
 	/* Developer mode's hold is phase 2: the test goes on. */
 	log_info("the test asks to pause (%s): developer mode for Perl modules is not there yet, going on",
 		 why ? why : "no reason given");
-	(void)r;
 	return ret(json_integer(1));
 }
 
@@ -1265,13 +1263,17 @@ static void loop(struct runner *r, struct perl *p)
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n <= 0) {
-			char tail[400];
+			char tail[400], how[64];
 			reap(p, 5.0);
+			if (p->pid > 0)
+				snprintf(how, sizeof(how), "its socket closed, still running");
+			else if (WIFEXITED(p->status))
+				snprintf(how, sizeof(how), "exit status %d", WEXITSTATUS(p->status));
+			else
+				snprintf(how, sizeof(how), "signal %d", WTERMSIG(p->status));
 			log_tail(r, tail, sizeof(tail));
-			runner__abort(r, JOB_INCOMPLETE, "the Perl test process ended %s (%s %d)%s%s",
-				      p->scheduled ? "without tests_done" : "before its schedule was loaded",
-				      p->pid < 0 && WIFEXITED(p->status) ? "exit status" : "signal",
-				      p->pid < 0 && WIFEXITED(p->status) ? WEXITSTATUS(p->status) : WTERMSIG(p->status),
+			runner__abort(r, JOB_INCOMPLETE, "the Perl test process ended %s (%s)%s%s",
+				      p->scheduled ? "without tests_done" : "before its schedule was loaded", how,
 				      tail[0] ? ": " : "", tail);
 			break;
 		}
