@@ -30,9 +30,11 @@ LDLIBS := $(PKG_LIBS) -lpthread -lm
 
 SRC := $(shell find src -name '*.c' | sort)
 LIB_SRC := $(filter-out src/main.c,$(SRC))
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web.o
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web.o $(BUILD)/gen/perl.o
 # The web UI's files, put into the binary by scripts/embed-web (server/web.c).
 WEB_FILES := $(shell find web -type f ! -name '.*' 2>/dev/null | sort)
+# The Perl test process's files, put into the binary by scripts/embed-perl (runner/perl.c).
+PERL_FILES := $(shell find src/runner/perl -type f ! -name '.*' 2>/dev/null | sort)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/unit/runner.o
 FIXTURE_SRC := $(sort $(wildcard tests/fixtures/*.c))
@@ -53,6 +55,13 @@ $(BUILD)/gen/web.S: FORCE
 	@scripts/embed-web $@
 
 $(BUILD)/gen/web.o: $(BUILD)/gen/web.S $(WEB_FILES)
+	$(CC) -c $< -o $@
+
+$(BUILD)/gen/perl.S: FORCE
+	@mkdir -p $(dir $@)
+	@scripts/embed-perl $@
+
+$(BUILD)/gen/perl.o: $(BUILD)/gen/perl.S $(PERL_FILES)
 	$(CC) -c $< -o $@
 
 # Made anew each time, so an object whose source was removed leaves with it.

@@ -215,8 +215,8 @@ enum job_result results_job_from_modules(const struct module *mods, size_t n, in
 	return soft ? JOB_SOFTFAILED : JOB_PASSED;
 }
 
-int results_write_job(const char *testresults, enum job_result r, int needs_review,
-		      const char *reason, const struct module *mods, size_t n, double elapsed)
+static int write_job(const char *testresults, enum job_result r, int needs_review, const char *reason,
+		     const struct module *mods, size_t n, double elapsed, int with_order)
 {
 	json_t *o = json_object(), *list = json_array(), *order = json_array();
 	size_t i;
@@ -247,11 +247,23 @@ int results_write_job(const char *testresults, enum job_result r, int needs_revi
 	}
 	json_object_set_new(o, "modules", list);
 	rc = write_json(testresults, "results.json", o);
-	if (!rc)
+	if (!rc && with_order)
 		rc = write_json(testresults, "test_order.json", order);
 	json_decref(o);
 	json_decref(order);
 	return rc;
+}
+
+int results_write_job(const char *testresults, enum job_result r, int needs_review,
+		      const char *reason, const struct module *mods, size_t n, double elapsed)
+{
+	return write_job(testresults, r, needs_review, reason, mods, n, elapsed, 1);
+}
+
+int results_write_summary(const char *testresults, enum job_result r, int needs_review,
+			  const char *reason, const struct module *mods, size_t n, double elapsed)
+{
+	return write_job(testresults, r, needs_review, reason, mods, n, elapsed, 0);
 }
 
 int results_write_video_index(const char *testresults, const struct module *mods, size_t n)

@@ -90,6 +90,10 @@ int results_write_module(const char *testresults, const struct module *m);
 /* testresults/results.json and test_order.json. reason may be NULL. */
 int results_write_job(const char *testresults, enum job_result r, int needs_review,
 		      const char *reason, const struct module *mods, size_t n, double elapsed);
+/* testresults/results.json only: test_order.json is another writer's (a
+ * Perl distribution's test process writes it). */
+int results_write_summary(const char *testresults, enum job_result r, int needs_review,
+			  const char *reason, const struct module *mods, size_t n, double elapsed);
 
 /* testresults/video_index.json: [{"module","step","time","screenshot"}]
  * for every step with a frame (its frametime, seconds into video.webm, as

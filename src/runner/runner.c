@@ -20,6 +20,7 @@
 #include "runner/explore.h"
 #include "runner/devmode.h"
 #include "runner/liveview.h"
+#include "runner/perl.h"
 #include "runner/runner_int.h"
 #include "runner/screen.h"
 #include "runner/shots.h"
@@ -634,6 +635,11 @@ out:
 	return rc;
 }
 
+int runner__start_vm(struct runner *r, char *err, size_t errlen)
+{
+	return start_vm(r, NULL, err, errlen);
+}
+
 static void stop_vm(struct runner *r)
 {
 	liveview_stop(r->liveview);
@@ -673,7 +679,7 @@ static void stop_vm(struct runner *r)
 
 /* savevm / loadvm NAME through the human monitor: QEMU answers with an
  * empty string on success, else the error text. */
-static int vm_snapshot(struct runner *r, const char *what, const char *name, char *err, size_t errlen)
+int runner__vm_snapshot(struct runner *r, const char *what, const char *name, char *err, size_t errlen)
 {
 	json_t *args = json_object(), *ret = NULL;
 	char line[300];
@@ -703,7 +709,7 @@ static void rollback(struct runner *r, const char *why)
 	double t0 = time_mono();
 
 	milestone_name(&r->modules[r->last_milestone], name, sizeof(name));
-	if (vm_snapshot(r, "loadvm", name, err, sizeof(err)) == 0)
+	if (runner__vm_snapshot(r, "loadvm", name, err, sizeof(err)) == 0)
 		runner__progress(r, "rolled back to snapshot %s (%s%.2fs)", name, why, time_mono() - t0);
 	else
 		runner__progress(r, "could not roll back to snapshot %s: %s", name, err);
@@ -799,6 +805,18 @@ enum job_result runner_run(struct runner *r)
 		goto out;
 	}
 	lua_setfield(r->L, LUA_REGISTRYINDEX, RUN_HOOKS_KEY);
+	if (perl_is_distri(r->distri_dir)) {
+		/* os-autoinst's test process runs the schedule and the modules;
+		 * vigil answers it (runner/perl.c). */
+		r->perl = 1;
+		rc = load_needles(r, r->distri_dir, err, sizeof(err));
+		if (rc) {
+			runner__abort(r, JOB_INCOMPLETE, "%s", err);
+			goto out;
+		}
+		perl_run(r);
+		goto out;
+	}
 	rc = load_schedule(r, err, sizeof(err));
 	if (!rc)
 		rc = load_needles(r, r->distri_dir, err, sizeof(err));
@@ -889,7 +907,7 @@ enum job_result runner_run(struct runner *r)
 			   ((m->flags & MODULE_FLAG_MILESTONE) || (testdebug && r->cur + 1 < r->nmodules))) {
 			double t0 = time_mono();
 			milestone_name(m, name, sizeof(name));
-			if (vm_snapshot(r, "savevm", name, err, sizeof(err)) == 0) {
+			if (runner__vm_snapshot(r, "savevm", name, err, sizeof(err)) == 0) {
 				r->last_milestone = (long)r->cur;
 				runner__progress(r, "saved snapshot %s (%.2fs)", name, time_mono() - t0);
 			} else {
@@ -924,10 +942,14 @@ out:
 		needs_review = 0;
 	if (!vars_get_bool(&r->vars, "NOVIDEO", 0) && results_write_video_index(r->testresults, r->modules, r->nmodules))
 		log_warn("could not write video_index.json");
-	if (results_write_job(r->testresults, res, needs_review, r->abort ? r->reason : NULL,
-			      r->modules, r->nmodules, runner__elapsed(r)))
+	/* Perl wrote test_order.json, result-*.json and vars.json itself. */
+	if (r->perl ? results_write_summary(r->testresults, res, needs_review, r->abort ? r->reason : NULL,
+					    r->modules, r->nmodules, runner__elapsed(r))
+		    : results_write_job(r->testresults, res, needs_review, r->abort ? r->reason : NULL,
+					r->modules, r->nmodules, runner__elapsed(r)))
 		log_err("could not write results.json");
-	save_vars(r);
+	if (!r->perl)
+		save_vars(r);
 	return res;
 }
 
@@ -1096,6 +1118,9 @@ void runner_free(struct runner *r)
 		free(r->needles);
 	}
 	json_decref(r->last_match);
+	json_decref(r->check_cands);
+	if (r->check_frame)
+		frame_unref(r->check_frame);
 	screen_release(r);
 	vars_release(&r->vars);
 	free(r->distri_dir);

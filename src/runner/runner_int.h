@@ -102,6 +102,11 @@ struct runner {
 	char check_why[640];      /* screen.c: the last failed assert's best candidate, "" none */
 	char unknown_tags[256];   /* screen.c: the unknown tags said last (said once in a row) */
 	int unknown_offered;      /* screen.c: --interactive offered them a needle already */
+	/* Issue 15: a Perl distribution (main.pm) run through os-autoinst's
+	 * test process (runner/perl.c). */
+	int perl;                 /* the job runs Perl modules: Perl writes their results */
+	struct frame *check_frame; /* screen.c: the frame the last check ended on (referenced), or NULL */
+	json_t *check_cands;      /* screen.c: the last failed check's candidates (candidate objects), or NULL */
 };
 
 /* Mark the job as ended early (first reason wins). */
@@ -117,6 +122,12 @@ void runner__progress(struct runner *r, const char *fmt, ...) __attribute__((for
  * relative to it; NULL: the job's distribution). 0, or the error (the
  * old needles stay). */
 int runner__reload_needles(struct runner *r, const char *base);
+/* Start QEMU and connect QMP, VNC and the serial port (the job's VM, as
+ * for Lua modules). 0, or negative with err filled. */
+int runner__start_vm(struct runner *r, char *err, size_t errlen);
+/* savevm/loadvm NAME ("savevm" or "loadvm" as what). 0, or negative with
+ * err filled (QEMU's text). */
+int runner__vm_snapshot(struct runner *r, const char *what, const char *name, char *err, size_t errlen);
 /* The module running now (or NULL). */
 struct module *runner__module(struct runner *r);
 

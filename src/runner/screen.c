@@ -265,6 +265,17 @@ static void save_needle(struct runner *r, const struct needle *n, bool png)
 		log_warn("could not copy needle '%s' to the results: %s", n->name, err_str(rc));
 }
 
+/* The frame a check ended on, for runner/perl.c's reply (it shows the
+ * frame and names it; the Perl side records the step). */
+static void keep_frame(struct runner *r, const struct frame *f)
+{
+	if (r->check_frame)
+		frame_unref(r->check_frame);
+	r->check_frame = (struct frame *)f;
+	if (f)
+		frame_ref(r->check_frame);
+}
+
 static json_t *record_match(struct runner *r, const struct frame *f, const struct frame_search *s,
 			    const char *const *tags, size_t ntags)
 {
@@ -279,6 +290,7 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 	json_object_set_new(d, "error", json_real(best->error));
 	json_object_set_new(d, "tags", tags_json(best->needle));
 	json_object_set_new(d, "asked_tags", asked_tags_json(tags, ntags));
+	keep_frame(r, f);
 	ms = steps_frame(&r->steps, d, f);
 	if (best->needle->workaround) {
 		json_object_set_new(d, "result", json_string("softfail"));
@@ -353,6 +365,9 @@ static void record_failure(struct runner *r, const struct frame *f, const struct
 		explain_failure(r, f, &s->res[0], json_string_value(json_object_get(d, "screenshot")),
 				json_array_get(cands, 0));
 	json_object_set_new(d, "needles", cands);
+	keep_frame(r, f);
+	json_decref(r->check_cands);
+	r->check_cands = json_incref(cands);
 	if (is_assert && near)
 		json_object_set_new(d, "needs_review", json_true());
 	steps_add(&r->steps, d, ms);

@@ -24,10 +24,8 @@ my $INTERFACE = 34;    # OpenQA::Isotovideo::Interface::version of os-autoinst 4
 BEGIN {
     $OS_AUTOINST = $ENV{VIGIL_OS_AUTOINST} || '/usr/lib/os-autoinst';
     my $here = dirname(abs_path(__FILE__));
-    # vigil's tinycv must win over Debian's (which maps OpenCV); the
-    # fallbacks only fill in modules that are not installed.
+    # vigil's tinycv must win over Debian's (which maps OpenCV).
     unshift @INC, "$here/lib", $OS_AUTOINST;
-    push @INC, "$here/fallback";
 }
 
 my $fd = shift @ARGV;

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/* perl.h - openQA Perl test distributions (main.pm) under `vigil run`:
+ * os-autoinst's own test process (autotest.pm/testapi.pm) talks JSON lines
+ * to vigil, which answers from one command table (docs/perl.md). */
+#ifndef VIGIL_PERL_H
+#define VIGIL_PERL_H
+#include <stddef.h>
+#include <jansson.h>
+
+struct runner;
+struct perl;
+
+/* Whether dir holds a Perl distribution: main.pm and no main.lua. */
+int perl_is_distri(const char *dir);
+
+/* Run the job's Perl distribution: write vars.json, unpack the embedded
+ * bootstrap into the VM's work directory, start perl on a socketpair,
+ * start the VM once the schedule is loaded, answer every command until
+ * tests_done, and fill r->modules from test_order.json and the
+ * result-<module>.json files Perl wrote. Failures end the job through
+ * runner__abort; perl is always reaped. */
+void perl_run(struct runner *r);
+
+/* One command of the test process: msg is its JSON object (borrowed).
+ * Returns 1 with *reply a new object to send back ({"ret": ...},
+ * {"vigil_error": ...}, or read_serial's own shape), or 0 when the
+ * command takes no reply (tests_done). p may be NULL for the commands
+ * that need no VM (unit tests). */
+int perl_answer(struct runner *r, struct perl *p, json_t *msg, json_t **reply);
+
+/* Perl's stringified regex as PCRE2 takes it: the charset flags a, aa,
+ * d, l and u are removed from every "(?^flags:" group (PCRE2 rejects
+ * them; they change nothing for the ASCII that serial output is matched
+ * with). New string, NULL on OOM. */
+char *perl_regex_to_pcre2(const char *re);
+
+#endif

@@ -1,0 +1,10 @@
+# SPDX-License-Identifier: MIT
+# main.pm - test_perl.sh's openQA Perl distribution: the GRUB rescue ISO
+# driven through os-autoinst's own testapi under `vigil run` (issue 15).
+use strict;
+use warnings;
+use testapi;
+use autotest;
+
+autotest::loadtest('tests/boot.pm');
+1;
