@@ -48,9 +48,9 @@ def run():
         b.wait_for(f'{live} .devmode-controls')
         check('signed in as an operator: the controls show',
               lambda: b.wait_until(lambda: b.js('return !document.querySelector(".devmode-controls").hidden')))
-        b.find('.devmode-on-fail')[0].click()
+        b.click('.devmode-on-fail')
         check('"pause on the next failed check" is sent',
-              lambda: b.wait_until(lambda: 'sent' in b.find('.devmode-msg')[0].text))
+              lambda: b.wait_until(lambda: 'sent' in b.text('.devmode-msg')))
         log = open(os.path.join(s.tmp, 'worker.log'), 'w')
         worker = subprocess.Popen([VIGIL, 'worker', '--host', s.url, '--apikey', s.key, '--apisecret', s.secret,
                                    '--instance', '1', '--pool', os.path.join(s.tmp, 'pool')],
@@ -62,11 +62,11 @@ def run():
 
         check('the failed check of module fix pauses the job',
               lambda: b.wait_until(lambda: paused() == 'screen_mismatch fix 1', slow), paused())
-        check('the reason shows', 'devmode-fixed' in b.find('.devmode-reason')[0].text)
+        check('the reason shows', 'devmode-fixed' in b.text('.devmode-reason'))
         check('the paused step\'s screenshot shows', lambda: b.wait_until(lambda: b.js(
             'const i = document.querySelector(".devmode-shot img"); return !!i && i.complete && i.naturalWidth > 0'),
             slow))
-        href = b.find('a.devmode-edit')[0].get_attribute('href')
+        href = b.js('const a = document.querySelector("a.devmode-edit"); return a ? a.href : ""')
         check('"Create/fix needle" opens the editor on that step',
               href.endswith(f'/tests/{job}/modules/fix/steps/1/edit'), href)
         check('the checkbox shows the runner\'s setting', b.js('return document.querySelector(".devmode-on-fail").checked'))
@@ -78,13 +78,13 @@ def run():
         with open(os.path.join(d, 'needles', 'devmode-fixed.json'), 'w') as f:
             f.write(text)
         shutil.copy(os.path.join(d, 'needles', 'grub-cmdline.png'), os.path.join(d, 'needles', 'devmode-fixed.png'))
-        b.find('button.devmode-retry')[0].click()
+        b.click('button.devmode-retry')
         check('after "Retry check" the next module\'s failed check pauses: fix passed',
               lambda: b.wait_until(lambda: paused() == 'screen_mismatch give_up 1', slow), paused())
         check('"Pause at module" offers the job\'s modules',
               b.js('return [...document.querySelectorAll(".devmode-at option")].map(o => o.value).join(" ")')
               == ' boot fix give_up')
-        b.find('button.devmode-skip')[0].click()
+        b.click('button.devmode-skip')
         check('after "Skip check" the job ends failed', lambda: b.wait_until(
             lambda: b.js(f'return document.querySelector("{live}").dataset.ended || ""') == 'failed', slow))
         check('the panel goes with the end', b.js('return document.querySelector(".devmode").hidden'))

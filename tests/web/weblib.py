@@ -190,6 +190,16 @@ class Browser:
     def find(self, css):
         return self.d.find_elements(By.CSS_SELECTOR, css)
 
+    def text(self, css):
+        """The text of the first element matching css now ('' when none), read in
+        one step (an element a page re-renders cannot go stale in between)."""
+        return self.d.execute_script('const e = document.querySelector(arguments[0]); return e ? e.textContent : ""', css)
+
+    def click(self, css):
+        """Click the first element matching css now, in one step (see text); False when none."""
+        return self.d.execute_script('const e = document.querySelector(arguments[0]); if (!e) return false; '
+                                     'e.click(); return true', css)
+
     def js(self, script, *args):
         return self.d.execute_script(script, *args)
 
