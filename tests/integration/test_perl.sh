@@ -4,8 +4,9 @@
 # tests/*.pm, the examples' needles) run unchanged by `vigil run` through
 # os-autoinst's test process (issue 15, docs/perl.md): the passing run, a
 # fatal failing assert_screen, milestone snapshots (the last module in
-# Python), the serial port, and a broken schedule that ends the job before
-# QEMU starts. Needs Debian's os-autoinst, libinline-python-perl and the
+# Python), the serial port, a broken schedule that ends the job before
+# QEMU starts, and the GRUB distribution as a job through `vigil serve` and
+# `vigil worker`. Needs Debian's os-autoinst, libinline-python-perl and the
 # images (scripts/fetch-images).
 . "$(dirname "$0")/lib.sh"
 D=tests/integration/distri-perl-grub
@@ -120,4 +121,25 @@ check "perl broken: exit status 2" [ $rc -eq 2 ]
 check "perl broken: results.json says incomplete" [ "$(json_get $TMP/broken-out/testresults/results.json 'j["result"]')" = incomplete ]
 check "perl broken: the reason names Perl's error" grep -q "^reason: the Perl test process ended before its schedule was loaded.*broken schedule" "$TMP/broken.out"
 check "perl broken: QEMU never started" [ ! -e "$TMP/broken-out/serial0.txt" ]
+
+# --- the same distribution as a job of `vigil serve`, run by `vigil worker`
+# (the server's archive of DATA/tests/perl-grub, its needles inside it)
+. "$(dirname "$0")/server_lib.sh"
+new_keys
+mkdir -p "$DATA/tests"
+cp -r $D "$DATA/tests/perl-grub"
+cp -r examples/grub/needles "$DATA/tests/perl-grub/needles"
+$PY -c 'import json,sys; p=sys.argv[1]; j=json.load(open(p)); del j["NEEDLES_DIR"]; json.dump(j, open(p, "w"))' \
+	"$DATA/tests/perl-grub/vars.json"
+start_server
+cli -X POST jobs TEST=perl-grub DISTRI=perl-grub ARCH=x86_64 MACHINE=64bit BUILD=1 > "$TMP/job.json"
+job=$(json_get "$TMP/job.json" 'j["id"]')
+start_worker 1
+check "perl job: done/passed through serve and worker" wait_state "$job" "done passed" 300
+cli "jobs/$job" > "$TMP/pj.json"
+check "perl job: module boot passed" [ "$(json_get "$TMP/pj.json" '" ".join(m["name"]+"="+m["result"] for m in j["job"]["modules"])')" = "boot=passed" ]
+curl -s "$URL/tests/$job/file/result-boot.json" > "$TMP/pj-boot.json"
+check "perl job: Perl's result-boot.json uploaded, its steps served" \
+	[ "$(json_get "$TMP/pj-boot.json" '",".join(d["needle"] for d in j["details"] if "needle" in d)')" = "grub-menu,grub-cmdline,grub-echo" ]
+stop_pids
 finish
