@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* html.c - the escaping HTML writer of html.h. */
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,22 +140,18 @@ void html_hreff(struct html *h, const char *fmt, ...)
 	free(s);
 }
 
-int html_query_add(struct buf *out, const char *key, const char *value)
+/* value percent-encoded onto out: bytes in keep (and ASCII letters and
+ * digits) as they are, ' ' as '+' when plus, every other byte as %XX. */
+static int encode(struct buf *out, const char *value, const char *keep, bool plus)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *p;
-	int rc;
+	int rc = 0;
 
-	if (!value || !*value)
-		return 0;
-	rc = buf_puts(out, strchr(out->data ? out->data : "", '?') ? "&" : "?");
-	rc = rc || buf_puts(out, key);
-	rc = rc || buf_puts(out, "=");
 	for (p = (const unsigned char *)value; *p && !rc; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		    strchr("-_.*", *p)) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr(keep, *p)) {
 			rc = buf_append(out, p, 1);
-		} else if (*p == ' ') {
+		} else if (*p == ' ' && plus) {
 			rc = buf_puts(out, "+");
 		} else {
 			char e[3] = { '%', hex[*p >> 4], hex[*p & 15] };
@@ -162,6 +159,23 @@ int html_query_add(struct buf *out, const char *key, const char *value)
 		}
 	}
 	return rc;
+}
+
+int html_query_add(struct buf *out, const char *key, const char *value)
+{
+	int rc;
+
+	if (!value || !*value)
+		return 0;
+	rc = buf_puts(out, strchr(out->data ? out->data : "", '?') ? "&" : "?");
+	rc = rc || buf_puts(out, key);
+	rc = rc || buf_puts(out, "=");
+	return rc || encode(out, value, "-_.*", true);
+}
+
+int html_uri_component(struct buf *out, const char *s)
+{
+	return encode(out, s, "-_.!~*'()", false);
 }
 
 void html_island(struct html *h, const char *url, const char *json)

@@ -44,6 +44,10 @@ void html_hreff(struct html *h, const char *fmt, ...) __attribute__((format(prin
  * URLSearchParams does; nothing when value is NULL or "". */
 int html_query_add(struct buf *out, const char *key, const char *value);
 
+/* s percent-encoded onto out as encodeURIComponent() does (UTF-8 bytes;
+ * letters, digits and -_.!~*'() as they are): 0, else a buf error. */
+int html_uri_component(struct buf *out, const char *s);
+
 /* A data island: <script type="application/json" data-url="url">json</script>,
  * with every '<' of json written as \u003c so nothing in it can end the
  * element (the CSP runs no inline script; the page's scripts read it). */

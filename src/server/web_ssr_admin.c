@@ -777,27 +777,6 @@ void web_ssr_auditlog(struct web_ssr *s)
 #define NEEDLES_PAGE "100"
 static const char *const needle_sorts[] = { "last_match", "last_seen", "name" };
 
-/* s percent-encoded as encodeURIComponent() does (UTF-8 bytes; A-Z a-z
- * 0-9 and -_.!~*'() as they are) onto out. */
-static int uri_component(struct buf *out, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	const unsigned char *p;
-	int rc = 0;
-
-	for (p = (const unsigned char *)s; *p && !rc; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		    strchr("-_.!~*'()", *p)) {
-			rc = buf_append(out, p, 1);
-		} else {
-			char e[3] = { '%', hex[*p >> 4], hex[*p & 15] };
-
-			rc = buf_append(out, e, 3);
-		}
-	}
-	return rc;
-}
-
 /* admin-needles.js's jobLink(job, module, step): "#12 boot step 3" to the step. */
 static void needle_job(struct html *h, const json_t *n, const char *job_key, const char *module_key,
 		       const char *step_key)
@@ -813,7 +792,7 @@ static void needle_job(struct html *h, const json_t *n, const char *job_key, con
 		return;
 	buf_init(&href, 1u << 16);
 	if (buf_printf(&href, "/tests/%lld", job) ||
-	    (*module && has_step && (buf_puts(&href, "#step/") || uri_component(&href, module) ||
+	    (*module && has_step && (buf_puts(&href, "#step/") || html_uri_component(&href, module) ||
 				     buf_printf(&href, "/%s", js_string(step, tmp, sizeof(tmp)))))) {
 		buf_release(&href);
 		h->err = h->err ? h->err : ERR_NOMEM;
@@ -1003,8 +982,8 @@ void web_ssr_admin_assets(struct web_ssr *s)
 		web_ssr_text(h, a, "type");
 		HTML(h, "</td><td><a");
 		buf_init(&href, 1u << 16);
-		if (buf_puts(&href, "/assets/") || uri_component(&href, js_string(json_object_get(a, "type"), tmp, sizeof(tmp))) ||
-		    buf_puts(&href, "/") || uri_component(&href, js_string(json_object_get(a, "name"), tmp, sizeof(tmp))))
+		if (buf_puts(&href, "/assets/") || html_uri_component(&href, js_string(json_object_get(a, "type"), tmp, sizeof(tmp))) ||
+		    buf_puts(&href, "/") || html_uri_component(&href, js_string(json_object_get(a, "name"), tmp, sizeof(tmp))))
 			h->err = h->err ? h->err : ERR_NOMEM;
 		else
 			html_href(h, href.data);

@@ -100,23 +100,6 @@ static bool js_truthy(const json_t *v)
 	return true;
 }
 
-/* encodeURIComponent(s) appended to out. */
-static int uri_component(struct buf *out, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	int rc = 0;
-
-	for (; *s && !rc; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("-_.!~*'()", c))
-			rc = buf_append(out, s, 1);
-		else
-			rc = buf_printf(out, "%%%c%c", hex[c >> 4], hex[c & 15]);
-	}
-	return rc;
-}
-
 /* A set (object of true) of the strings of array a. */
 static json_t *string_set(const json_t *a)
 {
@@ -162,7 +145,7 @@ static json_t *result_file(struct web_ssr *s, struct job_view *v, const char *na
 	}
 	*budget -= strlen(text);
 	buf_init(&url, 4096);
-	if (!buf_printf(&url, "/tests/%lld/file/", v->id) && !uri_component(&url, name))
+	if (!buf_printf(&url, "/tests/%lld/file/", v->id) && !html_uri_component(&url, name))
 		html_island(&s->islands, url.data, text);
 	buf_release(&url);
 	free(text);
@@ -393,14 +376,14 @@ static void tile(struct html *h, const struct job_view *v, const char *mod, size
 	HTML_ATTR(h, "data-module", mod);
 	HTML_ATTRF(h, "data-step", "%zu", n);
 	HTML(h, "><a class=\"job-thumb\"");
-	if (!buf_puts(&url, "#step/") && !uri_component(&url, mod) && !buf_printf(&url, "/%zu", n))
+	if (!buf_puts(&url, "#step/") && !html_uri_component(&url, mod) && !buf_printf(&url, "/%zu", n))
 		html_href(h, url.data);
 	HTML_ATTRF(h, "title", "%s step %zu: %s", mod, n, label);
 	HTML(h, ">");
 	if (has(v->pngs, shot)) {
 		buf_reset(&url);
 		HTML(h, "<div class=\"job-shot job-thumb-shot\"><img");
-		if (!buf_printf(&url, "/tests/%lld/images/thumb/", v->id) && !uri_component(&url, shot))
+		if (!buf_printf(&url, "/tests/%lld/images/thumb/", v->id) && !html_uri_component(&url, shot))
 			HTML_ATTR(h, "src", url.data); /* a same-site path: our own, its name encoded */
 		HTML_ATTRF(h, "alt", "%s step %zu", mod, n);
 		HTML(h, " loading=\"lazy\" decoding=\"async\" width=\"");
@@ -466,7 +449,7 @@ static void module_section(struct html *h, const struct job_view *v, const json_
 		struct buf url;
 
 		buf_init(&url, 8192);
-		if (!buf_puts(&url, "#source/") && !uri_component(&url, name)) {
+		if (!buf_puts(&url, "#source/") && !html_uri_component(&url, name)) {
 			HTML(h, "<a");
 			html_href(h, url.data);
 			HTML(h, " class=\"job-module-src\">source</a>");

@@ -71,6 +71,17 @@ TEST(html_query_add_encodes_as_urlsearchparams)
 	buf_release(&b);
 }
 
+TEST(html_uri_component_as_encodeuricomponent)
+{
+	struct buf b;
+
+	buf_init(&b, 4096);
+	CHECK(!buf_puts(&b, "/tests/1#step/"));
+	CHECK(!html_uri_component(&b, "a b/c?d=é&-_.!~*'()"));
+	CHECK_STR(b.data, "/tests/1#step/a%20b%2Fc%3Fd%3D%C3%A9%26-_.!~*'()");
+	buf_release(&b);
+}
+
 TEST(html_island_cannot_be_ended)
 {
 	struct html h;
