@@ -53,17 +53,12 @@ static struct buf ssr_shell;
 static size_t ssr_main_at, ssr_main_len, ssr_islands_at;
 static char shell_etag[32];
 
-/* What web_routes' page routes carry: the page module, and the GETs the
- * page starts with, preloaded by its shell so they run while the scripts
- * load ('#' stands for the URL's number; with bare, only for a URL without
- * a query string, which would change them). The URLs must be the very ones
- * the page asks for, else the browser fetches twice. */
+/* What web_routes' page routes carry: the page module, and the page's
+ * first view, which carries the data the page starts with. */
 struct web_page {
 	const char *module;
-	const char *data[4];
-	bool bare;
 	const char *also; /* a module the page imports when it runs (import()), or NULL */
-	web_ssr_fn ssr;   /* the page's first view (web_ssr.h), or NULL: data preloads instead */
+	web_ssr_fn ssr;   /* the page's first view (web_ssr.h), or NULL: the shell alone */
 };
 
 /* The shells of the page modules named by web_routes. */
@@ -71,7 +66,6 @@ struct web_page {
 static struct {
 	const struct web_page *page;
 	struct buf html;
-	size_t script_at; /* where the data preloads go: before the shell's script */
 	char etag[48];
 } shells[WEB_MAX_SHELLS];
 static size_t nshells;
@@ -264,7 +258,6 @@ static void shells_make(void)
 			snprintf(link, sizeof(link), "<link rel=\"modulepreload\" href=\"%s>\n", href);
 			buf_append(&shells[nshells].html, link, strlen(link));
 		}
-		shells[nshells].script_at = shells[nshells].html.len;
 		buf_append(&shells[nshells].html, at, shell.len - head);
 		shells[nshells].page = pg;
 		snprintf(shells[nshells].etag, sizeof(shells[nshells].etag), "\"v%lld-%zu\"", (long long)version,
@@ -345,56 +338,6 @@ static void static_file(struct api_req *req, struct api_resp *out)
 	out->immutable = req->id == version;
 }
 
-/* A page's 200 HTML answer, with header hdr (its value for the caller to write). */
-static void page_answer(struct api_resp *out, const char *hdr)
-{
-	out->web = true;
-	out->status = 200;
-	out->ctype = "text/html; charset=utf-8";
-	out->hdr_name = hdr;
-}
-
-/* The shell of page pg with preloads of its data for this request, as an
- * owned text answer; false when it has none to add. */
-static bool page_with_data(struct api_req *req, struct api_resp *out, const struct web_page *pg, size_t i)
-{
-	struct buf html;
-	size_t d;
-	int rc;
-
-	if (pg->bare && strchr(req->target ? req->target : "", '?'))
-		return false;
-	buf_init(&html, 1u << 20);
-	rc = buf_append(&html, shells[i].html.data, shells[i].script_at);
-	for (d = 0; d < sizeof(pg->data) / sizeof(pg->data[0]) && pg->data[d]; d++) {
-		const char *t = pg->data[d], *hash = strchr(t, '#');
-
-		/* the URL is ours: a number and the template's characters */
-		if (hash)
-			rc = rc || buf_printf(&html, "<link rel=\"preload\" as=\"fetch\" crossorigin href=\"%.*s%lld%s\">\n",
-					      (int)(hash - t), t, (long long)req->id, hash + 1);
-		else
-			rc = rc || buf_printf(&html, "<link rel=\"preload\" as=\"fetch\" crossorigin href=\"%s\">\n", t);
-	}
-	rc = rc || buf_append(&html, shells[i].html.data + shells[i].script_at, shells[i].html.len - shells[i].script_at);
-	if (rc) {
-		buf_release(&html);
-		return false;
-	}
-	page_answer(out, "ETag");
-	snprintf(out->hdr_value, sizeof(out->hdr_value), "\"v%lld-%zu-%lld\"", (long long)version, i,
-		 (long long)req->id);
-	if (req->if_none_match && strstr(req->if_none_match, out->hdr_value)) {
-		buf_release(&html);
-		out->status = 304;
-		out->bytes = (const unsigned char *)"";
-		out->bytes_len = 0;
-		return true;
-	}
-	out->text = buf_steal(&html);
-	return true;
-}
-
 /* The first-view shell with page pg's first view (web_ssr.h) and its data islands, as
  * an owned text answer; false when that could not be made. No ETag: the
  * data changes under the same URL. */
@@ -432,7 +375,10 @@ static bool page_ssr(struct api_req *req, struct api_resp *out, const struct web
 		return false;
 	}
 	/* the data is the user's (the audit log is an administrator's): no shared cache keeps it */
-	page_answer(out, "Cache-Control");
+	out->web = true;
+	out->status = 200;
+	out->ctype = "text/html; charset=utf-8";
+	out->hdr_name = "Cache-Control";
 	snprintf(out->hdr_value, sizeof(out->hdr_value), "private, no-cache");
 	out->text = buf_steal(&html);
 	return true;
@@ -451,8 +397,6 @@ static void page(struct api_req *req, struct api_resp *out)
 	for (i = 0; pg && i < nshells; i++)
 		if (shells[i].page == pg) {
 			if (pg->ssr && page_ssr(req, out, pg))
-				return;
-			if (pg->data[0] && page_with_data(req, out, pg, i))
 				return;
 			send_bytes(req, out, shells[i].html.data, shells[i].html.len, "text/html; charset=utf-8",
 				   shells[i].etag);
