@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # test_qemu_vars.sh - os-autoinst's QEMU variables against real QEMU (TCG):
 # UEFI=1 boots Debian's OVMF to its shell, PUBLISH_PFLASH_VARS keeps the
-# run's UEFI variables for a second run's UEFI_PFLASH_VARS; ISO_1 with
+# run's UEFI variables for a second run's UEFI_PFLASH_VARS and boots the
+# installed Debian of scripts/build-debian-gpt from a GPT disk; ISO_1 with
 # BOOTFROM=d boots GRUB, HDD_1 is an overlay over its image, KEEPHDDS keeps
 # the disks, QEMUTPM runs a swtpm for the VM, and an unsupported backend
 # variable is named in a warning.
@@ -52,6 +53,23 @@ $VIGIL run $D --out "$TMP/u2" --var UEFI=1 --var UEFI_PFLASH_VARS="$TMP/u1/uefi-
 rc=$?
 cat "$TMP/u2.out"
 check "uefi: a run on the published vars finds the variable (exit 0)" [ $rc -eq 0 ]
+
+# --- UEFI: an installed Debian on a GPT disk (ESP with GRUB, root partition).
+if scripts/build-debian-gpt > "$TMP/gpt.out" 2>&1; then
+	$VIGIL run $D --out "$TMP/ud" --var UEFI=1 --var ROLE=uefi-debian --var QEMURAM=1024 \
+		--var HDD_1="${VIGIL_IMAGES:-$HOME/.cache/vigil/images}/debian-gpt/disk.img" \
+		--var PASSWORD=vigil > "$TMP/ud.out" 2>&1
+	rc=$?
+	cat "$TMP/ud.out"
+	check "uefi-debian: OVMF -> GRUB on the ESP -> Debian on the GPT's root partition (exit 0)" [ $rc -eq 0 ]
+	check "uefi-debian: GRUB ran from the EFI system partition" \
+		grep -q "wait_serial 'vigil: UEFI GRUB on the GPT disk': found" "$TMP/ud.out"
+	check "uefi-debian: the guest checked UEFI, its root partition and the GPT (module ok)" \
+		[ "$(json_get "$TMP/ud/testresults/results.json" '",".join(m["name"]+"="+m["result"] for m in j["modules"])')" = uefi_debian=ok ]
+else
+	cat "$TMP/gpt.out"
+	not_ok "uefi-debian: scripts/build-debian-gpt builds the disk"
+fi
 
 # --- Disks and CDs: ISO_1 boots with BOOTFROM=d; HDD_1 stays untouched.
 qemu-img create -q -f qcow2 "$TMP/base.qcow2" 64M

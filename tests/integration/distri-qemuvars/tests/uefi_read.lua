@@ -1,12 +1,11 @@
 -- The UEFI variables of an earlier run (UEFI_PFLASH_VARS): the shell
--- variable it set is still there. (The shell colours the name: escapes
--- lie between it and "=".)
+-- variable it set is still there (echoed, as tests/uefi.lua does).
 return {
    flags = { fatal = true },
    run = function()
       assert_screen("uefi-shell", 60)
-      type_string("set\n")
-      if not wait_serial("VIGILMARK[^=\\n]*=[^\\n]*" .. get_var("MARK", "x"), 20) then
+      type_string("echo mark=%VIGILMARK%=\n")
+      if not wait_serial("mark=" .. get_var("MARK", "x") .. "=", 60) then
          error("VIGILMARK is not among the shell's variables")
       end
    end,
