@@ -431,11 +431,15 @@ static int resolve_assets(struct worker *w, json_t *settings, char *why, size_t 
 	return 0;
 }
 
-/* True when the job publishes a disk (PUBLISH_HDD_n). */
+/* True when the job publishes a disk (PUBLISH_HDD_n) or its UEFI
+ * variables (PUBLISH_PFLASH_VARS). */
 static bool publishes(const json_t *settings)
 {
+	const char *pv = json_string_value(json_object_get(settings, "PUBLISH_PFLASH_VARS"));
 	int n;
 
+	if (pv && *pv)
+		return true;
 	for (n = 1; n <= WORKER_MAX_DISKS; n++) {
 		char key[32];
 		const char *v;
@@ -468,9 +472,41 @@ static int upload_asset(struct worker *w, struct job_run *r, const char *path, c
 	return 0;
 }
 
+/* PUBLISH_PFLASH_VARS=NAME: the runner wrote the run's UEFI variables as
+ * out/NAME (a flattened qcow2); uploaded as asset hdd/NAME, for a chained
+ * child's UEFI_PFLASH_VARS. 0, or -1 with why. */
+static int publish_pflash_vars(struct worker *w, struct job_run *r, const json_t *settings, double deadline,
+			       char *why, size_t whylen)
+{
+	const char *name = json_string_value(json_object_get(settings, "PUBLISH_PFLASH_VARS"));
+	char *src;
+	int rc;
+
+	if (!name || !*name)
+		return 0;
+	if (!asset_name_ok(name)) {
+		snprintf(why, whylen, "PUBLISH_PFLASH_VARS='%s': not a valid asset name ([A-Za-z0-9._+@-], no leading '.')",
+			 name);
+		return -1;
+	}
+	src = r->out ? path_join(r->out, name) : NULL;
+	if (!src || !file_exists(src)) {
+		snprintf(why, whylen, "PUBLISH_PFLASH_VARS: the run wrote no UEFI variables '%s' (UEFI=1?)", name);
+		free(src);
+		return -1;
+	}
+	log_info("job %lld: publishing its UEFI variables as hdd/%s", r->id, name);
+	rc = upload_asset(w, r, src, name, deadline);
+	if (rc)
+		snprintf(why, whylen, "api failure: uploading asset hdd/%s failed", name);
+	free(src);
+	return rc;
+}
+
 /* After a passed run: every PUBLISH_HDD_n disk of the VM (its overlay in
  * vmdir, flattened with qemu-img convert) uploaded as asset hdd/<name>, so
- * chained children can boot from it. 0, or -1 with why. */
+ * chained children can boot from it, and PUBLISH_PFLASH_VARS. 0, or -1
+ * with why. */
 static int publish_disks(struct worker *w, struct job_run *r, const json_t *settings, const char *vmdir,
 			 double deadline, char *why, size_t whylen)
 {
@@ -522,7 +558,7 @@ static int publish_disks(struct worker *w, struct job_run *r, const json_t *sett
 		if (rc)
 			return -1;
 	}
-	return 0;
+	return publish_pflash_vars(w, r, settings, deadline, why, whylen);
 }
 
 /* Start `vigil run`; the VM's disks stay in vmdir (--snapshots) for

@@ -8,7 +8,9 @@
 # parent whose child ends skipped, kernel and initrd served as assets,
 # multi-job posts with _START_AFTER, openqa-clone-job of the pair (with and
 # without downloads), and the server killed (SIGTERM, then SIGKILL) and
-# restarted on the same data while a worker runs a job.
+# restarted on the same data while a worker runs a job; a UEFI pair: the
+# parent publishes its UEFI variables (PUBLISH_PFLASH_VARS), the child boots
+# OVMF on them (UEFI_PFLASH_VARS) and finds the variable the parent set.
 . "$(dirname "$0")/lib.sh"
 
 # The server is started again mid-run: use a private copy of the binary so
@@ -23,6 +25,7 @@ done
 new_keys
 mkdir -p "$DATA/tests" "$DATA/factory/other"
 cp -r tests/integration/distri-chain "$DATA/tests/chain"
+cp -r tests/integration/distri-qemuvars "$DATA/tests/qemuvars"
 # Kernel and initramfs are assets in the server's factory: the busybox shell
 # plus the USB storage modules of the installer's initrd (concatenated cpio
 # archives), so the guest sees disk 1 as /dev/sda.
@@ -193,6 +196,20 @@ openqa-clone-job --from "$URL" --host "$URL" --apikey "$KEY" --apisecret "$SECRE
 	"$FAIL" WORKER_CLASS=nobody > "$TMP/clone2.txt" 2>&1
 NFAIL=$(sed -n 's/^Created job #\([0-9]*\): .*/\1/p' "$TMP/clone2.txt")
 check "clone-job --skip-download of one job" [ "$(job_json "$NFAIL" 'j["job"]["settings"]["TEST"] + " " + j["job"]["settings"]["WORKER_CLASS"]')" = "chain_fail nobody" ]
+
+# UEFI variables from parent to child: a multi-job post, as openqa-cli sends it.
+cli -X POST jobs DISTRI=qemuvars VERSION=1 FLAVOR=uefi ARCH=x86_64 BUILD=u1 UEFI=1 MARK=uefi-mark-$$ \
+	TEST:w=uefi_write ROLE:w=uefi PUBLISH_PFLASH_VARS:w=uefi-vars-u1.qcow2 \
+	TEST:r=uefi_read ROLE:r=uefi-read UEFI_PFLASH_VARS:r=uefi-vars-u1.qcow2 _START_AFTER:r=w > "$TMP/uefi.json"
+UW=$(json_get "$TMP/uefi.json" 'j["ids"]["w"]')
+UR=$(json_get "$TMP/uefi.json" 'j["ids"]["r"]')
+check "uefi: the reading job is chained after the writing one" [ "$(job_json "$UR" 'j["job"]["parents"]["Chained"]')" = "[$UW]" ]
+check "uefi: the parent sets a UEFI variable and publishes the vars (done/passed)" wait_state "$UW" "done passed" 240
+check "uefi: the published vars are an hdd asset (qcow2)" \
+	sh -c "qemu-img info '$DATA/factory/hdd/uefi-vars-u1.qcow2' | grep -q 'file format: qcow2'"
+check "uefi: the child boots on them and finds the variable (done/passed)" wait_state "$UR" "done passed" 240
+check "uefi: the child's shell echoed the parent's mark" \
+	sh -c "curl -s '$URL/tests/$UR/file/serial0.txt' | grep -q 'mark=uefi-mark-$$='"
 
 kill "$W1" "$W2"; wait "$W1" "$W2" 2>/dev/null
 check "no qemu-system left in any pool" qemu_gone "$TMP/pool"
