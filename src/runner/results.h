@@ -54,10 +54,11 @@ struct module {
 	char *source_artefact; /* "source-<module>.lua", the copy of script in testresults; NULL none */
 	struct step_time *times; /* ntimes, in step order */
 	size_t ntimes;
+	json_t *extra;     /* parse_extra_log's tests: [{name, category, flags, script, result}], owned; NULL none */
 };
 
 /* Free what m holds (name, script, details, fail_message, source_artefact,
- * times); m itself
+ * times, extra); m itself
  * is the caller's. */
 void results_module_release(struct module *m);
 

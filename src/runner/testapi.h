@@ -40,6 +40,16 @@ void testapi_register_console(lua_State *L);
 /* testapi_more.c's functions and the exported variables (serialdev,
  * username, password, cmd) from r's variables; r NULL: their defaults. */
 void testapi_register_more(struct runner *r, lua_State *L);
+/* testapi_extra.c's functions (parse_extra_log, save_storage_drives,
+ * switch_network, the sound ones, x11_start_program, ensure_installed, use). */
+void testapi_register_extra(lua_State *L);
+/* os-autoinst's upstream Lua module form, around the load of a module file
+ * (script, relative to distri_dir): _before clears the form's globals (run,
+ * test_flags, the hooks) and puts the distribution's lib/ directories on
+ * package.path; _after turns a nil result with a global run into the module
+ * table {run, flags = test_flags(), hooks}. 0, or ERR_PROTO with err set. */
+void testapi_module_before(lua_State *L, const char *distri_dir, const char *script);
+int testapi_module_after(lua_State *L, char *err, size_t errlen);
 /* Pushes a new table of s split on ',' or ';' as Perl's split (trailing
  * empty fields dropped); NULL or "" gives an empty table. */
 void testapi_split_array(lua_State *L, const char *s);
