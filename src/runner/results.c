@@ -22,6 +22,43 @@ void results_module_release(struct module *m)
 	free(m->times);
 }
 
+#define MAX_EXTRA_TESTS 10000
+
+int results_add_extra(const char *testresults, struct module *m, json_t *tests)
+{
+	json_t *t;
+	size_t i;
+	int n = 0;
+
+	if (!json_is_array(tests))
+		return ERR_PROTO;
+	if (!m->extra && !(m->extra = json_array()))
+		return ERR_NOMEM;
+	json_array_foreach(tests, i, t) {
+		const char *name = json_string_value(json_object_get(t, "name"));
+		const char *script = json_string_value(json_object_get(t, "script"));
+		char file[300], *path;
+		json_t *res, *c;
+		if (!name || strchr(name, '/') || json_array_size(m->extra) >= MAX_EXTRA_TESTS)
+			continue;
+		c = json_copy(t);
+		if (!c)
+			return ERR_NOMEM;
+		if (!script || !strcmp(script, "unk"))
+			json_object_set_new(c, "script", json_string(m->script));
+		snprintf(file, sizeof(file), "result-%s.json", name);
+		path = path_join(testresults, file);
+		res = path ? json_load_file(path, 0, NULL) : NULL;
+		free(path);
+		json_object_set_new(c, "result", json_string(json_is_string(json_object_get(res, "result")) ?
+								json_string_value(json_object_get(res, "result")) : "unk"));
+		json_decref(res);
+		json_array_append_new(m->extra, c);
+		n++;
+	}
+	return n;
+}
+
 const char *module_result_name(enum module_result r)
 {
 	switch (r) {

@@ -62,6 +62,13 @@ struct module {
  * is the caller's. */
 void results_module_release(struct module *m);
 
+/* Adds tests (an array of openQA's {name, category, flags, script}, as
+ * OpenQA::Parser's to_openqa gives them) to m->extra, as basetest's
+ * register_extra_test_results: script "unk" becomes m's, each gets the
+ * result of its testresults/result-<name>.json ("unk" when none). Returns
+ * how many were added, or ERR_PROTO when tests is not an array. */
+int results_add_extra(const char *testresults, struct module *m, json_t *tests);
+
 const char *module_result_name(enum module_result r);
 const char *job_result_name(enum job_result r);
 /* Flags as openQA's {"fatal":1,...} object (new reference). */

@@ -43,6 +43,12 @@ void testapi_register_more(struct runner *r, lua_State *L);
 /* testapi_extra.c's functions (parse_extra_log, save_storage_drives,
  * switch_network, the sound ones, x11_start_program, ensure_installed, use). */
 void testapi_register_extra(lua_State *L);
+/* Primitives of the Lua and Perl front ends (testapi_extra.c). Each
+ * returns 0 or a negative code with err set. testapi_save_drives: disks
+ * first..last (1-based) as ulogs/<name>-<n>-vm_disk_file.qcow2, the VM
+ * stopped meanwhile; testapi_switch_network: the NIC link's state. */
+int testapi_save_drives(struct runner *r, const char *name, long first, long last, char *err, size_t errlen);
+int testapi_switch_network(struct runner *r, const char *link, int up, char *err, size_t errlen);
 /* os-autoinst's upstream Lua module form, around the load of a module file
  * (script, relative to distri_dir): _before clears the form's globals (run,
  * test_flags, the hooks) and puts the distribution's lib/ directories on

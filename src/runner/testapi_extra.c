@@ -21,7 +21,6 @@
 #include "util/banned.h" /* last: after every system header */
 
 #define PARSER_TIMEOUT_MS (300 * 1000)
-#define MAX_EXTRA_TESTS 10000
 
 /* openQA's parser (package openqa-common), run as os-autoinst's
  * parse_extra_log runs it: the text files and result-<test>.json go to the
@@ -36,55 +35,6 @@ static const char parser_pl[] =
 	"my @t; $p->tests->each(sub { push @t, $_->to_openqa });\n"
 	"open(my $fh, '>', $out) or die \"$out: $!\\n\";\n"
 	"print $fh JSON::PP->new->canonical->encode(\\@t); close($fh) or die \"$out: $!\\n\";\n";
-
-/* The result of the extra test name as the parser wrote it, "unk" if none. */
-static char *extra_result(struct runner *r, const char *name)
-{
-	char file[300], *path;
-	json_t *j;
-	char *res;
-
-	snprintf(file, sizeof(file), "result-%s.json", name);
-	path = path_join(r->testresults, file);
-	j = path ? json_load_file(path, 0, NULL) : NULL;
-	res = strdup(json_is_string(json_object_get(j, "result")) ? json_string_value(json_object_get(j, "result")) : "unk");
-	json_decref(j);
-	free(path);
-	return res;
-}
-
-/* Adds the parser's tests (out, a JSON file) to the module as extra test
- * results, as basetest's register_extra_test_results. Returns how many. */
-static int register_extra(lua_State *L, struct runner *r, struct module *m, const char *out)
-{
-	json_error_t jerr;
-	json_t *list = json_load_file(out, 0, &jerr), *t;
-	size_t i;
-	int n = 0;
-
-	if (!json_is_array(list)) {
-		json_decref(list);
-		return luaL_error(L, "parse_extra_log: the parser's list is not readable: %s", jerr.text);
-	}
-	if (!m->extra)
-		m->extra = json_array();
-	json_array_foreach(list, i, t) {
-		const char *name = json_string_value(json_object_get(t, "name"));
-		const char *script = json_string_value(json_object_get(t, "script"));
-		char *res;
-		if (!json_is_object(t) || !name || !m->extra || json_array_size(m->extra) >= MAX_EXTRA_TESTS)
-			continue;
-		if (!script || !strcmp(script, "unk"))
-			json_object_set_new(t, "script", json_string(m->script));
-		res = extra_result(r, name);
-		json_object_set_new(t, "result", json_string(res ? res : "unk"));
-		free(res);
-		json_array_append(m->extra, t);
-		n++;
-	}
-	json_decref(list);
-	return n;
-}
 
 /* parse_extra_log(format, file): upload_logs(file), then openQA's parser
  * for format (JUnit, XUnit, LTP, TAP, IPA) writes the text and result
@@ -130,10 +80,16 @@ static int l_parse_extra_log(lua_State *L)
 		return lua_error(L);
 	}
 	buf_release(&msg);
-	lua_pushstring(L, out);
-	free(out);
-	n = register_extra(L, r, m, lua_tostring(L, -1));
-	(void)remove(lua_tostring(L, -1));
+	{
+		json_error_t jerr;
+		json_t *list = json_load_file(out, 0, &jerr);
+		(void)remove(out);
+		free(out);
+		n = results_add_extra(r->testresults, m, list);
+		json_decref(list);
+		if (n < 0)
+			return luaL_error(L, "parse_extra_log: the parser's list of tests is not readable: %s", jerr.text);
+	}
 	runner__progress(r, "parse_extra_log %s '%s': %d extra test result%s", format, lua_tostring(L, 2), n,
 			 n == 1 ? "" : "s");
 	return 0;
@@ -163,32 +119,29 @@ static int drive_file(struct runner *r, const char *id, char *buf, size_t len, c
 	return rc;
 }
 
-/* save_storage_drives(filename=<module>): each of the NUMDISKS disks as
- * ulogs/<filename>-<n>-vm_disk_file.qcow2 (flattened, compressed unless
- * QEMU_COMPRESS_QCOW2=0), the VM stopped while it is copied. */
-static int l_save_storage_drives(lua_State *L)
+int testapi_save_drives(struct runner *r, const char *name, long first, long last, char *err, size_t errlen)
 {
-	struct runner *r = testapi_runner(L);
-	struct module *m = runner__module(r);
-	const char *name = luaL_optstring(L, 1, m ? m->name : "job");
-	long disks = vars_get_long(&r->vars, "NUMDISKS", 1), i;
-	int compress = vars_get_bool(&r->vars, "QEMU_COMPRESS_QCOW2", 1), was_running, rc = 0;
-	char status[64], err[256] = "", file[4096], dst[512], *dir = path_join(r->testresults, "ulogs"), *path = NULL;
+	int compress = vars_get_bool(&r->vars, "QEMU_COMPRESS_QCOW2", 1), was_running, rc;
+	char status[64], file[4096], dst[512], *dir = path_join(r->testresults, "ulogs"), *path = NULL;
+	long i;
 
-	testapi_check_abort(L, r);
-	if (strchr(name, '/'))
-		return luaL_error(L, "save_storage_drives: '%s' is not a file name", name);
+	err[0] = '\0';
+	if (!*name || strchr(name, '/') || strlen(name) > 200) {
+		snprintf(err, errlen, "'%s' is not a file name", name);
+		free(dir);
+		return ERR_INVALID;
+	}
 	rc = dir ? file_mkdir_p(dir, 0755) : ERR_NOMEM;
 	if (!rc)
-		rc = qmp_query_status(r->qmp, status, sizeof(status), err, sizeof(err));
+		rc = qmp_query_status(r->qmp, status, sizeof(status), err, errlen);
 	was_running = !rc && !strcmp(status, "running");
 	if (was_running)
-		rc = qmp_command(r->qmp, "stop", NULL, NULL, err, sizeof(err));
-	for (i = 1; !rc && i <= disks; i++) {
+		rc = qmp_command(r->qmp, "stop", NULL, NULL, err, errlen);
+	for (i = first; !rc && i <= last; i++) {
 		char id[32];
 		int st = 0;
 		snprintf(id, sizeof(id), "hd%ld", i - 1);
-		rc = drive_file(r, id, file, sizeof(file), err, sizeof(err));
+		rc = drive_file(r, id, file, sizeof(file), err, errlen);
 		snprintf(dst, sizeof(dst), "%s-%ld-vm_disk_file.qcow2", name, i);
 		free(path);
 		path = rc ? NULL : path_join(dir, dst);
@@ -205,41 +158,62 @@ static int l_save_storage_drives(lua_State *L)
 			}
 			rc = proc_run(argv, (int)(3600 * 1000 * r->timeout_scale), &st, NULL);
 			if (!rc && st) {
-				snprintf(err, sizeof(err), "qemu-img convert of disk %ld failed", i);
+				snprintf(err, errlen, "qemu-img convert of disk %ld failed", i);
 				rc = ERR_IO;
 			}
 		}
 		if (!rc)
 			runner__progress(r, "save_storage_drives: disk %ld -> ulogs/%s", i, dst);
 	}
-	if (was_running && qmp_command(r->qmp, "cont", NULL, NULL, rc ? file : err, rc ? sizeof(file) : sizeof(err)) &&
+	if (was_running && qmp_command(r->qmp, "cont", NULL, NULL, rc ? file : err, rc ? sizeof(file) : errlen) &&
 	    !rc)
 		rc = ERR_IO;
+	if (rc && !err[0])
+		snprintf(err, errlen, "%s", err_str(rc));
 	free(dir);
 	free(path);
-	if (rc)
-		return luaL_error(L, "save_storage_drives failed: %s", err[0] ? err : err_str(rc));
+	return rc;
+}
+
+/* save_storage_drives(filename=<module>): each of the NUMDISKS disks as
+ * ulogs/<filename>-<n>-vm_disk_file.qcow2 (testapi_save_drives). */
+static int l_save_storage_drives(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	struct module *m = runner__module(r);
+	const char *name = luaL_optstring(L, 1, m ? m->name : "job");
+	char err[512];
+
+	testapi_check_abort(L, r);
+	if (testapi_save_drives(r, name, 1, vars_get_long(&r->vars, "NUMDISKS", 1), err, sizeof(err)))
+		return luaL_error(L, "save_storage_drives failed: %s", err);
 	return 0;
 }
 
-/* switch_network({network_enabled=true, network_link_name="qanet0"}): the
- * NIC's link up or down (NICTYPE=user's NIC is qanet0); fatal when there is
- * no such NIC, as os-autoinst. */
+int testapi_switch_network(struct runner *r, const char *link, int up, char *err, size_t errlen)
+{
+	json_t *args = json_pack("{s:s,s:b}", "name", link, "up", up);
+	int rc = args ? qmp_command(r->qmp, "set_link", args, NULL, err, errlen) : ERR_NOMEM;
+
+	json_decref(args);
+	if (rc == ERR_NOMEM)
+		snprintf(err, errlen, "%s", err_str(rc));
+	if (!rc)
+		runner__progress(r, "switch_network %s: %s", link, up ? "up" : "down");
+	return rc;
+}
+
+/* switch_network({network_enabled=true, network_link_name="qanet0"}) */
 static int l_switch_network(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
 	int up = testapi_opt_bool(L, 1, "network_enabled", 1);
 	const char *link = testapi_opt_string(L, 1, "network_link_name", "qanet0");
-	json_t *args = json_pack("{s:s,s:b}", "name", link, "up", up);
 	char err[256];
-	int rc;
 
 	testapi_check_abort(L, r);
-	rc = args ? qmp_command(r->qmp, "set_link", args, NULL, err, sizeof(err)) : ERR_NOMEM;
-	json_decref(args);
-	if (rc)
-		return luaL_error(L, "switch_network %s: %s", link, rc == ERR_NOMEM ? err_str(rc) : err);
-	runner__progress(r, "switch_network %s: %s", link, up ? "up" : "down");
+	if (testapi_switch_network(r, link, up, err, sizeof(err)))
+		return luaL_error(L, "switch_network %s: %s", link, err);
 	return 0;
 }
 
