@@ -21,8 +21,8 @@ double testapi_opt_number(lua_State *L, int idx, const char *name, double dflt);
 int testapi_opt_bool(lua_State *L, int idx, const char *name, int dflt);
 const char *testapi_opt_string(lua_State *L, int idx, const char *name, const char *dflt);
 
-/* A timeout from a positional number or a {timeout=} table at idx, scaled
- * by TIMEOUT_SCALE. */
+/* A timeout from a positional number, a {timeout=} table or the pair
+ * "timeout", N at idx, scaled by TIMEOUT_SCALE. */
 double testapi_timeout(lua_State *L, struct runner *r, int idx, double dflt);
 
 /* Keyboard and serial primitives; they raise Lua errors on failure. */

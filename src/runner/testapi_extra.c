@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* testapi_extra.c - the last of openQA's test API in Lua: result files
- * parsed into extra test results (parse_junit_log, parse_extra_log, with
- * openQA's own OpenQA::Parser), disks saved (save_storage_drives), the NIC's
- * link (switch_network), the distribution defaults x11_start_program and
- * ensure_installed, sound refused by name, and os-autoinst's upstream Lua
- * module form (use("testapi"), a global run, test_flags). */
+/* testapi_extra.c - the last of openQA's test API in Lua: parse_junit_log /
+ * parse_extra_log (openQA's own OpenQA::Parser), save_storage_drives and
+ * switch_network (primitives the Perl side shares), the distribution defaults
+ * x11_start_program and ensure_installed, sound refused by name, and
+ * os-autoinst's upstream Lua module form (use, a global run, test_flags). */
 #define LOG_MODULE "testapi"
 #include <stdio.h>
 #include <stdlib.h>
