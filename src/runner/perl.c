@@ -900,6 +900,45 @@ static json_t *c_write_image(struct runner *r, struct perl *p, json_t *msg, char
 	return ret(json_integer(1));
 }
 
+/* backend_save_storage_drives {disk, filename}: one disk (testapi.pm
+ * asks for each of NUMDISKS in turn). */
+static json_t *c_save_storage_drives(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
+{
+	json_int_t disk = json_integer_value(json_object_get(msg, "disk"));
+	const char *name = json_string_value(json_object_get(msg, "filename"));
+	char why[512];
+
+	(void)p;
+	if (disk < 1 || disk > 64 || !name) {
+		snprintf(err, errlen, "save_storage_drives: no disk number or file name");
+		return NULL;
+	}
+	if (testapi_save_drives(r, name, (long)disk, (long)disk, why, sizeof(why))) {
+		snprintf(err, errlen, "save_storage_drives: %s", why);
+		return NULL;
+	}
+	return ret(json_integer(0));
+}
+
+/* backend_switch_network {network_enabled, network_link_name}: fatal
+ * (an error reply) without such a NIC, as backend::qemu. */
+static json_t *c_switch_network(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
+{
+	json_t *en = json_object_get(msg, "network_enabled");
+	const char *link = json_string_value(json_object_get(msg, "network_link_name"));
+	char why[256];
+
+	(void)p;
+	if (testapi_switch_network(r, link ? link : "qanet0", !en || json_is_null(en) || json_is_true(en) ||
+			      (json_is_integer(en) && json_integer_value(en)) ||
+			      (json_is_string(en) && strcmp(json_string_value(en), "") && strcmp(json_string_value(en), "0")),
+			      why, sizeof(why))) {
+		snprintf(err, errlen, "switch_network: %s", why);
+		return NULL;
+	}
+	return ret(json_integer(0));
+}
+
 #define NEEDS_VM 1
 #define NO_REPLY 2
 
@@ -929,6 +968,8 @@ static const struct perl_cmd {
 	{ "backend_wait_screen_change", c_wait_screen_change, NEEDS_VM },
 	{ "backend_wait_still_screen", c_wait_still_screen, NEEDS_VM },
 	{ "vigil_add_console", c_one, 0 },
+	{ "backend_save_storage_drives", c_save_storage_drives, NEEDS_VM },
+	{ "backend_switch_network", c_switch_network, NEEDS_VM },
 	{ "tests_done", NULL, NO_REPLY },
 };
 
@@ -985,6 +1026,9 @@ static int write_vars(struct runner *r, char *err, size_t errlen)
 		rc = vars_set(&r->vars, "NEEDLES_DIR", r->needles->dir);
 	if (!rc && !vars_get(&r->vars, "BACKEND"))
 		rc = vars_set(&r->vars, "BACKEND", "qemu");
+	/* backend::qemu's default, which save_storage_drives reads */
+	if (!rc && !vars_get(&r->vars, "NUMDISKS"))
+		rc = vars_set(&r->vars, "NUMDISKS", "1");
 	free(abs);
 	vp = path_join(r->out_dir, "vars.json");
 	if (!rc)
@@ -1360,6 +1404,9 @@ static void load_results(struct runner *r)
 		m->result = result_from_name(json_string_value(json_object_get(res, "result")));
 		if (m->result == MODULE_FAIL)
 			m->hard_fail = 1;
+		/* parse_extra_log's tests follow their module in results.json */
+		if (json_array_size(json_object_get(res, "extra_test_results")))
+			(void)results_add_extra(r->testresults, m, json_object_get(res, "extra_test_results"));
 		json_decref(res);
 		free(rpath);
 		free(rname);

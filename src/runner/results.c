@@ -18,7 +18,45 @@ void results_module_release(struct module *m)
 	free(m->fail_message);
 	free(m->source_artefact);
 	json_decref(m->details);
+	json_decref(m->extra);
 	free(m->times);
+}
+
+#define MAX_EXTRA_TESTS 10000
+
+int results_add_extra(const char *testresults, struct module *m, json_t *tests)
+{
+	json_t *t;
+	size_t i;
+	int n = 0;
+
+	if (!json_is_array(tests))
+		return ERR_PROTO;
+	if (!m->extra && !(m->extra = json_array()))
+		return ERR_NOMEM;
+	json_array_foreach(tests, i, t) {
+		const char *name = json_string_value(json_object_get(t, "name"));
+		const char *script = json_string_value(json_object_get(t, "script"));
+		char file[300], *path;
+		json_t *res, *c;
+		if (!name || strchr(name, '/') || json_array_size(m->extra) >= MAX_EXTRA_TESTS)
+			continue;
+		c = json_copy(t);
+		if (!c)
+			return ERR_NOMEM;
+		if (!script || !strcmp(script, "unk"))
+			json_object_set_new(c, "script", json_string(m->script));
+		snprintf(file, sizeof(file), "result-%s.json", name);
+		path = path_join(testresults, file);
+		res = path ? json_load_file(path, 0, NULL) : NULL;
+		free(path);
+		json_object_set_new(c, "result", json_string(json_is_string(json_object_get(res, "result")) ?
+								json_string_value(json_object_get(res, "result")) : "unk"));
+		json_decref(res);
+		json_array_append_new(m->extra, c);
+		n++;
+	}
+	return n;
 }
 
 const char *module_result_name(enum module_result r)
@@ -184,6 +222,16 @@ int results_write_module(const char *testresults, const struct module *m)
 			json_object_set_new(src, "fail_line", json_integer(m->fail_line));
 		json_object_set_new(o, "source", src);
 	}
+	if (m->extra) { /* os-autoinst's shape: without the result */
+		json_t *list = json_array(), *x;
+		size_t i;
+		json_array_foreach(m->extra, i, x) {
+			json_t *c = json_copy(x);
+			json_object_del(c, "result");
+			json_array_append_new(list, c);
+		}
+		json_object_set_new(o, "extra_test_results", list);
+	}
 	snprintf(name, sizeof(name), "result-%s.json", m->name);
 	rc = write_json(testresults, name, o);
 	json_decref(o);
@@ -207,6 +255,19 @@ enum job_result results_job_from_modules(const struct module *mods, size_t n, in
 				all_review = 0;
 		} else if (m->result == MODULE_SOFTFAIL) {
 			soft = 1;
+		}
+		if (m->extra) { /* openQA counts them as modules of the job */
+			json_t *t;
+			size_t j;
+			json_array_foreach(m->extra, j, t) {
+				const char *res = json_string_value(json_object_get(t, "result"));
+				if (res && !strcmp(res, "fail")) {
+					fail = 1;
+					all_review = 0;
+				} else if (res && !strcmp(res, "softfail")) {
+					soft = 1;
+				}
+			}
 		}
 	}
 	*needs_review = fail && all_review;
@@ -238,6 +299,16 @@ static int write_job(const char *testresults, enum job_result r, int needs_revie
 		if (m->needs_review)
 			json_object_set_new(e, "needs_review", json_true());
 		json_array_append_new(list, e);
+		if (m->extra) { /* parse_extra_log's tests follow their module */
+			json_t *x;
+			size_t j;
+			json_array_foreach(m->extra, j, x) {
+				json_t *xe = json_pack("{s:O,s:O,s:{},s:f}", "name", json_object_get(x, "name"),
+						       "result", json_object_get(x, "result"), "flags", "execution_time", 0.0);
+				if (xe)
+					json_array_append_new(list, xe);
+			}
+		}
 		json_object_set_new(t, "name", json_string(m->name));
 		json_object_set_new(t, "category", json_string("tests"));
 		json_object_set_new(t, "full_name", json_string(m->name));

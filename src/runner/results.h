@@ -54,12 +54,20 @@ struct module {
 	char *source_artefact; /* "source-<module>.lua", the copy of script in testresults; NULL none */
 	struct step_time *times; /* ntimes, in step order */
 	size_t ntimes;
+	json_t *extra;     /* parse_extra_log's tests: [{name, category, flags, script, result}], owned; NULL none */
 };
 
 /* Free what m holds (name, script, details, fail_message, source_artefact,
- * times); m itself
+ * times, extra); m itself
  * is the caller's. */
 void results_module_release(struct module *m);
+
+/* Adds tests (an array of openQA's {name, category, flags, script}, as
+ * OpenQA::Parser's to_openqa gives them) to m->extra, as basetest's
+ * register_extra_test_results: script "unk" becomes m's, each gets the
+ * result of its testresults/result-<name>.json ("unk" when none). Returns
+ * how many were added, or ERR_PROTO when tests is not an array. */
+int results_add_extra(const char *testresults, struct module *m, json_t *tests);
 
 const char *module_result_name(enum module_result r);
 const char *job_result_name(enum job_result r);

@@ -255,6 +255,7 @@ static int load_module(struct runner *r, struct module *m, char *err, size_t err
 		return ERR_NOMEM;
 	}
 	snprintf(chunk, strlen(m->script) + 2, "@%s", m->script);
+	testapi_module_before(L, r->distri_dir, m->script);
 	rc = luaL_loadbuffer(L, b.data, b.len, chunk);
 	free(chunk);
 	buf_release(&b);
@@ -268,13 +269,15 @@ static int load_module(struct runner *r, struct module *m, char *err, size_t err
 		lua_pop(L, 1);
 		return ERR_PROTO;
 	}
+	if (testapi_module_after(L, err, errlen))
+		return ERR_PROTO;
 	if (lua_isfunction(L, -1)) {
 		lua_createtable(L, 0, 1);
 		lua_insert(L, -2);
 		lua_setfield(L, -2, "run");
 	}
 	if (!lua_istable(L, -1)) {
-		snprintf(err, errlen, "%s: a module must return a table with a run function", m->script);
+		snprintf(err, errlen, "%s: a module must return a table with a run function (or define a global run)", m->script);
 		lua_pop(L, 1);
 		return ERR_PROTO;
 	}

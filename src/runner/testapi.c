@@ -99,6 +99,8 @@ double testapi_timeout(lua_State *L, struct runner *r, int idx, double dflt)
 	double t = dflt;
 	if (lua_isnumber(L, idx))
 		t = lua_tonumber(L, idx);
+	else if (lua_type(L, idx) == LUA_TSTRING && !strcmp(lua_tostring(L, idx), "timeout") && lua_isnumber(L, idx + 1))
+		t = lua_tonumber(L, idx + 1); /* Perl's flat form, from upstream Lua modules: "timeout", 30 */
 	else if (lua_istable(L, idx))
 		t = testapi_opt_number(L, idx, "timeout", dflt);
 	else if (!lua_isnoneornil(L, idx))
@@ -1028,4 +1030,5 @@ void testapi_register(struct runner *r, lua_State *L)
 	lua_pop(L, 1);
 	testapi_register_console(L);
 	testapi_register_more(r, L);
+	testapi_register_extra(L);
 }

@@ -21,8 +21,8 @@ double testapi_opt_number(lua_State *L, int idx, const char *name, double dflt);
 int testapi_opt_bool(lua_State *L, int idx, const char *name, int dflt);
 const char *testapi_opt_string(lua_State *L, int idx, const char *name, const char *dflt);
 
-/* A timeout from a positional number or a {timeout=} table at idx, scaled
- * by TIMEOUT_SCALE. */
+/* A timeout from a positional number, a {timeout=} table or the pair
+ * "timeout", N at idx, scaled by TIMEOUT_SCALE. */
 double testapi_timeout(lua_State *L, struct runner *r, int idx, double dflt);
 
 /* Keyboard and serial primitives; they raise Lua errors on failure. */
@@ -40,6 +40,22 @@ void testapi_register_console(lua_State *L);
 /* testapi_more.c's functions and the exported variables (serialdev,
  * username, password, cmd) from r's variables; r NULL: their defaults. */
 void testapi_register_more(struct runner *r, lua_State *L);
+/* testapi_extra.c's functions (parse_extra_log, save_storage_drives,
+ * switch_network, the sound ones, x11_start_program, ensure_installed, use). */
+void testapi_register_extra(lua_State *L);
+/* Primitives of the Lua and Perl front ends (testapi_extra.c). Each
+ * returns 0 or a negative code with err set. testapi_save_drives: disks
+ * first..last (1-based) as ulogs/<name>-<n>-vm_disk_file.qcow2, the VM
+ * stopped meanwhile; testapi_switch_network: the NIC link's state. */
+int testapi_save_drives(struct runner *r, const char *name, long first, long last, char *err, size_t errlen);
+int testapi_switch_network(struct runner *r, const char *link, int up, char *err, size_t errlen);
+/* os-autoinst's upstream Lua module form, around the load of a module file
+ * (script, relative to distri_dir): _before clears the form's globals (run,
+ * test_flags, the hooks) and puts the distribution's lib/ directories on
+ * package.path; _after turns a nil result with a global run into the module
+ * table {run, flags = test_flags(), hooks}. 0, or ERR_PROTO with err set. */
+void testapi_module_before(lua_State *L, const char *distri_dir, const char *script);
+int testapi_module_after(lua_State *L, char *err, size_t errlen);
 /* Pushes a new table of s split on ',' or ';' as Perl's split (trailing
  * empty fields dropped); NULL or "" gives an empty table. */
 void testapi_split_array(lua_State *L, const char *s);

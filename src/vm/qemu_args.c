@@ -554,7 +554,7 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 		if ((rc = check_plain("NICMODEL", model, err, errlen)) < 0 ||
 		    (rc = check_plain("NICMAC", mac, err, errlen)) < 0 ||
 		    (rc = add(c, "-nic")) < 0 ||
-		    (rc = addf(c, "user,model=%s,mac=%s,%s", model, mac,
+		    (rc = addf(c, "user,id=qanet0,model=%s,mac=%s,%s", model, mac,
 			       opts && *opts ? opts : "restrict=on")) < 0)
 			goto out;
 	} else if (v && *v && strcmp(v, "none")) {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # test_docs.sh - the man page keeps up with the binary: every subcommand that
 # 'vigil --help' lists has its own section in man/vigil.1 and a synopsis
-# line, and every long option a subcommand's --help names is described there.
+# line, and every long option a subcommand's --help names is described there;
+# docs/testapi-support.md is what scripts/gen-testapi-table makes of the code.
 . tests/integration/lib.sh
 MAN=man/vigil.1
 
@@ -24,4 +25,6 @@ for c in $cmds; do
 		done
 	done
 done
+
+check "docs/testapi-support.md is up to date (run scripts/gen-testapi-table)" scripts/gen-testapi-table --check
 finish

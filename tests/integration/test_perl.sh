@@ -104,6 +104,9 @@ if [ -f "$IMG/di-text/linux" ] && [ -f "$IMG/shell-initrd.gz" ]; then
 	check "perl serial: literal strings quoted, not found" grep -qF "wait_serial '(?:never\\-1)|(?:never\\-2)': no match" "$TMP/serial.out"
 	check "perl serial: wait_serial's screenshots written" \
 		[ "$(json_get $R/result-serial.json 'len([d for d in j["details"] if d.get("screenshot")])')" = 3 ]
+	check "perl vmctl: switch_network and save_storage_drives" [ "$(json_get $R/result-vmctl.json 'j["result"]')" = ok ]
+	check "perl vmctl: disk 1 saved as ulogs/vmctl-1-vm_disk_file.qcow2" \
+		sh -c "qemu-img info $R/ulogs/vmctl-1-vm_disk_file.qcow2 | grep -q 'file format: qcow2'"
 	check "perl serial: no QEMU left" eval "! qemu_left '$TMP/serial/.vm'"
 else
 	echo "skipped the serial case: needs $IMG/di-text/linux and $IMG/shell-initrd.gz (scripts/fetch-images)"

@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: MIT
 # test_testapi_more.sh - the later test API functions (testapi_more.c, the
 # mouse ones in testapi.c, wait_serial lists, script_run's options, module
-# hooks and schedule variables) run for real against the shell image
-# (tests/integration/distri-testapi); docs/testapi.md's table is the code's.
+# hooks and schedule variables, testapi_extra.c's functions and the upstream
+# Lua module form) run for real against the shell image
+# (tests/integration/distri-testapi).
 . "$(dirname "$0")/lib.sh"
 
-# --- the generated table of names
-scripts/testapi-table > "$TMP/table.md"
-sed -n '/^<!-- testapi-table:/,/^<!-- testapi-table end -->/p' docs/testapi.md > "$TMP/doc.md"
-check "docs/testapi.md's table is scripts/testapi-table's (run it with --write)" cmp -s "$TMP/table.md" "$TMP/doc.md"
+# --- the Lua names: docs/testapi-support.md is made from the code
+# (test_docs.sh checks it is up to date); its reading of the code is the binary's
+check "scripts/gen-testapi-table reads the Lua names vigil run --list-testapi prints" \
+	sh -c "$VIGIL run --list-testapi | cut -f1 | sort > '$TMP/bin.txt' && scripts/gen-testapi-table --lua | cut -f1 | sort > '$TMP/gen.txt' && cmp -s '$TMP/bin.txt' '$TMP/gen.txt'"
 check "--list-testapi names validate_script_output as a function" \
 	sh -c "$VIGIL run --list-testapi | grep -qx 'validate_script_output	function'"
 check "--list-testapi names serialdev as a variable" sh -c "$VIGIL run --list-testapi | grep -qx 'serialdev	variable'"
@@ -18,13 +19,13 @@ check "--list-testapi names serialdev as a variable" sh -c "$VIGIL run --list-te
 D=tests/integration/distri-testapi
 $VIGIL run $D --out "$TMP/run" --var NEEDLES_DIR="$(pwd)/examples/shell/needles" --var 'LIST=a,b;c' \
 	--var PASSWORD=sekrit --var NOVIDEO=1 --var 'EXCLUDE_MODULES=excluded, dies' \
-	--var QEMU_DUMP_COMPRESS_METHOD=none > "$TMP/run.out" 2>&1
+	--var QEMU_DUMP_COMPRESS_METHOD=none --var NICTYPE=user > "$TMP/run.out" 2>&1
 rc=$?
 cat "$TMP/run.out"
 R=$TMP/run/testresults
 mods() { json_get $R/results.json '",".join(m["name"]+"="+m["result"] for m in j["modules"])'; }
 check "run: exit status 0 (softfailed)" [ $rc -eq 0 ]
-check "run: module results (EXCLUDE_MODULES left two out)" [ "$(mods)" = "boot=ok,serial=ok,screen=ok,forced=softfail,after=ok" ]
+check "run: module results (EXCLUDE_MODULES left two out)" [ "$(mods)" = "boot=ok,serial=ok,upstream=ok,extra=ok,1_junit=ok,t_x_tap=passed,screen=ok,forced=softfail,after=ok" ]
 check "hooks: pre_run_hook, run, post_run_hook in order" \
 	[ "$(json_get $TMP/run/vars.json 'j["PRE_HOOK"] + j["POST_HOOK"]')" = functionfunction ]
 check "flags: no_rollback and always_rollback recorded" \
@@ -49,6 +50,17 @@ check "assert_and_dclick: double click" grep -q "(double)" "$TMP/run.out"
 check "mouse_drag: from the needle's click point" grep -qE "mouse_drag [0-9]+,[0-9]+ -> 300,300" "$TMP/run.out"
 check "force_soft_failure: the dent and the forced softfail" \
 	[ "$(json_get $R/result-forced.json 'j["dents"]')" = 1 ]
+check "upstream form: use, a global run, lib/ by require" [ "$(json_get $TMP/run/vars.json 'j["UPSTREAM_RAN"]')" = 1 ]
+check "upstream form: test_flags" \
+	[ "$(json_get $R/results.json '[m["flags"] for m in j["modules"] if m["name"] == "upstream"][0]')" = "{'fatal': 1}" ]
+check "parse_junit_log: the module's extra_test_results (openQA's shape)" \
+	[ "$(json_get $R/result-extra.json '",".join(t["name"] + ":" + t["category"] + ":" + t["script"] for t in j["extra_test_results"])')" = "1_junit:vigil:tests/extra.lua,t_x_tap:TAP:tests/extra.lua" ]
+check "parse_junit_log: the parser's result file" [ "$(json_get $R/result-1_junit.json 'j["details"][0]["title"]')" = first ]
+check "parse_junit_log: the parser's text file" grep -q 'out one' $R/vigil-1_junit-1.txt
+check "parse_junit_log: the uploaded file" [ -s $R/ulogs/extra-junit.xml ]
+check "save_storage_drives: ulogs/drives-1-vm_disk_file.qcow2" \
+	sh -c "qemu-img info $R/ulogs/drives-1-vm_disk_file.qcow2 | grep -q 'file format: qcow2'"
+check "switch_network: link down and up" grep -q "switch_network qanet0: up" "$TMP/run.out"
 check "no QEMU left" eval "! qemu_left '$TMP/run/.vm'"
 
 # --- INCLUDE_MODULES, SKIPTO (by full name) and TESTDEBUG: forced runs

@@ -107,7 +107,7 @@ TEST(qemu_cmd_settings)
 	CHECK_STR(after(&c, "-m", ""), "2048");
 	CHECK_STR(after(&c, "-smp", ""), "4");
 	CHECK_STR(after(&c, "-device", "virtio-vga"), "virtio-vga,edid=on,xres=800,yres=600");
-	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,mac=52:54:00:12:34:56,restrict=on");
+	CHECK_STR(after(&c, "-nic", ""), "user,id=qanet0,model=virtio-net-pci,mac=52:54:00:12:34:56,restrict=on");
 	CHECK_STR(after(&c, "-boot", ""), "once=d");
 	CHECK_STR(after(&c, "-drive", "id=cd0"), "id=cd0,if=none,media=cdrom,format=qcow2,file=/w/cd0-overlay.qcow2");
 	CHECK_STR(after(&c, "-drive", "id=hd0"), "id=hd0,if=none,format=qcow2,file=/w/hd0-overlay.qcow2,cache=unsafe,discard=unmap");
@@ -147,7 +147,7 @@ TEST(qemu_cmd_rejects_bad_settings)
 	CHECK_INT(qemu_cmd_build(lookup, bad_nic, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
 	CHECK_INT(qemu_cmd_build(lookup, bad_ram + 2, "/w", "hvf", &c, err, sizeof(err)), ERR_INVALID);
 	CHECK_INT(qemu_cmd_build(lookup, opts, "/w", "tcg", &c, err, sizeof(err)), 0);
-	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,mac=52:54:00:12:34:56,hostfwd=tcp::2222-:22");
+	CHECK_STR(after(&c, "-nic", ""), "user,id=qanet0,model=virtio-net-pci,mac=52:54:00:12:34:56,hostfwd=tcp::2222-:22");
 	qemu_cmd_release(&c);
 }
 
@@ -248,7 +248,7 @@ TEST(qemu_cmd_machine_vars)
 	CHECK_INT(qemu_cmd_build(lookup, kv, "/w", "tcg", &c, err, sizeof(err)), 0);
 	CHECK_STR(c.argv[2], "cirrus-vga");
 	CHECK_STR(after(&c, "-smp", ""), "4,sockets=1,cores=2,threads=2");
-	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,mac=52:54:00:aa:bb:cc,restrict=on");
+	CHECK_STR(after(&c, "-nic", ""), "user,id=qanet0,model=virtio-net-pci,mac=52:54:00:aa:bb:cc,restrict=on");
 	CHECK(!after(&c, "-device", "virtio-rng"));
 	CHECK_STR(after(&c, "-smbios", ""), "type=1,serial=abc");
 	/* os-autoinst's form: each part's first word gets its '-'. */

@@ -196,3 +196,48 @@ TEST(results_needle_copied_once)
 	free(out_json);
 	free(out_png);
 }
+
+/* parse_extra_log's tests: extra_test_results in the module's file
+ * (openQA's shape, script "unk" made the module's), entries after the
+ * module in results.json, and a failed one fails the job. */
+TEST(results_extra_tests)
+{
+	struct module m[2] = { mod("junit", MODULE_OK, 0), mod("end", MODULE_OK, 0) };
+	json_t *tests = json_loads("[{\"name\":\"1_a\",\"category\":\"c\",\"flags\":{},\"script\":\"unk\"},"
+				   "{\"name\":\"b\",\"category\":\"c\",\"flags\":{},\"script\":\"s.xml\"},"
+				   "{\"name\":\"../x\"}]", 0, NULL);
+	json_t *j, *x, *mods;
+	char *rp = path_join(unit_tmpdir(), "result-1_a.json");
+	int review;
+
+	CHECK_INT(file_write_all(rp, "{\"result\":\"ok\"}", 15), 0);
+	free(rp);
+	CHECK_INT(results_add_extra(unit_tmpdir(), &m[0], json_null()), ERR_PROTO);
+	CHECK_INT(results_add_extra(unit_tmpdir(), &m[0], tests), 2);
+	CHECK_INT(results_job_from_modules(m, 2, &review), JOB_PASSED); /* b: "unk" */
+	CHECK_INT(results_write_module(unit_tmpdir(), &m[0]), 0);
+	j = load("result-junit.json");
+	x = json_object_get(j, "extra_test_results");
+	CHECK_INT(json_array_size(x), 2);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(x, 0), "script")), "tests/x.lua");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(x, 1), "script")), "s.xml");
+	CHECK(json_object_get(json_array_get(x, 0), "result") == NULL);
+	json_decref(j);
+	CHECK_INT(results_write_job(unit_tmpdir(), JOB_PASSED, 0, NULL, m, 2, 1), 0);
+	j = load("results.json");
+	mods = json_object_get(j, "modules");
+	CHECK_INT(json_array_size(mods), 4);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(mods, 1), "name")), "1_a");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(mods, 1), "result")), "ok");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(mods, 2), "result")), "unk");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(mods, 3), "name")), "end");
+	json_decref(j);
+	j = load("test_order.json");
+	CHECK_INT(json_array_size(j), 2);
+	json_decref(j);
+	json_object_set_new(json_array_get(m[0].extra, 1), "result", json_string("fail"));
+	CHECK_INT(results_job_from_modules(m, 2, &review), JOB_FAILED);
+	CHECK_INT(review, 0);
+	json_decref(tests);
+	json_decref(m[0].extra);
+}

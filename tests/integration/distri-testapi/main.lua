@@ -3,6 +3,8 @@
 -- it twice: all but "excluded" and "dies", then from SKIPTO=forced.
 loadtest "boot"
 loadtest "serial"
+loadtest "upstream"
+loadtest "extra"
 loadtest "screen"
 loadtest "forced"
 loadtest "excluded"

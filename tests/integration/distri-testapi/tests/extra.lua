@@ -1,0 +1,26 @@
+-- parse_junit_log / parse_extra_log (openQA's parser: extra test results),
+-- save_storage_drives, switch_network and the refused sound functions.
+local function expect(cond, what)
+   if not cond then error(what, 2) end
+end
+return {
+   run = function()
+      select_console("serial")
+      assert_script_run([[echo '<?xml version="1.0"?><testsuites><testsuite package="vigil.junit" id="0" failures="0" errors="0" tests="2"><testcase name="first" status="success"><system-out>out one</system-out></testcase><testcase name="second" status="success"/></testsuite></testsuites>' > /tmp/junit.xml]])
+      parse_junit_log("/tmp/junit.xml")
+      assert_script_run([[printf 't/x.tap ..\n1..2\nok 1 - tap one\nok 2 - tap two\n' > /tmp/x.tap]])
+      parse_extra_log("TAP", "/tmp/x.tap")
+      local ok, err = pcall(parse_extra_log, "NoSuchFormat", "/tmp/x.tap")
+      expect(not ok and tostring(err):find("NoSuchFormat"), "an unknown format: " .. tostring(err))
+      save_storage_drives("drives")
+      assert_script_run("true") -- the VM runs on
+      switch_network({ network_enabled = false })
+      switch_network({ network_enabled = true, network_link_name = "qanet0" })
+      ok, err = pcall(switch_network, { network_link_name = "nonic" })
+      expect(not ok and tostring(err):find("nonic"), "switch_network of a missing NIC: " .. tostring(err))
+      ok, err = pcall(start_audiocapture)
+      expect(not ok and tostring(err):find("start_audiocapture: vigil does not record sound"), "sound: " .. tostring(err))
+      ok, err = pcall(ensure_installed, "foo")
+      expect(not ok and tostring(err):find("implement 'ensure_installed'"), "ensure_installed without DISTRI: " .. tostring(err))
+   end,
+}
