@@ -5,7 +5,8 @@
 # "Select your location"), copied unchanged from the isotovideo reference, run
 # by isotovideo and by `vigil run` from the same vars.json, compared module by
 # module and step by step with compare_results.py (issue 15), which must also
-# catch a doctored copy. isotovideo runs on TCG (QEMU=x86_64, QEMU_APPEND=accel
+# catch a doctored copy; and a failing assert_screen, whose failed screens
+# vigil chooses as os-autoinst does. isotovideo runs on TCG (QEMU=x86_64, QEMU_APPEND=accel
 # tcg). Needs Debian's os-autoinst and the images (scripts/fetch-images).
 . "$(dirname "$0")/lib.sh"
 IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
@@ -55,6 +56,35 @@ EOF
 
 anchor grub "\"ISO\": \"$IMG/grub-rescue-cdrom.iso\","
 anchor di "\"KERNEL\": \"$IMG/di-text/linux\", \"INITRD\": \"$IMG/di-text/initrd.gz\","
+
+# --- a failing assert_screen on a still screen: the GRUB anchor with no needle
+# for grub-echo (a needles copy whose tag differs), timeouts scaled by 0.3.
+# os-autoinst keeps the first whole-screen search's failure (unk) and the
+# final one (fail); the steps must agree.
+mkdir -p "$TMP/fail-needles"
+cp tests/integration/distri-anchor-grub/needles/* "$TMP/fail-needles/"
+sed -i 's/"grub-echo"/"grub-echo-elsewhere"/' "$TMP/fail-needles/grub-echo-20261203.json"
+python3 - "$TMP/grub.vars.json" "$TMP/fail.vars.json" "$TMP/fail-needles" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+v.update(NEEDLES_DIR=sys.argv[3], TIMEOUT_SCALE="0.3")
+json.dump(v, open(sys.argv[2], "w"))
+PY
+mkdir -p "$TMP/fail-iso"
+cp "$TMP/fail.vars.json" "$TMP/fail-iso/vars.json"
+(cd "$TMP/fail-iso" && timeout 900 /usr/bin/isotovideo > isotovideo.out 2>&1)
+check "fail: isotovideo's module failed" \
+	[ "$(json_get "$TMP/fail-iso/testresults/result-boot.json" 'j["result"]')" = fail ]
+$VIGIL run tests/integration/distri-anchor-grub --vars "$TMP/fail.vars.json" --out "$TMP/fail-vigil" > "$TMP/fail-vigil.out" 2>&1
+rc=$?
+cat "$TMP/fail-vigil.out"
+check "fail: vigil exit status 1" [ $rc -eq 1 ]
+check "fail: two failed screens, unk then fail, as os-autoinst keeps them" \
+	[ "$(json_get "$TMP/fail-vigil/testresults/result-boot.json" '",".join(d["result"] for d in j["details"] if d.get("tags") == ["grub-echo"])')" = unk,fail ]
+python3 $CMP "$TMP/fail-iso/testresults" "$TMP/fail-vigil/testresults" > "$TMP/fail.cmp" 2>&1
+rc=$?
+cat "$TMP/fail.cmp"
+check "fail: same modules, results and steps as isotovideo" [ $rc -eq 0 ]
 
 # --- the comparison catches differences: doctored copies of vigil's results
 R=$TMP/grub-vigil/testresults
