@@ -58,7 +58,8 @@ anchor grub "\"ISO\": \"$IMG/grub-rescue-cdrom.iso\","
 anchor di "\"KERNEL\": \"$IMG/di-text/linux\", \"INITRD\": \"$IMG/di-text/initrd.gz\","
 
 # --- a failing assert_screen on a still screen: the GRUB anchor with no needle
-# for grub-echo (a needles copy whose tag differs), timeouts scaled by 0.3.
+# for grub-echo (a needles copy whose tag differs), timeouts scaled by 0.5
+# (grub-menu keeps 30 s on a loaded machine).
 # os-autoinst keeps the first whole-screen search's failure (unk) and the
 # final one (fail); the steps must agree.
 mkdir -p "$TMP/fail-needles"
@@ -67,16 +68,19 @@ sed -i 's/"grub-echo"/"grub-echo-elsewhere"/' "$TMP/fail-needles/grub-echo-20261
 python3 - "$TMP/grub.vars.json" "$TMP/fail.vars.json" "$TMP/fail-needles" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))
-v.update(NEEDLES_DIR=sys.argv[3], TIMEOUT_SCALE="0.3")
+v.update(NEEDLES_DIR=sys.argv[3], TIMEOUT_SCALE="0.5")
 json.dump(v, open(sys.argv[2], "w"))
 PY
 mkdir -p "$TMP/fail-iso"
 cp "$TMP/fail.vars.json" "$TMP/fail-iso/vars.json"
+t0=$(date +%s)
 (cd "$TMP/fail-iso" && timeout 900 /usr/bin/isotovideo > isotovideo.out 2>&1)
+echo "isotovideo fail: $(($(date +%s) - t0)) s"
 check "fail: isotovideo's module failed" \
 	[ "$(json_get "$TMP/fail-iso/testresults/result-boot.json" 'j["result"]')" = fail ]
 $VIGIL run tests/integration/distri-anchor-grub --vars "$TMP/fail.vars.json" --out "$TMP/fail-vigil" > "$TMP/fail-vigil.out" 2>&1
 rc=$?
+echo "vigil fail: $(($(date +%s) - t0)) s in all"
 cat "$TMP/fail-vigil.out"
 check "fail: vigil exit status 1" [ $rc -eq 1 ]
 check "fail: two failed screens, unk then fail, as os-autoinst keeps them" \
@@ -85,6 +89,7 @@ python3 $CMP "$TMP/fail-iso/testresults" "$TMP/fail-vigil/testresults" > "$TMP/f
 rc=$?
 cat "$TMP/fail.cmp"
 check "fail: same modules, results and steps as isotovideo" [ $rc -eq 0 ]
+check "fail: no QEMU left" qemu_gone "$TMP/fail-"
 
 # --- the comparison catches differences: doctored copies of vigil's results
 R=$TMP/grub-vigil/testresults
