@@ -452,6 +452,24 @@ static int keep_fail(struct runner *r, struct frame *f, const struct frame_searc
 	return rc;
 }
 
+int screen__first_window(double t0, double deadline)
+{
+	int win = (int)floor((deadline - t0) / FULL_SEARCH_INTERVAL);
+
+	if (deadline - t0 - FULL_SEARCH_INTERVAL * win <= 0)
+		win--; /* that window ended before the check began */
+	return win;
+}
+
+double screen__window_start(double t0, double deadline, int win)
+{
+	double at = deadline - FULL_SEARCH_INTERVAL * win - 1.0;
+
+	if (win < 0)
+		return deadline;
+	return at > t0 ? at : t0;
+}
+
 /* The first frame after seq, waiting until time_mono() reaches until (the
  * queue is looked at once even when until has passed): 1 with *out
  * referenced, 0 when until came first, ERR_CLOSED once the VM is gone
@@ -518,7 +536,8 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	struct needle **needles = NULL;
 	struct frame_search s = { 0 };
 	struct frame *f = NULL, *next = NULL;
-	double t0 = time_mono(), deadline, last_full;
+	double t0 = time_mono(), deadline, last_full, aligned;
+	int win;
 	uint64_t searched = UINT64_MAX, searched_full = UINT64_MAX;
 	size_t nn;
 	int rc = 0;
@@ -543,11 +562,14 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	if (deadline > r->deadline)
 		deadline = r->deadline;
 	last_full = t0;
+	win = screen__first_window(t0, deadline);
+	aligned = screen__window_start(t0, deadline, win);
 	vnc_set_watch(r->vnc, 1);
 	f = vnc_latest(r->vnc);
 	for (;;) {
 		double now = time_mono(), wake;
-		int full = timeout <= 0 || now >= deadline || now - last_full >= FULL_SEARCH_INTERVAL;
+		int full = timeout <= 0 || now >= deadline ||
+			   (r->check_keep_fails ? now >= aligned : now - last_full >= FULL_SEARCH_INTERVAL);
 
 		if (f && (f->seq != searched || (full && f->seq != searched_full))) {
 			rc = search_frame(r, needles, nn, f, full ? 1.0 : MARGIN_RATIO, &s);
@@ -571,6 +593,8 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 		 * due 5 s from now, not in the past. */
 		if (full && f && f->seq == searched_full)
 			last_full = now;
+		if (full && now >= aligned)
+			aligned = screen__window_start(t0, deadline, --win);
 		now = time_mono();
 		if (now >= deadline) {
 			/* The deadline's whole-screen search of the last frame. */
@@ -579,6 +603,8 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 			break;
 		}
 		wake = last_full + FULL_SEARCH_INTERVAL < deadline ? last_full + FULL_SEARCH_INTERVAL : deadline;
+		if (r->check_keep_fails)
+			wake = aligned < deadline ? aligned : deadline;
 		rc = next_frame(r, f ? f->seq : 0, wake, &next);
 		if (rc < 0)
 			goto out;

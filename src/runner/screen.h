@@ -62,6 +62,15 @@ int screen_fails_add(struct runner *r, struct frame *f, json_t *cands, double si
 void screen_fails_reduce(struct runner *r, size_t limit);
 /* Release r->check_fails. */
 void screen_fails_clear(struct runner *r);
+/* Perl's checks search the whole screen when os-autoinst's would, so that
+ * they keep the same failed screens: its check, once a second, searches
+ * the whole screen when the whole seconds left are a multiple of 5
+ * (FULL_SCREEN_SEARCH_FREQUENCY), so once in each second [5j, 5j + 1)
+ * left before the deadline. The first window j of a check from t0 to
+ * deadline (-1: none), and when window win starts (never before t0; the
+ * deadline once win < 0). Internal, exported for the unit tests. */
+int screen__first_window(double t0, double deadline);
+double screen__window_start(double t0, double deadline, int win);
 
 /* Free the prepared screen kept from the last search (r->screen). */
 void screen_release(struct runner *r);

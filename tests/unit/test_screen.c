@@ -74,3 +74,22 @@ TEST(screen_fails_add_cleans_up_past_60)
 	CHECK_INT((int)r.check_nfails, SCREEN_FAIL_MAX + 1);
 	screen_fails_clear(&r);
 }
+
+TEST(screen_windows_as_os_autoinst)
+{
+	/* 30 s: os-autoinst's checks at 29.9, 28.9... search whole at 25.9 */
+	CHECK_INT(screen__first_window(100.0, 130.0), 5);
+	CHECK(screen__window_start(100.0, 130.0, 5) == 104.0);
+	CHECK(screen__window_start(100.0, 130.0, 0) == 129.0);
+	/* 4.5 s: one window, its last second */
+	CHECK_INT(screen__first_window(100.0, 104.5), 0);
+	CHECK(screen__window_start(100.0, 104.5, 0) == 103.5);
+	/* 0.5 s: the first check already lies in window 0 */
+	CHECK_INT(screen__first_window(100.0, 100.5), 0);
+	CHECK(screen__window_start(100.0, 100.5, 0) == 100.0);
+	/* 5 s: 4.9 s left at the first check, so window 0 only */
+	CHECK_INT(screen__first_window(100.0, 105.0), 0);
+	/* 0 s: only the deadline's search */
+	CHECK_INT(screen__first_window(100.0, 100.0), -1);
+	CHECK(screen__window_start(100.0, 100.0, -1) == 100.0);
+}
