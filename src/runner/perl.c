@@ -274,6 +274,21 @@ static json_t *match_to_perl(struct runner *r, const char *name, json_t *areas, 
 	return o;
 }
 
+/* A check's candidate objects (screen.c's) as Perl's failed_candidates. */
+static json_t *cands_to_perl(struct runner *r, json_t *cands)
+{
+	json_t *out = json_array(), *c;
+	size_t i;
+
+	json_array_foreach(cands, i, c) {
+		json_t *e = match_to_perl(r, json_string_value(json_object_get(c, "name")),
+					  json_object_get(c, "area"), json_number_value(json_object_get(c, "error")), 0);
+		if (e)
+			json_array_append_new(out, e);
+	}
+	return out;
+}
+
 /* The Lua-raising primitives, run under lua_pcall on the runner's state
  * (phase 1 of docs/perl.md: their errors become vigil_error). */
 struct lcall {
@@ -532,7 +547,7 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 	/* already scaled by TIMEOUT_SCALE in testapi.pm */
 	double timeout = json_number_value(json_object_get(msg, "timeout"));
 	int check = json_is_true(json_object_get(msg, "check")) || json_integer_value(json_object_get(msg, "check"));
-	json_t *match = NULL, *o = json_object(), *tl = json_array(), *c;
+	json_t *match = NULL, *o = json_object(), *tl = json_array();
 	char text[300] = "";
 	size_t off = 0;
 	double t0 = time_mono();
@@ -549,7 +564,11 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 		if (off < sizeof(text))
 			off += (size_t)snprintf(text + off, sizeof(text) - off, "%s%s", i ? "', '" : "", tags[i]);
 	}
+	r->check_keep_fails = 1;
 	rc = screen_check(r, tags, ntags, timeout, !check, &match, &near);
+	r->check_keep_fails = 0;
+	if (rc != 0)
+		screen_fails_clear(r);
 	if (rc == 1)
 		runner__progress(r, "%s '%s': matched %s in %.2fs", check ? "check_screen" : "assert_screen", text,
 				 json_string_value(json_object_get(match, "needle")), time_mono() - t0);
@@ -580,17 +599,31 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 		return ret(o);
 	}
 	{
-		json_t *screen = json_object(), *cands = json_array(), *screens = json_array();
-		json_array_foreach(r->check_cands, i, c) {
-			json_t *e = match_to_perl(r, json_string_value(json_object_get(c, "name")),
-						  json_object_get(c, "area"),
-						  json_number_value(json_object_get(c, "error")), 0);
-			if (e)
-				json_array_append_new(cands, e);
+		json_t *screen = NULL, *screens = json_array();
+		/* os-autoinst's choice (backend/baseclass.pm): the screens kept
+		 * during the search, the final mismatch appended, reduced to the
+		 * 20 biggest changes; the final one stays last. */
+		if (r->check_frame && screen_fails_add(r, r->check_frame, r->check_cands, 1000.0) == 0) {
+			double t = r->check_fails[r->check_nfails - 1].t;
+
+			screen_fails_reduce(r, SCREEN_FAIL_MAX);
+			if (r->check_fails[r->check_nfails - 1].t != t &&
+			    image_psnr(r->check_fails[r->check_nfails - 1].f->img, r->check_frame->img) < 50.0)
+				(void)screen_fails_add(r, r->check_frame, r->check_cands, 1000.0); /* no memory: one fewer */
 		}
-		json_object_set_new(screen, "candidates", cands);
-		add_image(r, p, screen, r->check_frame);
-		json_array_append_new(screens, screen);
+		for (i = 0; i < r->check_nfails; i++) {
+			screen = json_object();
+			json_object_set_new(screen, "candidates", cands_to_perl(r, r->check_fails[i].cands));
+			add_image(r, p, screen, r->check_fails[i].f);
+			json_array_append_new(screens, screen);
+		}
+		if (!r->check_nfails) {
+			screen = json_object();
+			json_object_set_new(screen, "candidates", cands_to_perl(r, r->check_cands));
+			add_image(r, p, screen, r->check_frame);
+			json_array_append_new(screens, screen);
+		}
+		screen_fails_clear(r);
 		json_object_set_new(o, "timeout", json_integer(1));
 		json_object_set_new(o, "tags", tl);
 		json_object_set_new(o, "failed_screens", screens);

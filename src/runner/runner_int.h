@@ -107,6 +107,9 @@ struct runner {
 	int perl;                 /* the job runs Perl modules: Perl writes their results */
 	struct frame *check_frame; /* screen.c: the frame the last check ended on (referenced), or NULL */
 	json_t *check_cands;      /* screen.c: the last failed check's candidates (candidate objects), or NULL */
+	int check_keep_fails;     /* perl.c: keep the failed screens os-autoinst keeps during a check */
+	struct screen_fail *check_fails; /* screen.c: those screens, in time order (screen_fails_clear) */
+	size_t check_nfails;
 };
 
 /* Mark the job as ended early (first reason wins). */

@@ -373,6 +373,103 @@ static void record_failure(struct runner *r, const struct frame *f, const struct
 	steps_add(&r->steps, d, ms);
 }
 
+void screen_fails_clear(struct runner *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->check_nfails; i++) {
+		frame_unref(r->check_fails[i].f);
+		json_decref(r->check_fails[i].cands);
+	}
+	free(r->check_fails);
+	r->check_fails = NULL;
+	r->check_nfails = 0;
+}
+
+int screen_fails_add(struct runner *r, struct frame *f, json_t *cands, double sim)
+{
+	struct screen_fail *a = realloc(r->check_fails, (r->check_nfails + 1) * sizeof(*a));
+
+	if (!a)
+		return ERR_NOMEM;
+	r->check_fails = a;
+	frame_ref(f);
+	a[r->check_nfails++] = (struct screen_fail){ f, json_incref(cands), time_mono(), sim };
+	/* os-autoinst cleans up at 61 to bound the images it holds */
+	if (r->check_nfails > 3 * SCREEN_FAIL_MAX)
+		screen_fails_reduce(r, SCREEN_FAIL_MAX);
+	return 0;
+}
+
+static int by_sim_desc(const void *a, const void *b)
+{
+	double x = ((const struct screen_fail *)a)->sim, y = ((const struct screen_fail *)b)->sim;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int by_time(const void *a, const void *b)
+{
+	double x = ((const struct screen_fail *)a)->t, y = ((const struct screen_fail *)b)->t;
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+void screen_fails_reduce(struct runner *r, size_t limit)
+{
+	struct screen_fail *a = r->check_fails;
+	size_t i, n = r->check_nfails;
+
+	if (n <= limit)
+		return;
+	qsort(a + 1, n - 1, sizeof(*a), by_sim_desc);
+	for (i = limit + 1; i < n; i++) {
+		frame_unref(a[i].f);
+		json_decref(a[i].cands);
+	}
+	r->check_nfails = n = limit + 1;
+	qsort(a, n, sizeof(*a), by_time);
+	for (i = 1; i < n; i++)
+		a[i].sim = image_psnr(a[i - 1].f->img, a[i].f->img);
+}
+
+/* A whole-screen search before the deadline found nothing: keep the frame
+ * as os-autoinst does when it differs enough from the last one kept. */
+static int keep_fail(struct runner *r, struct frame *f, const struct frame_search *s)
+{
+	double sim = SCREEN_FAIL_LEVEL - 1;
+	json_t *cands;
+	size_t i;
+	int rc;
+
+	if (r->check_nfails)
+		sim = image_psnr(r->check_fails[r->check_nfails - 1].f->img, f->img);
+	if (sim >= SCREEN_FAIL_LEVEL)
+		return 0;
+	cands = json_array();
+	for (i = 0; i < s->n && i < MAX_CANDIDATES; i++)
+		json_array_append_new(cands, candidate_json(&s->res[i]));
+	rc = screen_fails_add(r, f, cands, sim);
+	json_decref(cands);
+	return rc;
+}
+
+int screen__first_window(double t0, double deadline)
+{
+	int win = (int)floor((deadline - t0) / FULL_SEARCH_INTERVAL);
+
+	if (deadline - t0 - FULL_SEARCH_INTERVAL * win <= 0)
+		win--; /* that window ended before the check began */
+	return win;
+}
+
+double screen__window_start(double t0, double deadline, int win)
+{
+	double at = deadline - FULL_SEARCH_INTERVAL * win - 1.0;
+
+	if (win < 0)
+		return deadline;
+	return at > t0 ? at : t0;
+}
+
 /* The first frame after seq, waiting until time_mono() reaches until (the
  * queue is looked at once even when until has passed): 1 with *out
  * referenced, 0 when until came first, ERR_CLOSED once the VM is gone
@@ -439,7 +536,8 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	struct needle **needles = NULL;
 	struct frame_search s = { 0 };
 	struct frame *f = NULL, *next = NULL;
-	double t0 = time_mono(), deadline, last_full;
+	double t0 = time_mono(), deadline, last_full, aligned;
+	int win;
 	uint64_t searched = UINT64_MAX, searched_full = UINT64_MAX;
 	size_t nn;
 	int rc = 0;
@@ -447,6 +545,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	*match = NULL;
 	*near_miss = 0;
 	r->check_why[0] = '\0';
+	screen_fails_clear(r);
 	nn = needle_set_find(r->needles, tags, ntags, &needles);
 	if (nn == 0) {
 		rc = no_needle(r, tags, ntags, timeout, is_assert);
@@ -463,11 +562,14 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	if (deadline > r->deadline)
 		deadline = r->deadline;
 	last_full = t0;
+	win = screen__first_window(t0, deadline);
+	aligned = screen__window_start(t0, deadline, win);
 	vnc_set_watch(r->vnc, 1);
 	f = vnc_latest(r->vnc);
 	for (;;) {
 		double now = time_mono(), wake;
-		int full = timeout <= 0 || now >= deadline || now - last_full >= FULL_SEARCH_INTERVAL;
+		int full = timeout <= 0 || now >= deadline ||
+			   (r->check_keep_fails ? now >= aligned : now - last_full >= FULL_SEARCH_INTERVAL);
 
 		if (f && (f->seq != searched || (full && f->seq != searched_full))) {
 			rc = search_frame(r, needles, nn, f, full ? 1.0 : MARGIN_RATIO, &s);
@@ -483,11 +585,16 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 				rc = 1;
 				goto out;
 			}
+			if (full && r->check_keep_fails && timeout > 0 && now < deadline &&
+			    (rc = keep_fail(r, f, &s)) < 0)
+				goto out;
 		}
 		/* A still screen already searched whole: the next full search is
 		 * due 5 s from now, not in the past. */
 		if (full && f && f->seq == searched_full)
 			last_full = now;
+		if (full && now >= aligned)
+			aligned = screen__window_start(t0, deadline, --win);
 		now = time_mono();
 		if (now >= deadline) {
 			/* The deadline's whole-screen search of the last frame. */
@@ -496,6 +603,8 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 			break;
 		}
 		wake = last_full + FULL_SEARCH_INTERVAL < deadline ? last_full + FULL_SEARCH_INTERVAL : deadline;
+		if (r->check_keep_fails)
+			wake = aligned < deadline ? aligned : deadline;
 		rc = next_frame(r, f ? f->seq : 0, wake, &next);
 		if (rc < 0)
 			goto out;

@@ -39,6 +39,39 @@ struct frame *screen_current(struct runner *r);
  * NULL: any frame). 1 changed (*sim = its PSNR), 0 timed out, negative VM gone. */
 int screen_wait_change(struct runner *r, struct frame *ref, double timeout, double level, double *sim);
 
+/* A failed screen kept during a check, as os-autoinst's backend keeps
+ * them for check_screen's time-out reply (backend/baseclass.pm): a
+ * whole-screen search that found nothing, on a frame that differs from the
+ * previous one kept by a PSNR under SCREEN_FAIL_LEVEL. */
+struct screen_fail {
+	struct frame *f;  /* referenced */
+	json_t *cands;    /* candidate objects, as r->check_cands */
+	double t;         /* time_mono() of the search */
+	double sim;       /* PSNR against the previous one kept */
+};
+#define SCREEN_FAIL_LEVEL 30.0
+#define SCREEN_FAIL_MAX 20
+
+/* Keep f and its candidates (referenced here) in r->check_fails as the
+ * last one, with sim against the previous; then reduce the list to
+ * os-autoinst's limit. 0 or ERR_NOMEM. */
+int screen_fails_add(struct runner *r, struct frame *f, json_t *cands, double sim);
+/* os-autoinst's _reduce_to_biggest_changes: keep the first and the limit
+ * entries of highest similarity to their predecessor, in time order, and
+ * recompute each one's similarity to the one before. */
+void screen_fails_reduce(struct runner *r, size_t limit);
+/* Release r->check_fails. */
+void screen_fails_clear(struct runner *r);
+/* Perl's checks search the whole screen when os-autoinst's would, so that
+ * they keep the same failed screens: its check, once a second, searches
+ * the whole screen when the whole seconds left are a multiple of 5
+ * (FULL_SCREEN_SEARCH_FREQUENCY), so once in each second [5j, 5j + 1)
+ * left before the deadline. The first window j of a check from t0 to
+ * deadline (-1: none), and when window win starts (never before t0; the
+ * deadline once win < 0). Internal, exported for the unit tests. */
+int screen__first_window(double t0, double deadline);
+double screen__window_start(double t0, double deadline, int win);
+
 /* Free the prepared screen kept from the last search (r->screen). */
 void screen_release(struct runner *r);
 

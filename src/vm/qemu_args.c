@@ -551,6 +551,11 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 		const char *model = get_or(get, ctx, "NICMODEL", "virtio-net-pci");
 		const char *mac = get_or(get, ctx, "NICMAC", "52:54:00:12:34:56");
 
+		/* os-autoinst's default NICMODEL is the -device alias "virtio-net"
+		 * (its vars.json carries it), which -nic's model list names
+		 * virtio-net-pci. */
+		if (!strcmp(model, "virtio-net"))
+			model = "virtio-net-pci";
 		if ((rc = check_plain("NICMODEL", model, err, errlen)) < 0 ||
 		    (rc = check_plain("NICMAC", mac, err, errlen)) < 0 ||
 		    (rc = add(c, "-nic")) < 0 ||

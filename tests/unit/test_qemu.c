@@ -236,7 +236,7 @@ TEST(qemu_cmd_machine_vars)
 {
 	const char *kv[] = {
 		"QEMUVGA", "cirrus", "QEMUCPUS", "4", "QEMUSOCKETS", "1", "QEMUCORES", "2", "QEMUTHREADS", "2",
-		"NICTYPE", "user", "NICMAC", "52:54:00:aa:bb:cc", "QEMU_VIRTIO_RNG", "0",
+		"NICTYPE", "user", "NICMAC", "52:54:00:aa:bb:cc", "NICMODEL", "virtio-net", "QEMU_VIRTIO_RNG", "0",
 		"QEMU_SMBIOS", "type=1,serial=abc", "QEMU_APPEND", "accel tcg -rtc base=utc -no-reboot", NULL,
 	};
 	const char *video[] = { "QEMUVGA", "qxl", "QEMU_VIDEO_DEVICE", "virtio-gpu-pci",

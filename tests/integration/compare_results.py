@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+# compare_results.py - compares two openQA results directories (isotovideo's
+# pool testresults/ and vigil's OUT/testresults/) the way issue 15 checks
+# them: the modules (test_order.json: name, script, flags) and their results,
+# and per step of result-<module>.json the result, needle, tags, match areas
+# and text steps. Timings, frame times and file names are not compared.
+# usage: compare_results.py [--similarity] [--no-text] DIR_A DIR_B
+# Prints one line per difference; exit 0 same, 1 different, 2 unreadable.
+import json, os, sys
+
+
+def load(path):
+    with open(path, encoding='utf-8') as f:
+        return json.load(f)
+
+
+def modules(d):
+    """[(name, {script, flags, category})] in test_order.json's order."""
+    return [(m.get('name'), {'script': m.get('script'), 'category': m.get('category'),
+                             'flags': m.get('flags') or {}}) for m in load(os.path.join(d, 'test_order.json'))]
+
+
+def text_of(d, step):
+    try:
+        with open(os.path.join(d, step['text']), encoding='utf-8', errors='replace') as f:
+            return f.read()
+    except (OSError, KeyError, TypeError):
+        return None
+
+
+def step_view(d, step, opts):
+    """What is compared of one detail entry: a dict, equal when the steps agree."""
+    v = {'result': step.get('result')}
+    if 'needle' in step or 'tags' in step:
+        v['needle'] = step.get('needle')
+        v['tags'] = sorted(step.get('tags') or [])
+    if 'area' in step:
+        keys = ('x', 'y', 'w', 'h', 'result') + (('similarity',) if opts['similarity'] else ())
+        v['area'] = [{k: a.get(k) for k in keys} for a in step['area']]
+    if 'needles' in step:  # a failed screen's candidates
+        v['candidates'] = sorted(n.get('name') or '' for n in step['needles'])
+    if 'text' in step or 'title' in step:
+        v['title'] = step.get('title')
+        if opts['text'] and 'text' in step:
+            v['text'] = text_of(d, step)
+    v['screenshot'] = bool(step.get('screenshot'))
+    return v
+
+
+def short(v):
+    return json.dumps(v, sort_keys=True)[:300]
+
+
+def compare(a, b, opts, out):
+    """Appends one line per difference to out."""
+    ma, mb = modules(a), modules(b)
+    na, nb = [m[0] for m in ma], [m[0] for m in mb]
+    if na != nb:
+        out.append(f'modules: {na} != {nb}')
+    infob = dict(mb)
+    for name, info in ma:
+        if name not in infob:
+            continue
+        if info != infob[name]:
+            out.append(f'{name}: module {short(info)} != {short(infob[name])}')
+        ra = rb = None
+        fa, fb = (os.path.join(x, f'result-{name}.json') for x in (a, b))
+        ra = load(fa) if os.path.exists(fa) else {}
+        rb = load(fb) if os.path.exists(fb) else {}
+        if ra.get('result') != rb.get('result'):
+            out.append(f'{name}: result {ra.get("result")} != {rb.get("result")}')
+        if ra.get('dents', 0) != rb.get('dents', 0):
+            out.append(f'{name}: dents {ra.get("dents", 0)} != {rb.get("dents", 0)}')
+        sa = [step_view(a, s, opts) for s in ra.get('details') or []]
+        sb = [step_view(b, s, opts) for s in rb.get('details') or []]
+        if len(sa) != len(sb):
+            out.append(f'{name}: {len(sa)} steps != {len(sb)} steps')
+        for i, (x, y) in enumerate(zip(sa, sb), 1):
+            for k in sorted(set(x) | set(y)):
+                if x.get(k) != y.get(k):
+                    out.append(f'{name} step {i}: {k} {short(x.get(k))} != {short(y.get(k))}')
+        for i in range(min(len(sa), len(sb)), max(len(sa), len(sb))):
+            side, s = ('only in A', sa[i]) if len(sa) > len(sb) else ('only in B', sb[i])
+            out.append(f'{name} step {i + 1}: {side}: {short(s)}')
+
+
+def main(argv):
+    opts = {'similarity': False, 'text': True}
+    args = []
+    for x in argv[1:]:
+        if x == '--similarity':
+            opts['similarity'] = True
+        elif x == '--no-text':
+            opts['text'] = False
+        elif x.startswith('-'):
+            args = []
+            break
+        else:
+            args.append(x)
+    if len(args) != 2:
+        print('usage: compare_results.py [--similarity] [--no-text] DIR_A DIR_B', file=sys.stderr)
+        return 2
+    out = []
+    try:
+        compare(args[0], args[1], opts, out)
+    except (OSError, ValueError) as e:
+        print(f'compare_results: cannot read the results: {e}', file=sys.stderr)
+        return 2
+    for line in out:
+        print(line)
+    n = len([m for m in modules(args[0])])
+    print(f'{"same" if not out else "different"}: {n} module(s), {len(out)} difference(s)')
+    return 1 if out else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
