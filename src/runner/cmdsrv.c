@@ -644,6 +644,7 @@ static struct upload *upload_new(struct cmdsrv *s, struct MHD_Connection *con, c
 		u->tmp = NULL;
 		return u;
 	}
+	(void)fchmod(u->fd, 0644); /* as any file the job writes; 0600 harms nothing else */
 	u->multipart = ct && !strncasecmp(ct, MHD_HTTP_POST_ENCODING_MULTIPART_FORMDATA,
 					  strlen(MHD_HTTP_POST_ENCODING_MULTIPART_FORMDATA));
 	if (u->multipart) {

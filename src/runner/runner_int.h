@@ -27,6 +27,7 @@ struct serial;
 struct match_result;
 struct shots;
 struct video;
+struct cmdsrv;
 
 enum console_kind { CONSOLE_VGA, CONSOLE_SERIAL };
 
@@ -107,6 +108,7 @@ struct runner {
 	int perl;                 /* the job runs Perl modules: Perl writes their results */
 	struct frame *check_frame; /* screen.c: the frame the last check ended on (referenced), or NULL */
 	json_t *check_cands;      /* screen.c: the last failed check's candidates (candidate objects), or NULL */
+	struct cmdsrv *cmdsrv;    /* the command server (runner/cmdsrv.c) with NICTYPE=user, or NULL */
 };
 
 /* Mark the job as ended early (first reason wins). */

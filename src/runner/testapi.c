@@ -1028,4 +1028,5 @@ void testapi_register(struct runner *r, lua_State *L)
 	lua_pop(L, 1);
 	testapi_register_console(L);
 	testapi_register_more(r, L);
+	testapi_register_cmdsrv(L);
 }
