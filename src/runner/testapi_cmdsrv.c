@@ -83,6 +83,8 @@ static void push_url(lua_State *L, struct runner *r, const char *path, int qidx,
 	luaL_Buffer b;
 	long port = 0;
 
+	if (!r->cmdsrv && (!qp || !token))
+		luaL_error(L, "no command server: the VM has no network (NICTYPE=user starts it)");
 	sync_vars(r);
 	if (qp && str_to_long(qp, &port))
 		port = 0;
