@@ -104,8 +104,6 @@ if [ -f /usr/lib/os-autoinst/testapi.pm ]; then
 		[ "$(json_get "$O/vars.json" 'str(int(j["QEMUPORT"]) > 0) + " " + j["QEMU_HOST_IP"] + " " + str(len(j["JOBTOKEN"]) > 8)')" = "True 10.0.2.100 True" ]
 	check "perl: upload_logs' file byte-identical (module-basename)" \
 		cmp -s $D/data/dir/sub/b.bin "$O/testresults/ulogs/net-b.bin"
-	check "perl: /vars as Perl's vars.json" \
-		[ "$(json_get "$O/testresults/ulogs/vars-seen.json" 'j["vars"]["DISTRI"]')" = perl-cmdsrv ]
 	check "perl: upload_asset private byte-identical" cmp -s $D/data/dir/sub/b.bin "$O/assets_private/b.bin"
 	check "perl: upload_asset public byte-identical" cmp -s $D/data/hello.txt "$O/assets_public/hello.txt"
 	check "perl: no QEMU left" qemu_gone "$O/.vm"
