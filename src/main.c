@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "worker", cmd_worker, "take jobs from a 'vigil serve' server, run them, upload the results" },
 	{ "new", cmd_new, "scaffold a test distribution: main.lua, a boot module, vars.json, needles/" },
 	{ "client", cmd_client, "schedule, list, show, clone, cancel, restart and comment on server jobs" },
+	{ "cmdsrv-connect", cmd_cmdsrv_connect, NULL }, /* internal: not listed */
 };
 
 static void usage(FILE *f)
@@ -30,7 +31,8 @@ static void usage(FILE *f)
 		"with keys, mouse and consoles, and judges each step against needles.\n\n"
 		"commands:\n");
 	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		if (commands[i].summary)
+			fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n'vigil COMMAND --help' explains a command's options; see also man vigil.\n");
 }
 

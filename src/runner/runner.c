@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <unistd.h>
 #include "image/needle.h"
+#include "runner/cmdsrv.h"
 #include "runner/explore.h"
 #include "runner/devmode.h"
 #include "runner/liveview.h"
@@ -808,6 +809,7 @@ enum job_result runner_run(struct runner *r)
 		goto out;
 	}
 	lua_setfield(r->L, LUA_REGISTRYINDEX, RUN_HOOKS_KEY);
+	(void)testapi_cmdsrv_start(r); /* logged; the job runs without it */
 	if (perl_is_distri(r->distri_dir)) {
 		/* os-autoinst's test process runs the schedule and the modules;
 		 * vigil answers it (runner/perl.c). */
@@ -1111,6 +1113,7 @@ void runner_free(struct runner *r)
 	if (!r)
 		return;
 	devmode_stop(r->devmode);
+	cmdsrv_free(r->cmdsrv);
 	if (r->L)
 		lua_close(r->L);
 	for (i = 0; i < r->nmodules; i++)

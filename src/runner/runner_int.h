@@ -27,6 +27,7 @@ struct serial;
 struct match_result;
 struct shots;
 struct video;
+struct cmdsrv;
 
 enum console_kind { CONSOLE_VGA, CONSOLE_SERIAL };
 
@@ -110,6 +111,7 @@ struct runner {
 	int check_keep_fails;     /* perl.c: keep the failed screens os-autoinst keeps during a check */
 	struct screen_fail *check_fails; /* screen.c: those screens, in time order (screen_fails_clear) */
 	size_t check_nfails;
+	struct cmdsrv *cmdsrv;    /* the command server (runner/cmdsrv.c) with NICTYPE=user, or NULL */
 };
 
 /* Mark the job as ended early (first reason wins). */

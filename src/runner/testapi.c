@@ -1031,4 +1031,5 @@ void testapi_register(struct runner *r, lua_State *L)
 	testapi_register_console(L);
 	testapi_register_more(r, L);
 	testapi_register_extra(L);
+	testapi_register_cmdsrv(L);
 }

@@ -59,5 +59,13 @@ int testapi_module_after(lua_State *L, char *err, size_t errlen);
 /* Pushes a new table of s split on ',' or ';' as Perl's split (trailing
  * empty fields dropped); NULL or "" gives an empty table. */
 void testapi_split_array(lua_State *L, const char *s);
+/* testapi_cmdsrv.c: autoinst_url, data_url, upload_asset, and upload_logs
+ * over the command server (wrapping the serial one: register it after
+ * testapi_register_console). */
+void testapi_register_cmdsrv(lua_State *L);
+/* Start the job's command server when NICTYPE=user (JOBTOKEN made if
+ * unset; QEMUPORT = its port - 1 and QEMU_HOST_IP set in the vars, as
+ * os-autoinst names them). 0, or the error (logged; the job runs without). */
+int testapi_cmdsrv_start(struct runner *r);
 
 #endif

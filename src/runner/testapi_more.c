@@ -7,12 +7,12 @@
 #define LOG_MODULE "testapi"
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <lualib.h>
 #include "runner/keys.h"
+#include "runner/cmdsrv.h"
 #include "runner/testapi.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -359,30 +359,15 @@ static int l_eject_cd(lua_State *L)
  * os-autoinst, for markers that regexes and shells take as they are. */
 static int l_hashed_string(lua_State *L)
 {
-	static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_~";
-	size_t len, i, o = 0;
+	size_t len;
 	const char *str = luaL_checklstring(L, 1, &len);
 	lua_Integer count = luaL_optinteger(L, 2, 5);
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
 	char out[32];
 
 	/* Pure: no runner needed (no step, no abort check). */
-	if (!EVP_Digest(str, len, md, &mdlen, EVP_md5(), NULL) || mdlen != 16)
+	if (cmdsrv_hashed_string(str, len, count < 0 ? 0 : (size_t)count, out))
 		return luaL_error(L, "hashed_string: no MD5");
-	for (i = 0; i < 16; i += 3) {
-		unsigned v = (unsigned)md[i] << 16 | (i + 1 < 16 ? (unsigned)md[i + 1] << 8 : 0) |
-			     (i + 2 < 16 ? md[i + 2] : 0);
-		out[o++] = b64[v >> 18 & 63];
-		out[o++] = b64[v >> 12 & 63];
-		if (i + 1 < 16)
-			out[o++] = b64[v >> 6 & 63];
-		if (i + 2 < 16)
-			out[o++] = b64[v & 63];
-	}
-	if (count < 0)
-		count = 0;
-	lua_pushlstring(L, out, (size_t)count < o ? (size_t)count : o);
+	lua_pushstring(L, out);
 	return 1;
 }
 

@@ -23,8 +23,9 @@
 #define GIT_TIMEOUT_MS 10000
 #define GIT_LOG_LIMIT "-100"
 /* Settings that differ in every run and say nothing (openQA's
- * job_investigate_ignore). */
-static const char *const ignored[] = { "NAME", "JOBTOKEN", "WORKER_ID", "WORKER_INSTANCE", NULL };
+ * job_investigate_ignore; QEMUPORT too: vigil's command server takes a
+ * free port each run). */
+static const char *const ignored[] = { "NAME", "JOBTOKEN", "WORKER_ID", "WORKER_INSTANCE", "QEMUPORT", NULL };
 
 static bool is_ignored(const char *k)
 {

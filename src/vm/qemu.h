@@ -49,6 +49,11 @@ struct qemu_cmd {
 	int xres, yres;
 };
 
+/* 1 when NICTYPE=user's guest cannot reach the host (NICTYPE_USER_OPTIONS
+ * unset, vigil's restrict=on, or naming restrict=on): the command server
+ * is then forwarded to QEMU_HOST_IP (the runner sets it). */
+int qemu_user_net_restricted(qemu_get_fn get, void *ctx);
+
 /* Build the QEMU command line from settings (no side effects), with
  * os-autoinst's meanings (docs/qemu-vars.md has the table):
  *   QEMU (binary: a path, or NAME -> qemu-system-NAME; default
@@ -58,7 +63,8 @@ struct qemu_cmd {
  *   virtio, qxl, cirrus or a device; EDID-capable devices get XRES/YRES,
  *   default 1024x768) with QEMU_VIDEO_DEVICE_OPTIONS, NICTYPE (only
  *   "user": -nic user,model=NICMODEL,mac=NICMAC,NICTYPE_USER_OPTIONS or
- *   restrict=on; else -nic none), QEMU_VIRTIO_RNG (1), QEMU_SMBIOS,
+ *   restrict=on, with a guestfwd of QEMU_HOST_IP:QEMUPORT+1 to the command
+ *   server through `vigil cmdsrv-connect` when restricted; else -nic none), QEMU_VIRTIO_RNG (1), QEMU_SMBIOS,
  *   HDD_1..HDD_n and NUMDISKS (1)/HDDSIZEGB(_n) (overlays hdN-overlay.qcow2,
  *   blank disks for missing HDD_n, on HDDMODEL_n or HDDMODEL, default
  *   virtio-blk-pci), ISO (cd0-overlay.qcow2 on CDMODEL, default ide-cd; a

@@ -2,12 +2,15 @@
 /* qemu_args.c - QEMU's command line from job settings: a pure function
  * (no files touched, no processes run) so it is unit-testable. Disk
  * overlays are only listed here; qemu.c creates them. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/log.h"
 #include "util/path.h"
 #include "util/str.h"
 #include "vm/qemu.h"
@@ -482,6 +485,48 @@ static int add_file_opt(struct qemu_cmd *c, const char *opt, const char *v, bool
 	return rc;
 }
 
+int qemu_user_net_restricted(qemu_get_fn get, void *ctx)
+{
+	const char *opts = get(ctx, "NICTYPE_USER_OPTIONS");
+
+	return !opts || !*opts || strstr(opts, "restrict=on") || strstr(opts, "restrict=yes") ||
+	       strstr(opts, "restrict=y,") || str_ends_with(opts, "restrict=y");
+}
+
+/* The command server (runner/cmdsrv.c) on 127.0.0.1:QEMUPORT+1: a
+ * restricted guest cannot reach the host, so QEMU forwards
+ * QEMU_HOST_IP:PORT to it through `vigil cmdsrv-connect PORT`, one process
+ * per connection. fwd gets ",guestfwd=..." or stays "" (no QEMUPORT, or an
+ * unrestricted net that reaches the host at 10.0.2.2 itself). */
+static int cmdsrv_forward(qemu_get_fn get, void *ctx, char *fwd, size_t len, char *err, size_t errlen)
+{
+	const char *qp = get(ctx, "QEMUPORT"), *ip = get_or(get, ctx, "QEMU_HOST_IP", "10.0.2.2");
+	char exe[PATH_MAX];
+	ssize_t n;
+	long port;
+
+	if (!qp || !*qp || !qemu_user_net_restricted(get, ctx))
+		return 0;
+	if (str_to_long(qp, &port) || port < 1 || port > 65534) {
+		snprintf(err, errlen, "QEMUPORT='%s' is not a port number", qp);
+		return ERR_INVALID;
+	}
+	if (check_plain("QEMU_HOST_IP", ip, err, errlen) < 0)
+		return ERR_INVALID;
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
+		return 0;
+	exe[n] = '\0';
+	/* QEMU splits the command on spaces and the option on commas. */
+	if (strpbrk(exe, " ,'\"\\")) {
+		log_warn("vigil's path '%s' has a space or comma: no guest forwarding to the command server", exe);
+		return 0;
+	}
+	if ((size_t)snprintf(fwd, len, ",guestfwd=tcp:%s:%ld-cmd:%s cmdsrv-connect %ld", ip, port + 1, exe,
+			     port + 1) >= len)
+		fwd[0] = '\0';
+	return 0;
+}
+
 int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *accel,
 		   struct qemu_cmd *c, char *err, size_t errlen)
 {
@@ -551,6 +596,8 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 		const char *model = get_or(get, ctx, "NICMODEL", "virtio-net-pci");
 		const char *mac = get_or(get, ctx, "NICMAC", "52:54:00:12:34:56");
 
+		char fwd[PATH_MAX + 128] = "";
+
 		/* os-autoinst's default NICMODEL is the -device alias "virtio-net"
 		 * (its vars.json carries it), which -nic's model list names
 		 * virtio-net-pci. */
@@ -558,9 +605,10 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 			model = "virtio-net-pci";
 		if ((rc = check_plain("NICMODEL", model, err, errlen)) < 0 ||
 		    (rc = check_plain("NICMAC", mac, err, errlen)) < 0 ||
+		    (rc = cmdsrv_forward(get, ctx, fwd, sizeof(fwd), err, errlen)) < 0 ||
 		    (rc = add(c, "-nic")) < 0 ||
-		    (rc = addf(c, "user,id=qanet0,model=%s,mac=%s,%s", model, mac,
-			       opts && *opts ? opts : "restrict=on")) < 0)
+		    (rc = addf(c, "user,id=qanet0,model=%s,mac=%s,%s%s", model, mac,
+			       opts && *opts ? opts : "restrict=on", fwd)) < 0)
 			goto out;
 	} else if (v && *v && strcmp(v, "none")) {
 		snprintf(err, errlen, "NICTYPE='%s' is not supported (use user or none)", v);
@@ -723,14 +771,12 @@ static const struct {
 	{ "OFW", "no Open Firmware (ppc, sparc)" },
 	{ "OVS_DEBUG", "only user networking" },
 	{ "PXEBOOT", "no network boot" },
-	{ "QEMUPORT", "the monitor is a unix socket" },
 	{ "QEMU_AUDIODEV", "no sound device" },
 	{ "QEMU_AUDIOBACKEND", "no sound device" },
 	{ "QEMU_SOUNDHW", "no sound device" },
 	{ "QEMU_BALLOON_TARGET", "no balloon device" },
 	{ "QEMU_BALLOON_TIMEOUT", "no balloon device" },
 	{ "QEMU_ENABLE_SMBD", "no samba share" },
-	{ "QEMU_HOST_IP", "user networking's host is always 10.0.2.2" },
 	{ "QEMU_HUGE_PAGES_PATH", "no huge pages" },
 	{ "QEMU_NO_FDC_SET", "QEMU's default floppy controller stays" },
 	{ "QEMU_NO_TABLET", "the USB tablet is always there" },

@@ -456,3 +456,29 @@ TEST(serial_capture)
 	close(lfd);
 	free(log);
 }
+
+/* The command server (runner/cmdsrv.c): forwarded to QEMU_HOST_IP on a
+ * restricted user net, through `vigil cmdsrv-connect`; not otherwise. */
+TEST(qemu_cmd_cmdsrv_forward)
+{
+	const char *fwd[] = { "NICTYPE", "user", "QEMUPORT", "5000", "QEMU_HOST_IP", "10.0.2.100", NULL };
+	const char *open_net[] = { "NICTYPE", "user", "QEMUPORT", "5000", "NICTYPE_USER_OPTIONS", "restrict=off",
+				   NULL };
+	const char *bad[] = { "NICTYPE", "user", "QEMUPORT", "x", NULL };
+	struct qemu_cmd c;
+	char err[256] = "";
+	const char *nic;
+
+	CHECK_INT(qemu_cmd_build(lookup, fwd, "/w", "tcg", &c, err, sizeof(err)), 0);
+	nic = after(&c, "-nic", "");
+	CHECK(strstr(nic, ",restrict=on,guestfwd=tcp:10.0.2.100:5001-cmd:/"));
+	CHECK(str_ends_with(nic, " cmdsrv-connect 5001"));
+	qemu_cmd_release(&c);
+	CHECK_INT(qemu_user_net_restricted(lookup, (void *)fwd), 1);
+	CHECK_INT(qemu_user_net_restricted(lookup, (void *)open_net), 0);
+	CHECK_INT(qemu_cmd_build(lookup, open_net, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,mac=52:54:00:12:34:56,restrict=off");
+	qemu_cmd_release(&c);
+	CHECK_INT(qemu_cmd_build(lookup, bad, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "QEMUPORT"));
+}
