@@ -477,7 +477,7 @@ TEST(qemu_cmd_cmdsrv_forward)
 	CHECK_INT(qemu_user_net_restricted(lookup, (void *)fwd), 1);
 	CHECK_INT(qemu_user_net_restricted(lookup, (void *)open_net), 0);
 	CHECK_INT(qemu_cmd_build(lookup, open_net, "/w", "tcg", &c, err, sizeof(err)), 0);
-	CHECK_STR(after(&c, "-nic", ""), "user,model=virtio-net-pci,mac=52:54:00:12:34:56,restrict=off");
+	CHECK_STR(after(&c, "-nic", ""), "user,id=qanet0,model=virtio-net-pci,mac=52:54:00:12:34:56,restrict=off");
 	qemu_cmd_release(&c);
 	CHECK_INT(qemu_cmd_build(lookup, bad, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
 	CHECK(strstr(err, "QEMUPORT"));
