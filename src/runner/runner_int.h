@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "runner/console.h"
 #include "runner/results.h"
 #include "runner/runner.h"
 #include "runner/steps.h"
@@ -107,6 +108,11 @@ struct runner {
 	int perl;                 /* the job runs Perl modules: Perl writes their results */
 	struct frame *check_frame; /* screen.c: the frame the last check ended on (referenced), or NULL */
 	json_t *check_cands;      /* screen.c: the last failed check's candidates (candidate objects), or NULL */
+	/* Issue 15's consoles (runner/console.c): the table both test APIs
+	 * select from; r->console is the selected one's kind. */
+	struct console_set consoles;
+	struct serial *virtio;    /* VIRTIO_CONSOLE's virtconsole (virtio_console.log), or NULL */
+	size_t virtio_offset;     /* wait_serial start on it */
 };
 
 /* Mark the job as ended early (first reason wins). */
