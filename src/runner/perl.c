@@ -370,9 +370,7 @@ static json_t *c_schedule(struct runner *r, struct perl *p, json_t *msg, char *e
 	int rc;
 
 	json_array_foreach(consoles, i, c)
-		log_warn("console '%s' (%s): vigil has only the VGA screen (sut) yet; selecting it fails",
-			 json_string_value(json_object_get(c, "name")) ? json_string_value(json_object_get(c, "name")) : "?",
-			 json_string_value(json_object_get(c, "class")) ? json_string_value(json_object_get(c, "class")) : "?");
+		(void)perl_backend_add_console(r, c); /* it warns itself */
 	if (nd && r->needles && r->needles->dir && strcmp(nd, r->needles->dir))
 		log_warn("the test process's needles are in '%s', vigil's in '%s'", nd, r->needles->dir);
 	if (!p || p->scheduled)
@@ -746,12 +744,6 @@ static json_t *c_zero(struct runner *r, struct perl *p, json_t *msg, char *err, 
 	return ret(json_integer(0));
 }
 
-static json_t *c_one(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
-{
-	(void)r, (void)p, (void)msg, (void)err, (void)errlen;
-	return ret(json_integer(1));
-}
-
 static json_t *c_pause(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
 {
 	const char *why = json_string_value(json_object_get(msg, "reason"));
@@ -867,8 +859,15 @@ static json_t *c_save_snapshot(struct runner *r, struct perl *p, json_t *msg, ch
 
 static json_t *c_load_snapshot(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
 {
+	json_t *o;
+	int act;
+
 	(void)p;
-	return c_snapshot(r, "loadvm", msg, err, errlen);
+	o = c_snapshot(r, "loadvm", msg, err, errlen);
+	/* as backend::qemu: the VGA screen after a snapshot is loaded */
+	if (o && console_select(&r->consoles, "sut", &act, NULL, 0) == 0)
+		r->console = CONSOLE_VGA;
+	return o;
 }
 
 static json_t *c_write_image(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -928,7 +927,6 @@ static const struct perl_cmd {
 	{ "backend_set_reference_screenshot", c_set_reference, NEEDS_VM },
 	{ "backend_wait_screen_change", c_wait_screen_change, NEEDS_VM },
 	{ "backend_wait_still_screen", c_wait_still_screen, NEEDS_VM },
-	{ "vigil_add_console", c_one, 0 },
 	{ "tests_done", NULL, NO_REPLY },
 };
 
@@ -955,6 +953,10 @@ int perl_answer(struct runner *r, struct perl *p, json_t *msg, json_t **reply)
 		else
 			*reply = perl_cmds[i].fn(r, p, msg, err, sizeof(err));
 		break;
+	}
+	if (cmd && i == sizeof(perl_cmds) / sizeof(perl_cmds[0])) {
+		int known;
+		*reply = perl_backend_answer(r, cmd, msg, &known, err, sizeof(err));
 	}
 	if (!*reply) {
 		if (!err[0])
