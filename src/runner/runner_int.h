@@ -113,6 +113,8 @@ struct runner {
 	struct console_set consoles;
 	struct serial *virtio;    /* VIRTIO_CONSOLE's virtconsole (virtio_console.log), or NULL */
 	size_t virtio_offset;     /* wait_serial start on it */
+	size_t term_offset;       /* Perl: a serial-terminal's own position in the serial
+	                           * output (from its activation; not reset per module) */
 };
 
 /* Mark the job as ended early (first reason wins). */

@@ -49,7 +49,9 @@ struct serial *testapi_terminal(struct runner *r, size_t **offset)
 		*offset = &r->virtio_offset;
 		return r->virtio;
 	}
-	*offset = &r->serial_offset;
+	/* os-autoinst's terminals read their own stream, which a new module
+	 * does not reset (Lua keeps its per-module position: docs/testapi.md) */
+	*offset = c && c->cls == CONSOLE_SERIAL_TERM && r->perl ? &r->term_offset : &r->serial_offset;
 	return r->serial;
 }
 
@@ -84,6 +86,11 @@ int testapi_console_select(struct runner *r, const char *name, int lua_names, in
 	if (rc)
 		return rc;
 	r->console = console_is_serial(c) ? CONSOLE_SERIAL : CONSOLE_VGA;
+	/* a terminal opened now: only what comes from now on counts */
+	if (*activated && c->cls == CONSOLE_SERIAL_TERM && r->serial)
+		r->term_offset = serial_len(r->serial);
+	if (*activated && c->cls == CONSOLE_VIRTIO)
+		r->virtio_offset = serial_len(r->virtio);
 	/* ttyConsole's trigger_select: the VT switch on every selection */
 	tty = c->cls == CONSOLE_TTY ? console_tty(c) : 0;
 	if (tty && r->vnc) {
