@@ -240,7 +240,7 @@ static int l_console_method(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
 	const char *name = lua_tostring(L, lua_upvalueindex(1));
-	const char *method = lua_tostring(L, lua_upvalueindex(2));
+	const char *method = luaL_checkstring(L, lua_upvalueindex(2));
 	json_t *args = json_array(), *res = NULL;
 	char err[512];
 	int i, rc;
@@ -259,24 +259,31 @@ static int l_console_method(lua_State *L)
 	return 1;
 }
 
-/* Pushes the console object of name: a table {name=} with its class's methods. */
+/* __index of a console object: any method name gives a function that
+ * goes through testapi_console_call, which answers the listed ones and
+ * raises a clear error for the rest. */
+static int l_console_index(lua_State *L)
+{
+	lua_getfield(L, 1, "name");
+	lua_pushvalue(L, 2);
+	lua_pushcclosure(L, l_console_method, 2);
+	return 1;
+}
+
+/* Pushes the console object of c: a table {name=, class=} whose methods
+ * are console_methods[]'s for its class. */
 static void push_console(lua_State *L, const struct console *c)
 {
-	size_t i;
-
 	lua_newtable(L);
 	lua_pushstring(L, c->name);
 	lua_setfield(L, -2, "name");
 	lua_pushstring(L, c->class_name);
 	lua_setfield(L, -2, "class");
-	for (i = 0; i < sizeof(console_methods) / sizeof(console_methods[0]); i++) {
-		if (!(console_methods[i].classes & (1u << c->cls)))
-			continue;
-		lua_pushstring(L, c->name);
-		lua_pushstring(L, console_methods[i].name);
-		lua_pushcclosure(L, l_console_method, 2);
-		lua_setfield(L, -2, console_methods[i].name);
+	if (luaL_newmetatable(L, "vigil.console")) {
+		lua_pushcfunction(L, l_console_index);
+		lua_setfield(L, -2, "__index");
 	}
+	lua_setmetatable(L, -2);
 }
 
 /* select_console(name): the console object, and whether this selection
