@@ -57,33 +57,6 @@ struct lua_api {
 	json_t *msg;
 };
 
-/* Pushes a JSON scalar or a flat object. */
-static void push_value(lua_State *L, json_t *v)
-{
-	const char *key;
-	json_t *item;
-
-	if (json_is_object(v)) {
-		lua_newtable(L);
-		json_object_foreach(v, key, item) {
-			if (json_is_object(item) || json_is_array(item))
-				continue;
-			push_value(L, item);
-			lua_setfield(L, -2, key);
-		}
-	} else if (json_is_string(v)) {
-		lua_pushstring(L, json_string_value(v));
-	} else if (json_is_integer(v)) {
-		lua_pushinteger(L, (lua_Integer)json_integer_value(v));
-	} else if (json_is_real(v)) {
-		lua_pushnumber(L, json_real_value(v));
-	} else if (json_is_boolean(v)) {
-		lua_pushboolean(L, json_is_true(v));
-	} else {
-		lua_pushnil(L);
-	}
-}
-
 static int lc_api(lua_State *L)
 {
 	struct lua_api *c = lua_touserdata(L, 1);
@@ -92,14 +65,14 @@ static int lc_api(lua_State *L)
 
 	lua_getglobal(L, c->fn);
 	if (!strcmp(k, "*")) {
-		push_value(L, c->msg);
+		testapi_push_scalar(L, c->msg);
 		n = 1;
 	}
 	while (strcmp(k, "*") && *k) {
 		char key[32];
 		size_t len = strcspn(k, ",");
 		snprintf(key, sizeof(key), "%.*s", (int)len, k);
-		push_value(L, json_object_get(c->msg, key));
+		testapi_push_scalar(L, json_object_get(c->msg, key));
 		n++;
 		k += len + (k[len] == ',');
 	}

@@ -48,6 +48,9 @@ int testapi_console_select(struct runner *r, const char *name, int lua_names, in
  * ERR_INVALID with err naming the console, the method and those listed. */
 int testapi_console_call(struct runner *r, const char *name, const char *method, json_t *args, json_t **result,
 			 char *err, size_t errlen);
+/* Pushes a JSON scalar, or an object's scalar members as a table (nested
+ * values left out); anything else as nil. */
+void testapi_push_scalar(lua_State *L, json_t *v);
 /* The methods of class cls, comma-separated, in buf. Returns buf. */
 const char *testapi_console_methods(unsigned cls, char *buf, size_t len);
 

@@ -41,6 +41,21 @@ static int in_list(const char *const *list, const char *s)
 	return 0;
 }
 
+/* The console called name; Lua's default names (docs/testapi.md) are
+ * added on first use: the serial ones as the serial terminal, the others
+ * as the VGA screen. NULL if neither (or out of memory). */
+static struct console *find_or_default(struct runner *r, const char *name, int lua_names)
+{
+	struct console *c = console_find(&r->consoles, name);
+	int serial = in_list(serial_consoles, name);
+
+	if (c || !lua_names || !(serial || in_list(vga_consoles, name)))
+		return c;
+	if (console_add(&r->consoles, name, serial ? "serial-terminal" : "vnc-base", NULL))
+		return NULL;
+	return console_find(&r->consoles, name);
+}
+
 struct serial *testapi_terminal(struct runner *r, size_t **offset)
 {
 	struct console *c = console_current(&r->consoles);
@@ -58,20 +73,10 @@ struct serial *testapi_terminal(struct runner *r, size_t **offset)
 int testapi_console_select(struct runner *r, const char *name, int lua_names, int *activated, char *err,
 			   size_t errlen)
 {
-	struct console *c = console_find(&r->consoles, name);
+	struct console *c = find_or_default(r, name, lua_names);
 	int rc, tty;
 
 	*activated = 0;
-	/* Lua's names need no add_console: the serial ones are the serial
-	 * terminal, the others the VGA screen (docs/testapi.md). */
-	if (!c && lua_names && (in_list(serial_consoles, name) || in_list(vga_consoles, name))) {
-		rc = console_add(&r->consoles, name, in_list(serial_consoles, name) ? "serial-terminal" : "vnc-base", NULL);
-		if (rc) {
-			err_set(err, errlen, "select_console '%s': %s", name, err_str(rc));
-			return rc;
-		}
-		c = console_find(&r->consoles, name);
-	}
 	if (!c && lua_names) {
 		err_set(err, errlen, "select_console: unknown console '%s' (VGA: sut, vga, x11, root-console; "
 			"serial terminal: serial, root-serial, root-virtio-terminal; or add_console first)", name);
@@ -213,7 +218,7 @@ static json_t *lua_to_json(lua_State *L, int idx)
 	}
 }
 
-static void push_scalar(lua_State *L, json_t *v)
+void testapi_push_scalar(lua_State *L, json_t *v)
 {
 	const char *key;
 	json_t *item;
@@ -221,13 +226,17 @@ static void push_scalar(lua_State *L, json_t *v)
 	if (json_is_object(v)) {
 		lua_newtable(L);
 		json_object_foreach(v, key, item) {
-			push_scalar(L, item);
+			if (json_is_object(item) || json_is_array(item))
+				continue;
+			testapi_push_scalar(L, item);
 			lua_setfield(L, -2, key);
 		}
 	} else if (json_is_string(v)) {
 		lua_pushstring(L, json_string_value(v));
 	} else if (json_is_integer(v)) {
 		lua_pushinteger(L, (lua_Integer)json_integer_value(v));
+	} else if (json_is_real(v)) {
+		lua_pushnumber(L, json_real_value(v));
 	} else if (json_is_boolean(v)) {
 		lua_pushboolean(L, json_is_true(v));
 	} else {
@@ -254,7 +263,7 @@ static int l_console_method(lua_State *L)
 		json_decref(res);
 		return luaL_error(L, "%s", err);
 	}
-	push_scalar(L, res);
+	testapi_push_scalar(L, res);
 	json_decref(res);
 	return 1;
 }
@@ -311,14 +320,9 @@ static int l_console(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
 	struct console *c = lua_isnoneornil(L, 1) ? console_current(&r->consoles)
-						  : console_find(&r->consoles, luaL_checkstring(L, 1));
+						  : find_or_default(r, luaL_checkstring(L, 1), 1);
 	const char *name = luaL_optstring(L, 1, "");
 
-	if (!c && (in_list(serial_consoles, name) || in_list(vga_consoles, name))) {
-		if (console_add(&r->consoles, name, in_list(serial_consoles, name) ? "serial-terminal" : "vnc-base", NULL))
-			return luaL_error(L, "console '%s': out of memory", name);
-		c = console_find(&r->consoles, name);
-	}
 	if (!c)
 		return luaL_error(L, "console '%s' does not exist (add_console first)", name);
 	push_console(L, c);
