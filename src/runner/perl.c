@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "image/frame.h"
 #include "image/needle.h"
+#include "runner/devmode.h"
 #include "runner/keys.h"
 #include "runner/perl.h"
 #include "runner/runner_int.h"
@@ -504,6 +505,7 @@ static json_t *c_set_current_test(struct runner *r, struct perl *p, json_t *msg,
 	/* isotovideo clears the backend's serial buffer here */
 	r->serial_offset = r->serial ? serial_len(r->serial) : 0;
 	runner__progress(r, "starting module");
+	devmode_at_module(r, m); /* PAUSE_AT: the reply waits while paused */
 	return ret(json_integer(1));
 }
 
@@ -917,8 +919,6 @@ static const struct perl_cmd {
 	{ "backend_type_string", c_type_string, NEEDS_VM },
 	{ "backend_wait_serial", c_wait_serial, NEEDS_VM },
 	{ "read_serial", c_read_serial, 0 },
-	{ "is_configured_to_pause_on_timeout", c_zero, 0 },
-	{ "report_timeout", c_zero, 0 },
 	{ "pause_test_execution", c_pause, 0 },
 	{ "backend_last_screenshot_data", c_last_screenshot, 0 },
 	{ "backend_save_snapshot", c_save_snapshot, NEEDS_VM },

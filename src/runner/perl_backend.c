@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runner/console.h"
+#include "runner/devmode.h"
 #include "runner/perl.h"
 #include "runner/runner_int.h"
 #include "runner/testapi.h"
@@ -231,6 +232,35 @@ static json_t *b_reload_needles(struct runner *r, json_t *msg, char *err, size_t
 	return ret(json_integer(0));
 }
 
+/* Developer mode (PAUSE_ON_SCREEN_MISMATCH) for the Perl side of a check:
+ * check is 1 for check_screen, 0 for assert_screen. */
+static int is_check(json_t *msg)
+{
+	json_t *c = json_object_get(msg, "check");
+
+	return json_is_true(c) || (json_is_integer(c) && json_integer_value(c));
+}
+
+static json_t *b_pause_configured(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	return ret(json_integer(devmode_pauses_on_timeout(r, !is_check(msg))));
+}
+
+/* Held while paused; 1 makes testapi check the screen again (retry). */
+static json_t *b_report_timeout(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	json_t *tags = json_object_get(msg, "tags"), *t;
+	char text[300] = "";
+	size_t i, off = 0;
+
+	(void)err, (void)errlen;
+	json_array_foreach(tags, i, t)
+		if (json_is_string(t) && off < sizeof(text))
+			off += (size_t)snprintf(text + off, sizeof(text) - off, "%s%s", i ? "', '" : "", json_string_value(t));
+	return ret(json_integer(devmode_on_timeout(r, text, !is_check(msg))));
+}
+
 #define NEEDS_VM 1
 
 static const struct backend_cmd {
@@ -259,6 +289,8 @@ static const struct backend_cmd {
 	{ "backend_cont_vm", NULL, "resume_vm", "", NEEDS_VM },
 	{ "backend_save_memory_dump", NULL, "save_memory_dump", "*", NEEDS_VM },
 	{ "backend_reload_needles", b_reload_needles, NULL, NULL, 0 },
+	{ "is_configured_to_pause_on_timeout", b_pause_configured, NULL, NULL, 0 },
+	{ "report_timeout", b_report_timeout, NULL, NULL, 0 },
 };
 
 json_t *perl_backend_answer(struct runner *r, const char *cmd, json_t *msg, int *known, char *err, size_t errlen)

@@ -59,6 +59,21 @@ check "perl: no QEMU left" eval "! qemu_left '$TMP/ok/.vm'"
 check "perl: no test process left" eval "! perl_left '$TMP/ok'"
 check "perl: the work directory removed" [ ! -e "$TMP/ok/.vm" ]
 
+# --- developer mode: --pause-at holds set_current_test's reply until resumed
+$VIGIL run $D --out "$TMP/pause" --pause-at boot --var NOVIDEO=1 > "$TMP/pause.out" 2>&1 &
+vpid=$!
+n=0
+until grep -q '"paused":{"kind":"module","module":"boot"' "$TMP/pause/.devmode.json" 2>/dev/null || [ $n -ge 600 ]; do
+	sleep 0.5
+	n=$((n + 1))
+done
+check "perl pause: paused before boot" grep -q '"paused":{"kind":"module","module":"boot"' "$TMP/pause/.devmode.json"
+check "perl pause: nothing ran while paused" eval "! grep -q 'boot: assert_screen' '$TMP/pause.out'"
+python3 tests/integration/devmode_cmd.py "$TMP/pause/.devmode.sock" '{"cmd":"resume_test_execution"}' > /dev/null
+wait $vpid
+rc=$?
+check "perl pause: resumed, passed" [ $rc -eq 0 ]
+
 # --- a tag that never shows: the module fails, the job fails
 $VIGIL run $D --out "$TMP/fail" --var FAIL_TAG=grub-menu-memtest > "$TMP/fail.out" 2>&1
 rc=$?
