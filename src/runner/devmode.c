@@ -476,28 +476,27 @@ static void save_partial(struct runner *r, const struct module *m)
 	free(dir);
 }
 
-int devmode_on_mismatch(struct runner *r, const char *tags, int is_assert)
+/* Whether a failed check of this kind pauses (PAUSE_ON_SCREEN_MISMATCH). */
+static bool pauses_on(struct devmode *d, int is_assert)
 {
-	struct devmode *d = r->devmode;
-	struct module *m = runner__module(r);
-	char reason[512], dir[1024];
-	enum devmode_action act;
 	bool hit;
-	int step;
 
-	if (!d || !m || r->steps.m != m)
-		return 0;
 	pthread_mutex_lock(&d->lock);
 	hit = !strcmp(d->pause_on, "check_screen") || (is_assert && !strcmp(d->pause_on, "assert_screen"));
 	pthread_mutex_unlock(&d->lock);
-	if (!hit)
-		return 0;
-	step = m->details ? (int)json_array_size(m->details) : 0;
-	save_partial(r, m);
+	return hit;
+}
+
+/* Pauses on a failed check; 1 when the developer asked for a retry and the
+ * needles were reloaded. */
+static int pause_on_mismatch(struct runner *r, const char *tags, int is_assert, int step)
+{
+	struct devmode *d = r->devmode;
+	char reason[512], dir[1024];
+
 	snprintf(reason, sizeof(reason), "%s '%s' did not match (step %d)", is_assert ? "assert_screen" : "check_screen",
 		 tags, step);
-	act = pause_here(r, "screen_mismatch", reason, step, tags);
-	if (act != ACT_RETRY)
+	if (pause_here(r, "screen_mismatch", reason, step, tags) != ACT_RETRY)
 		return 0;
 	pthread_mutex_lock(&d->lock);
 	snprintf(dir, sizeof(dir), "%s", d->distri_dir);
@@ -506,6 +505,33 @@ int devmode_on_mismatch(struct runner *r, const char *tags, int is_assert)
 		runner__progress(r, "retry: the needles could not be reloaded; the check fails");
 		return 0;
 	}
+	return 1;
+}
+
+int devmode_pauses_on_timeout(struct runner *r, int is_assert)
+{
+	return r->devmode && pauses_on(r->devmode, is_assert);
+}
+
+int devmode_on_timeout(struct runner *r, const char *tags, int is_assert)
+{
+	if (!devmode_pauses_on_timeout(r, is_assert))
+		return 0;
+	return pause_on_mismatch(r, tags, is_assert, 0);
+}
+
+int devmode_on_mismatch(struct runner *r, const char *tags, int is_assert)
+{
+	struct devmode *d = r->devmode;
+	struct module *m = runner__module(r);
+	int step;
+
+	if (!d || !m || r->steps.m != m || !pauses_on(d, is_assert))
+		return 0;
+	step = m->details ? (int)json_array_size(m->details) : 0;
+	save_partial(r, m);
+	if (!pause_on_mismatch(r, tags, is_assert, step))
+		return 0;
 	/* The failed step stays in the details as a record of what was seen,
 	 * no longer a failure of its own. */
 	if (m->details && step > 0) {

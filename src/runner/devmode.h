@@ -58,5 +58,11 @@ void devmode_at_command(struct runner *r, struct lua_State *L);
  * asked to for this kind of check. 1: retry it (the needles were
  * reloaded), 0: let it fail as it would have. */
 int devmode_on_mismatch(struct runner *r, const char *tags, int is_assert);
+/* The Perl test process's side of the same (it records its own steps):
+ * whether a timed-out check of this kind pauses
+ * (is_configured_to_pause_on_timeout), and the pause itself
+ * (report_timeout): 1 retry (the needles were reloaded), 0 let it fail. */
+int devmode_pauses_on_timeout(struct runner *r, int is_assert);
+int devmode_on_timeout(struct runner *r, const char *tags, int is_assert);
 
 #endif

@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include "image/frame.h"
 #include "image/needle.h"
+#include "runner/devmode.h"
 #include "runner/keys.h"
 #include "runner/perl.h"
 #include "runner/runner_int.h"
@@ -385,9 +386,7 @@ static json_t *c_schedule(struct runner *r, struct perl *p, json_t *msg, char *e
 	int rc;
 
 	json_array_foreach(consoles, i, c)
-		log_warn("console '%s' (%s): vigil has only the VGA screen (sut) yet; selecting it fails",
-			 json_string_value(json_object_get(c, "name")) ? json_string_value(json_object_get(c, "name")) : "?",
-			 json_string_value(json_object_get(c, "class")) ? json_string_value(json_object_get(c, "class")) : "?");
+		(void)perl_backend_add_console(r, c); /* it warns itself */
 	if (nd && r->needles && r->needles->dir && strcmp(nd, r->needles->dir))
 		log_warn("the test process's needles are in '%s', vigil's in '%s'", nd, r->needles->dir);
 	if (!p || p->scheduled)
@@ -521,6 +520,7 @@ static json_t *c_set_current_test(struct runner *r, struct perl *p, json_t *msg,
 	/* isotovideo clears the backend's serial buffer here */
 	r->serial_offset = r->serial ? serial_len(r->serial) : 0;
 	runner__progress(r, "starting module");
+	devmode_at_module(r, m); /* PAUSE_AT: the reply waits while paused */
 	return ret(json_integer(1));
 }
 
@@ -779,12 +779,6 @@ static json_t *c_zero(struct runner *r, struct perl *p, json_t *msg, char *err, 
 	return ret(json_integer(0));
 }
 
-static json_t *c_one(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
-{
-	(void)r, (void)p, (void)msg, (void)err, (void)errlen;
-	return ret(json_integer(1));
-}
-
 static json_t *c_pause(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
 {
 	const char *why = json_string_value(json_object_get(msg, "reason"));
@@ -900,8 +894,15 @@ static json_t *c_save_snapshot(struct runner *r, struct perl *p, json_t *msg, ch
 
 static json_t *c_load_snapshot(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
 {
+	json_t *o;
+	int act;
+
 	(void)p;
-	return c_snapshot(r, "loadvm", msg, err, errlen);
+	o = c_snapshot(r, "loadvm", msg, err, errlen);
+	/* as backend::qemu: the VGA screen after a snapshot is loaded */
+	if (o && console_select(&r->consoles, "sut", &act, NULL, 0) == 0)
+		r->console = CONSOLE_VGA;
+	return o;
 }
 
 static json_t *c_write_image(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -990,8 +991,6 @@ static const struct perl_cmd {
 	{ "backend_type_string", c_type_string, NEEDS_VM },
 	{ "backend_wait_serial", c_wait_serial, NEEDS_VM },
 	{ "read_serial", c_read_serial, 0 },
-	{ "is_configured_to_pause_on_timeout", c_zero, 0 },
-	{ "report_timeout", c_zero, 0 },
 	{ "pause_test_execution", c_pause, 0 },
 	{ "backend_last_screenshot_data", c_last_screenshot, 0 },
 	{ "backend_save_snapshot", c_save_snapshot, NEEDS_VM },
@@ -1000,7 +999,6 @@ static const struct perl_cmd {
 	{ "backend_set_reference_screenshot", c_set_reference, NEEDS_VM },
 	{ "backend_wait_screen_change", c_wait_screen_change, NEEDS_VM },
 	{ "backend_wait_still_screen", c_wait_still_screen, NEEDS_VM },
-	{ "vigil_add_console", c_one, 0 },
 	{ "backend_save_storage_drives", c_save_storage_drives, NEEDS_VM },
 	{ "backend_switch_network", c_switch_network, NEEDS_VM },
 	{ "tests_done", NULL, NO_REPLY },
@@ -1029,6 +1027,10 @@ int perl_answer(struct runner *r, struct perl *p, json_t *msg, json_t **reply)
 		else
 			*reply = perl_cmds[i].fn(r, p, msg, err, sizeof(err));
 		break;
+	}
+	if (cmd && i == sizeof(perl_cmds) / sizeof(perl_cmds[0])) {
+		int known;
+		*reply = perl_backend_answer(r, cmd, msg, &known, err, sizeof(err));
 	}
 	if (!*reply) {
 		if (!err[0])

@@ -28,6 +28,14 @@ void perl_run(struct runner *r);
  * that need no VM (unit tests). */
 int perl_answer(struct runner *r, struct perl *p, json_t *msg, json_t **reply);
 
+/* perl_backend.c: the backend_* commands for consoles, mouse, held keys,
+ * power and the machine, and vigil_add_console. *known = 0 for any other
+ * command (NULL returned); else the reply, or NULL with err filled. */
+json_t *perl_backend_answer(struct runner *r, const char *cmd, json_t *msg, int *known, char *err, size_t errlen);
+/* Adds one entry {name, class, args} of the test process's console table
+ * to r's (a warning names an unsupported class). 0 or negative. */
+int perl_backend_add_console(struct runner *r, json_t *console);
+
 /* Perl's stringified regex as PCRE2 takes it: the charset flags a, aa,
  * d, l and u are removed from every "(?^flags:" group (PCRE2 rejects
  * them; they change nothing for the ASCII that serial output is matched

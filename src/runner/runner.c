@@ -606,6 +606,11 @@ static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errl
 			      : ERR_NOMEM;
 		free(log_path);
 	}
+	if (!rc && cmd.virtio_path) {
+		char *log_path = path_join(r->out_dir, "virtio_console.log");
+		rc = log_path ? serial_open(cmd.virtio_path, log_path, 10000, &r->virtio, err, errlen) : ERR_NOMEM;
+		free(log_path);
+	}
 	if (rc)
 		goto out;
 	rc = vnc_connect(cmd.vnc_path, r->xres, r->yres, 10000, &r->vnc, err, errlen);
@@ -676,6 +681,8 @@ static void stop_vm(struct runner *r)
 	if (r->serial)
 		serial_close(r->serial);
 	r->serial = NULL;
+	serial_close(r->virtio);
+	r->virtio = NULL;
 	if (r->qemu)
 		qemu_free(r->qemu);
 	r->qemu = NULL;
@@ -794,6 +801,10 @@ enum job_result runner_run(struct runner *r)
 	r->yres = (int)vars_get_long(&r->vars, "YRES", 768);
 	r->mouse_x = r->mouse_y = -1;
 	r->console = CONSOLE_VGA;
+	if (console_set_init(&r->consoles)) {
+		runner__abort(r, JOB_INCOMPLETE, "out of memory");
+		goto out;
+	}
 
 	r->L = luaL_newstate();
 	if (!r->L) {
@@ -1128,6 +1139,7 @@ void runner_free(struct runner *r)
 	if (r->check_frame)
 		frame_unref(r->check_frame);
 	screen_release(r);
+	console_set_release(&r->consoles);
 	vars_release(&r->vars);
 	free(r->distri_dir);
 	free(r->out_dir);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "runner/console.h"
 #include "runner/results.h"
 #include "runner/runner.h"
 #include "runner/steps.h"
@@ -112,6 +113,13 @@ struct runner {
 	struct screen_fail *check_fails; /* screen.c: those screens, in time order (screen_fails_clear) */
 	size_t check_nfails;
 	struct cmdsrv *cmdsrv;    /* the command server (runner/cmdsrv.c) with NICTYPE=user, or NULL */
+	/* Issue 15's consoles (runner/console.c): the table both test APIs
+	 * select from; r->console is the selected one's kind. */
+	struct console_set consoles;
+	struct serial *virtio;    /* VIRTIO_CONSOLE's virtconsole (virtio_console.log), or NULL */
+	size_t virtio_offset;     /* wait_serial start on it */
+	size_t term_offset;       /* Perl: a serial-terminal's own position in the serial
+	                           * output (from its activation; not reset per module) */
 };
 
 /* Mark the job as ended early (first reason wins). */

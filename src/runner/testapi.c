@@ -442,7 +442,8 @@ void testapi_type(lua_State *L, struct runner *r, const char *text, size_t len, 
 	(void)secret;
 
 	if (r->console == CONSOLE_SERIAL) {
-		int rc = serial_write(r->serial, text, len);
+		size_t *off;
+		int rc = serial_write(testapi_terminal(r, &off), text, len);
 		if (rc) {
 			runner__vm_dead(r);
 			testapi_check_abort(L, r);

@@ -33,6 +33,27 @@ void testapi_type(lua_State *L, struct runner *r, const char *text, size_t len, 
  * of the match (CRLF -> LF) and moves the position; 0 and pushes nil on time-out. */
 int testapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int literal, double timeout);
 
+/* The terminal the serial functions use: the virtio console's stream
+ * when a virtio-terminal is selected, else the serial port; *offset gets
+ * its wait_serial position. Borrowed. */
+struct serial *testapi_terminal(struct runner *r, size_t **offset);
+/* Selects console name (testapi_console.c): the model's selection, the
+ * VT switch of a tty-console, r->console. lua_names: Lua's default names
+ * (vga, serial, ...) need no add_console. 0, or an error with err filled
+ * (naming the console, its class and what vigil supports). */
+int testapi_console_select(struct runner *r, const char *name, int lua_names, int *activated, char *err,
+			   size_t errlen);
+/* console(name)->method(args...) (args a JSON array, borrowed): *result
+ * (the caller's) for the methods listed for its class; ERR_NOT_FOUND or
+ * ERR_INVALID with err naming the console, the method and those listed. */
+int testapi_console_call(struct runner *r, const char *name, const char *method, json_t *args, json_t **result,
+			 char *err, size_t errlen);
+/* Pushes a JSON scalar, or an object's scalar members as a table (nested
+ * values left out); anything else as nil. */
+void testapi_push_scalar(lua_State *L, json_t *v);
+/* The methods of class cls, comma-separated, in buf. Returns buf. */
+const char *testapi_console_methods(unsigned cls, char *buf, size_t len);
+
 /* Register the test API globals in L (testapi.c), and the console and
  * serial ones (testapi_console.c). */
 void testapi_register(struct runner *r, lua_State *L);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "runner/keys.h"
 #include "runner/testapi.h"
 #include "util/base64.h"
 #include "util/buf.h"
@@ -20,6 +21,7 @@
 #include "util/str.h"
 #include "util/time.h"
 #include "vm/serial.h"
+#include "vm/vnc.h"
 #include "util/banned.h" /* last: after every system header */
 
 static const char *const serial_consoles[] = {
@@ -39,21 +41,332 @@ static int in_list(const char *const *list, const char *s)
 	return 0;
 }
 
+/* The console called name; Lua's default names (docs/testapi.md) are
+ * added on first use: the serial ones as the serial terminal, the others
+ * as the VGA screen. NULL if neither (or out of memory). */
+static struct console *find_or_default(struct runner *r, const char *name, int lua_names)
+{
+	struct console *c = console_find(&r->consoles, name);
+	int serial = in_list(serial_consoles, name);
+
+	if (c || !lua_names || !(serial || in_list(vga_consoles, name)))
+		return c;
+	if (console_add(&r->consoles, name, serial ? "serial-terminal" : "vnc-base", NULL))
+		return NULL;
+	return console_find(&r->consoles, name);
+}
+
+struct serial *testapi_terminal(struct runner *r, size_t **offset)
+{
+	struct console *c = console_current(&r->consoles);
+
+	if (c && c->cls == CONSOLE_VIRTIO && r->virtio) {
+		*offset = &r->virtio_offset;
+		return r->virtio;
+	}
+	/* os-autoinst's terminals read their own stream, which a new module
+	 * does not reset (Lua keeps its per-module position: docs/testapi.md) */
+	*offset = c && c->cls == CONSOLE_SERIAL_TERM && r->perl ? &r->term_offset : &r->serial_offset;
+	return r->serial;
+}
+
+int testapi_console_select(struct runner *r, const char *name, int lua_names, int *activated, char *err,
+			   size_t errlen)
+{
+	struct console *c = find_or_default(r, name, lua_names);
+	int rc, tty;
+
+	*activated = 0;
+	if (!c && lua_names) {
+		err_set(err, errlen, "select_console: unknown console '%s' (VGA: sut, vga, x11, root-console; "
+			"serial terminal: serial, root-serial, root-virtio-terminal; or add_console first)", name);
+		return ERR_NOT_FOUND;
+	}
+	if (c && c->cls == CONSOLE_VIRTIO && !r->virtio) {
+		err_set(err, errlen, "console '%s' has class 'virtio-terminal': set VIRTIO_CONSOLE=1 for the guest's "
+			"virtio console (hvc0)", name);
+		return ERR_BADSTATE;
+	}
+	rc = console_select(&r->consoles, name, activated, err, errlen);
+	if (rc)
+		return rc;
+	r->console = console_is_serial(c) ? CONSOLE_SERIAL : CONSOLE_VGA;
+	/* a terminal opened now: only what comes from now on counts */
+	if (*activated && c->cls == CONSOLE_SERIAL_TERM && r->serial)
+		r->term_offset = serial_len(r->serial);
+	if (*activated && c->cls == CONSOLE_VIRTIO)
+		r->virtio_offset = serial_len(r->virtio);
+	/* ttyConsole's trigger_select: the VT switch on every selection */
+	tty = c->cls == CONSOLE_TTY ? console_tty(c) : 0;
+	if (tty && r->vnc) {
+		char key[16];
+		uint32_t syms[KEYS_MAX_COMBO];
+		size_t n, i;
+		snprintf(key, sizeof(key), "ctrl-alt-f%d", tty);
+		rc = keys_parse(key, syms, &n, err, errlen);
+		for (i = 0; i < n && !rc; i++)
+			rc = vnc_send_key(r->vnc, syms[i], 1);
+		for (i = n; i > 0 && !rc; i--)
+			rc = vnc_send_key(r->vnc, syms[i - 1], 0);
+		if (rc) {
+			runner__vm_dead(r);
+			err_set(err, errlen, "select_console '%s': could not send %s: %s", name, key, err_str(rc));
+			return rc;
+		}
+	}
+	runner__progress(r, "select_console %s (%s%s)", name, c->class_name, *activated ? ", activated" : "");
+	return 0;
+}
+
+/* The methods a console object answers (backend::console_proxy's calls),
+ * by class: os-autoinst's consoles::console for all, vnc_base's for the
+ * VGA ones, serial_screen's for the terminals. */
+static const struct {
+	const char *name;
+	unsigned classes; /* 1 << enum console_class */
+} console_methods[] = {
+	{ "activate", ~0u }, { "reset", ~0u }, { "select", ~0u }, { "is_serial_terminal", ~0u },
+	{ "set_args", ~0u }, { "set_tty", ~0u }, { "console_key", ~0u },
+	{ "disable_vnc_stalls", 1u << CONSOLE_VNC_BASE | 1u << CONSOLE_TTY },
+	{ "get_last_mouse_set", 1u << CONSOLE_VNC_BASE | 1u << CONSOLE_TTY },
+	{ "disable", 1u << CONSOLE_VIRTIO | 1u << CONSOLE_SERIAL_TERM },
+};
+
+const char *testapi_console_methods(unsigned cls, char *buf, size_t len)
+{
+	size_t i, o = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < sizeof(console_methods) / sizeof(console_methods[0]); i++)
+		if ((console_methods[i].classes & (1u << cls)) && o < len)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", console_methods[i].name);
+	return buf;
+}
+
+int testapi_console_call(struct runner *r, const char *name, const char *method, json_t *args, json_t **result,
+			 char *err, size_t errlen)
+{
+	struct console *c = console_find(&r->consoles, name);
+	char list[300];
+	size_t i;
+	int act;
+
+	*result = NULL;
+	if (!c) {
+		err_set(err, errlen, "console '%s' does not exist (add it with add_console in the distribution)", name);
+		return ERR_NOT_FOUND;
+	}
+	for (i = 0; i < sizeof(console_methods) / sizeof(console_methods[0]); i++)
+		if (!strcmp(console_methods[i].name, method) && (console_methods[i].classes & (1u << c->cls)))
+			break;
+	if (i == sizeof(console_methods) / sizeof(console_methods[0])) {
+		err_set(err, errlen, "console '%s' (%s): vigil does not support the method '%s' (supported: %s)", name,
+			c->class_name, method, testapi_console_methods(c->cls, list, sizeof(list)));
+		return ERR_INVALID;
+	}
+	if (!strcmp(method, "reset")) {
+		console_reset(&r->consoles, name);
+	} else if (!strcmp(method, "select")) {
+		/* consoles::console::select: activated, without the distribution's activate_console */
+		if (testapi_console_select(r, name, 0, &act, err, errlen))
+			return ERR_INVALID;
+		*result = act ? json_integer(1) : json_null();
+	} else if (!strcmp(method, "is_serial_terminal")) {
+		*result = json_integer(console_is_serial(c));
+	} else if (!strcmp(method, "console_key")) {
+		char key[16];
+		snprintf(key, sizeof(key), "ctrl-alt-f%d", console_tty(c));
+		*result = console_tty(c) ? json_string(key) : json_null();
+	} else if (!strcmp(method, "set_tty") || !strcmp(method, "set_args")) {
+		/* set_tty(N); set_args(key => value, ...) */
+		if (!strcmp(method, "set_tty"))
+			json_object_set(c->args, "tty", json_array_get(args, 0) ? json_array_get(args, 0) : json_null());
+		for (i = 0; !strcmp(method, "set_args") && i + 1 < json_array_size(args); i += 2)
+			if (json_is_string(json_array_get(args, i)))
+				json_object_set(c->args, json_string_value(json_array_get(args, i)), json_array_get(args, i + 1));
+	} else if (!strcmp(method, "get_last_mouse_set")) {
+		*result = json_pack("{s:i,s:i}", "x", r->mouse_x, "y", r->mouse_y);
+	}
+	/* activate, disable, disable_vnc_stalls: nothing to do in vigil */
+	if (!*result)
+		*result = json_null();
+	return 0;
+}
+
+/* A Lua value (scalars and flat tables) as JSON, for console arguments. */
+static json_t *lua_to_json(lua_State *L, int idx)
+{
+	json_t *o;
+
+	switch (lua_type(L, idx)) {
+	case LUA_TBOOLEAN: return json_boolean(lua_toboolean(L, idx));
+	case LUA_TNUMBER:
+		return lua_isinteger(L, idx) ? json_integer((json_int_t)lua_tointeger(L, idx))
+					     : json_real(lua_tonumber(L, idx));
+	case LUA_TSTRING: return json_string(lua_tostring(L, idx));
+	case LUA_TTABLE:
+		o = json_object();
+		idx = lua_absindex(L, idx);
+		lua_pushnil(L);
+		while (lua_next(L, idx)) {
+			if (lua_type(L, -2) == LUA_TSTRING && lua_type(L, -1) != LUA_TTABLE)
+				json_object_set_new(o, lua_tostring(L, -2), lua_to_json(L, -1));
+			lua_pop(L, 1);
+		}
+		return o;
+	default: return json_null();
+	}
+}
+
+void testapi_push_scalar(lua_State *L, json_t *v)
+{
+	const char *key;
+	json_t *item;
+
+	if (json_is_object(v)) {
+		lua_newtable(L);
+		json_object_foreach(v, key, item) {
+			if (json_is_object(item) || json_is_array(item))
+				continue;
+			testapi_push_scalar(L, item);
+			lua_setfield(L, -2, key);
+		}
+	} else if (json_is_string(v)) {
+		lua_pushstring(L, json_string_value(v));
+	} else if (json_is_integer(v)) {
+		lua_pushinteger(L, (lua_Integer)json_integer_value(v));
+	} else if (json_is_real(v)) {
+		lua_pushnumber(L, json_real_value(v));
+	} else if (json_is_boolean(v)) {
+		lua_pushboolean(L, json_is_true(v));
+	} else {
+		lua_pushnil(L);
+	}
+}
+
+/* A console object's method: upvalues name and method; self first. */
+static int l_console_method(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *name = lua_tostring(L, lua_upvalueindex(1));
+	const char *method = luaL_checkstring(L, lua_upvalueindex(2));
+	json_t *args = json_array(), *res = NULL;
+	char err[512];
+	int i, rc;
+
+	testapi_check_abort(L, r);
+	for (i = 2; i <= lua_gettop(L); i++)
+		json_array_append_new(args, lua_to_json(L, i));
+	rc = testapi_console_call(r, name, method, args, &res, err, sizeof(err));
+	json_decref(args);
+	if (rc) {
+		json_decref(res);
+		return luaL_error(L, "%s", err);
+	}
+	testapi_push_scalar(L, res);
+	json_decref(res);
+	return 1;
+}
+
+/* __index of a console object: any method name gives a function that
+ * goes through testapi_console_call, which answers the listed ones and
+ * raises a clear error for the rest. */
+static int l_console_index(lua_State *L)
+{
+	lua_getfield(L, 1, "name");
+	lua_pushvalue(L, 2);
+	lua_pushcclosure(L, l_console_method, 2);
+	return 1;
+}
+
+/* Pushes the console object of c: a table {name=, class=} whose methods
+ * are console_methods[]'s for its class. */
+static void push_console(lua_State *L, const struct console *c)
+{
+	lua_newtable(L);
+	lua_pushstring(L, c->name);
+	lua_setfield(L, -2, "name");
+	lua_pushstring(L, c->class_name);
+	lua_setfield(L, -2, "class");
+	if (luaL_newmetatable(L, "vigil.console")) {
+		lua_pushcfunction(L, l_console_index);
+		lua_setfield(L, -2, "__index");
+	}
+	lua_setmetatable(L, -2);
+}
+
+/* select_console(name): the console object, and whether this selection
+ * activated it (first since a reset). */
 static int l_select_console(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
 	const char *name = luaL_checkstring(L, 1);
+	char err[512];
+	int act;
 
 	testapi_check_abort(L, r);
-	if (in_list(serial_consoles, name))
-		r->console = CONSOLE_SERIAL;
-	else if (in_list(vga_consoles, name))
-		r->console = CONSOLE_VGA;
-	else
-		return luaL_error(L, "select_console: unknown console '%s' (VGA: sut, vga, x11, root-console; "
-				  "serial terminal: serial, root-serial, root-virtio-terminal)", name);
-	runner__progress(r, "select_console %s", name);
+	if (testapi_console_select(r, name, 1, &act, err, sizeof(err))) {
+		testapi_check_abort(L, r);
+		return luaL_error(L, "%s", err);
+	}
+	push_console(L, console_find(&r->consoles, name));
+	lua_pushboolean(L, act);
+	return 2;
+}
+
+/* console(name = current): the console object (Lua's default names are
+ * added as select_console adds them). */
+static int l_console(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	struct console *c = lua_isnoneornil(L, 1) ? console_current(&r->consoles)
+						  : find_or_default(r, luaL_checkstring(L, 1), 1);
+	const char *name = luaL_optstring(L, 1, "");
+
+	if (!c)
+		return luaL_error(L, "console '%s' does not exist (add_console first)", name);
+	push_console(L, c);
+	return 1;
+}
+
+/* add_console(name, class, {args}): as a distribution's add_console. */
+static int l_add_console(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *name = luaL_checkstring(L, 1);
+	const char *cls = luaL_checkstring(L, 2);
+	json_t *args = lua_istable(L, 3) ? lua_to_json(L, 3) : NULL;
+	int rc = console_add(&r->consoles, name, cls, args);
+
+	json_decref(args);
+	if (rc < 0)
+		return luaL_error(L, "add_console '%s' (%s): %s", name, cls, err_str(rc));
+	if (rc == 1)
+		log_warn("console '%s' has class '%s', which vigil does not support (supported: %s): selecting it fails",
+			 name, cls, CONSOLE_SUPPORTED);
+	push_console(L, console_find(&r->consoles, name));
+	return 1;
+}
+
+static int l_reset_consoles(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+
+	console_reset_all(&r->consoles);
+	runner__progress(r, "reset_consoles");
 	return 0;
+}
+
+static int l_current_console(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	struct console *c = console_current(&r->consoles);
+
+	if (c)
+		lua_pushstring(L, c->name);
+	else
+		lua_pushnil(L);
+	return 1;
 }
 
 static int l_is_serial_terminal(lua_State *L)
@@ -135,13 +448,15 @@ static char *crlf_to_lf(const char *s, size_t len)
 	return out;
 }
 
-/* Waits for re in the serial output after r->serial_offset. On a match
+/* Waits for re in the terminal's output (testapi_terminal) after its offset. On a match
  * fills *m (offsets relative to *text, which the caller frees) and moves
  * the offset past it. 1 found, 0 timed out, negative VM gone. */
 static int serial_search(struct runner *r, pcre2_code *re, double timeout,
 			 char **text, size_t *tlen, struct serial_match *m)
 {
 	double deadline = time_mono() + timeout;
+	size_t *off;
+	struct serial *term = testapi_terminal(r, &off);
 	int rc;
 
 	if (deadline > r->deadline)
@@ -150,29 +465,29 @@ static int serial_search(struct runner *r, pcre2_code *re, double timeout,
 	for (;;) {
 		char *data = NULL;
 		size_t len = 0;
-		rc = serial_snapshot(r->serial, r->serial_offset, &data, &len, NULL);
+		rc = serial_snapshot(term, *off, &data, &len, NULL);
 		if (rc)
 			return rc;
 		if (regex_find(re, data, len, m)) {
 			*text = data;
 			*tlen = len;
-			r->serial_offset += m->end;
+			*off += m->end;
 			return 1;
 		}
 		free(data);
 		if (time_mono() >= deadline)
 			return 0;
-		rc = serial_wait_change(r->serial, r->serial_offset + len,
+		rc = serial_wait_change(term, *off + len,
 					(int)((deadline - time_mono()) * 1000) + 1);
 		if (rc && rc != ERR_TIMEOUT) {
 			/* The port closed: one last look happens on the next loop. */
 			char *last = NULL;
 			size_t llen = 0;
-			if (serial_snapshot(r->serial, r->serial_offset, &last, &llen, NULL) == 0 &&
+			if (serial_snapshot(term, *off, &last, &llen, NULL) == 0 &&
 			    regex_find(re, last, llen, m)) {
 				*text = last;
 				*tlen = llen;
-				r->serial_offset += m->end;
+				*off += m->end;
 				return 1;
 			}
 			free(last);
@@ -278,7 +593,9 @@ static int l_wait_serial(lua_State *L)
 		char *data = NULL, *lf;
 		size_t len = 0;
 		lua_pop(L, 1);
-		if (serial_snapshot(r->serial, r->serial_offset, &data, &len, NULL) == 0) {
+		size_t *off;
+		struct serial *term = testapi_terminal(r, &off);
+		if (serial_snapshot(term, *off, &data, &len, NULL) == 0) {
 			lf = crlf_to_lf(data ? data : "", len);
 			lua_pushstring(L, lf);
 			free(lf);
@@ -303,7 +620,13 @@ static int l_wait_serial(lua_State *L)
 
 static const char *serialdev(struct runner *r)
 {
-	const char *d = vars_get(&r->vars, "SERIALDEV");
+	const struct console *c = console_current(&r->consoles);
+	const char *d;
+
+	/* on the virtio terminal, markers go to the terminal wait_serial reads */
+	if (c && c->cls == CONSOLE_VIRTIO && r->virtio)
+		return "hvc0";
+	d = vars_get(&r->vars, "SERIALDEV");
 	return d && *d ? d : "ttyS0";
 }
 
@@ -571,6 +894,10 @@ static int l_upload_logs(lua_State *L)
 
 static const luaL_Reg console_api[] = {
 	{ "select_console", l_select_console },
+	{ "console", l_console },
+	{ "add_console", l_add_console },
+	{ "reset_consoles", l_reset_consoles },
+	{ "current_console", l_current_console },
 	{ "is_serial_terminal", l_is_serial_terminal },
 	{ "wait_serial", l_wait_serial },
 	{ "script_run", l_script_run },

@@ -278,6 +278,8 @@ int qemu_start(const struct qemu_cmd *cmd, struct qemu **out, char *err, size_t 
 	(void)unlink(cmd->vnc_path);
 	(void)unlink(cmd->qmp_path);
 	(void)unlink(cmd->serial_path);
+	if (cmd->virtio_path)
+		(void)unlink(cmd->virtio_path);
 	if (cmd->tpm_sock && (rc = start_tpm(cmd, &q->tpm_pid, err, errlen)) < 0)
 		goto fail;
 	if (q->tpm_pid && cmd->tpm_own && !(q->tpm_lock = path_join(cmd->tpm_dir, ".lock"))) {

@@ -43,6 +43,7 @@ struct qemu_cmd {
 	struct qemu_overlay *overlays;
 	size_t noverlays;
 	char *vnc_path, *qmp_path, *serial_path; /* sockets in the workdir */
+	char *virtio_path;        /* VIRTIO_CONSOLE=1: the virtconsole's socket, else NULL */
 	char *tpm_dir, *tpm_sock; /* QEMUTPM: swtpm's state and socket, or NULL */
 	bool tpm2;                /* QEMUTPM_VER 2.0 (the default) */
 	bool tpm_own;             /* the socket is the run's (in the workdir) */

@@ -648,6 +648,19 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 		     (rc = addf(c, "%s,id=scsi0", get_or(get, ctx, "SCSICONTROLLER", "virtio-scsi-pci"))) < 0))
 			goto out;
 	}
+	/* VIRTIO_CONSOLE=1: os-autoinst's virtconsole (the guest's hvc0) on a
+	 * socket of its own, for the virtio-terminal console. */
+	if ((v = get(ctx, "VIRTIO_CONSOLE")) && is_on(v)) {
+		rc = ERR_NOMEM;
+		c->virtio_path = path_join(wd, "virtio_console.sock");
+		if (!c->virtio_path ||
+		    (rc = add(c, "-device")) < 0 || (rc = add(c, "virtio-serial")) < 0 ||
+		    (rc = add(c, "-chardev")) < 0 ||
+		    (rc = addf(c, "socket,id=virtio_console,path=%s,server=on,wait=off", c->virtio_path)) < 0 ||
+		    (rc = add(c, "-device")) < 0 ||
+		    (rc = add(c, "virtconsole,chardev=virtio_console,name=org.openqa.console.virtio_console")) < 0)
+			goto out;
+	}
 	if ((rc = add_disks(c, get, ctx, wd, boot, err, errlen)) < 0)
 		goto out;
 	{
@@ -712,6 +725,7 @@ void qemu_cmd_release(struct qemu_cmd *c)
 	free(c->vnc_path);
 	free(c->qmp_path);
 	free(c->serial_path);
+	free(c->virtio_path);
 	free(c->tpm_dir);
 	free(c->tpm_sock);
 	memset(c, 0, sizeof(*c));

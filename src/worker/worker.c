@@ -450,8 +450,10 @@ static bool publishes(const json_t *settings)
 	return false;
 }
 
-/* Upload a file as a public asset, trying again while the server is away. */
-static int upload_asset(struct worker *w, struct job_run *r, const char *path, const char *name, double deadline)
+/* Upload a file as an asset ("public", or "private": the server prefixes
+ * the job id), trying again while the server is away. */
+static int upload_asset(struct worker *w, struct job_run *r, const char *path, const char *name, const char *scope,
+			double deadline)
 {
 	struct buf q;
 	char err[512], what[WORKER_ASSET_NAME_MAX + 32];
@@ -461,7 +463,7 @@ static int upload_asset(struct worker *w, struct job_run *r, const char *path, c
 	buf_init(&q, 4096);
 	buf_printf(&q, "/api/v1/jobs/%lld/artefact", r->id);
 	http_query_add(&q, "file", name);
-	http_query_add(&q, "asset", "public");
+	http_query_add(&q, "asset", scope);
 	snprintf(what, sizeof(what), "upload of asset '%s'", name);
 	rc = post_until(w, r, q.data, path, WORKER_ASSET_TIMEOUT_S, deadline, what, &code, err, sizeof(err));
 	buf_release(&q);
@@ -496,7 +498,7 @@ static int publish_pflash_vars(struct worker *w, struct job_run *r, const json_t
 		return -1;
 	}
 	log_info("job %lld: publishing its UEFI variables as hdd/%s", r->id, name);
-	rc = upload_asset(w, r, src, name, deadline);
+	rc = upload_asset(w, r, src, name, "public", deadline);
 	if (rc)
 		snprintf(why, whylen, "api failure: uploading asset hdd/%s failed", name);
 	free(src);
@@ -547,7 +549,7 @@ static int publish_disks(struct worker *w, struct job_run *r, const json_t *sett
 			rc = -1;
 		} else {
 			log_info("job %lld: publishing disk %d as hdd/%s", r->id, n, name);
-			rc = upload_asset(w, r, dst, name, deadline);
+			rc = upload_asset(w, r, dst, name, "public", deadline);
 			if (rc)
 				snprintf(why, whylen, "api failure: uploading asset hdd/%s failed", name);
 		}
@@ -559,6 +561,44 @@ static int publish_disks(struct worker *w, struct job_run *r, const json_t *sett
 			return -1;
 	}
 	return publish_pflash_vars(w, r, settings, deadline, why, whylen);
+}
+
+/* The assets a test made with upload_asset (the command server keeps them
+ * in out/assets_public and out/assets_private), uploaded as the server's
+ * assets of that scope; the type follows the name (.iso, disk images,
+ * other). The number that did not arrive. */
+static int upload_made_assets(struct worker *w, struct job_run *r, double deadline)
+{
+	static const char *const scopes[] = { "public", "private" };
+	int failed = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
+		char sub[32];
+		char *dir;
+		DIR *d;
+		struct dirent *e;
+
+		snprintf(sub, sizeof(sub), "assets_%s", scopes[i]);
+		dir = r->out ? path_join(r->out, sub) : NULL;
+		d = dir ? opendir(dir) : NULL;
+		while (d && (e = readdir(d))) {
+			char *p;
+
+			if (e->d_name[0] == '.' || !asset_name_ok(e->d_name))
+				continue;
+			p = path_join(dir, e->d_name);
+			if (p && file_exists(p)) {
+				log_info("job %lld: uploading its %s asset '%s'", r->id, scopes[i], e->d_name);
+				failed += upload_asset(w, r, p, e->d_name, scopes[i], deadline) ? 1 : 0;
+			}
+			free(p);
+		}
+		if (d)
+			closedir(d);
+		free(dir);
+	}
+	return failed;
 }
 
 /* Start `vigil run`; the VM's disks stay in vmdir (--snapshots) for
@@ -1127,6 +1167,8 @@ static void run_job(struct worker *w, json_t *job)
 	deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
 	if (upload_all(w, &r, tr, deadline))
 		log_warn("job %lld: some files could not be uploaded", r.id);
+	if (!r.cancelled && upload_made_assets(w, &r, deadline))
+		log_warn("job %lld: some assets it made could not be uploaded", r.id);
 	job_result(&r, result, sizeof(result), reason, sizeof(reason));
 	/* A passed job hands its disks to the jobs chained after it, before
 	 * set_done lets them start. */

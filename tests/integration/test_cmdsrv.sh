@@ -6,7 +6,8 @@
 # stand-in) fetches data_url's file and cpio, posts upload_logs and
 # upload_asset, reads /vars and save_tmp_file's files: from a Lua module,
 # then through os-autoinst's Perl testapi (distri-perl-cmdsrv). The files
-# must arrive byte-identical; the server is also probed from the host
+# must arrive byte-identical (the Perl half as a job of vigil serve run by
+# vigil worker, which uploads the assets); the server is also probed from the host
 # while the Lua module holds (wrong token, missing file, path traversal).
 . "$(dirname "$0")/lib.sh"
 IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
@@ -91,22 +92,38 @@ check "lua: QEMU's user net stays restricted, the server forwarded" \
 check "lua: no QEMU left" qemu_gone "$O/.vm"
 check "lua: no connector left" eval "! pgrep -f '[c]mdsrv-connect' > /dev/null"
 
-# --- Perl: os-autoinst's testapi builds the URLs from QEMUPORT, JOBTOKEN, QEMU_HOST_IP
+# --- Perl: os-autoinst's testapi builds the URLs from QEMUPORT, JOBTOKEN,
+# QEMU_HOST_IP; run as a job of `vigil serve` by `vigil worker`, which
+# uploads the logs and the assets the test made (upload_asset).
 if [ -f /usr/lib/os-autoinst/testapi.pm ]; then
+	. "$(dirname "$0")/server_lib.sh"
 	P=tests/integration/distri-perl-cmdsrv
-	$VIGIL run $P --var INITRD="$TMP/net-initrd.gz" --out "$TMP/perl" > "$TMP/perl.out" 2>&1
-	rc=$?
-	cat "$TMP/perl.out"
-	O=$TMP/perl
-	check "perl: exit status 0 (passed)" [ $rc -eq 0 ]
-	check "perl: result-net.json ok" [ "$(json_get "$O/testresults/result-net.json" 'j["result"]')" = ok ]
+	new_keys
+	mkdir -p "$DATA/tests" "$DATA/factory/other"
+	cp -rL $P "$DATA/tests/perl-cmdsrv" # data/ is a link: the server serves no links
+	cp -r examples/shell/needles "$DATA/tests/perl-cmdsrv/needles"
+	$PY -c 'import json,sys; p=sys.argv[1]; j=json.load(open(p)); del j["NEEDLES_DIR"]; json.dump(j, open(p, "w"))' \
+		"$DATA/tests/perl-cmdsrv/vars.json"
+	cp "$TMP/net-initrd.gz" "$DATA/factory/other/net-initrd.gz"
+	start_server
+	cli -X POST jobs TEST=net DISTRI=perl-cmdsrv ARCH=x86_64 MACHINE=64bit BUILD=1 INITRD=net-initrd.gz > "$TMP/job.json"
+	job=$(json_get "$TMP/job.json" 'j["id"]')
+	start_worker 1
+	check "perl: the job ends done/passed (serve + worker)" wait_state "$job" "done passed" 400
+	R=$DATA/testresults/$job
+	ls -R "$R" "$DATA/factory" | head -60
+	check "perl: result-net.json ok" [ "$(json_get "$R/result-net.json" 'j["result"]')" = ok ]
 	check "perl: vars.json gave Perl QEMUPORT, JOBTOKEN and QEMU_HOST_IP" \
-		[ "$(json_get "$O/vars.json" 'str(int(j["QEMUPORT"]) > 0) + " " + j["QEMU_HOST_IP"] + " " + str(len(j["JOBTOKEN"]) > 8)')" = "True 10.0.2.100 True" ]
-	check "perl: upload_logs' file byte-identical (module-basename)" \
-		cmp -s $D/data/dir/sub/b.bin "$O/testresults/ulogs/net-b.bin"
-	check "perl: upload_asset private byte-identical" cmp -s $D/data/dir/sub/b.bin "$O/assets_private/b.bin"
-	check "perl: upload_asset public byte-identical" cmp -s $D/data/hello.txt "$O/assets_public/hello.txt"
-	check "perl: no QEMU left" qemu_gone "$O/.vm"
+		[ "$(json_get "$R/vars.json" 'str(int(j["QEMUPORT"]) > 0) + " " + j["QEMU_HOST_IP"] + " " + str(len(j["JOBTOKEN"]) > 8)')" = "True 10.0.2.100 True" ]
+	check "perl: upload_logs' file byte-identical on the server (module-basename)" \
+		cmp -s $D/data/dir/sub/b.bin "$R/ulogs/net-b.bin"
+	check "perl: upload_asset private: the server's asset, named after the job, byte-identical" \
+		cmp -s $D/data/dir/sub/b.bin "$DATA/factory/other/$(printf %08d "$job")-b.bin"
+	check "perl: upload_asset public: the server's asset, byte-identical" \
+		cmp -s $D/data/hello.txt "$DATA/factory/other/hello.txt"
+	check "perl: the server lists the public asset" sh -c "curl -s '$URL/api/v1/assets' | grep -q '\"hello.txt\"'"
+	stop_pids
+	check "perl: no QEMU left" qemu_gone "$TMP/pool1"
 else
 	echo "skipped: the Perl half needs /usr/lib/os-autoinst"
 fi

@@ -4,7 +4,8 @@
 # tests/*.pm, the examples' needles) run unchanged by `vigil run` through
 # os-autoinst's test process (issue 15, docs/perl.md): the passing run, a
 # fatal failing assert_screen, milestone snapshots (the last module in
-# Python), the serial port, a broken schedule that ends the job before
+# Python), the serial port, consoles on the installed Debian image
+# (distri-perl-debian), a broken schedule that ends the job before
 # QEMU starts, and the GRUB distribution as a job through `vigil serve` and
 # `vigil worker`. Needs Debian's os-autoinst, libinline-python-perl and the
 # images (scripts/fetch-images).
@@ -58,6 +59,21 @@ check "perl: no QEMU left" eval "! qemu_left '$TMP/ok/.vm'"
 check "perl: no test process left" eval "! perl_left '$TMP/ok'"
 check "perl: the work directory removed" [ ! -e "$TMP/ok/.vm" ]
 
+# --- developer mode: --pause-at holds set_current_test's reply until resumed
+$VIGIL run $D --out "$TMP/pause" --pause-at boot --var NOVIDEO=1 > "$TMP/pause.out" 2>&1 &
+vpid=$!
+n=0
+until grep -q '"paused":{"kind":"module","module":"boot"' "$TMP/pause/.devmode.json" 2>/dev/null || [ $n -ge 600 ]; do
+	sleep 0.5
+	n=$((n + 1))
+done
+check "perl pause: paused before boot" grep -q '"paused":{"kind":"module","module":"boot"' "$TMP/pause/.devmode.json"
+check "perl pause: nothing ran while paused" eval "! grep -q 'boot: assert_screen' '$TMP/pause.out'"
+python3 tests/integration/devmode_cmd.py "$TMP/pause/.devmode.sock" '{"cmd":"resume_test_execution"}' > /dev/null
+wait $vpid
+rc=$?
+check "perl pause: resumed, passed" [ $rc -eq 0 ]
+
 # --- a tag that never shows: the module fails, the job fails
 $VIGIL run $D --out "$TMP/fail" --var FAIL_TAG=grub-menu-memtest > "$TMP/fail.out" 2>&1
 rc=$?
@@ -110,6 +126,39 @@ if [ -f "$IMG/di-text/linux" ] && [ -f "$IMG/shell-initrd.gz" ]; then
 	check "perl serial: no QEMU left" eval "! qemu_left '$TMP/serial/.vm'"
 else
 	echo "skipped the serial case: needs $IMG/di-text/linux and $IMG/shell-initrd.gz (scripts/fetch-images)"
+fi
+
+# --- consoles on the installed Debian image (distri-perl-debian: a distribution
+# class adds them in init, logs in in activate_console)
+if [ -f "$IMG/debian/rootfs.ext4" ]; then
+	$VIGIL run tests/integration/distri-perl-debian --out "$TMP/deb" > "$TMP/deb.out" 2>&1
+	rc=$?
+	cat "$TMP/deb.out"
+	R=$TMP/deb/testresults
+	check "perl debian: exit status 0" [ $rc -eq 0 ]
+	check "perl debian: every module ok" [ "$(json_get $R/results.json '",".join(m["name"]+"="+m["result"] for m in j["modules"])')" = \
+		"boot=ok,login_vga=ok,root_console=ok,serial_terminal=ok,consoles=ok,x11=ok,shutdown=ok" ]
+	check "perl debian: the unsupported class named in one warning" \
+		[ "$(grep -c "console 'x3270' has class 's3270', which vigil does not support (supported: vnc-base, tty-console, virtio-terminal, serial-terminal): selecting it fails" "$TMP/deb/vigil-log.txt")" = 1 ]
+	check "perl debian: root-console activated once, by a VT switch to tty2's login" \
+		[ "$(grep -c "root_console: select_console root-console (tty-console, activated)" "$TMP/deb.out")" = 1 ]
+	check "perl debian: tty2's login needle, tty1's prompt, tty2's shell in order" \
+		[ "$(json_get $R/result-root_console.json '",".join(d["needle"] for d in j["details"] if "needle" in d)')" = \
+		"debian-tty2-login,debian-password,debian-vga-42,debian-vga-prompt,debian-vga-42" ]
+	check "perl debian: script_run and script_output on the serial terminal (its step)" \
+		[ "$(json_get $R/result-serial_terminal.json '[d["title"] for d in j["details"] if d.get("title") == "root-sut-serial"][0]')" = root-sut-serial ]
+	txt=$(json_get $R/result-consoles.json '[d["text"] for d in j["details"] if d.get("title") == "refused"][0]')
+	check "perl debian: select_console of an unsupported class died with the message" \
+		grep -q "console 'x3270' has class 's3270', which vigil does not support (supported: vnc-base, tty-console, virtio-terminal, serial-terminal)" "$R/$txt"
+	txt=$(json_get $R/result-consoles.json '[d["text"] for d in j["details"] if d.get("title") == "proxy refused"][0]')
+	check "perl debian: a proxied method vigil lacks is refused by name" \
+		grep -q "console 'root-console' (tty-console): vigil does not support the method 'kill_ssh'" "$R/$txt"
+	check "perl debian: three clicks (mouse_click, two assert_and_click)" \
+		[ "$(grep -cE "x11: mouse_button left at [0-9]+,[0-9]+" "$TMP/deb.out")" = 3 ]
+	check "perl debian: VIRTIO_CONSOLE=1's virtconsole connected (virtio_console.log)" [ -f "$TMP/deb/virtio_console.log" ]
+	check "perl debian: no QEMU left" eval "! qemu_left '$TMP/deb/.vm'"
+else
+	echo "skipped the Debian case: needs $IMG/debian (scripts/fetch-images)"
 fi
 
 # --- a schedule that dies: incomplete before QEMU starts

@@ -74,4 +74,15 @@ check "run 2: exit status 1 (failed)" [ $rc -eq 1 ]
 check "run 2: skipped before SKIPTO, stopped after the failure" \
 	[ "$(mods)" = "boot=skip,serial=skip,forced=softfail,dies=fail,after=skip" ]
 check "run 2: TESTDEBUG said why it stopped" grep -q "module failed with TESTDEBUG set: stopping" "$TMP/run2.out"
+# --- consoles from Lua (tests/integration/distri-lua-consoles): add_console,
+# activation, console objects, reset_consoles, an unsupported class
+$VIGIL run tests/integration/distri-lua-consoles --out "$TMP/cons" --var NEEDLES_DIR="$(pwd)/examples/shell/needles" \
+	--var NOVIDEO=1 > "$TMP/cons.out" 2>&1
+rc=$?
+cat "$TMP/cons.out"
+check "consoles: exit status 0, every check in the module held" [ $rc -eq 0 ]
+check "consoles: root-console activated twice (reset_consoles), by ctrl-alt-f2" \
+	[ "$(grep -c "select_console root-console (tty-console, activated)" "$TMP/cons.out")" = 2 ]
+check "consoles: the unsupported class warned about once" \
+	[ "$(grep -c "console 'x3270' has class 's3270', which vigil does not support" "$TMP/cons/vigil-log.txt")" = 1 ]
 finish

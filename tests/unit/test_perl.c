@@ -110,3 +110,55 @@ TEST(perl_distri_is_main_pm_without_main_lua)
 	free(pm);
 	free(lua);
 }
+
+/* The console commands without a VM (perl_backend.c on console.c): the
+ * table from vigil_schedule/vigil_add_console, an unsupported class
+ * refused by name in {error}, activation and resets, the proxied methods
+ * listed per class and an {exception} for the rest. */
+TEST(perl_console_commands)
+{
+	struct runner *r = calloc(1, sizeof(*r));
+	char *got;
+
+	CHECK(r);
+	CHECK_INT(console_set_init(&r->consoles), 0);
+	CHECK_ANSWER(r, "{\"cmd\":\"vigil_add_console\",\"console\":{\"name\":\"root-console\",\"class\":\"tty-console\",\"args\":{\"tty\":2}}}",
+		     "{\"ret\":1}");
+	CHECK_ANSWER(r, "{\"cmd\":\"vigil_add_console\",\"console\":{\"name\":\"x3270\",\"class\":\"s3270\",\"args\":{}}}",
+		     "{\"ret\":1}");
+	CHECK_ANSWER(r, "{\"cmd\":\"vigil_add_console\",\"console\":{\"name\":\"log\",\"class\":\"serial-terminal\",\"args\":{\"persistent\":1}}}",
+		     "{\"ret\":1}");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_is_serial_terminal\"}", "{\"ret\":{\"yesorno\":0}}");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_select_console\",\"testapi_console\":\"root-console\"}",
+		     "{\"ret\":{\"activated\":1}}");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_select_console\",\"testapi_console\":\"root-console\"}",
+		     "{\"ret\":{\"activated\":0}}");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_select_console\",\"testapi_console\":\"log\"}",
+		     "{\"ret\":{\"activated\":1}}");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_is_serial_terminal\"}", "{\"ret\":{\"yesorno\":1}}");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_reset_consoles\"}", "{\"ret\":0}");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_select_console\",\"testapi_console\":\"log\"}",
+		     "{\"ret\":{\"activated\":0}}");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_reset_console\",\"testapi_console\":\"log\"}", "{\"ret\":0}");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_select_console\",\"testapi_console\":\"root-console\"}",
+		     "{\"ret\":{\"activated\":1}}");
+	got = answer(r, "{\"cmd\":\"backend_select_console\",\"testapi_console\":\"x3270\"}");
+	CHECK(strstr(got, "\"error\"") && strstr(got, "console 'x3270' has class 's3270', which vigil does not support"));
+	free(got);
+	CHECK_STR(console_current(&r->consoles)->name, "root-console");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_proxy_console_call\",\"console\":\"root-console\",\"function\":\"console_key\",\"args\":[],\"wantarray\":0}",
+		     "{\"ret\":{\"result\":\"ctrl-alt-f2\"}}");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_proxy_console_call\",\"console\":\"root-console\",\"function\":\"set_tty\",\"args\":[3],\"wantarray\":0}",
+		     "{\"ret\":{\"result\":null}}");
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_proxy_console_call\",\"console\":\"root-console\",\"function\":\"console_key\",\"args\":[],\"wantarray\":1}",
+		     "{\"ret\":{\"result\":[\"ctrl-alt-f3\"]}}");
+	got = answer(r, "{\"cmd\":\"backend_proxy_console_call\",\"console\":\"root-console\",\"function\":\"kill_ssh\",\"args\":[],\"wantarray\":0}");
+	CHECK(strstr(got, "\"exception\"") && strstr(got, "'kill_ssh'") && strstr(got, "console_key"));
+	free(got);
+	CHECK_ANSWER(r, "{\"cmd\":\"backend_get_last_mouse_set\"}", "{\"ret\":{\"x\":0,\"y\":0}}");
+	got = answer(r, "{\"cmd\":\"backend_mouse_set\",\"x\":1,\"y\":2}");
+	CHECK(strstr(got, "\"vigil_error\"") && strstr(got, "before the VM runs"));
+	free(got);
+	console_set_release(&r->consoles);
+	free(r);
+}

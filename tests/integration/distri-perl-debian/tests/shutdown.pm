@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: MIT
+# shutdown.pm - power off through systemd from the serial terminal;
+# assert_shutdown asks the backend until QEMU says so.
+use base 'basetest';
+use strict;
+use warnings;
+use testapi;
+
+sub run {
+    select_console 'root-sut-serial';
+    type_string "poweroff\n";
+    assert_shutdown 120;
+}
+
+1;
