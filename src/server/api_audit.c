@@ -70,8 +70,9 @@ void api_audit_request(const struct api_req *req, const struct api_route *route,
 	size_t i, kept = 0;
 
 	/* The workers' own traffic (registration, status every few seconds,
-	 * uploads, set_done) is the machinery, not a change anyone made. */
-	if (!strcmp(req->method, "GET") || is_in(api_workers_routes, route))
+	 * uploads, set_done) and the lock calls of running tests are the
+	 * machinery, not a change anyone made. */
+	if (!strcmp(req->method, "GET") || is_in(api_workers_routes, route) || is_in(api_locks_routes, route))
 		goto out;
 	if (!d || !params)
 		goto fail;

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 #include "server/api.h"
+#include "server/locks.h"
 #include "server/api_live.h"
 #include "server/artefacts.h"
 #include "server/assets.h"
@@ -142,6 +143,16 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 		}
 		if (!rerun_resume_of(req->db, job_id, &module, &from) && module)
 			json_object_set_new(job, "resume", json_pack("{s:s,s:I}", "module", module, "job_id", (json_int_t)from));
+		/* JOBTOKEN, as openQA: the job's test process signs its lock
+		 * calls with it (locks.c), and its command server's URLs. */
+		{
+			char token[LOCKS_TOKEN_LEN + 1];
+			json_t *settings = json_object_get(job, "settings");
+			if (locks_token_issue(req->db, job_id, token) == 0 && json_is_object(settings))
+				json_object_set_new(settings, "JOBTOKEN", json_string(token));
+			else
+				log_warn("job %lld: no job token issued: %s", (long long)job_id, db_errmsg(req->db));
+		}
 		free(module);
 		api_json(out, json_pack("{s:o}", "job", job));
 		return;

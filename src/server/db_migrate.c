@@ -248,6 +248,22 @@ const struct db_migration db__migrations_sqlite[] = {
 	  " 'timeout_exceeded') OR EXISTS (SELECT 1 FROM job_modules m WHERE m.job_id = jobs.id"
 	  " AND m.result = 'failed')) AND result <> 'passed' AND NOT EXISTS (SELECT 1 FROM comments c"
 	  " WHERE c.job_id = jobs.id AND (c.text LIKE '%#%' OR c.text LIKE '%label:%'));" },
+	{ 11,
+	  /* lockapi (locks.c): the token a job's test process signs its lock
+	   * calls with (X-API-JobToken, issued when a worker takes the job),
+	   * and openQA's job_locks: a mutex or barrier named per owning job;
+	   * locked_by is the locking job's id (mutex) or the comma-separated
+	   * ids that reached a barrier of count tasks. */
+	  "CREATE TABLE job_tokens ("
+	  " job_id INTEGER PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,"
+	  " token TEXT NOT NULL UNIQUE);"
+	  "CREATE TABLE job_locks ("
+	  " id INTEGER PRIMARY KEY,"
+	  " name TEXT NOT NULL,"
+	  " owner INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
+	  " locked_by TEXT,"
+	  " count INTEGER NOT NULL DEFAULT 1,"
+	  " UNIQUE (name, owner));" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

@@ -127,6 +127,7 @@ static const struct api_route *const route_tables[] = {
 	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes, api_assets_routes,
 	api_comments_routes, api_yaml_routes, api_live_routes, api_devmode_routes, api_needles_routes, web_routes, api_users_routes,
 	api_audit_routes, api_rejudge_routes, api_needle_edit_routes, api_rerun_routes, api_review_routes,
+	api_locks_routes,
 };
 
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)

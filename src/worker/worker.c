@@ -1094,6 +1094,10 @@ static void run_job(struct worker *w, json_t *job)
 	/* The commit of the test code, in vars.json as openQA's workers leave it. */
 	if (head[0] && !json_object_get(local, "TEST_GIT_HASH"))
 		json_object_set_new(local, "TEST_GIT_HASH", json_string(head));
+	/* Where the test process reaches the server (os-autoinst's mmapi and
+	 * lockapi, with the job's JOBTOKEN), as openQA's workers set it. */
+	if (!json_object_get(local, "OPENQA_URL"))
+		json_object_set_new(local, "OPENQA_URL", json_string(w->cfg->host));
 	if (resolve_assets(w, local, why, sizeof(why)))
 		goto done;
 	if (json_dump_file(local, vars, JSON_INDENT(1))) {

@@ -175,7 +175,8 @@ check "perl broken: the reason names Perl's error" grep -q "^reason: the Perl te
 check "perl broken: QEMU never started" [ ! -e "$TMP/broken-out/serial0.txt" ]
 
 # --- the same distribution as a job of `vigil serve`, run by `vigil worker`
-# (the server's archive of DATA/tests/perl-grub, its needles inside it)
+# (the server's archive of DATA/tests/perl-grub, its needles inside it),
+# with its lockapi module (LOCKS=1)
 . "$(dirname "$0")/server_lib.sh"
 new_keys
 mkdir -p "$DATA/tests"
@@ -184,12 +185,24 @@ cp -r examples/grub/needles "$DATA/tests/perl-grub/needles"
 $PY -c 'import json,sys; p=sys.argv[1]; j=json.load(open(p)); del j["NEEDLES_DIR"]; json.dump(j, open(p, "w"))' \
 	"$DATA/tests/perl-grub/vars.json"
 start_server
-cli -X POST jobs TEST=perl-grub DISTRI=perl-grub ARCH=x86_64 MACHINE=64bit BUILD=1 > "$TMP/job.json"
+cli -X POST jobs TEST=perl-grub DISTRI=perl-grub ARCH=x86_64 MACHINE=64bit BUILD=1 LOCKS=1 > "$TMP/job.json"
 job=$(json_get "$TMP/job.json" 'j["id"]')
 start_worker 1
 check "perl job: done/passed through serve and worker" wait_state "$job" "done passed" 300
 cli "jobs/$job" > "$TMP/pj.json"
-check "perl job: module boot passed" [ "$(json_get "$TMP/pj.json" '" ".join(m["name"]+"="+m["result"] for m in j["job"]["modules"])')" = "boot=passed" ]
+check "perl job: modules boot and locks passed (lockapi through the job token)" \
+	[ "$(json_get "$TMP/pj.json" '" ".join(m["name"]+"="+m["result"] for m in j["job"]["modules"])')" = "boot=passed locks=passed" ]
+check "perl job: the mutex is the job's, unlocked; the released barrier is gone, the other one waits" \
+	[ "$(sqlite3 "$DATA/vigil.db" "SELECT name || ':' || owner || ':' || COALESCE(locked_by, '-') || ':' || count FROM job_locks ORDER BY name" | tr '\n' ' ')" = \
+	"vigil_b2:$job:$job:2 vigil_m:$job:-:1 " ]
+curl -s "$URL/tests/$job/file/vars.json" > "$TMP/pj-vars.json"
+TOKEN=$(json_get "$TMP/pj-vars.json" 'j["JOBTOKEN"]')
+check "perl job: its vars had the server's JOBTOKEN and OPENQA_URL" \
+	[ "${#TOKEN}" = 32 -a "$(json_get "$TMP/pj-vars.json" 'j["OPENQA_URL"]')" = "$URL" ]
+code() { curl -s -o "$TMP/body" -w '%{http_code}' "$@"; }
+check "locks: the token of an ended job is refused (403)" \
+	[ "$(code -X POST -H "X-API-JobToken: $TOKEN" "$URL/api/v1/mutex?name=x")" = 403 ]
+check "locks: no token is refused (403)" [ "$(code -X POST "$URL/api/v1/mutex?name=x")" = 403 ]
 curl -s "$URL/tests/$job/file/result-boot.json" > "$TMP/pj-boot.json"
 check "perl job: Perl's result-boot.json uploaded, its steps served" \
 	[ "$(json_get "$TMP/pj-boot.json" '",".join(d["needle"] for d in j["details"] if "needle" in d)')" = "grub-menu,grub-cmdline,grub-echo" ]

@@ -7,4 +7,6 @@ use testapi;
 use autotest;
 
 autotest::loadtest('tests/boot.pm');
+# As a job of vigil serve (test_perl.sh): os-autoinst's lockapi.
+autotest::loadtest('tests/locks.pm') if get_var('LOCKS');
 1;

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/* api_locks.c - openQA's lock routes for a running job's test process
+ * (os-autoinst's lockapi through mmapi): signed with X-API-JobToken, the
+ * token the job got with its work. POST /api/v1/mutex {name},
+ * POST /api/v1/mutex/NAME {action=lock|unlock, where}, POST
+ * /api/v1/barrier {name, tasks}, POST /api/v1/barrier/NAME {where,
+ * check_dead_job}, DELETE /api/v1/barrier/NAME {where}. Answers as
+ * openQA: "ack" 200, "nack" 409 (not now), "nack" 410 (never). */
+#define LOG_MODULE "api"
+#include <stdlib.h>
+#include <string.h>
+#include "server/api.h"
+#include "server/db.h"
+#include "server/locks.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/banned.h" /* last: after every system header */
+
+/* The running job whose token signed req: 0 and *job_id, else answered. */
+static int job_of(struct api_req *req, struct api_resp *out, int64_t *job_id)
+{
+	const char *token = api_header(req, "X-API-JobToken");
+	int rc;
+
+	if (!token) {
+		api_error(out, 403, "no X-API-JobToken: lock calls come from a running job's test process");
+		return -1;
+	}
+	rc = locks_token_job(req->db, token, job_id);
+	if (rc == ERR_NOT_FOUND) {
+		api_error(out, 403, "invalid job token (unknown, or its job has ended)");
+		return -1;
+	}
+	if (rc) {
+		api_error(out, 500, "job token: %s", db_errmsg(req->db));
+		return -1;
+	}
+	return 0;
+}
+
+/* A whole decimal number or absent (openQA's ^[0-9]+$). */
+static bool digits_or_absent(const char *s)
+{
+	if (!s)
+		return true;
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static void answer(struct api_req *req, struct api_resp *out, int res, const char *what)
+{
+	if (res < -1) {
+		api_error(out, 500, "%s: %s", what, db_errmsg(req->db));
+		return;
+	}
+	out->status = res > 0 ? 200 : res < 0 ? 410 : 409;
+	out->text = strdup(res > 0 ? "ack" : "nack");
+	if (!out->text)
+		api_error(out, 500, "out of memory");
+}
+
+static void mutex_create(struct api_req *req, struct api_resp *out)
+{
+	const char *name = params_get(&req->params, "name");
+	int64_t job;
+
+	if (job_of(req, out, &job))
+		return;
+	if (!locks_name_valid(name)) {
+		api_error(out, 400, "name '%s': expected letters, digits and '_'", name ? name : "");
+		return;
+	}
+	answer(req, out, locks_mutex_create(req->db, name, job), "mutex create");
+}
+
+static void mutex_action(struct api_req *req, struct api_resp *out)
+{
+	const char *action = params_get(&req->params, "action"), *where = params_get(&req->params, "where");
+	int64_t job;
+
+	if (job_of(req, out, &job))
+		return;
+	if (!locks_name_valid(req->name)) {
+		api_error(out, 400, "mutex name '%s': expected letters, digits and '_'", req->name ? req->name : "");
+		return;
+	}
+	if (!action || (strcmp(action, "lock") && strcmp(action, "unlock"))) {
+		api_error(out, 400, "action '%s': expected lock or unlock", action ? action : "");
+		return;
+	}
+	if (!digits_or_absent(where)) {
+		api_error(out, 400, "where '%s': expected a job id", where);
+		return;
+	}
+	if (!strcmp(action, "lock"))
+		answer(req, out, locks_mutex_lock(req->db, req->name, job, where ? where : ""), "mutex lock");
+	else
+		answer(req, out, locks_mutex_unlock(req->db, req->name, job, where ? where : ""), "mutex unlock");
+}
+
+static void barrier_create(struct api_req *req, struct api_resp *out)
+{
+	const char *name = params_get(&req->params, "name"), *tasks = params_get(&req->params, "tasks");
+	int64_t job;
+
+	if (job_of(req, out, &job))
+		return;
+	if (!locks_name_valid(name)) {
+		api_error(out, 400, "name '%s': expected letters, digits and '_'", name ? name : "");
+		return;
+	}
+	if (!tasks || !digits_or_absent(tasks) || strlen(tasks) > 9) {
+		api_error(out, 400, "tasks '%s': expected the number of jobs that wait", tasks ? tasks : "");
+		return;
+	}
+	answer(req, out, locks_barrier_create(req->db, name, job, strtoll(tasks, NULL, 10)), "barrier create");
+}
+
+static void barrier_wait(struct api_req *req, struct api_resp *out)
+{
+	const char *where = params_get(&req->params, "where"), *dead = params_get(&req->params, "check_dead_job");
+	int64_t job;
+
+	if (job_of(req, out, &job))
+		return;
+	if (!digits_or_absent(where) || !digits_or_absent(dead)) {
+		api_error(out, 400, "where '%s', check_dead_job '%s': expected numbers", where ? where : "",
+			  dead ? dead : "");
+		return;
+	}
+	answer(req, out,
+	       locks_barrier_wait(req->db, req->name, job, where ? where : "", dead && strtoll(dead, NULL, 10) != 0),
+	       "barrier wait");
+}
+
+static void barrier_destroy(struct api_req *req, struct api_resp *out)
+{
+	const char *where = params_get(&req->params, "where");
+	int64_t job;
+	int rc;
+
+	if (job_of(req, out, &job))
+		return;
+	if (!digits_or_absent(where)) {
+		api_error(out, 400, "where '%s': expected a job id", where);
+		return;
+	}
+	/* openQA answers 200 whether or not there was one to remove. */
+	rc = locks_barrier_destroy(req->db, req->name, job, where ? where : "");
+	answer(req, out, rc < -1 ? rc : 1, "barrier destroy");
+}
+
+const struct api_route api_locks_routes[] = {
+	{ "POST", "/api/v1/mutex", AUTH_PUBLIC, mutex_create, NULL },
+	{ "POST", "/api/v1/mutex/*", AUTH_PUBLIC, mutex_action, NULL },
+	{ "POST", "/api/v1/barrier", AUTH_PUBLIC, barrier_create, NULL },
+	{ "POST", "/api/v1/barrier/*", AUTH_PUBLIC, barrier_wait, NULL },
+	{ "DELETE", "/api/v1/barrier/*", AUTH_PUBLIC, barrier_destroy, NULL },
+	{ NULL, NULL, AUTH_PUBLIC, NULL, NULL },
+};

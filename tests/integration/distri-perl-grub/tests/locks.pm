@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: MIT
+# locks.pm - os-autoinst's lockapi against `vigil serve` (LOCKS=1, as a job
+# of test_perl.sh): mmapi signs each call with the job's JOBTOKEN and sends
+# it to OPENQA_URL, both set by the server and the worker.
+use Mojo::Base 'basetest';
+use testapi;
+use lockapi;
+
+sub run {
+    die 'JOBTOKEN or OPENQA_URL missing' unless get_var('JOBTOKEN') && get_var('OPENQA_URL');
+    mutex_create('vigil_m') or die 'mutex_create refused';
+    die 'a second mutex_create of the same name was accepted' if mutex_create('vigil_m');
+    mutex_lock('vigil_m');
+    die 'mutex_try_lock of the lock this job holds failed' unless mutex_try_lock('vigil_m');
+    mutex_unlock('vigil_m') or die 'mutex_unlock refused';
+    barrier_create('vigil_b', 1) or die 'barrier_create refused';
+    barrier_wait('vigil_b');
+    barrier_destroy('vigil_b');
+    barrier_create('vigil_b2', 2) or die 'barrier_create of two refused';
+    die 'a barrier of two released by one job' if barrier_try_wait('vigil_b2');
+    record_info('locks', 'mutex and barriers answered as openQA');
+}
+
+1;
