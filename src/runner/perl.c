@@ -1439,6 +1439,9 @@ static void load_results(struct runner *r)
 		m->result = result_from_name(json_string_value(json_object_get(res, "result")));
 		if (m->result == MODULE_FAIL)
 			m->hard_fail = 1;
+		/* Perl's steps, for the video index (their frametime) */
+		if (json_is_array(json_object_get(res, "details")))
+			m->details = json_incref(json_object_get(res, "details"));
 		/* parse_extra_log's tests follow their module in results.json */
 		if (json_array_size(json_object_get(res, "extra_test_results")))
 			(void)results_add_extra(r->testresults, m, json_object_get(res, "extra_test_results"));

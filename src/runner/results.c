@@ -344,6 +344,23 @@ int results_write_video_index(const char *testresults, const struct module *mods
 	int rc;
 
 	for (i = 0; i < n; i++) {
+		json_t *pd;
+
+		/* A Perl module's steps carry their own video time: basetest's
+		 * frametime, [start, end] in seconds (vigil's frames at 24/s). */
+		json_array_foreach(mods[i].ntimes ? NULL : mods[i].details, k, pd) {
+			const char *t = json_string_value(json_array_get(json_object_get(pd, "frametime"), 0));
+			json_t *e;
+			if (!t)
+				continue;
+			e = json_object();
+			json_object_set_new(e, "module", json_string(mods[i].name));
+			json_object_set_new(e, "step", json_integer((json_int_t)k + 1));
+			json_object_set_new(e, "time", json_real(strtod(t, NULL)));
+			if (json_object_get(pd, "screenshot"))
+				json_object_set(e, "screenshot", json_object_get(pd, "screenshot"));
+			json_array_append_new(index, e);
+		}
 		for (k = 0; k < mods[i].ntimes; k++) {
 			const struct step_time *st = &mods[i].times[k];
 			json_t *d = json_array_get(mods[i].details, st->step), *e = json_object();

@@ -41,6 +41,9 @@ check "perl: similarities are Perl's integer percent (>= 96)" \
 	[ "$(json_get $R/result-boot.json 'int(all(isinstance(a["similarity"], int) and 96 <= a["similarity"] <= 100 for d in j["details"] if "area" in d for a in d["area"]))')" = 1 ]
 shots=$(json_get $R/result-boot.json '" ".join(d["screenshot"] for d in j["details"] if "screenshot" in d)')
 check "perl: three screenshots named" [ "$(echo $shots | wc -w)" = 3 ]
+check "perl: video_index.json has the three screenshots at increasing times (Perl's frametime)" \
+	[ "$(json_get $R/video_index.json '" ".join(e["module"] + ":" + str(e["step"]) + ":" + e["screenshot"] for e in j) + " " + str(all(a["time"] < b["time"] for a, b in zip(j, j[1:])) and j[0]["time"] > 0)')" = \
+	"boot:1:boot-1.png boot:2:boot-2.png boot:3:boot-3.png True" ]
 missing=0
 for s in $shots; do
 	[ -s "$R/$s" ] && [ -s "$R/.thumbs/$s" ] && head -c 8 "$R/$s" | grep -q PNG || missing=$((missing + 1))
