@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* api_locks.c - openQA's lock routes for a running job's test process
- * (os-autoinst's lockapi through mmapi): signed with X-API-JobToken, the
+/* api_locks.c - openQA's lock and multi-machine routes for a running
+ * job's test process (os-autoinst's lockapi and mmapi): signed with
+ * X-API-JobToken, the
  * token the job got with its work. POST /api/v1/mutex {name},
  * POST /api/v1/mutex/NAME {action=lock|unlock, where}, POST
  * /api/v1/barrier {name, tasks}, POST /api/v1/barrier/NAME {where,
- * check_dead_job}, DELETE /api/v1/barrier/NAME {where}. Answers as
- * openQA: "ack" 200, "nack" 409 (not now), "nack" 410 (never). */
+ * check_dead_job}, DELETE /api/v1/barrier/NAME {where}, answered as
+ * openQA: "ack" 200, "nack" 409 (not now), "nack" 410 (never); GET
+ * /api/v1/mm/children/STATE, /api/v1/mm/children, /api/v1/mm/parents. */
 #define LOG_MODULE "api"
 #include <stdlib.h>
 #include <string.h>
@@ -154,11 +156,49 @@ static void barrier_destroy(struct api_req *req, struct api_resp *out)
 	answer(req, out, rc < -1 ? rc : 1, "barrier destroy");
 }
 
+static void mm_answer(struct api_req *req, struct api_resp *out, int rc, json_t *jobs)
+{
+	if (rc)
+		api_error(out, 500, "multi-machine query: %s", db_errmsg(req->db));
+	else
+		api_json(out, json_pack("{s:o}", "jobs", jobs));
+}
+
+static void mm_children_in(struct api_req *req, struct api_resp *out)
+{
+	json_t *jobs = NULL;
+	int64_t job;
+
+	if (!job_of(req, out, &job))
+		mm_answer(req, out, locks_mm_children_in(req->db, job, req->name, &jobs), jobs);
+}
+
+static void mm_children(struct api_req *req, struct api_resp *out)
+{
+	json_t *jobs = NULL;
+	int64_t job;
+
+	if (!job_of(req, out, &job))
+		mm_answer(req, out, locks_mm_children(req->db, job, &jobs), jobs);
+}
+
+static void mm_parents(struct api_req *req, struct api_resp *out)
+{
+	json_t *jobs = NULL;
+	int64_t job;
+
+	if (!job_of(req, out, &job))
+		mm_answer(req, out, locks_mm_parents(req->db, job, &jobs), jobs);
+}
+
 const struct api_route api_locks_routes[] = {
 	{ "POST", "/api/v1/mutex", AUTH_PUBLIC, mutex_create, NULL },
 	{ "POST", "/api/v1/mutex/*", AUTH_PUBLIC, mutex_action, NULL },
 	{ "POST", "/api/v1/barrier", AUTH_PUBLIC, barrier_create, NULL },
 	{ "POST", "/api/v1/barrier/*", AUTH_PUBLIC, barrier_wait, NULL },
 	{ "DELETE", "/api/v1/barrier/*", AUTH_PUBLIC, barrier_destroy, NULL },
+	{ "GET", "/api/v1/mm/children/*", AUTH_PUBLIC, mm_children_in, NULL },
+	{ "GET", "/api/v1/mm/children", AUTH_PUBLIC, mm_children, NULL },
+	{ "GET", "/api/v1/mm/parents", AUTH_PUBLIC, mm_parents, NULL },
 	{ NULL, NULL, AUTH_PUBLIC, NULL, NULL },
 };

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* locks.c - openQA's lock API for running jobs, as os-autoinst's lockapi
- * calls it: job tokens (X-API-JobToken), mutexes and barriers in
+/* locks.c - openQA's lock and multi-machine API for running jobs, as
+ * os-autoinst's lockapi and mmapi call it: job tokens (X-API-JobToken), mutexes and barriers in
  * job_locks with openQA's rules (a lock is found among the job's own and
  * its parents', or its children's too, or one named job's; locking is
  * optimistic: a conditional UPDATE, retried when another job changed the
- * row first). Portable SQL with bound parameters. */
+ * row first); a job's parallel relatives. Portable SQL with bound
+ * parameters. */
 #define LOG_MODULE "locks"
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -307,4 +308,73 @@ int locks_barrier_destroy(struct db *db, const char *name, int64_t job_id, const
 		return rc;
 	rc = db_exec(db, "DELETE FROM job_locks WHERE id = ?", "i", row.id);
 	return rc < 0 ? rc : rc > 0;
+}
+
+/* The rows of a prepared statement (finalized here) into a new array of
+ * ids, or with a second text column, a new object {"id": text}. */
+static int id_rows(struct db_stmt *st, bool as_map, json_t **out)
+{
+	json_t *o = as_map ? json_object() : json_array();
+	int rc;
+
+	*out = NULL;
+	if (!o) {
+		db_finalize(st);
+		return ERR_NOMEM;
+	}
+	while ((rc = db_step(st)) == 1) {
+		int64_t id = db_col_int(st, 0);
+		if (as_map) {
+			char key[24];
+			const char *v = db_col_text(st, 1);
+			snprintf(key, sizeof(key), "%lld", (long long)id);
+			json_object_set_new(o, key, json_string(v ? v : ""));
+		} else {
+			json_array_append_new(o, json_integer((json_int_t)id));
+		}
+	}
+	db_finalize(st);
+	if (rc < 0) {
+		json_decref(o);
+		return rc;
+	}
+	*out = o;
+	return 0;
+}
+
+int locks_mm_children_in(struct db *db, int64_t job_id, const char *state, json_t **out)
+{
+	const char *s = state && (!strcmp(state, "running") || !strcmp(state, "scheduled")) ? state : "done";
+	struct db_stmt *st = NULL;
+	int rc = db_prepare(db, &st,
+			    "SELECT DISTINCT j.id FROM jobs j JOIN job_dependencies d ON d.child_job_id = j.id"
+			    " WHERE d.parent_job_id = ? AND j.state = ? ORDER BY j.id",
+			    "it", job_id, s);
+
+	*out = NULL;
+	return rc ? rc : id_rows(st, false, out);
+}
+
+int locks_mm_children(struct db *db, int64_t job_id, json_t **out)
+{
+	struct db_stmt *st = NULL;
+	int rc = db_prepare(db, &st,
+			    "SELECT j.id, j.state FROM jobs j JOIN job_dependencies d ON d.child_job_id = j.id"
+			    " WHERE d.parent_job_id = ? AND d.dependency = ? ORDER BY j.id",
+			    "ii", job_id, (int64_t)DEPS_PARALLEL);
+
+	*out = NULL;
+	return rc ? rc : id_rows(st, true, out);
+}
+
+int locks_mm_parents(struct db *db, int64_t job_id, json_t **out)
+{
+	struct db_stmt *st = NULL;
+	int rc = db_prepare(db, &st,
+			    "SELECT d.parent_job_id FROM job_dependencies d WHERE d.child_job_id = ? AND d.dependency = ?"
+			    " ORDER BY d.parent_job_id",
+			    "ii", job_id, (int64_t)DEPS_PARALLEL);
+
+	*out = NULL;
+	return rc ? rc : id_rows(st, false, out);
 }

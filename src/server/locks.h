@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* locks.h - openQA's lock API for running jobs (os-autoinst's lockapi):
- * the job token a worker's job signs its calls with, named mutexes and
- * barriers owned by a job and shared with its parents and children. */
+/* locks.h - openQA's lock and multi-machine API for running jobs
+ * (os-autoinst's lockapi and mmapi): the job token a worker's job signs its
+ * calls with, named mutexes and barriers owned by a job and shared with its
+ * parents and children, and the job's parallel relatives. */
 #ifndef VIGIL_LOCKS_H
 #define VIGIL_LOCKS_H
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -29,5 +31,13 @@ int locks_mutex_unlock(struct db *db, const char *name, int64_t job_id, const ch
 int locks_barrier_create(struct db *db, const char *name, int64_t job_id, int64_t tasks);
 int locks_barrier_wait(struct db *db, const char *name, int64_t job_id, const char *where, bool check_dead_job);
 int locks_barrier_destroy(struct db *db, const char *name, int64_t job_id, const char *where);
+
+/* mmapi: the ids of job_id's children (any dependency) in state "running",
+ * "scheduled", or else "done" (a new array); the ids and states of its
+ * parallel children ({"id": state}); the ids of its parallel parents.
+ * 0 and *out, or an error. */
+int locks_mm_children_in(struct db *db, int64_t job_id, const char *state, json_t **out);
+int locks_mm_children(struct db *db, int64_t job_id, json_t **out);
+int locks_mm_parents(struct db *db, int64_t job_id, json_t **out);
 
 #endif

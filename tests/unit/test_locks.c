@@ -4,6 +4,8 @@
  * and its parents' (or a named job's), locked by one job at a time,
  * 410 once the named owner has ended; barriers released when their count
  * of jobs arrived, removed when a related job failed (check_dead_job). */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "unit.h"
 #include "server/db.h"
@@ -102,5 +104,46 @@ TEST(locks_barrier_releases_when_all_arrived)
 	set_state(db, c2, "done", "failed");
 	CHECK_INT(locks_barrier_wait(db, "dead", p, "", true), -1);
 	CHECK_INT(locks_barrier_wait(db, "dead", c1, "", false), -1); /* gone */
+	db_free(db);
+}
+
+TEST(locks_mm_relatives)
+{
+	struct db *db = unit_db();
+	int64_t p = lock_job(db, "server"), c1 = lock_job(db, "c1"), c2 = lock_job(db, "c2");
+	int64_t after = lock_job(db, "after");
+	char msg[256], *s;
+	json_t *j = NULL;
+
+	CHECK_INT(deps_add(db, p, c1, DEPS_PARALLEL, msg, sizeof(msg)), 0);
+	CHECK_INT(deps_add(db, p, c2, DEPS_PARALLEL, msg, sizeof(msg)), 0);
+	CHECK_INT(deps_add(db, p, after, DEPS_CHAINED, msg, sizeof(msg)), 0);
+	set_state(db, c1, "running", "none");
+	CHECK_INT(locks_mm_children(db, p, &j), 0); /* parallel ones only, with their state */
+	s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+	CHECK(s != NULL);
+	{
+		char want[128];
+		snprintf(want, sizeof(want), "{\"%lld\":\"running\",\"%lld\":\"scheduled\"}", (long long)c1,
+			 (long long)c2);
+		CHECK_STR(s, want);
+	}
+	free(s);
+	json_decref(j);
+	CHECK_INT(locks_mm_children_in(db, p, "scheduled", &j), 0); /* any dependency */
+	CHECK_INT((int)json_array_size(j), 2);
+	CHECK_INT(json_integer_value(json_array_get(j, 0)), c2);
+	CHECK_INT(json_integer_value(json_array_get(j, 1)), after);
+	json_decref(j);
+	CHECK_INT(locks_mm_children_in(db, p, "anything", &j), 0); /* else: done */
+	CHECK_INT((int)json_array_size(j), 0);
+	json_decref(j);
+	CHECK_INT(locks_mm_parents(db, c2, &j), 0);
+	CHECK_INT((int)json_array_size(j), 1);
+	CHECK_INT(json_integer_value(json_array_get(j, 0)), p);
+	json_decref(j);
+	CHECK_INT(locks_mm_parents(db, after, &j), 0); /* chained: not a parallel parent */
+	CHECK_INT((int)json_array_size(j), 0);
+	json_decref(j);
 	db_free(db);
 }

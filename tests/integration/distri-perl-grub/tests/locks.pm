@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
-# locks.pm - os-autoinst's lockapi against `vigil serve` (LOCKS=1, as a job
-# of test_perl.sh): mmapi signs each call with the job's JOBTOKEN and sends
+# locks.pm - os-autoinst's lockapi and mmapi against `vigil serve` (LOCKS=1,
+# as a job of test_perl.sh): mmapi signs each call with the job's JOBTOKEN and sends
 # it to OPENQA_URL, both set by the server and the worker.
 use Mojo::Base 'basetest';
 use testapi;
 use lockapi;
+use mmapi;
 
 sub run {
     die 'JOBTOKEN or OPENQA_URL missing' unless get_var('JOBTOKEN') && get_var('OPENQA_URL');
@@ -18,7 +19,13 @@ sub run {
     barrier_destroy('vigil_b');
     barrier_create('vigil_b2', 2) or die 'barrier_create of two refused';
     die 'a barrier of two released by one job' if barrier_try_wait('vigil_b2');
-    record_info('locks', 'mutex and barriers answered as openQA');
+    my $children = get_children();
+    die 'get_children: expected an empty hash' unless ref $children eq 'HASH' && !%$children;
+    my $parents = get_parents();
+    die 'get_parents: expected an empty list' unless ref $parents eq 'ARRAY' && !@$parents;
+    my $done = get_children_by_state('done');
+    die 'get_children_by_state: expected an empty list' unless ref $done eq 'ARRAY' && !@$done;
+    record_info('locks', 'mutex, barriers and mm answered as openQA');
 }
 
 1;
