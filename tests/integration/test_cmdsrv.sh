@@ -74,6 +74,8 @@ rc=$?
 cat "$TMP/lua.out"
 O=$TMP/lua
 check "lua: exit status 0 (passed)" [ $rc -eq 0 ]
+check "lua: switch_network: the link down and up (qanet0)" \
+	sh -c "grep -q 'switch_network qanet0: down' '$TMP/lua.out' && grep -q 'switch_network qanet0: up' '$TMP/lua.out'"
 check "lua: data_url's file back byte-identical" cmp -s $D/data/hello.txt "$O/testresults/ulogs/hello-back.txt"
 check "lua: the cpio's binary file back byte-identical" cmp -s $D/data/dir/sub/b.bin "$O/testresults/ulogs/net-b.bin"
 check "lua: the cpio's text file back byte-identical" cmp -s $D/data/dir/a.txt "$O/testresults/ulogs/a-back.txt"

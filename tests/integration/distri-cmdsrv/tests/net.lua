@@ -47,6 +47,14 @@ return {
       local bad = autoinst_url("/vars"):gsub("/" .. get_var("JOBTOKEN") .. "/", "/not-the-token/")
       assert_script_run("! wget -q -O /dev/null '" .. bad .. "'")
 
+      -- the NIC's link down and up again (os-autoinst's switch_network)
+      switch_network({ network_enabled = false })
+      switch_network({ network_enabled = true, network_link_name = "qanet0" })
+      local ok, err = pcall(switch_network, { network_link_name = "nonic" })
+      if ok or not tostring(err):find("nonic") then
+         error("switch_network of a missing NIC: " .. tostring(err))
+      end
+
       local hc = get_var("HOSTCHECK")
       if hc then
          local f = assert(io.open(hc .. "/url.tmp", "w"))
