@@ -168,27 +168,36 @@ static void mm_children_in(struct api_req *req, struct api_resp *out)
 {
 	json_t *jobs = NULL;
 	int64_t job;
+	int rc;
 
-	if (!job_of(req, out, &job))
-		mm_answer(req, out, locks_mm_children_in(req->db, job, req->name, &jobs), jobs);
+	if (job_of(req, out, &job))
+		return;
+	rc = locks_mm_children_in(req->db, job, req->name, &jobs);
+	mm_answer(req, out, rc, jobs);
 }
 
 static void mm_children(struct api_req *req, struct api_resp *out)
 {
 	json_t *jobs = NULL;
 	int64_t job;
+	int rc;
 
-	if (!job_of(req, out, &job))
-		mm_answer(req, out, locks_mm_children(req->db, job, &jobs), jobs);
+	if (job_of(req, out, &job))
+		return;
+	rc = locks_mm_children(req->db, job, &jobs);
+	mm_answer(req, out, rc, jobs);
 }
 
 static void mm_parents(struct api_req *req, struct api_resp *out)
 {
 	json_t *jobs = NULL;
 	int64_t job;
+	int rc;
 
-	if (!job_of(req, out, &job))
-		mm_answer(req, out, locks_mm_parents(req->db, job, &jobs), jobs);
+	if (job_of(req, out, &job))
+		return;
+	rc = locks_mm_parents(req->db, job, &jobs);
+	mm_answer(req, out, rc, jobs);
 }
 
 const struct api_route api_locks_routes[] = {

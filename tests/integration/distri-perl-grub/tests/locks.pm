@@ -9,6 +9,17 @@ use mmapi;
 
 sub run {
     die 'JOBTOKEN or OPENQA_URL missing' unless get_var('JOBTOKEN') && get_var('OPENQA_URL');
+    if (get_var('LOCKS') eq 'child') {
+        # chained after the job that created them: its parent's mutex and
+        # barrier are found by name, and this job is the barrier's second
+        mutex_lock('vigil_m');
+        mutex_unlock('vigil_m') or die 'mutex_unlock of the parent\'s mutex refused';
+        die 'the parent\'s barrier of two did not release with this job' unless barrier_try_wait('vigil_b2');
+        my $parents = get_parents();
+        die 'get_parents: a chained parent is no parallel one' if @$parents;
+        record_info('locks', 'the parent\'s mutex and barrier, found and released');
+        return;
+    }
     mutex_create('vigil_m') or die 'mutex_create refused';
     die 'a second mutex_create of the same name was accepted' if mutex_create('vigil_m');
     mutex_lock('vigil_m');
