@@ -133,7 +133,8 @@ fi
 
 # --- consoles on the installed Debian image (distri-perl-debian: a distribution
 # class adds them in init, logs in in activate_console)
-if [ -f "$IMG/debian/rootfs.ext4" ]; then
+# (scripts/build-debian-image: a cache hit once test_debian.sh built it)
+if scripts/build-debian-image > "$TMP/img.out" 2>&1; then
 	$VIGIL run tests/integration/distri-perl-debian --out "$TMP/deb" > "$TMP/deb.out" 2>&1
 	rc=$?
 	cat "$TMP/deb.out"
@@ -158,10 +159,14 @@ if [ -f "$IMG/debian/rootfs.ext4" ]; then
 		grep -q "console 'root-console' (tty-console): vigil does not support the method 'kill_ssh'" "$R/$txt"
 	check "perl debian: three clicks (mouse_click, two assert_and_click)" \
 		[ "$(grep -cE "x11: mouse_button left at [0-9]+,[0-9]+" "$TMP/deb.out")" = 3 ]
-	check "perl debian: VIRTIO_CONSOLE=1's virtconsole connected (virtio_console.log)" [ -f "$TMP/deb/virtio_console.log" ]
+	check "perl debian: the same on the virtio terminal (its step)" \
+		[ "$(json_get $R/result-serial_terminal.json '[d["title"] for d in j["details"] if d.get("title") == "root-virtio-terminal"][0]')" = root-virtio-terminal ]
+	check "perl debian: the virtio terminal (hvc0) logged in and ran script_output (virtio_console.log)" \
+		sh -c "grep -q 'root@vigil-debian:~# ' '$TMP/deb/virtio_console.log' && grep -q '^vigil-42' '$TMP/deb/virtio_console.log'"
 	check "perl debian: no QEMU left" eval "! qemu_left '$TMP/deb/.vm'"
 else
-	echo "skipped the Debian case: needs $IMG/debian (scripts/fetch-images)"
+	cat "$TMP/img.out"
+	not_ok "perl debian: scripts/build-debian-image builds the image"
 fi
 
 # --- a schedule that dies: incomplete before QEMU starts
@@ -206,6 +211,14 @@ code() { curl -s -o "$TMP/body" -w '%{http_code}' "$@"; }
 check "locks: the token of an ended job is refused (403)" \
 	[ "$(code -X POST -H "X-API-JobToken: $TOKEN" "$URL/api/v1/mutex?name=x")" = 403 ]
 check "locks: no token is refused (403)" [ "$(code -X POST "$URL/api/v1/mutex?name=x")" = 403 ]
+# A job chained after it (LOCKS=child) finds its parent's mutex and barrier.
+cli -X POST jobs TEST=perl-grub-child DISTRI=perl-grub ARCH=x86_64 MACHINE=64bit BUILD=1 LOCKS=child \
+	_START_AFTER_JOBS="$job" > "$TMP/child.json"
+child=$(json_get "$TMP/child.json" 'j["id"]')
+check "locks: the chained child done/passed (its parent's mutex locked and unlocked, the barrier of two released)" \
+	wait_state "$child" "done passed" 300
+check "locks: the barrier has both jobs" \
+	[ "$(sqlite3 "$DATA/vigil.db" "SELECT locked_by FROM job_locks WHERE name = 'vigil_b2'")" = "$job,$child" ]
 curl -s "$URL/tests/$job/file/result-boot.json" > "$TMP/pj-boot.json"
 check "perl job: Perl's result-boot.json uploaded, its steps served" \
 	[ "$(json_get "$TMP/pj-boot.json" '",".join(d["needle"] for d in j["details"] if "needle" in d)')" = "grub-menu,grub-cmdline,grub-echo" ]

@@ -19,8 +19,7 @@ sub init {
     $self->add_console('root-console', 'tty-console', {tty => 2});
     $self->add_console('x11', 'tty-console', {tty => 7});
     $self->add_console('root-sut-serial', 'serial-terminal', {persistent => 1});
-    # the guest's hvc0 with VIRTIO_CONSOLE=1 (the image has no virtio_console
-    # module: declared, not selected)
+    # the guest's hvc0 with VIRTIO_CONSOLE=1
     $self->add_console('root-virtio-terminal', 'virtio-terminal', {});
     # a class vigil does not implement: accepted here, refused when selected
     $self->add_console('x3270', 's3270', {});

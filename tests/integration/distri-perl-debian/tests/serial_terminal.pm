@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # serial_terminal.pm - script_run, assert_script_run and script_output on
-# the serial port's terminal (class serial-terminal), logged in by the
+# the serial port's terminal (class serial-terminal) and the virtio console
+# (virtio-terminal, VIRTIO_CONSOLE=1: the guest's hvc0), each logged in by the
 # distribution on first use.
 use base 'basetest';
 use strict;
@@ -8,7 +9,7 @@ use warnings;
 use testapi;
 
 sub run {
-    for my $console ('root-sut-serial') {
+    for my $console ('root-sut-serial', 'root-virtio-terminal') {
         select_console $console;
         die "$console is no serial terminal\n" unless testapi::is_serial_terminal();
         my $dev = $console eq 'root-virtio-terminal' ? '/dev/hvc0' : '/dev/ttyS0';
