@@ -164,39 +164,25 @@ static void mm_answer(struct api_req *req, struct api_resp *out, int rc, json_t 
 		api_json(out, json_pack("{s:o}", "jobs", jobs));
 }
 
-static void mm_children_in(struct api_req *req, struct api_resp *out)
+enum mm_query { MM_CHILDREN_IN, MM_CHILDREN, MM_PARENTS };
+static const enum mm_query mm_children_in = MM_CHILDREN_IN, mm_children = MM_CHILDREN, mm_parents = MM_PARENTS;
+
+/* GET /api/v1/mm/...: the route's argument says which relatives. */
+static void mm_jobs(struct api_req *req, struct api_resp *out)
 {
+	enum mm_query q = *(const enum mm_query *)req->arg;
 	json_t *jobs = NULL;
 	int64_t job;
 	int rc;
 
 	if (job_of(req, out, &job))
 		return;
-	rc = locks_mm_children_in(req->db, job, req->name, &jobs);
-	mm_answer(req, out, rc, jobs);
-}
-
-static void mm_children(struct api_req *req, struct api_resp *out)
-{
-	json_t *jobs = NULL;
-	int64_t job;
-	int rc;
-
-	if (job_of(req, out, &job))
-		return;
-	rc = locks_mm_children(req->db, job, &jobs);
-	mm_answer(req, out, rc, jobs);
-}
-
-static void mm_parents(struct api_req *req, struct api_resp *out)
-{
-	json_t *jobs = NULL;
-	int64_t job;
-	int rc;
-
-	if (job_of(req, out, &job))
-		return;
-	rc = locks_mm_parents(req->db, job, &jobs);
+	if (q == MM_CHILDREN_IN)
+		rc = locks_mm_children_in(req->db, job, req->name, &jobs);
+	else if (q == MM_CHILDREN)
+		rc = locks_mm_children(req->db, job, &jobs);
+	else
+		rc = locks_mm_parents(req->db, job, &jobs);
 	mm_answer(req, out, rc, jobs);
 }
 
@@ -206,8 +192,8 @@ const struct api_route api_locks_routes[] = {
 	{ "POST", "/api/v1/barrier", AUTH_PUBLIC, barrier_create, NULL },
 	{ "POST", "/api/v1/barrier/*", AUTH_PUBLIC, barrier_wait, NULL },
 	{ "DELETE", "/api/v1/barrier/*", AUTH_PUBLIC, barrier_destroy, NULL },
-	{ "GET", "/api/v1/mm/children/*", AUTH_PUBLIC, mm_children_in, NULL },
-	{ "GET", "/api/v1/mm/children", AUTH_PUBLIC, mm_children, NULL },
-	{ "GET", "/api/v1/mm/parents", AUTH_PUBLIC, mm_parents, NULL },
+	{ "GET", "/api/v1/mm/children/*", AUTH_PUBLIC, mm_jobs, &mm_children_in },
+	{ "GET", "/api/v1/mm/children", AUTH_PUBLIC, mm_jobs, &mm_children },
+	{ "GET", "/api/v1/mm/parents", AUTH_PUBLIC, mm_jobs, &mm_parents },
 	{ NULL, NULL, AUTH_PUBLIC, NULL, NULL },
 };
