@@ -65,18 +65,28 @@ static void answer(struct api_req *req, struct api_resp *out, int res, const cha
 		api_error(out, 500, "out of memory");
 }
 
-static void mutex_create(struct api_req *req, struct api_resp *out)
+/* The creating routes' job and their "name" parameter: the name, else NULL
+ * with the answer given. */
+static const char *create_args(struct api_req *req, struct api_resp *out, int64_t *job)
 {
 	const char *name = params_get(&req->params, "name");
-	int64_t job;
 
-	if (job_of(req, out, &job))
-		return;
+	if (job_of(req, out, job))
+		return NULL;
 	if (!locks_name_valid(name)) {
 		api_error(out, 400, "name '%s': expected letters, digits and '_'", name ? name : "");
-		return;
+		return NULL;
 	}
-	answer(req, out, locks_mutex_create(req->db, name, job), "mutex create");
+	return name;
+}
+
+static void mutex_create(struct api_req *req, struct api_resp *out)
+{
+	int64_t job;
+	const char *name = create_args(req, out, &job);
+
+	if (name)
+		answer(req, out, locks_mutex_create(req->db, name, job), "mutex create");
 }
 
 static void mutex_action(struct api_req *req, struct api_resp *out)
@@ -106,15 +116,11 @@ static void mutex_action(struct api_req *req, struct api_resp *out)
 
 static void barrier_create(struct api_req *req, struct api_resp *out)
 {
-	const char *name = params_get(&req->params, "name"), *tasks = params_get(&req->params, "tasks");
+	const char *tasks = params_get(&req->params, "tasks"), *name;
 	int64_t job;
 
-	if (job_of(req, out, &job))
+	if (!(name = create_args(req, out, &job)))
 		return;
-	if (!locks_name_valid(name)) {
-		api_error(out, 400, "name '%s': expected letters, digits and '_'", name ? name : "");
-		return;
-	}
 	if (!tasks || !digits_or_absent(tasks) || strlen(tasks) > 9) {
 		api_error(out, 400, "tasks '%s': expected the number of jobs that wait", tasks ? tasks : "");
 		return;
