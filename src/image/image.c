@@ -2,6 +2,7 @@
 /* image.c - RGB images: PNG decode/encode through libspng, os-autoinst's
  * screen normalisation (cv::resize INTER_LINEAR / grey canvas), PSNR,
  * rectangles and thumbnails. Owns pixel buffers only; no global state. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -381,6 +382,52 @@ struct image *image_thumbnail(const struct image *img, int max_w)
 	return t;
 }
 
+/* Walk the chunks after IHDR (length, type, data, CRC each) up to IEND
+ * without decoding them: a file cut short or padded with garbage is caught
+ * here, where a header check alone would pass it. The data itself (zlib,
+ * CRCs) is checked when the image is decoded. */
+static int png_walk_chunks(FILE *f, const char *path, char *err, size_t errlen)
+{
+	uint8_t ch[8];
+	long pos = 8 + 8 + 13 + 4; /* signature, IHDR's header, data and CRC */
+	long size;
+	unsigned nchunks = 0;
+	int idat = 0;
+
+	if (fseek(f, 0, SEEK_END) != 0 || (size = ftell(f)) < 0) {
+		snprintf(err, errlen, "%s: cannot find its size", path);
+		return ERR_IO;
+	}
+	for (;;) {
+		uint32_t len;
+		if (fseek(f, pos, SEEK_SET) != 0 || fread(ch, 1, 8, f) != 8) {
+			snprintf(err, errlen, "%s: truncated: no IEND chunk (the file ends at byte %ld)", path, size);
+			return ERR_PROTO;
+		}
+		len = (uint32_t)ch[0] << 24 | (uint32_t)ch[1] << 16 | (uint32_t)ch[2] << 8 | ch[3];
+		if (len > 0x7fffffffu || (long)len > size - pos - 12) {
+			snprintf(err, errlen, "%s: truncated: chunk '%.4s' at byte %ld needs %u bytes, the file has %ld",
+				 path, isalpha(ch[4]) && isalpha(ch[5]) && isalpha(ch[6]) && isalpha(ch[7]) ?
+				 (const char *)ch + 4 : "????", pos, len + 12, size - pos);
+			return ERR_PROTO;
+		}
+		if (!memcmp(ch + 4, "IDAT", 4))
+			idat = 1;
+		pos += 12 + (long)len;
+		if (!memcmp(ch + 4, "IEND", 4))
+			break;
+		if (++nchunks > 1000000) {
+			snprintf(err, errlen, "%s: more than a million chunks", path);
+			return ERR_TOO_BIG;
+		}
+	}
+	if (!idat) {
+		snprintf(err, errlen, "%s: no image data (IDAT chunk)", path);
+		return ERR_PROTO;
+	}
+	return 0;
+}
+
 int image_png_info(const char *path, int *w, int *h, char *err, size_t errlen)
 {
 	static const uint8_t sig[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
@@ -388,6 +435,7 @@ int image_png_info(const char *path, int *w, int *h, char *err, size_t errlen)
 	uint32_t pw, ph;
 	size_t n;
 	FILE *f;
+	int rc = ERR_PROTO;
 
 	f = fopen(path, "rb");
 	if (!f) {
@@ -396,26 +444,30 @@ int image_png_info(const char *path, int *w, int *h, char *err, size_t errlen)
 		return e;
 	}
 	n = fread(hdr, 1, sizeof(hdr), f);
-	fclose(f);
 	if (n == 0) {
 		snprintf(err, errlen, "%s: empty file", path);
-		return ERR_PROTO;
+		goto out;
 	}
 	if (n < sizeof(hdr) || memcmp(hdr, sig, 8) || memcmp(hdr + 12, "IHDR", 4)) {
 		snprintf(err, errlen, "%s: not a PNG file", path);
-		return ERR_PROTO;
+		goto out;
 	}
 	pw = (uint32_t)hdr[16] << 24 | (uint32_t)hdr[17] << 16 | (uint32_t)hdr[18] << 8 | hdr[19];
 	ph = (uint32_t)hdr[20] << 24 | (uint32_t)hdr[21] << 16 | (uint32_t)hdr[22] << 8 | hdr[23];
 	if (pw == 0 || ph == 0) {
 		snprintf(err, errlen, "%s: PNG with zero size", path);
-		return ERR_PROTO;
+		goto out;
 	}
 	if (pw > 16384 || ph > 16384) {
 		snprintf(err, errlen, "%s: PNG too large (%ux%u)", path, pw, ph);
-		return ERR_TOO_BIG;
+		rc = ERR_TOO_BIG;
+		goto out;
 	}
+	if ((rc = png_walk_chunks(f, path, err, errlen)))
+		goto out;
 	*w = (int)pw;
 	*h = (int)ph;
-	return 0;
+out:
+	fclose(f);
+	return rc;
 }

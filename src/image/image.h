@@ -27,8 +27,10 @@ struct image *image_clone(const struct image *img);
  * into RGB. 0 or a negative code; err gets "file: what went wrong". */
 int image_load_png(const char *path, struct image **out, char *err, size_t errlen);
 int image_decode_png(const void *data, size_t len, struct image **out, char *err, size_t errlen);
-/* Read only the PNG header of a file: its size. 0, -errno, ERR_PROTO (not
- * a PNG; err says why) or ERR_TOO_BIG. */
+/* A PNG file's size from its header, after checking that the file holds
+ * every chunk up to IEND and some image data (chunk headers only, nothing
+ * decoded). 0, -errno, ERR_PROTO (not a PNG, truncated; err says why and
+ * where) or ERR_TOO_BIG. */
 int image_png_info(const char *path, int *w, int *h, char *err, size_t errlen);
 /* Encode as PNG (fast compression suited to screenshots). 0 or negative. */
 int image_encode_png(const struct image *img, struct buf *out);

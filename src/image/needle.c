@@ -209,6 +209,10 @@ static int parse_area(struct perr *pe, const json_t *ja, size_t ai, struct needl
 	if (r < 0)
 		return fail(pe, "area %zu: match must be a number, not %s", ai,
 			    json_kind(json_object_get(ja, "match")));
+	/* A level above 100 % can never be reached, and one below 0 is no
+	 * level: both are mistakes a needle could otherwise carry silently. */
+	if (t && (d < 0 || d > 100))
+		return fail(pe, "area %zu: match %g is not a percentage (0 to 100)", ai, d);
 	a->match = t ? d : NEEDLE_DEFAULT_MATCH;
 	r = perl_num(json_object_get(ja, "margin"), &d, &t);
 	if (r < 0)
@@ -403,6 +407,28 @@ out:
 	return rc;
 }
 
+/* A match or ocr area that does not lie wholly inside the needle's PNG can
+ * never match (os-autoinst scores it 0 on every screen): refuse it at load,
+ * where the file and the reason are reported once. Exclude areas outside
+ * the image are ignored, as os-autoinst's replacerect ignores them. */
+static int check_areas(const struct needle *n, int w, int h, const char *rel, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < n->nareas; i++) {
+		const struct needle_area *a = &n->areas[i];
+		if (a->type == NEEDLE_AREA_EXCLUDE)
+			continue;
+		if (a->x < 0 || a->y < 0 || (long)a->x + a->w > w || (long)a->y + a->h > h) {
+			snprintf(err, errlen,
+				 "needle '%s': area %zu (xpos %d, ypos %d, %dx%d) lies outside its %dx%d PNG",
+				 rel, i + 1, a->x, a->y, a->w, a->h, w, h);
+			return ERR_PROTO;
+		}
+	}
+	return 0;
+}
+
 int needle_load(const char *dir, const char *rel, struct needle **out, char *err, size_t errlen)
 {
 	struct needle *n = NULL;
@@ -445,6 +471,8 @@ int needle_load(const char *dir, const char *rel, struct needle **out, char *err
 			snprintf(err, errlen, "needle '%s': png: %s", rel, e);
 		goto out;
 	}
+	if ((rc = check_areas(n, w, h, rel, err, errlen)))
+		goto out;
 	n->json_path = json_path;
 	n->png_path = png_path;
 	json_path = png_path = NULL;
@@ -500,6 +528,14 @@ int needle_image(struct needle *n, const struct image **out, char *err, size_t e
 	n->img_state = 1;
 	*out = img;
 	return 0;
+}
+
+int needle_tell_failure(struct needle *n)
+{
+	if (n->failure_told)
+		return 0;
+	n->failure_told = 1;
+	return 1;
 }
 
 void needle_image_drop(struct needle *n)

@@ -48,6 +48,7 @@ struct needle {
 	struct image *img;
 	int img_state;     /* 0 not tried, 1 loaded, negative: error code */
 	char *img_err;
+	int failure_told;  /* a match failure was logged (needle_tell_failure) */
 	/* Matcher cache (prepared areas), owned by match.c. */
 	void *prep;
 	void (*prep_free)(void *prep);
@@ -61,8 +62,10 @@ struct needle {
 int needle_parse(const char *json, size_t len, const char *file_label,
 		 struct needle **out, char *err, size_t errlen);
 
-/* Read DIR/REL (a .json file), parse it and check its PNG (present,
- * non-empty, a PNG header). 0 or a negative code with err filled. */
+/* Read DIR/REL (a .json file), parse it and check its PNG (present, a
+ * PNG whose chunks are all there: image_png_info) and that every match
+ * and ocr area lies inside the PNG. 0 or a negative code with err filled
+ * ("needle 'REL': what is wrong"). */
 int needle_load(const char *dir, const char *rel, struct needle **out, char *err, size_t errlen);
 
 void needle_free(struct needle *n); /* NULL-safe */
@@ -71,6 +74,10 @@ void needle_free(struct needle *n); /* NULL-safe */
  * *out is borrowed, valid until needle_free. 0 or a negative code with err
  * naming the PNG; a failure is remembered and returned again. */
 int needle_image(struct needle *n, const struct image **out, char *err, size_t errlen);
+
+/* True the first time it is called for n, false after: a caller that
+ * logs why n could not be matched logs it once per needle, not per frame. */
+int needle_tell_failure(struct needle *n);
 
 /* Free the cached image (it is decoded again on the next needle_image);
  * the matcher calls this once it has prepared the needle's areas. */

@@ -186,9 +186,14 @@ static int search_frame(struct runner *r, struct needle **needles, size_t nn, st
 	if (!ms)
 		return ERR_NOMEM;
 	for (i = 0; i < nn; i++) {
-		rc = match_needle(ms, needles[i], ratio, 0.0, &out->res[out->n]);
+		char err[512];
+		rc = match_needle_err(ms, needles[i], ratio, 0.0, &out->res[out->n], err, sizeof(err));
+		if (rc == ERR_NOMEM)
+			return rc;
 		if (rc) {
-			log_warn("needle '%s' could not be matched: %s", needles[i]->name, err_str(rc));
+			if (needle_tell_failure(needles[i]))
+				log_warn("needle '%s' (%s) could not be matched, left out of every search: %s",
+					 needles[i]->name, needles[i]->file, err);
 			rc = 0;
 			continue;
 		}

@@ -377,7 +377,9 @@ static int search(struct rejudge *rj, struct match_screen *ms, struct needle **c
 		if (rc == ERR_NOMEM)
 			return rc;
 		if (rc) {
-			log_warn("needle '%s' could not be matched: %s", cand[i]->name, err);
+			if (needle_tell_failure(cand[i]))
+				log_warn("needle '%s' (%s) could not be matched, left out of every search: %s",
+					 cand[i]->name, cand[i]->file, err);
 			continue;
 		}
 		(*got)++;

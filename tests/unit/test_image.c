@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* test_image.c - PNG round trip, normalisation, PSNR, rectangles. */
 #include <stdio.h>
+#include <unistd.h>
 #include "unit.h"
 #include "image/image.h"
 #include "util/buf.h"
+#include "util/err.h"
 
 TEST(image_png_round_trip)
 {
@@ -22,6 +24,10 @@ TEST(image_png_round_trip)
 	CHECK_INT(image_png_info(path, &w, &h, err, sizeof(err)), 0);
 	CHECK_INT(w, 7);
 	CHECK_INT(h, 5);
+	/* cut short: the header alone is intact, the chunks are not */
+	CHECK_INT(truncate(path, 60), 0);
+	CHECK_INT(image_png_info(path, &w, &h, err, sizeof(err)), ERR_PROTO);
+	CHECK(strstr(err, "a.png: truncated: "));
 	CHECK(image_decode_png("garbage", 7, &b, err, sizeof(err)) < 0);
 	CHECK(b == NULL);
 	image_free(a);

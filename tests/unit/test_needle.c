@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "image/needle.h"
+#include "util/buf.h"
 #include "util/file.h"
 #include "util/path.h"
 
@@ -89,6 +90,10 @@ TEST(needle_parse_malformed)
 	parse_bad("{\"area\":[{\"xpos\":0,\"ypos\":0,\"width\":5,\"height\":5,\"click_point\":{\"xpos\":1,\"ypos\":1,\"id\":\"a\"}},"
 		  "{\"xpos\":0,\"ypos\":0,\"width\":5,\"height\":5,\"click_point\":{\"xpos\":1,\"ypos\":1,\"id\":\"a\"}}]}", "duplicate id 'a'");
 	parse_bad("{\"properties\":[3],\"area\":[]}", "properties: entry 1");
+	parse_bad("{\"area\":[{\"xpos\":0,\"ypos\":0,\"width\":5,\"height\":5,\"match\":200}]}",
+		  "area 1: match 200 is not a percentage (0 to 100)");
+	parse_bad("{\"area\":[{\"xpos\":0,\"ypos\":0,\"width\":5,\"height\":5,\"match\":\"-1\"}]}",
+		  "area 1: match -1 is not a percentage");
 }
 
 static void write_file(const char *dir, const char *rel, const void *data, size_t len)
@@ -113,6 +118,11 @@ static void write_needle(const char *dir, const char *rel, const char *tags)
 	CHECK_INT(image_save_png(img, p), 0);
 	free(p);
 	image_free(img);
+}
+
+static void write_json(const char *dir, const char *rel, const char *json)
+{
+	write_file(dir, rel, json, strlen(json));
 }
 
 #define AREA_JSON "{\"area\":[{\"xpos\":1,\"ypos\":1,\"width\":4,\"height\":4}]}"
@@ -173,6 +183,47 @@ TEST(needle_set_load_recursive_and_tags)
 	CHECK_INT(img->px[0], 0);
 	needle_set_release(&set);
 	CHECK(needle_set_load(&set, "/nonexistent/needles", NULL, NULL) < 0);
+	needle_set_release(&set);
+}
+
+/* Needles that load but could never match are refused at load, each with
+ * its file and reason in one warning (issue 17: a truncated PNG, an area
+ * outside the PNG, a negative position). */
+TEST(needle_load_refuses_what_cannot_match)
+{
+	const char *dir = unit_tmpdir();
+	struct needle_set set;
+	struct buf b;
+	char *p;
+
+	write_needle(dir, "good.json", "\"a\"");
+	write_needle(dir, "cut.json", "\"a\"");
+	p = path_join(dir, "cut.png");
+	buf_init(&b, 1 << 20);
+	CHECK_INT(file_read_all(p, &b), 0);
+	CHECK(b.len > 40);
+	CHECK_INT(truncate(p, (off_t)b.len - 12), 0); /* its IEND chunk cut off */
+	buf_release(&b);
+	free(p);
+	write_needle(dir, "outside.json", "\"a\"");
+	write_json(dir, "outside.json", "{\"area\":[{\"xpos\":10,\"ypos\":1,\"width\":8,\"height\":4}]}");
+	write_needle(dir, "negative.json", "\"a\"");
+	write_json(dir, "negative.json", "{\"area\":[{\"xpos\":-10,\"ypos\":1,\"width\":4,\"height\":4}]}");
+	/* an exclude area outside the PNG is ignored, as replacerect does */
+	write_needle(dir, "exclout.json", "\"a\"");
+	write_json(dir, "exclout.json", "{\"area\":[{\"xpos\":1,\"ypos\":1,\"width\":4,\"height\":4},"
+		   "{\"xpos\":12,\"ypos\":12,\"width\":9,\"height\":9,\"type\":\"exclude\"}]}");
+	warnings[0] = '\0';
+	CHECK_INT(needle_set_load(&set, dir, collect, NULL), 0);
+	CHECK_INT(needle_set_count(&set), 2);
+	CHECK_STR(set.needles[0]->name, "exclout");
+	CHECK_STR(set.needles[1]->name, "good");
+	CHECK(strstr(warnings, "needle 'cut.json': png: ") && strstr(warnings, "cut.png: truncated: no IEND chunk"));
+	CHECK(strstr(warnings, "needle 'outside.json': area 1 (xpos 10, ypos 1, 8x4) lies outside its 16x16 PNG"));
+	CHECK(strstr(warnings, "needle 'negative.json': area 1 (xpos -10, ypos 1, 4x4) lies outside its 16x16 PNG"));
+	CHECK(needle_tell_failure(set.needles[0]));
+	CHECK(!needle_tell_failure(set.needles[0]));
+	CHECK(needle_tell_failure(set.needles[1]));
 	needle_set_release(&set);
 }
 
