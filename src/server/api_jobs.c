@@ -389,7 +389,7 @@ static void job_create(struct api_req *req, struct api_resp *out)
 		json_object_set(per, "", global);
 	rc = jobs_create_posted(req->db, global, per, clone, multi, ids, msg, sizeof(msg));
 	if (rc) {
-		api_error(out, rc == ERR_INVALID ? 400 : 500, "%s", msg);
+		api_error(out, rc == ERR_INVALID || rc == ERR_TOO_BIG ? 400 : 500, "%s", msg);
 		goto out;
 	}
 	if (multi)

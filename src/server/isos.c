@@ -66,7 +66,7 @@ static json_t *find_products(struct db *db, const json_t *params)
  * {id, test, machine, name, START_AFTER_TEST, START_DIRECTLY_AFTER_TEST}
  * to made (for the dependencies). */
 static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t product_id, struct db_stmt *t,
-		    json_t *ids, json_t *made)
+		    json_t *ids, json_t *made, char *err, size_t errlen)
 {
 	json_t *s = json_object(), *post = json_object();
 	const char *key, *prio_s = pget(params, "_PRIORITY");
@@ -92,7 +92,8 @@ static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t 
 	if (*db_col_text(t, 7))
 		json_object_set_new(s, "JOB_TEMPLATE_NAME", json_string(db_col_text(t, 7)));
 	jobs_settings_default_class(s);
-	jobs_settings_expand(s);
+	if ((rc = jobs_settings_expand(s, err, errlen)))
+		goto out;
 	prio = db_col_null(t, 1) ? db_col_int(t, 9) : db_col_int(t, 1);
 	if (prio_s && !str_to_long(prio_s, &p))
 		prio = p;
@@ -186,6 +187,7 @@ int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 {
 	json_t *products = NULL, *ids = json_array(), *made = json_array(), *failed = json_array(), *results;
 	char now[DB_TIME_LEN], *settings_text = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS), *results_text;
+	char why[512] = "";
 	int64_t sp_id = 0;
 	size_t i, templates = 0;
 	int rc, status = 200;
@@ -217,10 +219,12 @@ int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 			templates++;
 			if (!list_has(pget(params, "TEST"), test) || !list_has(pget(params, "MACHINE"), db_col_text(t, 4)))
 				continue;
-			if ((rc = make_job(db, params, sp_id, pid, t, ids, made)))
+			if ((rc = make_job(db, params, sp_id, pid, t, ids, made, why, sizeof(why))))
 				break;
 		}
 		db_finalize(t);
+		if (rc == ERR_TOO_BIG)
+			goto refused;
 		if (rc < 0)
 			goto fail_tx;
 	}
@@ -254,17 +258,24 @@ int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 	json_decref(failed);
 	free(settings_text);
 	return *resp ? status : 500;
+refused: /* a job's settings the client must change: nothing is kept */
+	status = 400;
+	db_rollback(db);
+	goto out;
 fail_tx:
 	db_rollback(db);
 fail:
 	log_err("cannot schedule the product: %s", db_errmsg(db));
+	status = 500;
+	snprintf(why, sizeof(why), "cannot schedule the product (database error)");
+out:
 	json_decref(products);
 	json_decref(ids);
 	json_decref(made);
 	json_decref(failed);
 	free(settings_text);
-	*resp = json_pack("{s:s}", "error", "cannot schedule the product (database error)");
-	return 500;
+	*resp = json_pack("{s:s}", "error", why);
+	return status;
 }
 
 int isos_get(struct db *db, int64_t id, bool job_ids, json_t **out, char *msg, size_t msglen)

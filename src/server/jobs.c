@@ -132,45 +132,65 @@ void jobs_settings_merge(json_t *dst, const json_t *src)
 	}
 }
 
-void jobs_settings_expand(json_t *settings)
+int jobs_settings_expand(json_t *settings, char *err, size_t errlen)
 {
 	const char *key;
 	json_t *v;
+	size_t total = 0;
 
 	json_object_foreach(settings, key, v) {
 		const char *s = json_string_value(v), *p;
 		struct buf b;
 		bool changed = false;
+		int rc = 0;
 
-		if (!s || !strchr(s, '%'))
-			continue;
-		buf_init(&b, LIMIT_SETTING_TEXT);
-		for (p = s; *p;) {
-			const char *end = p[0] == '%' ? strchr(p + 1, '%') : NULL;
-			if (end && end > p + 1) {
-				char name[256];
-				size_t n = (size_t)(end - p - 1);
-				const char *val = NULL;
-				if (n < sizeof(name)) {
-					memcpy(name, p + 1, n);
-					name[n] = '\0';
-					if (strcmp(name, key))
-						val = json_string_value(json_object_get(settings, name));
+		if (s && strchr(s, '%')) {
+			buf_init(&b, LIMIT_SETTING_TEXT);
+			for (p = s; *p && !rc;) {
+				const char *end = p[0] == '%' ? strchr(p + 1, '%') : NULL;
+				if (end && end > p + 1) {
+					char name[256];
+					size_t n = (size_t)(end - p - 1);
+					const char *val = NULL;
+					if (n < sizeof(name)) {
+						memcpy(name, p + 1, n);
+						name[n] = '\0';
+						if (strcmp(name, key))
+							val = json_string_value(json_object_get(settings, name));
+					}
+					if (val) {
+						rc = buf_puts(&b, val);
+						changed = true;
+						p = end + 1;
+						continue;
+					}
 				}
-				if (val) {
-					(void)buf_puts(&b, val);
-					changed = true;
-					p = end + 1;
-					continue;
-				}
+				rc = buf_append(&b, p, 1);
+				p++;
 			}
-			(void)buf_append(&b, p, 1);
-			p++;
+			if (rc) {
+				buf_release(&b);
+				if (err)
+					snprintf(err, errlen, "setting '%s': over %u bytes once %%VAR%% references are expanded",
+						 key, LIMIT_SETTING_TEXT);
+				return rc == ERR_NOMEM ? rc : ERR_TOO_BIG;
+			}
+			if (changed && b.data)
+				json_object_set_new(settings, key, json_string(b.data));
+			buf_release(&b);
+			s = json_string_value(json_object_get(settings, key));
 		}
-		if (changed && b.data)
-			json_object_set_new(settings, key, json_string(b.data));
-		buf_release(&b);
+		/* One request may name a large value many times: bound what all
+		 * settings of the job come to, not only each one. */
+		total += strlen(key) + (s ? strlen(s) : 0);
+		if (total > LIMIT_JOB_SETTINGS) {
+			if (err)
+				snprintf(err, errlen, "settings: over %u bytes in all once %%VAR%% references are expanded",
+					 LIMIT_JOB_SETTINGS);
+			return ERR_TOO_BIG;
+		}
 	}
+	return 0;
 }
 
 static const char *sget(const json_t *settings, const char *key)
@@ -780,7 +800,8 @@ static int create_one(struct db *db, const json_t *post, bool clone, int64_t *id
 	jobs_settings_merge(s, keep);
 	if (!clone) {
 		jobs_settings_default_class(s);
-		jobs_settings_expand(s);
+		if ((rc = jobs_settings_expand(s, msg, msglen)))
+			goto out;
 	}
 	if (jobs_insert(db, s, prio, group, 0, id)) {
 		err_set(msg, msglen, "cannot create the job: %s", db_errmsg(db));

@@ -19,8 +19,12 @@ struct db;
  * converted (integers, reals, booleans as 0/1); others are skipped. */
 void jobs_settings_merge(json_t *dst, const json_t *src);
 
-/* Replace %KEY% in every value by KEY's value (one pass, unknown kept). */
-void jobs_settings_expand(json_t *settings);
+/* Replace %KEY% in every value by KEY's value (one pass, unknown kept).
+ * 0, or ERR_TOO_BIG with err naming the setting when one value would grow
+ * past 1 MiB or all of them together past LIMIT_JOB_SETTINGS (the settings
+ * are then half expanded: the caller drops them); ERR_NOMEM. */
+#define LIMIT_JOB_SETTINGS (4u << 20)
+int jobs_settings_expand(json_t *settings, char *err, size_t errlen);
 
 /* openQA's job name: DISTRI-VERSION-FLAVOR-ARCH-Build<BUILD>-TEST@MACHINE
  * (empty parts skipped, TEST replaced by JOB_TEMPLATE_NAME when set), every

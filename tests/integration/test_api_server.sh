@@ -141,7 +141,21 @@ ocli -X POST machines name=m3 backend=qemu > "$TMP/bad11.json" 2>&1
 check "operator key may not write tables" grep -q "Administrator level required" "$TMP/bad11.json"
 cli -X POST isos DISTRI=vigil > "$TMP/bad12.out" 2>&1
 check "isos without VERSION FLAVOR ARCH: 400 text" grep -q "missing parameters: VERSION FLAVOR ARCH" "$TMP/bad12.out"
+# One 502 KB post whose 100 settings each name a 500 KB one twice would
+# store 100 MB once expanded: refused, for a job and for a build.
+python3 -c 'import sys; sys.stdout.write("DISTRI=vigil&VERSION=1&FLAVOR=DVD&ARCH=x86_64&A=" + "a" * 500000 + "".join("&K%d=%%25A%%25%%25A%%25" % i for i in range(100)))' > "$TMP/bomb"
+for T in /api/v1/jobs /api/v1/isos; do
+	# a job needs TEST; a build without one schedules both templates
+	[ $T = /api/v1/jobs ] && B="TEST=bomb&" || B=
+	printf %s "$B" | cat - "$TMP/bomb" | curl -s -o "$TMP/bomb.json" -w '%{http_code}' -X POST -H "X-API-Key: $KEY" \
+		-H "X-API-Microtime: $NOW" -H "X-API-Hash: $(sign $T "$NOW")" --data-binary @- "$URL$T" > "$TMP/bomb.code"
+	check "POST $T whose %VAR% settings expand past 4 MiB: 400 naming the limit" \
+		[ "$(cat "$TMP/bomb.code") $(json_get "$TMP/bomb.json" 'j["error"]')" = \
+		"400 settings: over 4194304 bytes in all once %VAR% references are expanded" ]
+done
 check "nothing changed by bad requests" [ "$(count_jobs)" = "$BEFORE" ]
+cli isos/2 > "$TMP/sp2.out" 2>&1
+check "no scheduled product kept by the refused build" grep -q "does not exist" "$TMP/sp2.out"
 cli machines > "$TMP/ml2.json"
 check "no machine added by bad requests" [ "$(json_get "$TMP/ml2.json" 'len(j["Machines"])')" = 1 ]
 check "server still running" kill -0 "$SERVER_PID"

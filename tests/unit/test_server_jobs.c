@@ -41,13 +41,45 @@ TEST(server_settings_default_class_and_expand)
 
 	jobs_settings_default_class(s);
 	CHECK_STR(json_string_value(json_object_get(s, "WORKER_CLASS")), "qemu_aarch64");
-	jobs_settings_expand(s);
+	CHECK_INT(jobs_settings_expand(s, NULL, 0), 0);
 	CHECK_STR(json_string_value(json_object_get(s, "ISO")), "vigil-%VERSION%.iso");
 	json_object_set_new(s, "BACKEND", json_string("svirt"));
 	json_object_del(s, "WORKER_CLASS");
 	jobs_settings_default_class(s);
 	CHECK(json_object_get(s, "WORKER_CLASS") == NULL);
 	json_decref(s);
+}
+
+/* Issue 17: one 502 KB post (A = 500 KB, 100 keys K<n>=%A%%A%) stored
+ * 100 MB of settings. Expansion is bounded per value and in all. */
+TEST(server_settings_expand_bounded)
+{
+	json_t *s = json_object();
+	char *big = malloc(500001), err[256] = "";
+	int i;
+
+	memset(big, 'a', 500000);
+	big[500000] = '\0';
+	json_object_set_new(s, "A", json_string(big));
+	for (i = 0; i < 100; i++) {
+		char k[16];
+		snprintf(k, sizeof(k), "K%d", i);
+		json_object_set_new(s, k, json_string("%A%%A%"));
+	}
+	CHECK_INT(jobs_settings_expand(s, err, sizeof(err)), ERR_TOO_BIG);
+	CHECK(strstr(err, "settings: over 4194304 bytes in all"));
+	json_decref(s);
+	/* one value past 1 MiB */
+	s = json_pack("{s:s,s:s}", "A", big, "B", "%A%-%A%-%A%");
+	CHECK_INT(jobs_settings_expand(s, err, sizeof(err)), ERR_TOO_BIG);
+	CHECK(strstr(err, "setting 'B': over 1048576 bytes"));
+	json_decref(s);
+	/* a few references to it are fine */
+	s = json_pack("{s:s,s:s}", "A", big, "B", "%A%-%A%");
+	CHECK_INT(jobs_settings_expand(s, err, sizeof(err)), 0);
+	CHECK_INT(strlen(json_string_value(json_object_get(s, "B"))), 1000001);
+	json_decref(s);
+	free(big);
 }
 
 TEST(server_job_name)
