@@ -134,6 +134,19 @@ int params_parse(struct params *p, const char *s, size_t len, char *msg, size_t 
 					 s + pos, keyend + 1 + bad);
 				return ERR_PROTO;
 			}
+			/* Everything behind the API is text: a name or value that is
+			 * not UTF-8 is refused here, once for every route. */
+			if (!str_utf8_valid(k, strlen(k), &bad) || !str_utf8_valid(v, strlen(v), &bad)) {
+				size_t kl = strlen(k), n = kl > 40 ? 40 : kl;
+				bool name_ok = str_utf8_valid(k, kl, NULL);
+				while (name_ok && n < kl && ((unsigned char)k[n] & 0xc0) == 0x80)
+					n--; /* cut the name on a character boundary */
+				snprintf(msg, msglen, "parameter '%.*s': not valid UTF-8 (decoded byte %zu)",
+					 name_ok ? (int)n : 10, name_ok ? k : "(its name)", bad);
+				free(k);
+				free(v);
+				return ERR_PROTO;
+			}
 			if ((rc = push(p, k, v))) {
 				snprintf(msg, msglen, "more than %u parameters", LIMIT_API_PARAMS);
 				return rc;

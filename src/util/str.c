@@ -55,3 +55,48 @@ int str_to_double(const char *s, double *out)
 	*out = v;
 	return 0;
 }
+
+bool str_utf8_valid(const char *s, size_t len, size_t *bad)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned c = u[i];
+		size_t n, k;
+		unsigned lo = 0x80, hi = 0xbf; /* range of the second byte */
+
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf) {
+			n = 1;
+		} else if (c >= 0xe0 && c <= 0xef) {
+			n = 2;
+			if (c == 0xe0)
+				lo = 0xa0; /* overlong */
+			else if (c == 0xed)
+				hi = 0x9f; /* surrogates */
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			n = 3;
+			if (c == 0xf0)
+				lo = 0x90; /* overlong */
+			else if (c == 0xf4)
+				hi = 0x8f; /* above U+10FFFF */
+		} else {
+			goto fail;
+		}
+		if (len - i <= n || u[i + 1] < lo || u[i + 1] > hi)
+			goto fail;
+		for (k = 2; k <= n; k++)
+			if ((u[i + k] & 0xc0) != 0x80)
+				goto fail;
+		i += n + 1;
+	}
+	return true;
+fail:
+	if (bad)
+		*bad = i;
+	return false;
+}

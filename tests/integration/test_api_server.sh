@@ -141,6 +141,19 @@ ocli -X POST machines name=m3 backend=qemu > "$TMP/bad11.json" 2>&1
 check "operator key may not write tables" grep -q "Administrator level required" "$TMP/bad11.json"
 cli -X POST isos DISTRI=vigil > "$TMP/bad12.out" 2>&1
 check "isos without VERSION FLAVOR ARCH: 400 text" grep -q "missing parameters: VERSION FLAVOR ARCH" "$TMP/bad12.out"
+# Names and values that are not UTF-8: refused with the parameter's name.
+for q in 'state=%FF' 'limit=%FF'; do
+	curl -s -o "$TMP/u8.json" -w '%{http_code}' "$URL/api/v1/jobs?$q" > "$TMP/u8.code"
+	check "GET jobs?$q: 400 naming the parameter" [ "$(cat "$TMP/u8.code") $(json_get "$TMP/u8.json" 'j["error"]')" = \
+		"400 bad query string: parameter '${q%%=*}': not valid UTF-8 (decoded byte 0)" ]
+done
+for T in /api/v1/jobs:TEST=u8\&FOO=%FF:FOO /api/v1/machines:name=%FF\&backend=qemu:name; do
+	B=${T#*:} R=${T%%:*}
+	curl -s -o "$TMP/u8.json" -w '%{http_code}' -X POST -H "X-API-Key: $KEY" -H "X-API-Microtime: $NOW" \
+		-H "X-API-Hash: $(sign $R "$NOW")" --data "${B%:*}" "$URL$R" > "$TMP/u8.code"
+	check "POST $R ${B%:*}: 400 naming ${B##*:}" [ "$(cat "$TMP/u8.code") $(json_get "$TMP/u8.json" 'j["error"]')" = \
+		"400 bad form body: parameter '${B##*:}': not valid UTF-8 (decoded byte 0)" ]
+done
 # One 502 KB post whose 100 settings each name a 500 KB one twice would
 # store 100 MB once expanded: refused, for a job and for a build.
 python3 -c 'import sys; sys.stdout.write("DISTRI=vigil&VERSION=1&FLAVOR=DVD&ARCH=x86_64&A=" + "a" * 500000 + "".join("&K%d=%%25A%%25%%25A%%25" % i for i in range(100)))' > "$TMP/bomb"

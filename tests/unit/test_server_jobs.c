@@ -9,6 +9,7 @@
 #include "server/isos.h"
 #include "server/jobs.h"
 #include "util/err.h"
+#include "util/str.h"
 #include "util/path.h"
 
 TEST(server_settings_merge_order)
@@ -114,6 +115,42 @@ TEST(server_params_parse)
 	CHECK(params_parse(&p, "x=%zz", 5, msg, sizeof(msg)) != 0);
 	CHECK(params_parse(&p, "x=%4", 4, msg, sizeof(msg)) != 0);
 	CHECK(params_parse(&p, "x=%00", 5, msg, sizeof(msg)) != 0);
+	params_release(&p);
+}
+
+/* Issue 17: state=%FF returned the unfiltered list, limit=%FF a 500, a
+ * setting FOO=%FF was dropped: a parameter that is not UTF-8 is refused
+ * with its name, for every route. */
+TEST(server_params_refuse_bad_utf8)
+{
+	static const struct { const char *s; size_t len; bool ok; size_t bad; } u[] = {
+		{ "plain ascii", 11, true, 0 },
+		{ "gr\xc3\xbc\xc3\x9f \xe2\x82\xac \xf0\x9f\x98\x80", 15, true, 0 },
+		{ "a\xff", 2, false, 1 },
+		{ "\xc0\xaf", 2, false, 0 },          /* overlong '/' */
+		{ "ab\xe0\x80\xaf", 5, false, 2 },   /* overlong, 3 bytes */
+		{ "\xed\xa0\x80", 3, false, 0 },      /* a surrogate */
+		{ "\xf4\x90\x80\x80", 4, false, 0 },  /* above U+10FFFF */
+		{ "x\xe2\x82", 3, false, 1 },         /* cut short */
+		{ "\xc3(", 2, false, 0 },
+	};
+	struct params p;
+	char msg[128];
+	size_t i, bad;
+
+	for (i = 0; i < sizeof(u) / sizeof(u[0]); i++) {
+		bad = 99;
+		CHECK_INT(str_utf8_valid(u[i].s, u[i].len, &bad), u[i].ok);
+		if (!u[i].ok)
+			CHECK_INT(bad, u[i].bad);
+	}
+	params_init(&p);
+	CHECK_INT(params_parse(&p, "state=%FF", 9, msg, sizeof(msg)), ERR_PROTO);
+	CHECK_STR(msg, "parameter 'state': not valid UTF-8 (decoded byte 0)");
+	CHECK_INT(params_parse(&p, "a%C3=1", 6, msg, sizeof(msg)), ERR_PROTO);
+	CHECK_STR(msg, "parameter '(its name)': not valid UTF-8 (decoded byte 1)");
+	CHECK_INT(params_parse(&p, "name=gr%C3%BCn", 14, msg, sizeof(msg)), 0);
+	CHECK_STR(params_get(&p, "name"), "gr\xc3\xbcn");
 	params_release(&p);
 }
 
