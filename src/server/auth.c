@@ -16,13 +16,34 @@
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
+/* Whether s is a decimal integer or decimal fraction ("1712345678",
+ * "1712345678.123456"): what openQA's Perl and Python clients send. strtod
+ * alone would also take hex, exponents, "inf" and leading spaces. */
+static bool decimal_time(const char *s)
+{
+	size_t i = 0, digits = 0;
+
+	while (s[i] >= '0' && s[i] <= '9')
+		i++;
+	if (i == 0 || i > 12)
+		return false;
+	if (s[i] == '.') {
+		i++;
+		while (s[i] >= '0' && s[i] <= '9')
+			i++, digits++;
+		if (digits == 0 || digits > 9)
+			return false;
+	}
+	return s[i] == '\0';
+}
+
 int auth_verify(const char *secret, const char *target, const char *microtime, const char *hash, double now,
 		char *msg, size_t msglen)
 {
 	double t;
 
-	if (!microtime || str_to_double(microtime, &t) || !isfinite(t)) {
-		snprintf(msg, msglen, "invalid X-API-Microtime header (expected seconds since the epoch)");
+	if (!microtime || !decimal_time(microtime) || str_to_double(microtime, &t) || !isfinite(t)) {
+		snprintf(msg, msglen, "invalid X-API-Microtime header (expected decimal seconds since the epoch)");
 		return ERR_INVALID;
 	}
 	if (fabs(now - t) > AUTH_TIME_TOLERANCE) {

@@ -7,6 +7,7 @@
 #include "net/hmac.h"
 #include "server/auth.h"
 #include "server/db.h"
+#include "util/err.h"
 #include "util/path.h"
 #include "util/time.h"
 
@@ -35,6 +36,18 @@ TEST(auth_verify_time_and_hash)
 	CHECK(auth_verify("1234567890ABCDEF", t, "soon", "7212112d6b72e39c00543e946028ddc131c23fd6", 1712345678.0,
 			  msg, sizeof(msg)) != 0);
 	CHECK(auth_verify("1234567890ABCDEF", t, "1712345678", NULL, 1712345678.0, msg, sizeof(msg)) != 0);
+	/* Issue 17: the time is a decimal integer or fraction, nothing else
+	 * (hex, exponents, signs, spaces: refused before the hash is looked at). */
+	{
+		static const char *const odd[] = { "0x6613C44E", "1.712345678e9", "+1712345678", " 1712345678",
+						   "1712345678.", ".5", "1712345678 ", "inf", "" };
+		size_t i;
+		for (i = 0; i < sizeof(odd) / sizeof(odd[0]); i++) {
+			CHECK_INT(auth_verify("1234567890ABCDEF", t, odd[i], "7212112d6b72e39c00543e946028ddc131c23fd6",
+					      1712345678.0, msg, sizeof(msg)), ERR_INVALID);
+			CHECK(strstr(msg, "invalid X-API-Microtime header") != NULL);
+		}
+	}
 }
 
 TEST(auth_keys_in_db)
