@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "cmd/cmd.h"
 #include "server/server.h"
 #include "util/log.h"
@@ -19,7 +20,7 @@
 static const char serve_usage[] =
 	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N]\n"
 	"                   [--per-ip N] [--threads N] [--header-timeout S]\n"
-	"                   [--secure-cookies] [--rerun-wait S] [-v]\n"
+	"                   [--secure-cookies] [--rerun-wait S] [--user NAME] [-v]\n"
 	"\n"
 	"Serves openQA's REST API (/api/v1: jobs, isos, machines, products,\n"
 	"test_suites, job_groups, job_templates, workers, assets) from the SQLite\n"
@@ -51,6 +52,9 @@ static const char serve_usage[] =
 	"  --rerun-wait S      a job re-run from a milestone waits S seconds for\n"
 	"                      the worker keeping the snapshot, then any worker\n"
 	"                      runs it in full (default 600)\n"
+	"  --user NAME         started as root: bind the address (a port below\n"
+	"                      1024 too), then run as NAME; the data directory\n"
+	"                      must be NAME's to write\n"
 	"  -v, --verbose       log every request at debug level\n"
 	"  -h, --help          this text\n"
 	"\n"
@@ -78,6 +82,7 @@ int cmd_serve(int argc, char **argv)
 		{ "header-timeout", required_argument, NULL, 'H' },
 		{ "secure-cookies", no_argument, NULL, 'S' },
 		{ "rerun-wait", required_argument, NULL, 'R' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -130,6 +135,9 @@ int cmd_serve(int argc, char **argv)
 				return 2;
 			cfg.rerun_wait_s = n;
 			break;
+		case 'u':
+			cfg.user = optarg;
+			break;
 		case 'v':
 			log_set_stderr_level(LOG_DEBUG);
 			break;
@@ -152,11 +160,20 @@ int cmd_serve(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	umask(077);
+	if (geteuid() == 0 && !cfg.user)
+		log_warn("running as root: a flaw in the server would be root's; start it with --user NAME "
+			 "to run as NAME once the address is bound");
+	if (cfg.user && geteuid() != 0) {
+		fprintf(stderr, "vigil serve: --user needs root (it drops root after binding); "
+			"start without it to run as yourself\n");
+		return 2;
+	}
 	if (server_start(&s, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "vigil serve: %s\n", err);
 		return 1;
 	}
-	log_info("listening on %s (port %u), data in %s", cfg.listen, server_port(s), cfg.data_dir);
+	log_info("listening on %s (port %u), data in %s%s%s", cfg.listen, server_port(s), cfg.data_dir,
+		 cfg.user ? ", as user " : "", cfg.user ? cfg.user : "");
 	(void)sigwait(&set, &sig);
 	log_info("signal %d: stopping", sig);
 	server_free(s);

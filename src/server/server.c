@@ -53,6 +53,7 @@
 #include "util/file.h"
 #include "util/log.h"
 #include "util/path.h"
+#include "util/proc.h"
 #include "util/str.h"
 #include "util/time.h"
 #include "util/banned.h" /* last: after every system header */
@@ -1173,6 +1174,25 @@ static void handlers_close(struct server *s)
 	s->handlers = NULL;
 }
 
+/* A listening socket on ss, made before privileges are dropped. */
+static int bind_socket(const struct sockaddr_storage *ss, socklen_t sslen, const char *listen_on, int *fd,
+		       char *err, size_t errlen)
+{
+	int one = 1, e;
+
+	*fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (*fd < 0 || setsockopt(*fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(*fd, (const struct sockaddr *)ss, sslen) || listen(*fd, SOMAXCONN)) {
+		e = errno;
+		snprintf(err, errlen, "cannot listen on '%s': %s", listen_on, err_str(-e));
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+		return -e;
+	}
+	return 0;
+}
+
 int server_start(struct server **out, const struct server_config *cfg, char *err, size_t errlen)
 {
 	struct server *s = NULL;
@@ -1183,15 +1203,29 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	const union MHD_DaemonInfo *info;
 	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
 	unsigned conns = cfg->connection_limit ? cfg->connection_limit : SERVER_CONNECTION_LIMIT;
-	int rc;
+	struct MHD_OptionItem listen_opt[2] = { { MHD_OPTION_END, 0, NULL }, { MHD_OPTION_END, 0, NULL } };
+	int rc, lfd = -1;
 
 	*out = NULL;
 	if ((rc = resolve(cfg->listen, &ss, &sslen, err, errlen)))
 		return rc;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	if (!(dbpath = server_db_path(cfg->data_dir, err, errlen)))
+	/* --user: bind while still root (a port below 1024), then become the
+	 * user before anything is created under the data directory. */
+	if (cfg->user && ((rc = bind_socket(&ss, sslen, cfg->listen, &lfd, err, errlen)) ||
+			  (rc = proc_drop_privileges(cfg->user, err, errlen)))) {
+		if (lfd >= 0)
+			close(lfd);
+		return rc;
+	}
+	listen_opt[0] = lfd >= 0 ? (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, lfd, NULL } :
+				   (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &ss };
+	if (!(dbpath = server_db_path(cfg->data_dir, err, errlen))) {
+		if (lfd >= 0)
+			close(lfd);
 		return ERR_IO;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		rc = ERR_NOMEM;
@@ -1235,7 +1269,7 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	}
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				  MHD_OPTION_ARRAY, listen_opt,
 				  MHD_OPTION_CONNECTION_LIMIT, conns,
 				  MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 				  cfg->per_ip_limit < 0 ? 0u : cfg->per_ip_limit ? (unsigned)cfg->per_ip_limit :
@@ -1244,6 +1278,9 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 				  MHD_OPTION_URI_LOG_CALLBACK, uri_log_cb, s,
 				  MHD_OPTION_NOTIFY_COMPLETED, completed_cb, s,
 				  MHD_OPTION_END);
+	if (!s->mhd && lfd >= 0)
+		close(lfd);
+	lfd = -1; /* libmicrohttpd's from here: it closes it when it stops */
 	if (!s->mhd) {
 		snprintf(err, errlen, "cannot listen on '%s' (address in use or not permitted?)", cfg->listen);
 		rc = ERR_IO;

@@ -28,6 +28,7 @@ struct server_config {
 	unsigned header_timeout_s;  /* 0: SERVER_HEADER_TIMEOUT_S */
 	bool secure_cookies;        /* session cookies with Secure (served over TLS by a proxy) */
 	long rerun_wait_s;          /* a pinned re-run waits this long for its worker; 0: RERUN_WAIT_DEFAULT_S */
+	const char *user;           /* NULL, or become this user once the address is bound */
 };
 
 /* The handler threads when not configured: twice the online CPUs, at

@@ -2,6 +2,8 @@
 /* proc.c - running helper programs (qemu-img, tesseract): fork + exec with
  * the child tied to the forking thread, output collected, a time limit. */
 #include <errno.h>
+#include <pwd.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -97,3 +99,31 @@ int proc_run(char *const argv[], int timeout_ms, int *status, struct buf *out)
 	return killed ? ERR_TIMEOUT : rc;
 }
 
+
+int proc_drop_privileges(const char *user, char *err, size_t errlen)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	int e;
+
+	e = getpwnam_r(user, &pw, buf, sizeof(buf), &res);
+	if (e || !res) {
+		snprintf(err, errlen, "user '%s': %s", user, e ? err_str(-e) : "no such user");
+		return e ? -e : ERR_NOT_FOUND;
+	}
+	if (pw.pw_uid == 0) {
+		snprintf(err, errlen, "user '%s' is root: name an unprivileged user", user);
+		return ERR_INVALID;
+	}
+	/* Groups first: once the uid is gone, they can no longer be changed. */
+	if (initgroups(pw.pw_name, pw.pw_gid) || setgid(pw.pw_gid) || setuid(pw.pw_uid)) {
+		e = errno;
+		snprintf(err, errlen, "cannot become user '%s': %s", user, err_str(-e));
+		return -e;
+	}
+	if (setuid(0) == 0 || geteuid() == 0) {
+		snprintf(err, errlen, "user '%s': root could be regained after dropping it", user);
+		return ERR_INVALID;
+	}
+	return 0;
+}

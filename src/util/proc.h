@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* proc.h - running helper programs: fork + exec, output, time limit. */
+/* proc.h - running helper programs: fork + exec, output, time limit; and
+ * giving up root for a named user. */
 #ifndef VIGIL_PROC_H
 #define VIGIL_PROC_H
 
@@ -16,5 +17,10 @@ void proc_child_exec(char *const argv[], int out_fd, pid_t parent) __attribute__
  * NULL; when full the start is kept), kill it at timeout_ms. *status gets
  * the wait status. 0, ERR_TIMEOUT (killed), or -errno. */
 int proc_run(char *const argv[], int timeout_ms, int *status, struct buf *out);
+
+/* Become user (a name from the password database): its groups, its gid,
+ * its uid, and check that root cannot be regained. 0, or ERR_NOT_FOUND
+ * (no such user), ERR_INVALID (the user is root) or -errno, with err. */
+int proc_drop_privileges(const char *user, char *err, size_t errlen);
 
 #endif
