@@ -125,8 +125,14 @@ int artefact_store(const char *data_dir, int64_t job_id, enum artefact_kind kind
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	if ((rc = file_mkdir_p(dir, 0700)))
+	if ((rc = file_mkdir_p(dir, 0700)) || (rc = file_mkdir_p(images, 0700)))
 		goto out;
+	/* Nothing lands outside the data directory through a planted link. */
+	if ((rc = file_dir_within(data_dir, dir)) || (rc = file_dir_within(data_dir, images))) {
+		log_err("job %lld: artefact '%s' refused: its directory leads out of the data directory", (long long)job_id,
+			name);
+		goto out;
+	}
 	if (kind == ARTEFACT_ULOG || !str_ends_with(name, ".png")) {
 		rc = rename(tmp, dest) ? -errno : 0;
 		goto out;
@@ -136,8 +142,6 @@ int artefact_store(const char *data_dir, int64_t job_id, enum artefact_kind kind
 		goto out;
 	}
 	if ((rc = sha256_fd(fd, hex)))
-		goto out;
-	if ((rc = file_mkdir_p(images, 0700)))
 		goto out;
 	snprintf(rel, sizeof(rel), "%s.png", hex);
 	if (!(img = path_join(images, rel))) {

@@ -282,6 +282,10 @@ int assets_store(struct db *db, const char *data_dir, const char *type, const ch
 	}
 	if ((rc = file_mkdir_p(dir, 0755)))
 		goto out;
+	if ((rc = file_dir_within(data_dir, dir))) {
+		log_err("asset %s/%s refused: '%s' leads out of the data directory (a symbolic link?)", type, name, dir);
+		goto out;
+	}
 	if (rename(tmp, dest)) {
 		rc = -errno;
 		goto out;

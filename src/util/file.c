@@ -114,3 +114,22 @@ int file_mkdir_p(const char *path, unsigned mode)
 	free(p);
 	return rc;
 }
+
+int file_dir_within(const char *root, const char *dir)
+{
+	char *r = realpath(root, NULL), *d = realpath(dir, NULL);
+	size_t rl;
+	int rc;
+
+	if (!r || !d) {
+		rc = -errno;
+		goto out;
+	}
+	rl = strlen(r);
+	/* "/" as root holds everything; else a prefix ending at a separator. */
+	rc = (rl == 1 || (!strncmp(d, r, rl) && (d[rl] == '/' || d[rl] == '\0'))) ? 0 : ERR_INVALID;
+out:
+	free(r);
+	free(d);
+	return rc;
+}

@@ -17,5 +17,9 @@ bool file_exists(const char *path);
 bool file_is_dir(const char *path);
 /* mkdir -p; 0 or -errno. */
 int file_mkdir_p(const char *path, unsigned mode);
+/* Whether the existing directory dir, every symbolic link resolved, lies
+ * in root (also resolved): a link planted below root that points out of it
+ * makes a write there land outside. 0, ERR_INVALID (outside) or -errno. */
+int file_dir_within(const char *root, const char *dir);
 
 #endif

@@ -6,10 +6,12 @@
  * and listed. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "unit.h"
 #include "server/artefacts.h"
+#include "server/assets.h"
 #include "server/db.h"
 #include "server/jobs.h"
 #include "server/sched.h"
@@ -211,4 +213,44 @@ TEST(artefact_kinds)
 	free(thumb);
 	free(again);
 	free(ulog);
+}
+
+/* Issue 17: a directory link planted under the data directory that points
+ * out of it made an upload land outside. Artefacts and assets whose
+ * directory leads out are refused, and the upload stays where it was. */
+TEST(uploads_stay_in_the_data_dir)
+{
+	const char *tmp = unit_tmpdir();
+	char *data = path_join(tmp, "data"), *outside = path_join(tmp, "outside");
+	char *res = path_join(data, "testresults"), *link8 = path_join(data, "testresults/8");
+	char *factory = path_join(data, "factory"), *iso = path_join(data, "factory/iso");
+	char *t1, *t2, *t3, *inside;
+	struct db *db = unit_db();
+	int64_t id = 0;
+
+	CHECK_INT(file_mkdir_p(res, 0700), 0);
+	CHECK_INT(file_mkdir_p(factory, 0700), 0);
+	CHECK_INT(file_mkdir_p(outside, 0700), 0);
+	CHECK_INT(symlink(outside, link8), 0);
+	CHECK_INT(symlink(outside, iso), 0);
+	t1 = upload(data, "log"), t2 = upload(data, "disk"), t3 = upload(data, "fine");
+	CHECK_INT(artefact_store(data, 8, ARTEFACT_ULOG, "boot-cmdline", t1), ERR_INVALID);
+	CHECK_INT(assets_store(db, data, "iso", "planted.iso", t2, NULL, 8, &id), ERR_INVALID);
+	CHECK(file_exists(t1) && file_exists(t2));
+	{
+		char *o1 = path_join(outside, "ulogs/boot-cmdline"), *o2 = path_join(outside, "planted.iso");
+		CHECK(!file_exists(o1) && !file_exists(o2));
+		free(o1);
+		free(o2);
+	}
+	CHECK_INT(file_dir_within(data, outside), ERR_INVALID);
+	CHECK_INT(file_dir_within(data, res), 0);
+	CHECK_INT(file_dir_within(data, data), 0);
+	/* a link that stays inside is followed */
+	inside = path_join(data, "testresults/9");
+	CHECK_INT(symlink(res, inside), 0);
+	CHECK_INT(artefact_store(data, 9, ARTEFACT_ULOG, "ok-log", t3), 0);
+	free(data), free(outside), free(res), free(link8), free(factory), free(iso), free(inside);
+	free(t1), free(t2), free(t3);
+	db_free(db);
 }
