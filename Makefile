@@ -7,7 +7,14 @@ CC ?= gcc
 SAN ?= 0
 WERROR ?= 0
 
-ifeq ($(SAN),1)
+ifeq ($(FUZZ),1)
+# libFuzzer targets (tests/fuzz/): clang with ASan+UBSan, the library
+# instrumented for coverage; each target brings libFuzzer's main.
+CC := clang-14
+BUILD := build-fuzz
+SANFLAGS := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT := -O1
+else ifeq ($(SAN),1)
 BUILD := build-san
 SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 OPT := -O1
@@ -37,10 +44,12 @@ WEB_FILES := $(shell find web -type f ! -name '.*' 2>/dev/null | sort)
 PERL_FILES := $(shell find src/runner/perl -type f ! -name '.*' 2>/dev/null | sort)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/unit/runner.o
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/fuzz/%)
 FIXTURE_SRC := $(sort $(wildcard tests/fixtures/*.c))
 FIXTURES := $(FIXTURE_SRC:tests/fixtures/%.c=$(BUILD)/fixtures/%)
 
-.PHONY: all deps images demo check unit integration bench clean install-deps FORCE
+.PHONY: all deps images demo check unit integration bench clean install-deps fuzz fuzz-build FORCE
 
 all: $(BUILD)/vigil $(FIXTURES)
 
@@ -91,6 +100,20 @@ $(BUILD)/fixtures/%: tests/fixtures/%.c $(BUILD)/libvigil.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(shell pkg-config --cflags libvncserver) -o $@ $^ $(LDLIBS) $(shell pkg-config --libs libvncserver)
 
+# libFuzzer targets: `make fuzz` builds them (FUZZ=1) and runs each for
+# FUZZ_TIME seconds from its committed seeds (tests/fuzz/corpus/NAME);
+# tests/integration/test_fuzz.sh runs a short, seeded pass in `make check`.
+build-fuzz/fuzz/%: tests/fuzz/%.c build-fuzz/libvigil.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz-build:
+	$(MAKE) FUZZ=1 $(FUZZ_BIN)
+
+FUZZ_TIME ?= 60
+fuzz: fuzz-build
+	tests/fuzz/run $(FUZZ_TIME)
+
 install-deps:
 	scripts/install-deps
 
@@ -119,6 +142,6 @@ bench: all
 	bench/run
 
 clean:
-	rm -rf build build-san vigil
+	rm -rf build build-san build-fuzz vigil
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

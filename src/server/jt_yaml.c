@@ -259,13 +259,21 @@ static int collect(struct ctx *c, yaml_node_t *map, const char *path, struct kvs
 /* The pairs of n, which must be a mapping (null counts as empty when allow_null). */
 static int pairs(struct ctx *c, yaml_node_t *n, const char *path, bool allow_null, struct kvs *m)
 {
+	int rc;
+
 	m->v = NULL;
 	m->n = m->cap = 0;
 	if (allow_null && is_null(n))
 		return 0;
 	if (!n || n->type != YAML_MAPPING_NODE)
 		return fail(c, n, path, "expected a mapping, found %s", type_name(n));
-	return collect(c, n, path, m, false, 0);
+	/* On an error m holds nothing: callers leave at once without freeing. */
+	if ((rc = collect(c, n, path, m, false, 0))) {
+		free(m->v);
+		m->v = NULL;
+		m->n = m->cap = 0;
+	}
+	return rc;
 }
 
 static bool word_char(unsigned char ch)
@@ -438,6 +446,14 @@ static int parse_scenario(struct ctx *c, yaml_node_t *n, const char *path, const
 	}
 	if (n->type == YAML_SCALAR_NODE && !is_null(n)) {
 		suite = scalar(n);
+		/* The name pattern of the mapping form holds for the plain form
+		 * too: a name outside it names no test suite, and the YAML written
+		 * back (which gives an entry its attributes as a mapping) could not
+		 * be read again (found by tests/fuzz/fuzz_yaml). */
+		if (!name_ok(suite, " _*.+-")) {
+			rc = fail(c, n, path, "invalid test suite name '%s'", suite);
+			goto out;
+		}
 	} else if (n->type == YAML_MAPPING_NODE) {
 		if ((rc = pairs(c, n, path, false, &m)))
 			goto out;

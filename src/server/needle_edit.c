@@ -664,7 +664,7 @@ int needle_edit_match(struct needle_edit_cache *c, const char *png_path, const c
 	double t0 = time_mono();
 	size_t i, k;
 	bool hit = false, hit2 = false;
-	int rc, matched = 0;
+	int rc;
 
 	*out = NULL;
 	if ((rc = shot_get(c, png_path, &s, &hit, msg, msglen)))
@@ -704,7 +704,6 @@ int needle_edit_match(struct needle_edit_cache *c, const char *png_path, const c
 		const struct match_area_result *a = &res.areas[k];
 		if (n->areas[i].type != NEEDLE_AREA_MATCH)
 			continue;
-		matched += a->ok;
 		json_array_append_new(areas, json_pack("{s:I,s:i,s:i,s:i,s:i,s:f,s:f,s:s}", "index", (json_int_t)i,
 						       "x", a->x, "y", a->y, "w", a->w, "h", a->h, "similarity",
 						       round2(a->similarity * 100.0), "required", n->areas[i].match,

@@ -130,8 +130,9 @@ int params_parse(struct params *p, const char *s, size_t len, char *msg, size_t 
 			v = eq ? decode(eq + 1, end - keyend - 1, &bad) : strdup("");
 			if (!v) {
 				free(k);
-				snprintf(msg, msglen, "bad percent escape in the value of '%.40s' at byte %zu",
-					 s + pos, keyend + 1 + bad);
+				/* s is not NUL-terminated: the name is printed by its length */
+				snprintf(msg, msglen, "bad percent escape in the value of '%.*s' at byte %zu",
+					 (int)(keyend - pos < 40 ? keyend - pos : 40), s + pos, keyend + 1 + bad);
 				return ERR_PROTO;
 			}
 			/* Everything behind the API is text: a name or value that is

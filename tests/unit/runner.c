@@ -6,6 +6,9 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
 #include "unit.h"
 #include "registry.h"
 #include "server/db.h"
@@ -45,6 +48,14 @@ static int run_one(const struct unit_test *t)
 		alarm(120);
 		t->fn();
 		fflush(NULL);
+#if defined(__SANITIZE_ADDRESS__)
+		/* _exit skips LeakSanitizer's check at exit: run it here, so
+		 * memory a test's code path loses fails the test. */
+		if (__lsan_do_recoverable_leak_check()) {
+			fprintf(stderr, "memory leaked (LeakSanitizer's report above)\n");
+			_exit(1);
+		}
+#endif
 		_exit(0);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) < 0)

@@ -21,6 +21,8 @@ TEST(image_png_round_trip)
 	CHECK_INT(b->w, 7);
 	CHECK_INT(b->h, 5);
 	CHECK(!memcmp(a->px, b->px, 7 * 5 * 3));
+	image_free(b);
+	b = NULL;
 	CHECK_INT(image_png_info(path, &w, &h, err, sizeof(err)), 0);
 	CHECK_INT(w, 7);
 	CHECK_INT(h, 5);

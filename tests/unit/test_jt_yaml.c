@@ -190,3 +190,33 @@ TEST(jt_yaml_mutations)
 		jt_list_release(&l);
 	}
 }
+
+/* Found by tests/fuzz/fuzz_yaml: a product mapping with a duplicate key
+ * lost the pairs read before it (LeakSanitizer in the unit runner). */
+TEST(jt_yaml_duplicate_key_in_product_frees)
+{
+	static const char y[] = "products:\n  p:\n    flavor: a\n    flavor: b\n    version: '1'\nscenarios: {}\n";
+	struct jt_list l;
+	char err[512];
+
+	jt_list_init(&l);
+	CHECK(jt_yaml_parse(y, strlen(y), &l, err, sizeof(err)) != 0);
+	CHECK(strstr(err, "duplicate key 'flavor'") != NULL);
+	jt_list_release(&l);
+}
+
+/* Found by tests/fuzz/fuzz_yaml: a plain test suite name outside the
+ * pattern of the mapping form was taken, and the YAML written back from it
+ * could not be read again. */
+TEST(jt_yaml_plain_suite_name_checked)
+{
+	static const char y[] = "products:\n  p:\n    distri: d\n    flavor: f\n    version: '1'\n"
+				"scenarios:\n  x86_64:\n    p:\n      - boot [x\n";
+	struct jt_list l;
+	char err[512];
+
+	jt_list_init(&l);
+	CHECK(jt_yaml_parse(y, strlen(y), &l, err, sizeof(err)) != 0);
+	CHECK(strstr(err, "invalid test suite name 'boot [x'") != NULL);
+	jt_list_release(&l);
+}

@@ -152,6 +152,17 @@ TEST(server_params_refuse_bad_utf8)
 	CHECK_INT(params_parse(&p, "name=gr%C3%BCn", 14, msg, sizeof(msg)), 0);
 	CHECK_STR(params_get(&p, "name"), "gr\xc3\xbcn");
 	params_release(&p);
+	/* Found by tests/fuzz/fuzz_params: a bad escape in a short body's
+	 * value printed the name with "%.40s" from a buffer with no NUL. */
+	{
+		char *body = malloc(14);
+		memcpy(body, "name=gr%CA=3%B", 14);
+		params_init(&p);
+		CHECK_INT(params_parse(&p, body, 14, msg, sizeof(msg)), ERR_PROTO);
+		CHECK_STR(msg, "bad percent escape in the value of 'name' at byte 12");
+		params_release(&p);
+		free(body);
+	}
 }
 
 static void exec_ok(struct db *db, const char *sql)
