@@ -13,6 +13,12 @@ echo '{ "tags": [ "x" ], "area": [ ' > "$TMP/needles/badjson.json"
 echo '{ "tags": ["x"], "area": [{"xpos":1,"ypos":1,"width":5,"height":5}] }' > "$TMP/needles/nopng.json"
 echo '{ "tags": ["x"], "area": [{"xpos":1,"ypos":1,"width":5,"height":5,"type":"blob"}] }' > "$TMP/needles/badtype.json"
 cp examples/grub/needles/grub-menu.png "$TMP/needles/badtype.png"
+# A PNG cut short and an area outside its PNG: refused at load, each
+# reported once with its file (they used to load and fail every frame).
+echo '{ "tags": ["grub-menu"], "area": [{"xpos":1,"ypos":1,"width":5,"height":5}] }' > "$TMP/needles/cut.json"
+head -c 2000 examples/grub/needles/grub-menu.png > "$TMP/needles/cut.png"
+echo '{ "tags": ["grub-menu"], "area": [{"xpos":1020,"ypos":1,"width":50,"height":5}] }' > "$TMP/needles/outside.json"
+cp examples/grub/needles/grub-menu.png "$TMP/needles/outside.png"
 
 $VIGIL run $D --var NEEDLES_DIR="$TMP/needles" --var LUA_STUCK_TIMEOUT=3 --out "$TMP/modules" > "$TMP/modules.out" 2>&1
 rc=$?
@@ -26,6 +32,11 @@ check "faults: busy loop stopped" grep -q "no test API call" "$R/result-busy.jso
 check "faults: broken JSON needle reported with its file" grep -q "badjson.json" "$TMP/modules.out"
 check "faults: needle without png reported" grep -q "nopng" "$TMP/modules.out"
 check "faults: unknown area type reported" grep -q "blob" "$TMP/modules.out"
+check "faults: a needle PNG cut short reported once, with its file and why" \
+	[ "$(grep -c "^warning: needle 'cut.json': png: .*cut.png: truncated" "$TMP/modules.out")" = 1 ]
+check "faults: an area outside its PNG reported once" \
+	[ "$(grep -c "^warning: needle 'outside.json': area 1 (xpos 1020, ypos 1, 50x5) lies outside its 1024x768 PNG" "$TMP/modules.out")" = 1 ]
+check "faults: neither is ever matched" eval "! grep -q \"could not be matched\" '$TMP/modules.out'"
 
 # A long check on a still screen ends at its timeout (this once hung).
 timeout -k 10 120 $VIGIL run $D --var FAULT=still --var NEEDLES_DIR="$PWD/examples/grub/needles" --out "$TMP/still" > "$TMP/still.out" 2>&1
