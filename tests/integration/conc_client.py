@@ -14,6 +14,11 @@
 #   hold N [--src ADDR]                       open N connections with a
 #                                             partial request line, print
 #                                             "held", keep them until stdin ends
+#   flood N                                   N half-open connections from
+#                                             127.0.0.2.. (60 per address)
+#                                             past the connection limit,
+#                                             then all closed at once;
+#                                             prints how many were accepted
 #   refused [--src ADDR]                      true when a full request gets no
 #                                             answer (connection closed)
 #   many WRITERS READERS                      all at once; true when every
@@ -105,6 +110,19 @@ def main():
             held.append(s)
         print('held', flush=True)
         sys.stdin.read()
+        return 0
+    if cmd == 'flood':
+        held = []
+        for i in range(int(args[0])):
+            try:
+                s = connect(port, '127.0.0.%d' % (2 + i // 60))
+                s.sendall(b'GET /api/v1/jobs HTTP/1.1\r\nHost: x\r\n')
+                held.append(s)
+            except OSError:
+                pass  # over the limit: refused or reset
+        print(len(held), flush=True)
+        for s in held:
+            s.close()
         return 0
     if cmd == 'refused':
         s = connect(port, src)

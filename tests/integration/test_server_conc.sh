@@ -109,5 +109,31 @@ until curl -sf "$URL/api/v1/job_groups" > /dev/null || [ $n -ge 600 ]; do sleep 
 check "after the held ones close, 127.0.0.1 is answered again" curl -sf "$URL/api/v1/job_groups" -o /dev/null
 stop_server
 check "second server stopped cleanly" [ "$SERVER_RC" = 0 ]
+
+# Issue 17: half-open connections past the connection limit, then closed
+# at once: the server notices the closes, takes the ones the kernel queued
+# meanwhile, and answers again long before its 600 s header timeout.
+# (libmicrohttpd 0.9.75's epoll loop stopped accepting for good once the
+# limit had been reached: the server polls instead.)
+$VIGIL serve -v --listen "127.0.0.1:$PORT" --data "$DATA" --connections 50 --per-ip 0 --header-timeout 600 \
+	> "$TMP/serve3.log" 2>&1 &
+SERVER_PID=$!
+wait_server
+cc flood 120 > "$TMP/flood.out"
+check "120 half-open connections made against a limit of 50" [ "$(cat "$TMP/flood.out")" = 120 ]
+# The server's debug log says when it has seen the first 50 close (a hook,
+# not a pause); only then comes the next client.
+closed() { grep -c "closed by remote side with incomplete request" "$TMP/serve3.log"; }
+n=0
+while [ "$(closed)" -lt 50 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+check "the server saw the first 50 close" [ "$(closed)" -ge 50 ]
+check "then it takes the queued ones and answers again (before its header timeout)" \
+	curl -sf -m 30 "$URL/api/v1/jobs" -o /dev/null
+n=0
+while [ "$(closed)" -lt 120 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+check "all 120 seen closed" [ "$(closed)" = 120 ]
+cat "$TMP/serve3.log" >> "$TMP/serve.log"
+stop_server
+check "third server stopped cleanly" [ "$SERVER_RC" = 0 ]
 check "no reader wrote without the writer token" sh -c "! grep -q 'without the writer token' '$TMP/serve.log'"
 finish
