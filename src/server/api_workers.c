@@ -130,7 +130,7 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 		/* A worker asking for work holds none: whatever the database still
 		 * gives it was lost on the way (a crash between jobs). */
 		snprintf(reason, sizeof(reason), "abandoned: worker %lld asked for new work", (long long)req->id);
-		(void)workers_abandon_jobs(req->db, req->id, reason, &n);
+		(void)workers_abandon_jobs(req->db, req->id, reason, true, &n);
 		*req->poll_deadline_ms = time_mono_ms() + timeout * 1000;
 	}
 	rc = sched_pick(req->db, req->id, &job_id);

@@ -793,8 +793,8 @@ out:
 }
 
 /* The dependencies one posted job names: _START_AFTER / _START_DIRECTLY_AFTER
- * (suffixes of this post) and _START_AFTER_JOBS / _START_DIRECTLY_AFTER_JOBS
- * (ids of existing jobs). 0, ERR_INVALID or ERR_IO with msg. */
+ * / _PARALLEL (suffixes of this post) and _START_AFTER_JOBS /
+ * _START_DIRECTLY_AFTER_JOBS / _PARALLEL_JOBS (ids of existing jobs). 0, ERR_INVALID or ERR_IO with msg. */
 static int link_one(struct db *db, const json_t *post, int64_t child, const json_t *ids, char *msg, size_t msglen)
 {
 	static const struct { const char *key; int type; bool existing; } kinds[] = {
@@ -802,13 +802,11 @@ static int link_one(struct db *db, const json_t *post, int64_t child, const json
 		{ "_START_DIRECTLY_AFTER", DEPS_DIRECTLY_CHAINED, false },
 		{ "_START_AFTER_JOBS", DEPS_CHAINED, true },
 		{ "_START_DIRECTLY_AFTER_JOBS", DEPS_DIRECTLY_CHAINED, true },
+		{ "_PARALLEL", DEPS_PARALLEL, false },
+		{ "_PARALLEL_JOBS", DEPS_PARALLEL, true },
 	};
 	size_t k;
 
-	if (json_object_get(post, "_PARALLEL") || json_object_get(post, "_PARALLEL_JOBS")) {
-		err_set(msg, msglen, "parallel jobs (_PARALLEL, _PARALLEL_JOBS) are not supported");
-		return ERR_INVALID;
-	}
 	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		const char *p = json_string_value(json_object_get(post, kinds[k].key));
 		while (p && *p) {
