@@ -326,10 +326,14 @@ int workers_job_done(struct db *db, int64_t job_id, int64_t worker_id, const cha
 	if (reason)
 		snprintf(why, sizeof(why), "%s", reason); /* openQA keeps 300 characters */
 	now_text(now);
+	/* As openQA's _compute_result_and_reason: the reason is taken when the
+	 * result or the reason is still unknown (a job stopped with its parallel
+	 * cluster keeps the reason naming the job that failed). */
 	rc = db_exec(db, "UPDATE jobs SET state = 'done', t_finished = COALESCE(t_finished, ?), t_updated = ?,"
-		     " result = CASE WHEN result = 'none' THEN ? ELSE result END, reason = COALESCE(?, reason)"
-		     " WHERE id = ? AND state NOT IN ('done', 'cancelled')", "tttti", now, now, result,
-		     reason ? why : NULL, job_id);
+		     " reason = CASE WHEN result = 'none' OR reason IS NULL THEN COALESCE(?, reason) ELSE reason END,"
+		     " result = CASE WHEN result = 'none' THEN ? ELSE result END"
+		     " WHERE id = ? AND state NOT IN ('done', 'cancelled')", "tttti", now, now, reason ? why : NULL,
+		     result, job_id);
 	if (rc < 0)
 		return rc;
 	if (assigned) {

@@ -58,7 +58,8 @@ int workers_job_status(struct db *db, int64_t job_id, const json_t *status, cons
 		       size_t msglen);
 
 /* Finish job_id: state done, result (if still none) from result or, when
- * NULL, from the module results, reason, the worker freed. worker_id 0
+ * NULL, from the module results, reason (when the result or the reason was
+ * still unknown, as openQA), the worker freed. worker_id 0
  * skips the worker check. 0, ERR_NOT_FOUND, ERR_INVALID (bad result or
  * worker, message in msg), or a db error. */
 int workers_job_done(struct db *db, int64_t job_id, int64_t worker_id, const char *result, const char *reason,
