@@ -116,6 +116,7 @@ enum cluster_kind {
 	CLUSTER_WAIT,    /* some job is blocked, pinned or not schedulable */
 };
 
+/* job_id's parallel cluster into ids/n and where it stands. 0 or a db error. */
 static int cluster_of(struct db *db, int64_t job_id, int64_t ids[DEPS_MAX_CLUSTER], size_t *n,
 		      enum cluster_kind *kind)
 {
