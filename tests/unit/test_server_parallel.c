@@ -209,8 +209,18 @@ TEST(parallel_failure_stops_the_running_cluster)
 	CHECK_INT(workers_job_status(db, p, status, &cmd, msg, sizeof(msg)), 0);
 	CHECK_STR(cmd, "cancel");
 	json_decref(status);
-	CHECK_INT(workers_job_done(db, p, w1, "user_cancelled", NULL, msg, sizeof(msg)), 0);
+	CHECK_INT(workers_job_done(db, p, w1, "user_cancelled", "cancelled by user", msg, sizeof(msg)), 0);
 	job_is(db, p, "done", "parallel_failed", w1);
+	{
+		/* The reason naming the failed job stays, as openQA's. */
+		struct db_stmt *st;
+		char want[64];
+		snprintf(want, sizeof(want), "parallel job %lld ended failed", (long long)c1);
+		CHECK_INT(db_prepare(db, &st, "SELECT reason FROM jobs WHERE id = ?", "i", p), 0);
+		CHECK_INT(db_step(st), 1);
+		CHECK_STR(db_col_text(st, 0), want);
+		db_finalize(st);
+	}
 	/* Nothing more to stop. */
 	CHECK_INT(deps_stop_cluster(db, c1, &stopped), 0);
 	CHECK_INT(stopped, 0);
