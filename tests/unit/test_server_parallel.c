@@ -4,7 +4,7 @@
  * jobs handed out at the next poll), clusters waiting for their chained
  * parents, a running cluster joined by a returned job, a failure stopping
  * the cluster (parallel_failed / skipped, the worker told to cancel),
- * restart of the whole cluster, and the settings that create the edges
+ * restart of the whole cluster (re-run from a module refused), and the settings that create the edges
  * (_PARALLEL, _PARALLEL_JOBS, PARALLEL_WITH). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +15,7 @@
 #include "server/deps.h"
 #include "server/isos.h"
 #include "server/jobs.h"
+#include "server/rerun.h"
 #include "server/sched.h"
 #include "server/workers.h"
 #include "util/err.h"
@@ -308,6 +309,21 @@ TEST(parallel_restart_of_a_failed_cluster)
 	CHECK_INT(db_query_int(db, &n, "SELECT COUNT(*) FROM job_dependencies WHERE parent_job_id = ? AND child_job_id = ?"
 			       " AND dependency = ?", "iii", np, nc, (int64_t)DEPS_PARALLEL), 0);
 	CHECK_INT(n, 1);
+	db_free(db);
+}
+
+TEST(parallel_rerun_from_a_module_refused)
+{
+	struct db *db = unit_db();
+	int64_t p = add_job(db, "server", "q"), c = add_job(db, "client", "q");
+	json_t *out = NULL;
+	char msg[256];
+
+	CHECK_INT(deps_add(db, p, c, DEPS_PARALLEL, msg, sizeof(msg)), 0);
+	CHECK_INT(workers_job_done(db, c, 0, "failed", NULL, msg, sizeof(msg)), 0);
+	CHECK_INT(rerun_create(db, c, NULL, 1000, 60, &out, msg, sizeof(msg)), ERR_INVALID);
+	CHECK(strstr(msg, "one of 2 parallel jobs") != NULL);
+	CHECK(out == NULL);
 	db_free(db);
 }
 
