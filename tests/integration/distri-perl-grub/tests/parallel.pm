@@ -6,8 +6,8 @@
 # exist then), both wait at barrier par_start (so both run at once: each
 # sees the other running), the client finds the server's mutex held, both
 # meet at par_end, the server unlocks and waits for its child to end.
-# PARALLEL_ROLE=client-fail dies at once (the server, waiting at par_start,
-# is stopped: parallel_failed).
+# PARALLEL_ROLE=client-fail dies once the server made par_ready (the server,
+# running and waiting at par_start, is stopped: parallel_failed).
 use Mojo::Base 'basetest';
 use testapi;
 use lockapi;
@@ -24,6 +24,10 @@ sub server {
     mutex_lock('par_m');
     mutex_create('par_ready') or die "mutex_create par_ready refused\n";
     barrier_wait('par_start');
+    # The client cannot end before it meets this job at par_end: it runs
+    # (once its worker's first status said so, which may come after its
+    # test process started: mmapi's wait, no timing).
+    wait_for_children_to_start();
     my $state = get_children()->{$client} // 'none';
     die "the client is $state at the barrier, not running\n" unless $state eq 'running';
     my $running = get_children_by_state('running');
@@ -43,7 +47,14 @@ sub client {
     die "the client has parallel children\n" if %{get_children()};
     mutex_wait('par_ready');
     barrier_wait({name => 'par_start', check_dead_job => 1});
-    my $info = get_job_info($server) // die "get_job_info $server failed\n";
+    # The server cannot end before it meets this job at par_end; its state
+    # says running once its worker's first status did.
+    my $info;
+    while (1) {
+        $info = get_job_info($server) // die "get_job_info $server failed\n";
+        last unless $info->{state} =~ /^(assigned|setup)$/;
+        sleep 1;
+    }
     die "the server is $info->{state} at the barrier, not running\n" unless $info->{state} eq 'running';
     die "mutex_try_lock took par_m, which the running server holds\n" if mutex_try_lock('par_m');
     barrier_wait({name => 'par_end', check_dead_job => 1});
@@ -56,7 +67,11 @@ sub run {
     my $role = get_var('PARALLEL_ROLE');
     return server() if $role eq 'server';
     return client() if $role eq 'client';
-    die "client-fail: this client fails at once\n" if $role eq 'client-fail';
+    if ($role eq 'client-fail') {
+        # once the server runs (it made par_ready), so that it is stopped while running
+        mutex_wait('par_ready');
+        die "client-fail: this client fails while its server waits at barrier par_start\n";
+    }
     die "PARALLEL_ROLE '$role': expected server, client or client-fail\n";
 }
 
