@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // job-info.js - the job page's tabs about the job rather than its run:
 // #settings, #comments (bug references and http(s) URLs linked),
-// #dependencies (chained parents and children), #next_previous (the same
+// #dependencies (chained and parallel parents and children), #next_previous (the same
 // scenario's other results) and #investigation (openQA's investigation_ajax:
 // the last good job of the scenario, what changed in settings, test code and
 // needles since, the first failing step beside the good run's; RETRY runs).

@@ -9,7 +9,9 @@
  *   GET    /api/v1/workers                    public    {"workers": [...]} (openQA; vigil adds "snapshots":
  *                                                       the jobs whose disks each keeps)
  *   GET    /api/v1/workers/<id>/work?timeout=S operator long poll (vigil): {"job": {...}} or {"job": null}
- *                                                       after S s (default 30, at most 60); snapshots=ID,...
+ *                                                       after S s (default 30, at most 60); a job reserved
+ *                                                       for it with its parallel cluster first (sched.c);
+ *                                                       snapshots=ID,...
  *                                                       the jobs whose disks the worker keeps (rerun.c); a
  *                                                       re-run pinned to it comes with "resume": {"module",
  *                                                       "job_id"}
@@ -128,9 +130,10 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 		if (held && rerun_record_held(req->db, req->id, held))
 			log_warn("worker %lld: snapshots '%s' not recorded", (long long)req->id, held);
 		/* A worker asking for work holds none: whatever the database still
-		 * gives it was lost on the way (a crash between jobs). */
+		 * gives it was lost on the way (a crash between jobs), except a
+		 * job reserved for it with its parallel cluster, not handed yet. */
 		snprintf(reason, sizeof(reason), "abandoned: worker %lld asked for new work", (long long)req->id);
-		(void)workers_abandon_jobs(req->db, req->id, reason, &n);
+		(void)workers_abandon_jobs(req->db, req->id, reason, true, &n);
 		*req->poll_deadline_ms = time_mono_ms() + timeout * 1000;
 	}
 	rc = sched_pick(req->db, req->id, &job_id);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* deps.c - chained dependencies between jobs: the verdict rule, edges
- * (cycles refused with a recursive query), blocking (jobs.blocked_by_id,
- * which the scheduler honours), and the consequences of a parent ending:
- * waiting children moved to its clone when it was cloned, else unblocked
- * when it passed or softfailed, else ended cancelled/skipped as openQA
- * does, down the whole chain. Portable SQL with bound parameters. */
+/* deps.c - dependencies between jobs: the verdict rule, edges (cycles
+ * refused with a recursive query), blocking (jobs.blocked_by_id, which the
+ * scheduler honours), parallel clusters, and the consequences of a job
+ * ending: waiting children moved to its clone when it was cloned, else
+ * unblocked when it passed or softfailed, else ended cancelled/skipped as
+ * openQA does, down the whole chain; a job that ended not ok stops the rest
+ * of its parallel cluster. Portable SQL with bound parameters. */
 #define LOG_MODULE "deps"
 #include <ctype.h>
 #include <stdio.h>
@@ -182,6 +183,100 @@ int deps_children(struct db *db, int64_t job_id, enum deps_which which, int64_t 
 	return 0;
 }
 
+static int cmp_id(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int deps_cluster(struct db *db, int64_t job_id, int64_t ids[DEPS_MAX_CLUSTER], size_t *n)
+{
+	size_t head, i;
+	int rc = 0;
+
+	ids[0] = job_id;
+	*n = 1;
+	for (head = 0; head < *n; head++) {
+		struct db_stmt *st;
+		if ((rc = db_prepare(db, &st, "SELECT child_job_id FROM job_dependencies WHERE parent_job_id = ?"
+				     " AND dependency = ? UNION SELECT parent_job_id FROM job_dependencies"
+				     " WHERE child_job_id = ? AND dependency = ?", "iiii", ids[head],
+				     (int64_t)DEPS_PARALLEL, ids[head], (int64_t)DEPS_PARALLEL)))
+			return rc;
+		while ((rc = db_step(st)) == 1) {
+			int64_t id = db_col_int(st, 0);
+			bool seen = false;
+			for (i = 0; i < *n && !seen; i++)
+				seen = ids[i] == id;
+			if (!seen && *n < DEPS_MAX_CLUSTER)
+				ids[(*n)++] = id;
+		}
+		db_finalize(st);
+		if (rc < 0)
+			return rc;
+	}
+	qsort(ids, *n, sizeof(ids[0]), cmp_id);
+	return 0;
+}
+
+static int job_final(struct db *db, int64_t job_id, int depth);
+
+/* deps_stop_cluster for job_id, which ended with result. */
+static int stop_cluster(struct db *db, int64_t job_id, const char *result, int depth, int *stopped)
+{
+	int64_t ids[DEPS_MAX_CLUSTER], skipped[DEPS_MAX_CLUSTER];
+	char now[DB_TIME_LEN], reason[160];
+	size_t n = 0, ns = 0, i;
+	int rc;
+
+	if ((rc = deps_cluster(db, job_id, ids, &n)))
+		return rc;
+	db_now(now);
+	/* Every relative first, then the consequences: a skipped relative's own
+	 * stop must not re-stop the others with itself as the reason. */
+	for (i = 0; i < n; i++) {
+		if (ids[i] == job_id)
+			continue;
+		snprintf(reason, sizeof(reason), "skipped: parallel job %lld ended %s", (long long)job_id, result);
+		rc = db_exec(db, "UPDATE jobs SET state = 'cancelled', result = 'skipped', reason = ?, blocked_by_id = NULL,"
+			     " t_finished = ?, t_updated = ? WHERE id = ? AND result = 'none'"
+			     " AND state IN ('scheduled', 'assigned')", "ttti", reason, now, now, ids[i]);
+		if (rc > 0) {
+			log_info("job %lld: %s", (long long)ids[i], reason);
+			skipped[ns++] = ids[i];
+			rc = db_exec(db, "UPDATE workers SET job_id = NULL WHERE job_id = ?", "i", ids[i]);
+		} else if (rc == 0) {
+			snprintf(reason, sizeof(reason), "parallel job %lld ended %s", (long long)job_id, result);
+			rc = db_exec(db, "UPDATE jobs SET result = 'parallel_failed', reason = COALESCE(reason, ?),"
+				     " t_updated = ? WHERE id = ? AND result = 'none' AND state IN ('setup', 'running',"
+				     " 'uploading')", "tti", reason, now, ids[i]);
+			if (rc > 0)
+				log_info("job %lld: parallel_failed (%s)", (long long)ids[i], reason);
+		}
+		if (rc < 0)
+			return rc;
+		if (rc > 0 && stopped)
+			(*stopped)++;
+	}
+	for (i = 0; i < ns; i++)
+		if ((rc = job_final(db, skipped[i], depth + 1)) < 0)
+			return rc;
+	return 0;
+}
+
+int deps_stop_cluster(struct db *db, int64_t job_id, int *stopped)
+{
+	char state[16], result[24];
+	int rc = job_state(db, job_id, state, result, NULL);
+
+	if (stopped)
+		*stopped = 0;
+	if (rc <= 0)
+		return rc == 0 ? ERR_NOT_FOUND : rc;
+	return stop_cluster(db, job_id, result, 0, stopped);
+}
+
 static int job_final(struct db *db, int64_t job_id, int depth)
 {
 	int64_t *kids = NULL, clone = 0;
@@ -196,6 +291,10 @@ static int job_final(struct db *db, int64_t job_id, int depth)
 		return rc;
 	if (!deps_state_final(state) && !clone)
 		return 0;
+	/* openQA's cancel_other_jobs_in_cluster: a job that did not end ok
+	 * takes its parallel relatives with it. */
+	if (deps_state_final(state) && !deps_result_ok(result) && (rc = stop_cluster(db, job_id, result, depth, NULL)))
+		return rc;
 	if ((rc = deps_children(db, job_id, DEPS_WAITING, &kids, &n)))
 		return rc;
 	for (i = 0; i < n && !rc; i++) {

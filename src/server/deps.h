@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* deps.h - chained job dependencies (openQA's CHAINED, START_AFTER_TEST /
- * _START_AFTER): the rule deciding what a child does given its parents,
- * adding an edge (refusing cycles), parsing START_AFTER_TEST entries, and
- * what happens to the children when a job reaches a final state (unblocked,
- * skipped, or moved to the parent's clone). All through the db module. */
+/* deps.h - job dependencies (openQA's CHAINED, START_AFTER_TEST /
+ * _START_AFTER; PARALLEL, PARALLEL_WITH / _PARALLEL): the rule deciding
+ * what a child does given its parents, adding an edge (refusing cycles),
+ * parsing START_AFTER_TEST entries, a job's parallel cluster, and what
+ * happens when a job reaches a final state (its chained children unblocked,
+ * skipped, or moved to the parent's clone; its parallel cluster stopped
+ * when it did not end ok). All through the db module. */
 #ifndef VIGIL_DEPS_H
 #define VIGIL_DEPS_H
 
@@ -23,6 +25,9 @@ struct db;
 #define DEPS_MAX_PARENTS 64
 #define DEPS_MAX_CHILDREN 10000
 #define DEPS_MAX_DEPTH 64
+/* Jobs of one parallel cluster looked at (openQA sets no limit; real
+ * clusters are a handful of jobs). */
+#define DEPS_MAX_CLUSTER 64
 /* One START_AFTER_TEST entry "test[@machine]". */
 #define DEPS_MAX_ENTRY 256
 
@@ -59,7 +64,8 @@ int deps_update_child(struct db *db, int64_t child);
 
 /* Call after job_id reached a final state (or was cloned): its scheduled
  * children wait for its clone when it has one, else are unblocked (it
- * passed or softfailed) or skipped. 0 or a db error. */
+ * passed or softfailed) or skipped; when it ended not ok, the rest of its
+ * parallel cluster is stopped (deps_stop_cluster). 0 or a db error. */
 int deps_job_final(struct db *db, int64_t job_id);
 
 enum deps_which {
@@ -72,6 +78,19 @@ enum deps_which {
  * DEPS_MAX_CHILDREN: *ids (the caller frees it; NULL when none) and *n.
  * 0, ERR_NOMEM, or a db error. */
 int deps_children(struct db *db, int64_t job_id, enum deps_which which, int64_t **ids, size_t *n);
+
+/* job_id's parallel cluster: job_id and every job reached from it through
+ * parallel edges in either direction (openQA's cluster_jobs, parallel part),
+ * ordered by id, at most DEPS_MAX_CLUSTER, into ids; *n their number.
+ * 0 or a db error. */
+int deps_cluster(struct db *db, int64_t job_id, int64_t ids[DEPS_MAX_CLUSTER], size_t *n);
+
+/* Stop the other jobs of job_id's parallel cluster that have no result yet,
+ * as openQA's _job_stop_cluster: a scheduled or assigned one ends
+ * cancelled/skipped (its chained children follow), an executing one gets the
+ * result parallel_failed (its worker is told to cancel it at its next
+ * status update). *stopped counts them (may be NULL). 0 or a db error. */
+int deps_stop_cluster(struct db *db, int64_t job_id, int *stopped);
 
 /* 1 when every chained parent of job_id ended ok (or it has none), else 0. */
 int deps_parents_ok(struct db *db, int64_t job_id);

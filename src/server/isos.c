@@ -63,8 +63,8 @@ static json_t *find_products(struct db *db, const json_t *params)
 }
 
 /* One job for one template row; appends its id to ids and
- * {id, test, machine, name, START_AFTER_TEST, START_DIRECTLY_AFTER_TEST}
- * to made (for the dependencies). */
+ * {id, test, machine, name, START_AFTER_TEST, START_DIRECTLY_AFTER_TEST,
+ * PARALLEL_WITH} to made (for the dependencies). */
 static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t product_id, struct db_stmt *t,
 		    json_t *ids, json_t *made, char *err, size_t errlen)
 {
@@ -100,11 +100,12 @@ static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t 
 	rc = jobs_insert(db, s, prio, db_col_int(t, 2), sp_id, &job_id);
 	if (!rc) {
 		json_array_append_new(ids, json_integer(job_id));
-		json_array_append_new(made, json_pack("{s:I,s:O,s:O,s:O?,s:O?,s:O?}", "id", (json_int_t)job_id, "test",
-						      json_object_get(s, "TEST"), "machine", json_object_get(s, "MACHINE"),
+		json_array_append_new(made, json_pack("{s:I,s:O,s:O,s:O?,s:O?,s:O?,s:O?}", "id", (json_int_t)job_id,
+						      "test", json_object_get(s, "TEST"), "machine", json_object_get(s, "MACHINE"),
 						      "name", json_object_get(s, "JOB_TEMPLATE_NAME"), "START_AFTER_TEST",
 						      json_object_get(s, "START_AFTER_TEST"), "START_DIRECTLY_AFTER_TEST",
-						      json_object_get(s, "START_DIRECTLY_AFTER_TEST")));
+						      json_object_get(s, "START_DIRECTLY_AFTER_TEST"), "PARALLEL_WITH",
+						      json_object_get(s, "PARALLEL_WITH")));
 	}
 out:
 	json_decref(s);
@@ -130,7 +131,8 @@ static int64_t find_made(const json_t *made, const char *test, const char *machi
 }
 
 /* START_AFTER_TEST (and START_DIRECTLY_AFTER_TEST, kept as its own type
- * but only ordered, not pinned to one worker) of each job made: edges to
+ * but only ordered, not pinned to one worker) and PARALLEL_WITH (the job
+ * named is the parallel parent) of each job made: edges to
  * the jobs of this scheduled product they name ("test[@machine]",
  * comma-separated); what cannot be resolved goes to failed as openQA
  * reports it. */
@@ -139,6 +141,7 @@ static int link_chained(struct db *db, const json_t *made, json_t *failed)
 	static const struct { const char *key; int type; } kinds[] = {
 		{ "START_AFTER_TEST", DEPS_CHAINED },
 		{ "START_DIRECTLY_AFTER_TEST", DEPS_DIRECTLY_CHAINED },
+		{ "PARALLEL_WITH", DEPS_PARALLEL },
 	};
 	size_t i, k;
 	json_t *m;

@@ -561,7 +561,7 @@ static int restart_chain(struct db *db, int64_t id, int64_t clone, char *msg, si
 	return rc;
 }
 
-static int restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen, int depth)
+static int restart_one(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen, int depth)
 {
 	struct db_stmt *st = NULL;
 	json_t *settings = NULL;
@@ -610,6 +610,81 @@ static int restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t
 out:
 	json_decref(settings);
 	return rc < 0 ? rc : 0;
+}
+
+/* A job of a parallel cluster is restarted with its whole cluster, as
+ * openQA's auto_duplicate: the other jobs that still run end
+ * parallel_restarted, those still waiting cancelled/skipped, every job gets
+ * a clone, and the clones are linked as the originals were. */
+static int restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen, int depth)
+{
+	int64_t ids[DEPS_MAX_CLUSTER], clones[DEPS_MAX_CLUSTER], cloned = 0;
+	char now[DB_TIME_LEN];
+	struct db_stmt *st;
+	size_t n = 0, i, k;
+	int rc;
+
+	if ((rc = deps_cluster(db, id, ids, &n)))
+		return rc;
+	if (n <= 1)
+		return restart_one(db, id, new_id, msg, msglen, depth);
+	if (db_query_int(db, &cloned, "SELECT clone_id FROM jobs WHERE id = ? AND clone_id IS NOT NULL", "i", id) == 0) {
+		snprintf(msg, msglen, "Job %lld has already been cloned as %lld", (long long)id, (long long)cloned);
+		return ERR_BADSTATE;
+	}
+	db_now(now);
+	for (i = 0; i < n; i++) {
+		if (ids[i] == id)
+			continue;
+		rc = db_exec(db, "UPDATE jobs SET result = 'parallel_restarted', t_updated = ? WHERE id = ?"
+			     " AND result = 'none' AND clone_id IS NULL AND state IN ('setup', 'running', 'uploading')",
+			     "ti", now, ids[i]);
+		if (rc >= 0)
+			rc = db_exec(db, "UPDATE jobs SET result = 'skipped', state = 'cancelled', t_finished = ?,"
+				     " t_updated = ? WHERE id = ? AND result = 'none' AND clone_id IS NULL"
+				     " AND state IN ('scheduled', 'assigned')", "tti", now, now, ids[i]);
+		if (rc >= 0)
+			rc = db_exec(db, "UPDATE workers SET job_id = NULL WHERE job_id = ? AND EXISTS (SELECT 1 FROM jobs"
+				     " WHERE id = ? AND state = 'cancelled')", "ii", ids[i], ids[i]);
+		if (rc < 0)
+			return rc;
+	}
+	/* The job itself first: its result is set before its relatives' clones
+	 * look at the cluster (a skipped relative stops what has no result). */
+	for (i = 1; i < n; i++)
+		if (ids[i] == id) {
+			ids[i] = ids[0];
+			ids[0] = id;
+		}
+	for (i = 0; i < n; i++) {
+		rc = restart_one(db, ids[i], &clones[i], msg, msglen, depth);
+		if (rc == ERR_BADSTATE && ids[i] != id) {
+			clones[i] = newest_clone(db, ids[i]); /* cloned before: link to its newest clone */
+			rc = 0;
+		}
+		if (rc)
+			return rc;
+		if (ids[i] == id)
+			*new_id = clones[i];
+		else
+			log_info("job %lld: restarted with its parallel cluster as %lld", (long long)ids[i],
+				 (long long)clones[i]);
+	}
+	for (i = 0; i < n; i++) {
+		if ((rc = db_prepare(db, &st, "SELECT child_job_id FROM job_dependencies WHERE parent_job_id = ?"
+				     " AND dependency = ?", "ii", ids[i], (int64_t)DEPS_PARALLEL)))
+			return rc;
+		while ((rc = db_step(st)) == 1) {
+			int64_t child = db_col_int(st, 0);
+			for (k = 0; k < n; k++)
+				if (ids[k] == child && clones[k] != clones[i])
+					(void)deps_add(db, clones[i], clones[k], DEPS_PARALLEL, msg, msglen);
+		}
+		db_finalize(st);
+		if (rc < 0)
+			return rc;
+	}
+	return 0;
 }
 
 int jobs_restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen)
@@ -814,8 +889,8 @@ out:
 }
 
 /* The dependencies one posted job names: _START_AFTER / _START_DIRECTLY_AFTER
- * (suffixes of this post) and _START_AFTER_JOBS / _START_DIRECTLY_AFTER_JOBS
- * (ids of existing jobs). 0, ERR_INVALID or ERR_IO with msg. */
+ * / _PARALLEL (suffixes of this post) and _START_AFTER_JOBS /
+ * _START_DIRECTLY_AFTER_JOBS / _PARALLEL_JOBS (ids of existing jobs). 0, ERR_INVALID or ERR_IO with msg. */
 static int link_one(struct db *db, const json_t *post, int64_t child, const json_t *ids, char *msg, size_t msglen)
 {
 	static const struct { const char *key; int type; bool existing; } kinds[] = {
@@ -823,13 +898,11 @@ static int link_one(struct db *db, const json_t *post, int64_t child, const json
 		{ "_START_DIRECTLY_AFTER", DEPS_DIRECTLY_CHAINED, false },
 		{ "_START_AFTER_JOBS", DEPS_CHAINED, true },
 		{ "_START_DIRECTLY_AFTER_JOBS", DEPS_DIRECTLY_CHAINED, true },
+		{ "_PARALLEL", DEPS_PARALLEL, false },
+		{ "_PARALLEL_JOBS", DEPS_PARALLEL, true },
 	};
 	size_t k;
 
-	if (json_object_get(post, "_PARALLEL") || json_object_get(post, "_PARALLEL_JOBS")) {
-		err_set(msg, msglen, "parallel jobs (_PARALLEL, _PARALLEL_JOBS) are not supported");
-		return ERR_INVALID;
-	}
 	for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		const char *p = json_string_value(json_object_get(post, kinds[k].key));
 		while (p && *p) {

@@ -59,7 +59,10 @@ int jobs_cancel(struct db *db, int64_t id, const char *reason, int *changed);
  * linking it by clone_id; a scheduled original is cancelled as
  * user_restarted. In a chain, the clone waits for the newest clones of the
  * original's parents, the original's waiting children wait for the clone,
- * and children it had skipped are cloned after it. 0 and *new_id;
+ * and children it had skipped are cloned after it. A job of a parallel
+ * cluster restarts the whole cluster (openQA's auto_duplicate): relatives
+ * still executing end parallel_restarted, waiting ones cancelled/skipped,
+ * each gets a clone, the clones linked in parallel as the originals. 0 and *new_id;
  * ERR_NOT_FOUND; ERR_BADSTATE (already cloned, message in msg); or a db error. */
 int jobs_restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen);
 
@@ -85,7 +88,7 @@ int jobs_names_asset(struct db *db, int64_t id, const char *type, const char *na
 /* Create the jobs of one POST /api/v1/jobs in one transaction: for each
  * suffix of per (an object of objects), global's settings under per's,
  * completed from the tables unless clone, each job's id set under its
- * suffix in ids; then the dependencies they name (_START_AFTER... of
+ * suffix in ids; then the dependencies they name (_START_AFTER..., _PARALLEL of
  * suffixes or of existing job ids). 0; ERR_INVALID (a bad setting or
  * dependency) or ERR_IO, nothing created, the text in msg (a job's
  * problem prefixed by "SUFFIX: " when multi). */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "server/artefacts.h"
 #include "server/db.h"
+#include "server/deps.h"
 #include "server/jobs.h"
 #include "server/rerun.h"
 #include "util/err.h"
@@ -133,6 +134,19 @@ int rerun_create(struct db *db, int64_t id, const char *module, int64_t now_s, i
 		snprintf(msg, msglen, "job %lld is %s: only a finished job can be re-run from a module", (long long)id,
 			 state);
 		return ERR_INVALID;
+	}
+	/* Relatives run from their start: one resumed from a milestone would meet
+	 * their locks and barriers out of step. */
+	{
+		int64_t ids[DEPS_MAX_CLUSTER];
+		size_t n = 0;
+		if ((rc = deps_cluster(db, id, ids, &n)))
+			return rc;
+		if (n > 1) {
+			snprintf(msg, msglen, "job %lld is one of %zu parallel jobs: re-run from a module would resume it"
+				 " alone; restart it (the cluster restarts with it)", (long long)id, n);
+			return ERR_INVALID;
+		}
 	}
 	if ((rc = plan(db, id, module, resume, milestone, sizeof(resume), msg, msglen)))
 		return rc;

@@ -32,8 +32,8 @@ json_t *rerun_held_json(struct db *db, int64_t worker_id);
  * module after that milestone and is pinned to that worker for wait_s
  * seconds from now_s; else it is a full re-run. *out (new object): "id",
  * "resume_from", "milestone", "worker_id" (the last three null for a full
- * re-run). 0; ERR_NOT_FOUND (no job); ERR_INVALID (not done, no such
- * module, nothing failed) or ERR_BADSTATE (already cloned), with msg; or a
+ * re-run). 0; ERR_NOT_FOUND (no job); ERR_INVALID (not done, a job of a
+ * parallel cluster, no such module, nothing failed) or ERR_BADSTATE (already cloned), with msg; or a
  * db error. */
 int rerun_create(struct db *db, int64_t id, const char *module, int64_t now_s, int64_t wait_s, json_t **out,
 		 char *msg, size_t msglen);

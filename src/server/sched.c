@@ -2,7 +2,11 @@
 /* sched.c - the scheduler: which scheduled, unblocked job a worker gets
  * (WORKER_CLASS values all offered, lowest priority number first, then
  * lowest id) and its assignment. A re-run pinned to a worker (rerun.c) is
- * offered only to that worker until its pin is released. Reads worker and
+ * offered only to that worker until its pin is released. A job of a
+ * parallel cluster goes only with the whole cluster, each job reserved for
+ * a distinct free worker at once (openQA's all-or-nothing), or alone when a
+ * relative already runs (openQA's _pick_siblings_of_running); a reserved
+ * job is handed to its worker at that worker's next poll. Reads worker and
  * job rows, writes the assignment and released pins; never called with a
  * transaction open by the caller. */
 #define LOG_MODULE "sched"
@@ -11,13 +15,17 @@
 #include <string.h>
 #include <time.h>
 #include "server/db.h"
+#include "server/deps.h"
+#include "server/jobs.h"
 #include "server/rerun.h"
 #include "server/sched.h"
+#include "server/workers.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/banned.h" /* last: after every system header */
 
 #define SCHED_MAX_CLASSES 32
+#define SCHED_MAX_FREE 256 /* free workers looked at for one parallel cluster */
 
 static bool class_offered(const char *offered, const char *cls)
 {
@@ -67,11 +75,165 @@ static int job_classes(struct db *db, int64_t job_id, char **cls, size_t *n)
 	return rc < 0 ? rc : 0;
 }
 
+/* Whether worker_id offers every class of job_id. 1, 0 or a db error. */
+static int worker_fits(struct db *db, const char *offered, int64_t job_id)
+{
+	char *cls[SCHED_MAX_CLASSES];
+	size_t n = 0, k;
+	bool match;
+	int rc = job_classes(db, job_id, cls, &n);
+
+	if (rc)
+		return rc;
+	match = sched_classes_match(offered, (const char *const *)cls, n);
+	for (k = 0; k < n; k++)
+		free(cls[k]);
+	return match;
+}
+
+/* Assign job_id to worker_id; handed: the worker has it now (its job_id
+ * set), else it is reserved for the worker's next poll. 1 assigned, 0 the
+ * job was no longer scheduled, or a db error. */
+static int assign(struct db *db, int64_t job_id, int64_t worker_id, bool handed)
+{
+	char now[DB_TIME_LEN];
+	int rc;
+
+	db_now(now);
+	rc = db_exec(db, "UPDATE jobs SET state = 'assigned', assigned_worker_id = ?, t_started = NULL,"
+		     " t_updated = ? WHERE id = ? AND state = 'scheduled'", "iti", worker_id, now, job_id);
+	if (rc <= 0 || !handed)
+		return rc;
+	rc = db_exec(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", job_id, worker_id);
+	return rc < 0 ? rc : 1;
+}
+
+/* Where a candidate's parallel cluster stands. */
+enum cluster_kind {
+	CLUSTER_NONE,    /* no parallel relatives: the job alone */
+	CLUSTER_READY,   /* every job scheduled, unblocked, not pinned: all at once */
+	CLUSTER_RUNNING, /* a relative executes already: this job joins it */
+	CLUSTER_WAIT,    /* some job is blocked, pinned or not schedulable */
+};
+
+/* job_id's parallel cluster into ids/n and where it stands. 0 or a db error. */
+static int cluster_of(struct db *db, int64_t job_id, int64_t ids[DEPS_MAX_CLUSTER], size_t *n,
+		      enum cluster_kind *kind)
+{
+	size_t i;
+	int rc;
+
+	*kind = CLUSTER_NONE;
+	if ((rc = deps_cluster(db, job_id, ids, n)))
+		return rc;
+	if (*n <= 1)
+		return 0;
+	*kind = CLUSTER_READY;
+	for (i = 0; i < *n; i++) {
+		struct db_stmt *st;
+		if (ids[i] == job_id)
+			continue;
+		if ((rc = db_prepare(db, &st, "SELECT state, blocked_by_id IS NULL AND resume_worker_id IS NULL"
+				     " FROM jobs WHERE id = ?", "i", ids[i])))
+			return rc;
+		if ((rc = db_step(st)) == 1) {
+			const char *state = db_col_text(st, 0);
+			if (jobs_state_executing(state))
+				*kind = CLUSTER_RUNNING;
+			else if (*kind == CLUSTER_READY && (strcmp(state, "scheduled") || !db_col_int(st, 1)))
+				*kind = CLUSTER_WAIT;
+		}
+		db_finalize(st);
+		if (rc < 0)
+			return rc;
+		if (*kind == CLUSTER_RUNNING)
+			return 0;
+	}
+	return 0;
+}
+
+/* Reserve a distinct free worker (online, idle, nothing assigned, not
+ * worker_id) for every job of the cluster but first, in id order, each
+ * offering the job's classes: workers[i] for ids[i] (0 for first). 1 when
+ * every job got one, 0 when not, or a db error. */
+static int pick_workers(struct db *db, int64_t worker_id, const int64_t *ids, size_t n, int64_t first,
+			int64_t *workers)
+{
+	struct { int64_t id; char *cls; } free_w[SCHED_MAX_FREE];
+	size_t nf = 0, i, k;
+	bool used[SCHED_MAX_FREE] = { false }, ok = true;
+	struct db_stmt *st;
+	int rc;
+
+	if ((rc = db_prepare(db, &st, "SELECT w.id, w.worker_class FROM workers w WHERE w.id <> ? AND w.job_id IS NULL"
+			     " AND w.t_seen_s >= ? AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.assigned_worker_id = w.id"
+			     " AND j.state IN ('assigned', 'setup', 'running', 'uploading')) ORDER BY w.id",
+			     "ii", worker_id, (int64_t)time(NULL) - WORKERS_DEFAULT_TIMEOUT_S)))
+		return rc;
+	while ((rc = db_step(st)) == 1 && nf < SCHED_MAX_FREE) {
+		free_w[nf].id = db_col_int(st, 0);
+		if ((free_w[nf].cls = strdup(db_col_text(st, 1))))
+			nf++;
+	}
+	db_finalize(st);
+	for (i = 0; rc >= 0 && ok && i < n; i++) {
+		workers[i] = 0;
+		if (ids[i] == first)
+			continue;
+		for (k = 0; k < nf && !workers[i]; k++) {
+			if (used[k])
+				continue;
+			if ((rc = worker_fits(db, free_w[k].cls, ids[i])) < 0)
+				break;
+			if (rc == 1) {
+				used[k] = true;
+				workers[i] = free_w[k].id;
+			}
+		}
+		ok = workers[i] != 0; /* never half a cluster */
+	}
+	for (k = 0; k < nf; k++)
+		free(free_w[k].cls);
+	return rc < 0 ? rc : ok;
+}
+
+/* Assign first to worker_id and the rest of its ready cluster to the
+ * workers picked, in one transaction. 1 done, 0 nothing (the cluster
+ * changed meanwhile, or too few free workers), or a db error. */
+static int assign_cluster(struct db *db, int64_t worker_id, int64_t first, const int64_t *ids, size_t n)
+{
+	int64_t workers[DEPS_MAX_CLUSTER];
+	size_t i;
+	int rc = pick_workers(db, worker_id, ids, n, first, workers);
+
+	if (rc <= 0)
+		return rc;
+	if ((rc = db_begin(db)))
+		return rc;
+	for (i = 0; i < n && rc >= 0; i++) {
+		rc = assign(db, ids[i], ids[i] == first ? worker_id : workers[i], ids[i] == first);
+		if (rc == 0)
+			rc = -1; /* not scheduled any more: undo */
+	}
+	if (rc < 0) {
+		db_rollback(db);
+		return rc == -1 ? 0 : rc;
+	}
+	if ((rc = db_commit(db))) {
+		db_rollback(db);
+		return rc;
+	}
+	for (i = 0; i < n; i++)
+		log_info("job %lld assigned to worker %lld with its parallel cluster of %zu (job %lld)",
+			 (long long)ids[i], (long long)(ids[i] == first ? worker_id : workers[i]), n, (long long)first);
+	return 1;
+}
+
 int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 {
 	struct db_stmt *st = NULL;
-	char *offered = NULL, now[DB_TIME_LEN];
-	int64_t cand[SCHED_SCAN_LIMIT];
+	char *offered = NULL;
+	int64_t cand[SCHED_SCAN_LIMIT], reserved = 0;
 	size_t count = 0, i;
 	int rc;
 
@@ -85,6 +247,22 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 		return rc == 0 ? ERR_NOT_FOUND : rc;
 	if (!offered)
 		return ERR_NOMEM;
+	/* A job reserved for this worker with its parallel cluster comes first. */
+	rc = db_query_int(db, &reserved, "SELECT j.id FROM jobs j JOIN workers w ON w.id = j.assigned_worker_id"
+			  " WHERE w.id = ? AND j.state = 'assigned' AND w.job_id IS NULL ORDER BY j.id LIMIT 1",
+			  "i", worker_id);
+	if (rc == 0) {
+		rc = db_exec(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", reserved, worker_id);
+		if (rc >= 0) {
+			*job_id = reserved;
+			log_info("job %lld handed to worker %lld (reserved with its parallel cluster)", (long long)reserved,
+				 (long long)worker_id);
+			rc = 0;
+		}
+		goto out;
+	}
+	if (rc != ERR_NOT_FOUND)
+		goto out;
 	{
 		int released = 0;
 		if ((rc = rerun_release_due(db, (int64_t)time(NULL), &released)))
@@ -102,35 +280,34 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 		goto out;
 	rc = ERR_NOT_FOUND;
 	for (i = 0; i < count; i++) {
-		char *cls[SCHED_MAX_CLASSES];
-		size_t n = 0, k;
-		bool match;
-		int r2 = job_classes(db, cand[i], cls, &n);
-		if (r2) {
+		int64_t ids[DEPS_MAX_CLUSTER];
+		enum cluster_kind kind;
+		size_t n = 0;
+		int r2 = worker_fits(db, offered, cand[i]);
+		if (r2 == 0)
+			continue;
+		if (r2 > 0)
+			r2 = cluster_of(db, cand[i], ids, &n, &kind);
+		if (r2 < 0) {
 			rc = r2;
 			goto out;
 		}
-		match = sched_classes_match(offered, (const char *const *)cls, n);
-		for (k = 0; k < n; k++)
-			free(cls[k]);
-		if (!match)
+		if (kind == CLUSTER_WAIT)
 			continue;
-		db_now(now);
-		r2 = db_exec(db, "UPDATE jobs SET state = 'assigned', assigned_worker_id = ?, t_started = NULL,"
-			     " t_updated = ? WHERE id = ? AND state = 'scheduled'", "iti", worker_id, now, cand[i]);
+		if (kind == CLUSTER_READY)
+			r2 = assign_cluster(db, worker_id, cand[i], ids, n);
+		else
+			r2 = assign(db, cand[i], worker_id, true);
 		if (r2 < 0) {
 			rc = r2;
 			goto out;
 		}
 		if (r2 == 0)
 			continue;
-		r2 = db_exec(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", cand[i], worker_id);
-		if (r2 < 0) {
-			rc = r2;
-			goto out;
-		}
 		*job_id = cand[i];
-		log_info("job %lld assigned to worker %lld", (long long)cand[i], (long long)worker_id);
+		if (kind != CLUSTER_READY)
+			log_info("job %lld assigned to worker %lld%s", (long long)cand[i], (long long)worker_id,
+				 kind == CLUSTER_RUNNING ? " (joins its running parallel cluster)" : "");
 		rc = 0;
 		break;
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* sched.h - the scheduler: the job a worker gets, by WORKER_CLASS (every
  * class of the job offered by the worker, as openQA's check_class) and
- * priority. Through the db module; callers serialise access to one
+ * priority; parallel clusters all at once or not at all. Through the db module; callers serialise access to one
  * connection. */
 #ifndef VIGIL_SCHED_H
 #define VIGIL_SCHED_H
@@ -24,8 +24,16 @@ bool sched_classes_match(const char *offered, const char *const *needed, size_t 
  * (then lowest id) whose WORKER_CLASS values the worker all offers: state
  * assigned, assigned_worker_id set. A re-run pinned to another worker is
  * not offered; pins past their deadline or whose worker no longer keeps the
- * snapshot are released first (rerun_release_due). 0 and *job_id,
- * ERR_NOT_FOUND when none fits, or a db error. */
+ * snapshot are released first (rerun_release_due).
+ * Parallel clusters (deps_cluster), as openQA: a job whose cluster has every
+ * job scheduled, unblocked and unpinned is assigned only when each other job
+ * of it gets a distinct free worker (registered, seen within
+ * WORKERS_DEFAULT_TIMEOUT_S, no job) offering its classes, all in one
+ * transaction: those are reserved (assigned to their worker, whose job_id
+ * stays unset) and handed out by this function at their worker's next call,
+ * before anything else. A job whose relative already executes is assigned
+ * alone; a cluster with a blocked or otherwise waiting job waits whole.
+ * 0 and *job_id, ERR_NOT_FOUND when none fits, or a db error. */
 int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id);
 
 #endif

@@ -52,7 +52,7 @@ int workers_register(struct db *db, const char *host, long instance, const char 
 		return rc;
 	snprintf(reason, sizeof(reason), "abandoned: associated worker %s:%ld re-connected but abandoned the job",
 		 host, instance);
-	rc = workers_abandon_jobs(db, *id, reason, &n);
+	rc = workers_abandon_jobs(db, *id, reason, false, &n);
 	log_info("worker %lld re-registered: %s:%ld, classes %s, %d job(s) abandoned", (long long)*id, host,
 		 instance, classes, n);
 	return rc;
@@ -77,7 +77,7 @@ int workers_seen(struct db *db, int64_t worker_id, int64_t now_s)
 	return rc == 0 ? ERR_NOT_FOUND : 0;
 }
 
-int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, int *n)
+int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, bool keep_reserved, int *n)
 {
 	struct db_stmt *st = NULL;
 	int64_t ids[64];
@@ -86,8 +86,11 @@ int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, i
 	int rc;
 
 	*n = 0;
+	/* A reserved job (assigned with its parallel cluster, not handed out
+	 * yet: the worker's job_id is not it) is kept when asked to. */
 	rc = db_prepare(db, &st, "SELECT id FROM jobs WHERE assigned_worker_id = ? AND state IN " EXEC_STATES
-			" ORDER BY id", "i", worker_id);
+			" AND NOT (? = 1 AND state = 'assigned' AND id <> COALESCE((SELECT job_id FROM workers"
+			" WHERE id = ?), 0)) ORDER BY id", "iii", worker_id, (int64_t)keep_reserved, worker_id);
 	if (rc)
 		return rc;
 	while ((rc = db_step(st)) == 1 && count < sizeof(ids) / sizeof(ids[0]))
@@ -159,7 +162,7 @@ int workers_reap(struct db *db, int64_t now_s, int timeout_s, int *n)
 			 (long long)w[i].id, w[i].host, (long long)w[i].inst, timeout_s);
 		log_warn("worker %lld (%s:%lld): no request for %d s, abandoning its jobs", (long long)w[i].id,
 			 w[i].host, (long long)w[i].inst, timeout_s);
-		if ((rc = workers_abandon_jobs(db, w[i].id, reason, &k)))
+		if ((rc = workers_abandon_jobs(db, w[i].id, reason, false, &k)))
 			return rc;
 		*n += k;
 	}
@@ -274,7 +277,9 @@ int workers_job_status(struct db *db, int64_t job_id, const json_t *status, cons
 		return rc;
 	if ((rc = apply_modules(db, job_id, status)))
 		return rc;
-	if (!strcmp(result, "user_cancelled"))
+	/* Cancelled by a user, or stopped with its parallel cluster. */
+	if (!strcmp(result, "user_cancelled") || !strcmp(result, "parallel_failed") ||
+	    !strcmp(result, "parallel_restarted"))
 		*command = "cancel";
 	return 0;
 }
@@ -321,10 +326,14 @@ int workers_job_done(struct db *db, int64_t job_id, int64_t worker_id, const cha
 	if (reason)
 		snprintf(why, sizeof(why), "%s", reason); /* openQA keeps 300 characters */
 	now_text(now);
+	/* As openQA's _compute_result_and_reason: the reason is taken when the
+	 * result or the reason is still unknown (a job stopped with its parallel
+	 * cluster keeps the reason naming the job that failed). */
 	rc = db_exec(db, "UPDATE jobs SET state = 'done', t_finished = COALESCE(t_finished, ?), t_updated = ?,"
-		     " result = CASE WHEN result = 'none' THEN ? ELSE result END, reason = COALESCE(?, reason)"
-		     " WHERE id = ? AND state NOT IN ('done', 'cancelled')", "tttti", now, now, result,
-		     reason ? why : NULL, job_id);
+		     " reason = CASE WHEN result = 'none' OR reason IS NULL THEN COALESCE(?, reason) ELSE reason END,"
+		     " result = CASE WHEN result = 'none' THEN ? ELSE result END"
+		     " WHERE id = ? AND state NOT IN ('done', 'cancelled')", "tttti", now, now, reason ? why : NULL,
+		     result, job_id);
 	if (rc < 0)
 		return rc;
 	if (assigned) {

@@ -36,9 +36,11 @@ int workers_seen(struct db *db, int64_t worker_id, int64_t now_s);
 
 /* End every job still in an execution state on worker_id: assigned ones go
  * back to scheduled, later ones end done/incomplete with reason (unless a
- * result is already set, e.g. user_cancelled) and get one clone. *n counts
- * the jobs. 0 or a db error. Must not run inside a transaction. */
-int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, int *n);
+ * result is already set, e.g. user_cancelled) and get one clone. With
+ * keep_reserved, a job reserved for the worker with its parallel cluster
+ * (sched.h) and not handed out yet is left to it. *n counts the jobs. 0 or
+ * a db error. Must not run inside a transaction. */
+int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, bool keep_reserved, int *n);
 
 /* Abandon the jobs of workers not seen since now_s - timeout_s with the
  * reason "abandoned: worker N (host:instance) lost, no status for T s".
@@ -48,14 +50,16 @@ int workers_reap(struct db *db, int64_t now_s, int timeout_s, int *n);
 /* Apply a worker's status body ({"worker_id", "test_order", "result",
  * "uploading"}) to job_id: assigned/setup → running, uploading → uploading,
  * module rows created and results updated (ok→passed, fail→failed, ...).
- * *command is set to "cancel" when the job was cancelled meanwhile, "abort"
+ * *command is set to "cancel" when the job was cancelled meanwhile (or
+ * stopped with its parallel cluster: parallel_failed), "abort"
  * when the job is no longer this worker's to run, else NULL (static text).
  * 0, ERR_NOT_FOUND, ERR_INVALID (worker mismatch, message in msg), or a db error. */
 int workers_job_status(struct db *db, int64_t job_id, const json_t *status, const char **command, char *msg,
 		       size_t msglen);
 
 /* Finish job_id: state done, result (if still none) from result or, when
- * NULL, from the module results, reason, the worker freed. worker_id 0
+ * NULL, from the module results, reason (when the result or the reason was
+ * still unknown, as openQA), the worker freed. worker_id 0
  * skips the worker check. 0, ERR_NOT_FOUND, ERR_INVALID (bad result or
  * worker, message in msg), or a db error. */
 int workers_job_done(struct db *db, int64_t job_id, int64_t worker_id, const char *result, const char *reason,

@@ -159,7 +159,7 @@ TEST(deps_child_follows_the_parents_clone)
 	CHECK_INT(sched_pick(db, w, &got), 0);
 	CHECK_INT(db_exec(db, "UPDATE jobs SET state = 'running' WHERE id = ?", "i", p), 1);
 	/* The worker is lost: the parent ends incomplete and is cloned once. */
-	CHECK_INT(workers_abandon_jobs(db, w, "abandoned: test", &n), 0);
+	CHECK_INT(workers_abandon_jobs(db, w, "abandoned: test", false, &n), 0);
 	job_is(db, p, "done", "incomplete", 0);
 	CHECK_INT(db_query_int(db, &clone, "SELECT clone_id FROM jobs WHERE id = ?", "i", p), 0);
 	CHECK(clone > 0);

@@ -6,7 +6,13 @@ use warnings;
 use testapi;
 use autotest;
 
-autotest::loadtest('tests/boot.pm');
-# As a job of vigil serve (test_perl.sh): os-autoinst's lockapi.
-autotest::loadtest('tests/locks.pm') if get_var('LOCKS');
+if (get_var('PARALLEL_ROLE')) {
+    # As two parallel jobs of vigil serve (test_parallel.sh): lockapi and
+    # mmapi between jobs running at once, no screen needed.
+    autotest::loadtest('tests/parallel.pm');
+} else {
+    autotest::loadtest('tests/boot.pm');
+    # As a job of vigil serve (test_perl.sh): os-autoinst's lockapi.
+    autotest::loadtest('tests/locks.pm') if get_var('LOCKS');
+}
 1;
