@@ -12,10 +12,13 @@
 # their extension, and of the steps only needle matches and titled text steps
 # (by title, not text); wait_serial steps and bare screenshots are left out,
 # as each language's testapi records those its own way.
-# usage: compare_results.py [--similarity] [--no-text] [--only-in-b NAME]...
-#        [--across-languages] DIR_A DIR_B
+# --markers: script_run's marker, a hash of the command, is compared as
+# MARKER in the text steps (commands that name each tool's job token, port
+# or host address get other markers; test_perl_debian.sh's command server).
+# usage: compare_results.py [--similarity] [--no-text] [--markers]
+#        [--only-in-b NAME]... [--across-languages] DIR_A DIR_B
 # Prints one line per difference; exit 0 same, 1 different, 2 unreadable.
-import json, os, sys
+import json, os, re, sys
 
 
 def load(path):
@@ -30,12 +33,17 @@ def modules(d, skip=()):
             if m.get('name') not in skip]
 
 
-def text_of(d, step):
+MARKER = re.compile(r'expected: qr/(.{5})-\\d\+-/')
+
+
+def text_of(d, step, opts):
     try:
         with open(os.path.join(d, step['text']), encoding='utf-8', errors='replace') as f:
-            return f.read()
+            text = f.read()
     except (OSError, KeyError, TypeError):
         return None
+    m = MARKER.search(text) if opts['markers'] else None
+    return text.replace(m.group(1) + '-', 'MARKER-') if m else text
 
 
 def kept(step, opts):
@@ -61,7 +69,7 @@ def step_view(d, step, opts):
     if 'text' in step or 'title' in step:
         v['title'] = step.get('title')
         if opts['text'] and not opts['across'] and 'text' in step:
-            v['text'] = text_of(d, step)
+            v['text'] = text_of(d, step, opts)
     v['screenshot'] = bool(step.get('screenshot'))
     return v
 
@@ -111,7 +119,7 @@ def compare(a, b, opts, out):
 
 
 def main(argv):
-    opts = {'similarity': False, 'text': True, 'only_in_b': [], 'across': False}
+    opts = {'similarity': False, 'text': True, 'only_in_b': [], 'across': False, 'markers': False}
     args = []
     it = iter(argv[1:])
     for x in it:
@@ -121,6 +129,8 @@ def main(argv):
                 args = []
                 break
             opts['only_in_b'].append(name)
+        elif x == '--markers':
+            opts['markers'] = True
         elif x == '--across-languages':
             opts['across'] = True
         elif x == '--similarity':
@@ -133,7 +143,8 @@ def main(argv):
         else:
             args.append(x)
     if len(args) != 2:
-        print('usage: compare_results.py [--similarity] [--no-text] [--only-in-b NAME]... [--across-languages] DIR_A DIR_B',
+        print('usage: compare_results.py [--similarity] [--no-text] [--markers] [--only-in-b NAME]... '
+              '[--across-languages] DIR_A DIR_B',
               file=sys.stderr)
         return 2
     out = []

@@ -96,8 +96,7 @@ check "lua: no connector left" eval "! pgrep -f '[c]mdsrv-connect' > /dev/null"
 
 # --- Perl: os-autoinst's testapi builds the URLs from QEMUPORT, JOBTOKEN,
 # QEMU_HOST_IP; run as a job of `vigil serve` by `vigil worker`, which
-# uploads the logs and the assets the test made (upload_asset); with JUNIT=1
-# its junit module writes a JUnit file in the guest for parse_junit_log.
+# uploads the logs and the assets the test made (upload_asset).
 if [ -f /usr/lib/os-autoinst/testapi.pm ]; then
 	. "$(dirname "$0")/server_lib.sh"
 	P=tests/integration/distri-perl-cmdsrv
@@ -109,7 +108,7 @@ if [ -f /usr/lib/os-autoinst/testapi.pm ]; then
 		"$DATA/tests/perl-cmdsrv/vars.json"
 	cp "$TMP/net-initrd.gz" "$DATA/factory/other/net-initrd.gz"
 	start_server
-	cli -X POST jobs TEST=net DISTRI=perl-cmdsrv ARCH=x86_64 MACHINE=64bit BUILD=1 INITRD=net-initrd.gz JUNIT=1 > "$TMP/job.json"
+	cli -X POST jobs TEST=net DISTRI=perl-cmdsrv ARCH=x86_64 MACHINE=64bit BUILD=1 INITRD=net-initrd.gz > "$TMP/job.json"
 	job=$(json_get "$TMP/job.json" 'j["id"]')
 	start_worker 1
 	check "perl: the job ends done/passed (serve + worker)" wait_state "$job" "done passed" 400
@@ -121,10 +120,6 @@ if [ -f /usr/lib/os-autoinst/testapi.pm ]; then
 		cmp -s $D/data/dir/sub/b.bin "$R/ulogs/net-b.bin"
 	check "perl: upload_asset private: the server's asset, named after the job, byte-identical" \
 		cmp -s $D/data/dir/sub/b.bin "$DATA/factory/other/$(printf %08d "$job")-b.bin"
-	check "perl: parse_junit_log of the guest's JUnit file: junit ok, its extra test result registered" \
-		[ "$(json_get "$R/result-junit.json" 'j["result"] + " " + ",".join(t["name"] + ":" + t["category"] for t in j["extra_test_results"])')" = "ok 1_junit:guest" ]
-	check "perl: openQA's parser wrote the extra result (result-1_junit.json: first, second)" \
-		[ "$(json_get "$R/result-1_junit.json" '",".join(d["title"] for d in j["details"])')" = "first,second" ]
 	check "perl: upload_asset public: the server's asset, byte-identical" \
 		cmp -s $D/data/hello.txt "$DATA/factory/other/hello.txt"
 	check "perl: the server lists the public asset" sh -c "curl -s '$URL/api/v1/assets' | grep -q '\"hello.txt\"'"
