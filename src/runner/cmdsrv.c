@@ -613,14 +613,15 @@ static enum MHD_Result post_iter(void *cls, enum MHD_ValueKind kind, const char 
 	(void)filename;
 	(void)ctype;
 	(void)encoding;
-	(void)off;
 	if (!strcmp(key, "upload")) {
 		u->got_file = 1;
 		upload_write(u, data, size);
-	} else if (!strcmp(key, "upname")) {
-		field_append(u, u->upname, key, data, size);
-	} else if (!strcmp(key, "target")) {
-		field_append(u, u->target, key, data, size);
+	} else if (!strcmp(key, "upname") || !strcmp(key, "target")) {
+		char *field = !strcmp(key, "upname") ? u->upname : u->target;
+		/* a form field overrides the query's (Mojolicious's param: the last) */
+		if (off == 0)
+			field[0] = '\0';
+		field_append(u, field, key, data, size);
 	}
 	return MHD_YES;
 }
@@ -647,17 +648,18 @@ static struct upload *upload_new(struct cmdsrv *s, struct MHD_Connection *con, c
 	(void)fchmod(u->fd, 0644); /* as any file the job writes; 0600 harms nothing else */
 	u->multipart = ct && !strncasecmp(ct, MHD_HTTP_POST_ENCODING_MULTIPART_FORMDATA,
 					  strlen(MHD_HTTP_POST_ENCODING_MULTIPART_FORMDATA));
+	/* The fields may come in the query, as os-autoinst's server (its
+	 * param) reads them too; a multipart form's own fields override them. */
+	if ((v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "upname")))
+		field_append(u, u->upname, "upname", v, strlen(v));
+	if ((v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "target")))
+		field_append(u, u->target, "target", v, strlen(v));
 	if (u->multipart) {
 		if (!(u->pp = MHD_create_post_processor(con, 65536, post_iter, u)))
 			upload_fail(u, 400, "malformed multipart/form-data request (no boundary?)\n");
 	} else {
-		/* A raw body (wget --post-file): the file is the body, the
-		 * fields come in the query. */
+		/* A raw body (wget --post-file): the file is the body. */
 		u->got_file = 1;
-		if ((v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "upname")))
-			field_append(u, u->upname, "upname", v, strlen(v));
-		if ((v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND, "target")))
-			field_append(u, u->target, "target", v, strlen(v));
 	}
 	return u;
 }

@@ -1108,6 +1108,29 @@ static void remove_tree(const char *dir)
 		log_warn("could not remove '%s'", dir);
 }
 
+/* os-autoinst's pool directory has ulogs/ beside testresults/, and
+ * parse_extra_log opens "ulogs/<file>" from the test process's cwd (OUT);
+ * vigil's command server keeps uploads in testresults/ulogs (docs/cmdsrv.md).
+ * OUT/ulogs links there for the run and goes afterwards (unlink_ulogs). */
+static void link_ulogs(struct runner *r)
+{
+	char *lnk = path_join(r->out_dir, "ulogs");
+
+	if (lnk && symlink("testresults/ulogs", lnk) && errno != EEXIST)
+		log_warn("cannot link '%s' to testresults/ulogs: %s", lnk, strerror(errno));
+	free(lnk);
+}
+
+static void unlink_ulogs(struct runner *r)
+{
+	char *lnk = path_join(r->out_dir, "ulogs");
+	struct stat st;
+
+	if (lnk && lstat(lnk, &st) == 0 && S_ISLNK(st.st_mode))
+		(void)unlink(lnk);
+	free(lnk);
+}
+
 extern char **environ;
 
 static int spawn(struct runner *r, struct perl *p, char *err, size_t errlen)
@@ -1463,6 +1486,7 @@ void perl_run(struct runner *r)
 	char err[1024] = "";
 
 	buf_init(&p.in, LIMIT_PERL_MSG);
+	link_ulogs(r);
 	if (write_vars(r, err, sizeof(err)) || unpack_boot(r, &p, err, sizeof(err)) || spawn(r, &p, err, sizeof(err))) {
 		runner__abort(r, JOB_INCOMPLETE, "%s", err[0] ? err : "out of memory");
 		goto out;
@@ -1485,6 +1509,7 @@ out:
 	buf_release(&p.in);
 	remove_tree(p.boot_dir);
 	free(p.boot_dir);
+	unlink_ulogs(r);
 	{
 		char *idir = path_join(r->workdir, "inline");
 		remove_tree(idir); /* Inline::Python's cache */

@@ -306,7 +306,11 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 	}
 	for (i = 1; i < s->n && i <= MAX_CANDIDATES; i++)
 		json_array_append_new(cands, candidate_json(&s->res[i]));
-	json_object_set_new(d, "needles", cands);
+	/* as basetest's record_screenmatch: the other candidates, when any */
+	if (json_array_size(cands))
+		json_object_set_new(d, "needles", cands);
+	else
+		json_decref(cands);
 	save_needle(r, best->needle, false);
 	ocr = read_ocr(r, best->needle, f);
 	if (ocr)

@@ -91,11 +91,12 @@ int testapi_console_select(struct runner *r, const char *name, int lua_names, in
 	if (rc)
 		return rc;
 	r->console = console_is_serial(c) ? CONSOLE_SERIAL : CONSOLE_VGA;
-	/* a terminal opened now: only what comes from now on counts */
+	/* a terminal opened now: only what comes from now on counts. The
+	 * virtio terminal is os-autoinst's pipe, opened once and read on: its
+	 * first wait_serial sees what the guest wrote since boot (the getty's
+	 * banner), a later activation reads on from where the last read ended. */
 	if (*activated && c->cls == CONSOLE_SERIAL_TERM && r->serial)
 		r->term_offset = serial_len(r->serial);
-	if (*activated && c->cls == CONSOLE_VIRTIO)
-		r->virtio_offset = serial_len(r->virtio);
 	/* ttyConsole's trigger_select: the VT switch on every selection */
 	tty = c->cls == CONSOLE_TTY ? console_tty(c) : 0;
 	if (tty && r->vnc) {

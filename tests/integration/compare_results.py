@@ -5,9 +5,20 @@
 # them: the modules (test_order.json: name, script, flags) and their results,
 # and per step of result-<module>.json the result, needle, tags, match areas
 # and text steps. Timings, frame times and file names are not compared.
-# usage: compare_results.py [--similarity] [--no-text] DIR_A DIR_B
+# --only-in-b NAME: module NAME is B's own (vigil_extra of test_perl_debian.sh,
+# scheduled for vigil only): left out of B, and a difference if A has it.
+# --across-languages: A and B run the same steps written in two languages
+# (isotovideo's Perl run and vigil's Lua twin): scripts are compared without
+# their extension, and of the steps only needle matches and titled text steps
+# (by title, not text); wait_serial steps and bare screenshots are left out,
+# as each language's testapi records those its own way.
+# --markers: script_run's marker, a hash of the command, is compared as
+# MARKER in the text steps (commands that name each tool's job token, port
+# or host address get other markers; test_perl_debian.sh's command server).
+# usage: compare_results.py [--similarity] [--no-text] [--markers]
+#        [--only-in-b NAME]... [--across-languages] DIR_A DIR_B
 # Prints one line per difference; exit 0 same, 1 different, 2 unreadable.
-import json, os, sys
+import json, os, re, sys
 
 
 def load(path):
@@ -15,18 +26,33 @@ def load(path):
         return json.load(f)
 
 
-def modules(d):
-    """[(name, {script, flags, category})] in test_order.json's order."""
+def modules(d, skip=()):
+    """[(name, {script, flags, category})] in test_order.json's order, without skip."""
     return [(m.get('name'), {'script': m.get('script'), 'category': m.get('category'),
-                             'flags': m.get('flags') or {}}) for m in load(os.path.join(d, 'test_order.json'))]
+                             'flags': m.get('flags') or {}}) for m in load(os.path.join(d, 'test_order.json'))
+            if m.get('name') not in skip]
 
 
-def text_of(d, step):
+MARKER = re.compile(r'expected: qr/(.{5})-\\d\+-/')
+
+
+def text_of(d, step, opts):
     try:
         with open(os.path.join(d, step['text']), encoding='utf-8', errors='replace') as f:
-            return f.read()
+            text = f.read()
     except (OSError, KeyError, TypeError):
         return None
+    m = MARKER.search(text) if opts['markers'] else None
+    return text.replace(m.group(1) + '-', 'MARKER-') if m else text
+
+
+def kept(step, opts):
+    """Whether a step is compared (--across-languages keeps needle matches and titled text)."""
+    if not opts['across']:
+        return True
+    if 'needle' in step or 'tags' in step:
+        return True
+    return bool(step.get('title')) and step.get('title') != 'wait_serial'
 
 
 def step_view(d, step, opts):
@@ -42,8 +68,8 @@ def step_view(d, step, opts):
         v['candidates'] = sorted(n.get('name') or '' for n in step['needles'])
     if 'text' in step or 'title' in step:
         v['title'] = step.get('title')
-        if opts['text'] and 'text' in step:
-            v['text'] = text_of(d, step)
+        if opts['text'] and not opts['across'] and 'text' in step:
+            v['text'] = text_of(d, step, opts)
     v['screenshot'] = bool(step.get('screenshot'))
     return v
 
@@ -54,7 +80,12 @@ def short(v):
 
 def compare(a, b, opts, out):
     """Appends one line per difference to out."""
-    ma, mb = modules(a), modules(b)
+    ma, mb = modules(a), modules(b, opts['only_in_b'])
+    for name in opts['only_in_b']:
+        if name in [m[0] for m in ma]:
+            out.append(f'modules: {name} is B\'s own (--only-in-b) but A has it too')
+        elif name not in [m[0] for m in modules(b)]:
+            out.append(f'modules: {name} (--only-in-b) is not in B')
     na, nb = [m[0] for m in ma], [m[0] for m in mb]
     if na != nb:
         out.append(f'modules: {na} != {nb}')
@@ -62,6 +93,8 @@ def compare(a, b, opts, out):
     for name, info in ma:
         if name not in infob:
             continue
+        if opts['across']:
+            info, infob[name] = ({**i, 'script': os.path.splitext(i['script'] or '')[0]} for i in (info, infob[name]))
         if info != infob[name]:
             out.append(f'{name}: module {short(info)} != {short(infob[name])}')
         ra = rb = None
@@ -72,8 +105,8 @@ def compare(a, b, opts, out):
             out.append(f'{name}: result {ra.get("result")} != {rb.get("result")}')
         if ra.get('dents', 0) != rb.get('dents', 0):
             out.append(f'{name}: dents {ra.get("dents", 0)} != {rb.get("dents", 0)}')
-        sa = [step_view(a, s, opts) for s in ra.get('details') or []]
-        sb = [step_view(b, s, opts) for s in rb.get('details') or []]
+        sa = [step_view(a, s, opts) for s in ra.get('details') or [] if kept(s, opts)]
+        sb = [step_view(b, s, opts) for s in rb.get('details') or [] if kept(s, opts)]
         if len(sa) != len(sb):
             out.append(f'{name}: {len(sa)} steps != {len(sb)} steps')
         for i, (x, y) in enumerate(zip(sa, sb), 1):
@@ -86,10 +119,21 @@ def compare(a, b, opts, out):
 
 
 def main(argv):
-    opts = {'similarity': False, 'text': True}
+    opts = {'similarity': False, 'text': True, 'only_in_b': [], 'across': False, 'markers': False}
     args = []
-    for x in argv[1:]:
-        if x == '--similarity':
+    it = iter(argv[1:])
+    for x in it:
+        if x == '--only-in-b':
+            name = next(it, None)
+            if not name:
+                args = []
+                break
+            opts['only_in_b'].append(name)
+        elif x == '--markers':
+            opts['markers'] = True
+        elif x == '--across-languages':
+            opts['across'] = True
+        elif x == '--similarity':
             opts['similarity'] = True
         elif x == '--no-text':
             opts['text'] = False
@@ -99,7 +143,9 @@ def main(argv):
         else:
             args.append(x)
     if len(args) != 2:
-        print('usage: compare_results.py [--similarity] [--no-text] DIR_A DIR_B', file=sys.stderr)
+        print('usage: compare_results.py [--similarity] [--no-text] [--markers] [--only-in-b NAME]... '
+              '[--across-languages] DIR_A DIR_B',
+              file=sys.stderr)
         return 2
     out = []
     try:

@@ -4,8 +4,8 @@
 # tests/*.pm, the examples' needles) run unchanged by `vigil run` through
 # os-autoinst's test process (issue 15, docs/perl.md): the passing run, a
 # fatal failing assert_screen, milestone snapshots (the last module in
-# Python), the serial port, consoles on the installed Debian image
-# (distri-perl-debian), a broken schedule that ends the job before
+# Python), the serial port (the installed Debian image's consoles:
+# test_perl_debian.sh), a broken schedule that ends the job before
 # QEMU starts, and the GRUB distribution as a job through `vigil serve` and
 # `vigil worker`. Needs Debian's os-autoinst, libinline-python-perl and the
 # images (scripts/fetch-images).
@@ -131,43 +131,7 @@ else
 	echo "skipped the serial case: needs $IMG/di-text/linux and $IMG/shell-initrd.gz (scripts/fetch-images)"
 fi
 
-# --- consoles on the installed Debian image (distri-perl-debian: a distribution
-# class adds them in init, logs in in activate_console)
-# (scripts/build-debian-image: a cache hit once test_debian.sh built it)
-if scripts/build-debian-image > "$TMP/img.out" 2>&1; then
-	$VIGIL run tests/integration/distri-perl-debian --out "$TMP/deb" > "$TMP/deb.out" 2>&1
-	rc=$?
-	cat "$TMP/deb.out"
-	R=$TMP/deb/testresults
-	check "perl debian: exit status 0" [ $rc -eq 0 ]
-	check "perl debian: every module ok" [ "$(json_get $R/results.json '",".join(m["name"]+"="+m["result"] for m in j["modules"])')" = \
-		"boot=ok,login_vga=ok,root_console=ok,serial_terminal=ok,consoles=ok,x11=ok,shutdown=ok" ]
-	check "perl debian: the unsupported class named in one warning" \
-		[ "$(grep -c "console 'x3270' has class 's3270', which vigil does not support (supported: vnc-base, tty-console, virtio-terminal, serial-terminal): selecting it fails" "$TMP/deb/vigil-log.txt")" = 1 ]
-	check "perl debian: root-console activated once, by a VT switch to tty2's login" \
-		[ "$(grep -c "root_console: select_console root-console (tty-console, activated)" "$TMP/deb.out")" = 1 ]
-	check "perl debian: tty2's login needle, tty1's prompt, tty2's shell in order" \
-		[ "$(json_get $R/result-root_console.json '",".join(d["needle"] for d in j["details"] if "needle" in d)')" = \
-		"debian-tty2-login,debian-password,debian-vga-42,debian-vga-prompt,debian-vga-42" ]
-	check "perl debian: script_run and script_output on the serial terminal (its step)" \
-		[ "$(json_get $R/result-serial_terminal.json '[d["title"] for d in j["details"] if d.get("title") == "root-sut-serial"][0]')" = root-sut-serial ]
-	txt=$(json_get $R/result-consoles.json '[d["text"] for d in j["details"] if d.get("title") == "refused"][0]')
-	check "perl debian: select_console of an unsupported class died with the message" \
-		grep -q "console 'x3270' has class 's3270', which vigil does not support (supported: vnc-base, tty-console, virtio-terminal, serial-terminal)" "$R/$txt"
-	txt=$(json_get $R/result-consoles.json '[d["text"] for d in j["details"] if d.get("title") == "proxy refused"][0]')
-	check "perl debian: a proxied method vigil lacks is refused by name" \
-		grep -q "console 'root-console' (tty-console): vigil does not support the method 'kill_ssh'" "$R/$txt"
-	check "perl debian: three clicks (mouse_click, two assert_and_click)" \
-		[ "$(grep -cE "x11: mouse_button left at [0-9]+,[0-9]+" "$TMP/deb.out")" = 3 ]
-	check "perl debian: the same on the virtio terminal (its step)" \
-		[ "$(json_get $R/result-serial_terminal.json '[d["title"] for d in j["details"] if d.get("title") == "root-virtio-terminal"][0]')" = root-virtio-terminal ]
-	check "perl debian: the virtio terminal (hvc0) logged in and ran script_output (virtio_console.log)" \
-		sh -c "grep -q 'root@vigil-debian:~# ' '$TMP/deb/virtio_console.log' && grep -q '^vigil-42' '$TMP/deb/virtio_console.log'"
-	check "perl debian: no QEMU left" eval "! qemu_left '$TMP/deb/.vm'"
-else
-	cat "$TMP/img.out"
-	not_ok "perl debian: scripts/build-debian-image builds the image"
-fi
+# (the installed Debian image's consoles: test_perl_debian.sh, compared with isotovideo)
 
 # --- a schedule that dies: incomplete before QEMU starts
 mkdir -p "$TMP/broken"

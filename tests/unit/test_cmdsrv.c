@@ -252,6 +252,12 @@ TEST(cmdsrv_live_upload)
 	check_file(tr, "ulogs/mod-y.txt", "a=b&c", 5);
 	CHECK_INT(req(&l, "POST", "/tok/upload_asset/d.img", ct, mpa, sizeof(mpa) - 1), 200);
 	check_file(l.out, "assets_public/d.img", "DISK", 4);
+	/* a form with upname in the query (os-autoinst's param reads both);
+	 * the form's own field wins over the query's */
+	CHECK_INT(req(&l, "POST", "/tok/uploadlog/q.log?upname=mod-q.log", ct, mpa, sizeof(mpa) - 1), 200);
+	check_file(tr, "ulogs/mod-q.log", "DISK", 4);
+	CHECK_INT(req(&l, "POST", "/tok/uploadlog/r.log?upname=query-r.log", ct, mp, sizeof(mp) - 1), 200);
+	CHECK_STR(l.resp.data, "OK: boot-x.log\n");
 	CHECK_INT(req(&l, "POST", "/tok/upload_asset/e.img?target=assets_private", "application/octet-stream", "E", 1),
 		  200);
 	check_file(l.out, "assets_private/e.img", "E", 1);

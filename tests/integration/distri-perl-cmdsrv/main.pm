@@ -8,4 +8,5 @@ use testapi;
 use autotest;
 
 autotest::loadtest('tests/net.pm');
+autotest::loadtest('tests/junit.pm') if get_var('JUNIT');
 1;

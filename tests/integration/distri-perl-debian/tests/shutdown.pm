@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# shutdown.pm - power off through systemd from the serial terminal;
+# shutdown.pm - power off through systemd from the virtio terminal;
 # assert_shutdown asks the backend until QEMU says so.
 use base 'basetest';
 use strict;
@@ -7,7 +7,7 @@ use warnings;
 use testapi;
 
 sub run {
-    select_console 'root-sut-serial';
+    select_console 'root-virtio-terminal';
     type_string "poweroff\n";
     assert_shutdown 120;
 }
