@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz.h - shared by the libFuzzer targets: the entry point's prototype and
- * a NUL-terminated copy of the input (most parsers take C strings). */
+/* fuzz.h - shared by the libFuzzer targets: the entry point's prototype, a
+ * NUL-terminated copy of the input (most parsers take C strings), and the
+ * input cut into NUL-separated fields. */
 #ifndef VIGIL_FUZZ_H
 #define VIGIL_FUZZ_H
 
@@ -23,18 +24,25 @@ static inline char *fuzz_str(const uint8_t *data, size_t size)
 	return s;
 }
 
-/* Splits s in place at the first n-1 NULs (or newlines when nl) into
- * parts[0..n); missing parts are "". */
-static inline void fuzz_split(char *s, char sep, char **parts, int n)
+/* A new string of the input whose NUL-separated fields are parts[0..n)
+ * (pointers into it; missing fields are ""). Free the string. */
+static inline char *fuzz_fields(const uint8_t *data, size_t size, char **parts, int n)
 {
+	char *s = fuzz_str(data, size), *p = s;
+	size_t k;
 	int i;
+
+	for (k = 0; k < size; k++)
+		if (s[k] == '\0')
+			s[k] = '\n';
 	for (i = 0; i < n; i++) {
-		char *e = s ? strchr(s, sep) : NULL;
-		parts[i] = s ? s : (char *)"";
+		char *e = p ? strchr(p, '\n') : NULL;
+		parts[i] = p ? p : (char *)"";
 		if (e)
 			*e = '\0';
-		s = e ? e + 1 : NULL;
+		p = e ? e + 1 : NULL;
 	}
+	return s;
 }
 
 #endif

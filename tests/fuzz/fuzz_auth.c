@@ -7,14 +7,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *s = fuzz_str(data, size), *part[4], msg[512];
-	size_t i;
+	char *part[4], *s = fuzz_fields(data, size, part, 4), msg[512];
 
-	/* NULs in the input separate the fields */
-	for (i = 0; i < size; i++)
-		if (s[i] == '\0')
-			s[i] = '\n';
-	fuzz_split(s, '\n', part, 4);
 	(void)auth_verify(part[0], part[1], part[2], part[3], 1712345678.0, msg, sizeof(msg));
 	free(s);
 	return 0;

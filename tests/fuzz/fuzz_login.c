@@ -10,13 +10,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	/* "secret", 1,000 rounds: the fewest users_password_verify takes */
 	static const char *stored = "pbkdf2-sha256$1000$MDEyMzQ1Njc4OWFiY2RlZg==$tiKWHy4FAGCWE8gn6GtKhaxD2OeeAUUWXFT/p1aaNl8=";
-	char *s = fuzz_str(data, size), *part[6], msg[256];
-	size_t i;
+	char *part[6], *s = fuzz_fields(data, size, part, 6), msg[256];
 
-	for (i = 0; i < size; i++)
-		if (s[i] == '\0')
-			s[i] = '\n';
-	fuzz_split(s, '\n', part, 6);
 	(void)login_return_to_ok(part[0]);
 	(void)login_same_site(*part[1] ? part[1] : NULL, *part[2] ? part[2] : NULL, *part[3] ? part[3] : NULL);
 	(void)users_name_check(part[4], msg, sizeof(msg));
