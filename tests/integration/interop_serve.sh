@@ -85,6 +85,42 @@ check "logs uploaded: autoinst-log.txt, serial0.txt, video.ogv, video.webm ($LOG
 curl -sf "$URL/tests/$JOB/file/video.webm" -o "$TMP/video.webm"
 check "video.webm: a VP8 WebM that decodes to frames" \
 	sh -c "ffprobe -v error -select_streams v:0 -show_entries stream=codec_name -of csv=p=0 '$TMP/video.webm' | grep -qx vp8 && [ \$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 '$TMP/video.webm') -gt 1 ]"
-check "job page: /tests/$JOB answers with the job page" sh -c "curl -sf '$URL/tests/$JOB' | grep -q 'page-job'"
+curl -sf "$URL/tests/$JOB" > "$TMP/page.html"
+check "job page: module boot with its steps' thumbnails and similarity" \
+	sh -c "grep -q 'images/thumb/$SHOT' '$TMP/page.html' && grep -q '>boot<' '$TMP/page.html' && grep -qE '100 ?%' '$TMP/page.html'"
 check "known_images: the screenshots' md5s answered to the worker's status" \
 	sh -c "ls '$R/.md5' | grep -qE '^[0-9a-f]{32}\.png$'"
+
+# --- a mixed fleet: a vigil worker beside the openQA worker, each job to
+# the worker whose WORKER_CLASS it needs (the openQA worker's second job).
+start_worker_class() { # start_worker_class INSTANCE CLASS
+	$VIGIL worker --host "$URL" --apikey "$KEY" --apisecret "$SECRET" --instance "$1" --class "$2" \
+		--pool "$TMP/pool$1" >> "$TMP/worker$1.log" 2>&1 &
+	PIDS="$PIDS $!"
+}
+start_worker_class 2 vigil_interop
+cli -X POST jobs TEST=vgrub DISTRI=vgrub ARCH=x86_64 BUILD=2 WORKER_CLASS=vigil_interop > "$TMP/post-v.json"
+cli -X POST jobs TEST=grub-anchor DISTRI=grub VERSION=1 ARCH=x86_64 BUILD=2 ISO=grub-rescue-cdrom.iso \
+	BACKEND=qemu QEMU=x86_64 QEMU_NO_KVM=1 "QEMU_APPEND=accel tcg" QEMUCPUS=1 QEMURAM=512 NOVIDEO=1 \
+	WORKER_CLASS=openqa_interop > "$TMP/post-o.json"
+JV=$(json_get "$TMP/post-v.json" 'j["id"]')
+JO=$(json_get "$TMP/post-o.json" 'j["id"]')
+check "mixed: vigil job $JV done/passed" wait_state "$JV" "done passed" 300
+check "mixed: openQA worker job $JO done/passed" wait_state "$JO" "done passed" 300
+VWID=$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print([w["id"] for w in json.load(sys.stdin)["workers"] if w["properties"]["WORKER_CLASS"]=="vigil_interop"][0])')
+check "mixed: job $JV (vigil_interop) ran on the vigil worker $VWID" \
+	[ "$(curl -s "$URL/api/v1/jobs/$JV" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$VWID" ]
+check "mixed: job $JO (openqa_interop) ran on the openQA worker $OQWID" \
+	[ "$(curl -s "$URL/api/v1/jobs/$JO" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$OQWID" ]
+
+# --- the openQA worker gone: shown offline, gets no job.
+kill "$OQPID"
+n=0
+until curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; w=[w for w in json.load(sys.stdin)["workers"] if w["id"]=='"$OQWID"']; sys.exit(0 if w[0]["status"]!="idle" else 1)' 2>/dev/null ||
+	[ $n -ge 600 ]; do sleep 0.2; n=$((n + 1)); done
+check "openQA worker stopped: not shown idle" [ $n -lt 600 ]
+# A wrong WebSocket API version is refused as openQA does.
+check "registration with websocket_api_version=2 answered 426" \
+	[ "$(cli -X POST workers host=h instance=9 worker_class=x cpu_arch=x86_64 mem_max=1 websocket_api_version=2 2>&1 | grep -c 426)" -ge 1 ]
+[ "$FAILED" -eq 0 ] || { echo "--- openqa-worker log"; tail -40 "$TMP/openqa-worker.log"; echo "--- serve log"; tail -20 "$TMP/serve.log"; }
+finish
