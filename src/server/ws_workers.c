@@ -357,11 +357,24 @@ static void tick(struct ws_session *s)
 	s->free = false;
 }
 
+/* Whether another live session serves the same worker. */
+static bool other_session(struct ws_hub *h, const struct ws_session *s)
+{
+	const struct ws_session *o;
+	bool found = false;
+
+	pthread_mutex_lock(&h->lock);
+	for (o = h->sessions; o; o = o->next)
+		found |= o != s && o->worker_id == s->worker_id && !o->done;
+	pthread_mutex_unlock(&h->lock);
+	return found;
+}
+
 static void *session_main(void *arg)
 {
 	struct ws_session *s = arg;
 	struct ws_hub *h = s->hub;
-	int64_t next_tick = 0;
+	int64_t next_tick = 0, stop_deadline = 0;
 	char err[256];
 	int rc = 0;
 
@@ -378,8 +391,13 @@ static void *session_main(void *arg)
 		pthread_mutex_lock(&h->lock);
 		stop = h->stopping;
 		pthread_mutex_unlock(&h->lock);
-		if (stop && ws_is_open(s->ws))
+		if (stop && !stop_deadline) {
 			(void)ws_close(s->ws, 1001, "server stopping");
+			stop_deadline = time_mono_ms() + WS_WORKERS_CLOSE_WAIT_MS;
+		}
+		/* A worker that does not answer the close is not waited for. */
+		if (stop_deadline && time_mono_ms() >= stop_deadline)
+			break;
 		rc = ws_wait(s->ws, WS_WORKERS_TICK_MS);
 		if (rc)
 			break;
@@ -392,8 +410,12 @@ static void *session_main(void *arg)
 	}
 	log_info("worker %lld: WebSocket closed (%s)", (long long)s->worker_id,
 		 s->quit ? "the worker quit" : err_str(rc));
-	requeue_assigned(s, 0);
-	set_error(s, s->quit ? "graceful disconnect" : "WebSocket closed");
+	/* The worker may have connected again already (openQA's worker
+	 * registers anew after a job): that session owns its state now. */
+	if (!other_session(h, s)) {
+		requeue_assigned(s, 0);
+		set_error(s, s->quit ? "graceful disconnect" : "WebSocket closed");
+	}
 out:
 	pthread_mutex_lock(&h->lock);
 	s->done = true;

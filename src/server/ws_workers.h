@@ -22,6 +22,8 @@ struct MHD_Connection;
 /* How often a connected worker's session looks for work and for a
  * cancelled job, in milliseconds (a message from the worker wakes it too). */
 #define WS_WORKERS_TICK_MS 1000
+/* How long a stopping server waits for a worker to answer its close frame. */
+#define WS_WORKERS_CLOSE_WAIT_MS 3000
 /* How often a connected worker is marked seen (the lost-worker check
  * must not end the jobs of a worker that only keeps its socket open). */
 #define WS_WORKERS_SEEN_S 5
