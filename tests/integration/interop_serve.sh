@@ -119,6 +119,9 @@ n=0
 until curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; w=[w for w in json.load(sys.stdin)["workers"] if w["id"]=='"$OQWID"']; sys.exit(0 if w[0]["status"]!="idle" else 1)' 2>/dev/null ||
 	[ $n -ge 600 ]; do sleep 0.2; n=$((n + 1)); done
 check "openQA worker stopped: not shown idle" [ $n -lt 600 ]
+check "WebSocket without a signature refused (403)" \
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Connection: Upgrade' -H 'Upgrade: websocket' \
+		-H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$URL/api/v1/ws/$OQWID")" = 403 ]
 # A wrong WebSocket API version is refused as openQA does.
 check "registration with websocket_api_version=2 answered 426" \
 	[ "$(cli -X POST workers host=h instance=9 worker_class=x cpu_arch=x86_64 mem_max=1 websocket_api_version=2 2>&1 | grep -c 426)" -ge 1 ]
