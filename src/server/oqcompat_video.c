@@ -12,6 +12,7 @@
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/error.h>
+#include <libavutil/log.h>
 #include <libavutil/opt.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
@@ -193,6 +194,9 @@ int oqcompat_video_webm(const char *data_dir, int64_t job_id, char *msg, size_t 
 		goto out;
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", dst);
+	/* FFmpeg's chatter (libvpx's banner, Theora's keyframe warnings) is not
+	 * for the server's log: the serve process uses FFmpeg only here. */
+	av_log_set_level(AV_LOG_ERROR);
 	if ((rc = open_all(&t, src, tmp, msg, msglen)))
 		goto out;
 	header = true;
