@@ -112,6 +112,9 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 	}
 	if (req->ws_hub)
 		ws_hub_expect(req->ws_hub, id, wsv != NULL);
+	/* openQA's worker gets jobs only over its WebSocket: offline until it connects. */
+	if (wsv && workers_set_error(req->db, id, "no WebSocket connection yet (/api/v1/ws/<id>)"))
+		log_warn("worker %lld: state not recorded: %s", (long long)id, db_errmsg(req->db));
 	api_json(out, json_pack("{s:I,s:i}", "id", (json_int_t)id, "service_port_delta", 2));
 }
 
@@ -154,6 +157,8 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 	/* It asks for work the vigil way: it needs no WebSocket. */
 	if (req->ws_hub)
 		ws_hub_expect(req->ws_hub, req->id, false);
+	if (*req->poll_deadline_ms == 0)
+		(void)workers_set_error(req->db, req->id, NULL);
 	if (*req->poll_deadline_ms == 0) {
 		const char *held = params_get(&req->params, "snapshots");
 		int n = 0;

@@ -116,6 +116,7 @@ struct conn_req {
 	bool started;
 	bool too_big;
 	bool stream;        /* an upload route: the body goes to upload_fd */
+	bool ws;            /* openQA's worker WebSocket (ws_start) */
 	int upload_fd;
 	char *upload_tmp;
 	uint64_t upload_len;
@@ -163,8 +164,9 @@ static void completed_cb(void *cls, struct MHD_Connection *con, void **req_cls, 
 	struct conn_req *r = *req_cls;
 
 	/* Waiting for the next request on a kept-alive connection is waiting
-	 * for headers again. */
-	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+	 * for headers again. Not for a WebSocket: its connection ends here,
+	 * called while libmicrohttpd holds the lock that the option takes. */
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && !(r && r->ws))
 		(void)MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT, s->header_timeout_s);
 	if (!r)
 		return;
@@ -738,6 +740,7 @@ static enum MHD_Result ws_start(struct server *s, struct MHD_Connection *con, st
 	enum MHD_Result ret;
 	json_t *j;
 
+	r->ws = true;
 	if (key && !auth_check(s->db, key, mt, hash, r->target, time_wall(), &level, msg, sizeof(msg)) &&
 	    level >= AUTH_OPERATOR)
 		return ws_hub_upgrade(s->ws_hub, con, s->db, worker_id) == MHD_YES ? MHD_YES : MHD_NO;

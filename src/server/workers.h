@@ -38,6 +38,10 @@ int workers_seen(struct db *db, int64_t worker_id, int64_t now_s);
  * back to scheduled, later ones end done/incomplete with reason (unless a
  * result is already set, e.g. user_cancelled) and get one clone. *n counts
  * the jobs. 0 or a db error. Must not run inside a transaction. */
+/* Set (error NULL: clear) the worker's error; a worker with one and no
+ * job is listed "offline". 0, ERR_NOT_FOUND, or a db error. */
+int workers_set_error(struct db *db, int64_t worker_id, const char *error);
+
 int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, int *n);
 
 /* Abandon the jobs of workers not seen since now_s - timeout_s with the

@@ -163,7 +163,7 @@ static void send_json(struct ws_session *s, json_t *j)
 static void set_error(struct ws_session *s, const char *error)
 {
 	pool_write_begin(s->hub->pool);
-	if (db_exec(s->db, "UPDATE workers SET error = ? WHERE id = ?", "ti", error, s->worker_id) < 0)
+	if (workers_set_error(s->db, s->worker_id, error) < 0 && error)
 		log_warn("worker %lld: error not recorded: %s", (long long)s->worker_id, db_errmsg(s->db));
 	pool_write_end(s->hub->pool);
 }

@@ -113,17 +113,32 @@ check "mixed: job $JV (vigil_interop) ran on the vigil worker $VWID" \
 check "mixed: job $JO (openqa_interop) ran on the openQA worker $OQWID" \
 	[ "$(curl -s "$URL/api/v1/jobs/$JO" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$OQWID" ]
 
-# --- the openQA worker gone: shown offline, gets no job.
-kill "$OQPID"
-n=0
-until curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; w=[w for w in json.load(sys.stdin)["workers"] if w["id"]=='"$OQWID"']; sys.exit(0 if w[0]["status"]!="idle" else 1)' 2>/dev/null ||
-	[ $n -ge 600 ]; do sleep 0.2; n=$((n + 1)); done
-check "openQA worker stopped: not shown idle" [ $n -lt 600 ]
 check "WebSocket without a signature refused (403)" \
 	[ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Connection: Upgrade' -H 'Upgrade: websocket' \
 		-H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$URL/api/v1/ws/$OQWID")" = 403 ]
 # A wrong WebSocket API version is refused as openQA does.
 check "registration with websocket_api_version=2 answered 426" \
 	[ "$(cli -X POST workers host=h instance=9 worker_class=x cpu_arch=x86_64 mem_max=1 websocket_api_version=2 2>&1 | grep -c 426)" -ge 1 ]
+
+oq_idle() { curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; w=[w for w in json.load(sys.stdin)["workers"] if w["id"]=='"$OQWID"']; sys.exit(0 if w and w[0]["status"]=="idle" else 1)' 2>/dev/null; }
+# --- the server stops with the openQA worker's socket open (close 1001),
+# and the worker connects again to the server started anew.
+kill "$SPID"
+n=0
+while kill -0 "$SPID" 2>/dev/null && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+check "server stops with an openQA worker connected" sh -c "! kill -0 $SPID 2>/dev/null"
+start_server --worker-timeout 30
+n=0
+until oq_idle || [ $n -ge 600 ]; do sleep 0.2; n=$((n + 1)); done
+check "openqa-worker connected again after the server's restart" oq_idle
+
+# --- the openQA worker gone: not shown idle, gets no job.
+kill "$OQPID"
+n=0
+while oq_idle && [ $n -lt 600 ]; do sleep 0.2; n=$((n + 1)); done
+oq_not_idle() { ! oq_idle; }
+check "openQA worker stopped: not shown idle" oq_not_idle
+check "openQA worker stopped: listed offline" \
+	[ "$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print([w["status"] for w in json.load(sys.stdin)["workers"] if w["id"]=='"$OQWID"'][0])')" = offline ]
 [ "$FAILED" -eq 0 ] || { echo "--- openqa-worker log"; tail -40 "$TMP/openqa-worker.log"; echo "--- serve log"; tail -20 "$TMP/serve.log"; }
 finish
