@@ -4,7 +4,8 @@
  * endpoint, a database connection and a thread. The session's thread alone
  * writes its socket's state; the hub's lock guards only the lists. The
  * messages are openQA's (reference/openqa-api.md 4.3): worker_status,
- * accepted, rejected, quit from the worker; grab_job, info, cancel to it. */
+ * accepted, rejected, quit from the worker; grab_job, info, cancel, abort
+ * to it. */
 #define LOG_MODULE "ws"
 #include <errno.h>
 #include <microhttpd.h>
@@ -314,12 +315,16 @@ static void tick(struct ws_session *s)
 	}
 	if (s->job_id) {
 		struct db_stmt *st;
-		bool over = true, cancelled = false;
+		bool over = true, cancelled = false, taken = false;
 		if (db_prepare(s->db, &st, "SELECT state, result FROM jobs WHERE id = ? AND assigned_worker_id = ?", "ii",
 			       s->job_id, s->worker_id) == 0) {
-			if (db_step(st) == 1) {
+			int r = db_step(st);
+			if (r == 1) {
 				over = !strcmp(db_col_text(st, 0), "done") || !strcmp(db_col_text(st, 0), "cancelled");
 				cancelled = !strcmp(db_col_text(st, 1), "user_cancelled");
+			} else if (r == 0) {
+				/* Given back to the queue or to another worker meanwhile. */
+				taken = true;
 			}
 			db_finalize(st);
 		}
@@ -327,6 +332,9 @@ static void tick(struct ws_session *s)
 			send_json(s, json_pack("{s:s,s:I}", "type", "cancel", "jobid", (json_int_t)s->job_id));
 			s->cancel_sent = true;
 		}
+		/* As vigil's status answer says abort: the job is not the worker's any more. */
+		if (taken)
+			send_json(s, json_pack("{s:s,s:I}", "type", "abort", "jobid", (json_int_t)s->job_id));
 		if (over) {
 			s->job_id = 0;
 			s->cancel_sent = false;

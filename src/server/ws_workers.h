@@ -3,7 +3,8 @@
  * serve`: the connection upgrade, one thread per connected openQA worker
  * (its own database connection, writes under the pool's writer token) that
  * hands it jobs with grab_job, answers worker_status, takes accepted,
- * rejected and quit, and sends cancel for a job cancelled in vigil. The
+ * rejected and quit, and sends cancel for a job cancelled in vigil, abort
+ * for one taken from it (given back to the queue or another worker). The
  * hub also tells which registered workers expect a WebSocket and have none
  * (the workers list shows them offline). vigil's own workers (the long
  * poll) never come here. */
