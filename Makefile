@@ -33,7 +33,11 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -march=x86-64-v2 -Isrc $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(SANFLAGS)
-LDLIBS := $(PKG_LIBS) -lpthread -lm
+# Debian 12's libwslay-dev ships no libwslay.pc: its plain -l when pkg-config knows none.
+WSLAY_CFLAGS := $(shell pkg-config --cflags libwslay 2>/dev/null)
+WSLAY_LIBS := $(shell pkg-config --libs libwslay 2>/dev/null || echo -lwslay)
+CFLAGS += $(WSLAY_CFLAGS)
+LDLIBS := $(PKG_LIBS) $(WSLAY_LIBS) -lpthread -lm
 
 SRC := $(shell find src -name '*.c' | sort)
 LIB_SRC := $(filter-out src/main.c,$(SRC))
@@ -49,7 +53,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/fuzz/%)
 FIXTURE_SRC := $(sort $(wildcard tests/fixtures/*.c))
 FIXTURES := $(FIXTURE_SRC:tests/fixtures/%.c=$(BUILD)/fixtures/%)
 
-.PHONY: all deps images demo check unit integration bench clean install-deps fuzz fuzz-build FORCE
+.PHONY: all deps images demo check check-interop unit integration bench clean install-deps fuzz fuzz-build FORCE
 
 all: $(BUILD)/vigil $(FIXTURES)
 
@@ -137,6 +141,12 @@ check:
 	$(MAKE) SAN=1 all build-san/test_unit
 	scripts/fetch-images
 	tests/run-all
+
+# vigil beside openQA (issue 16): tests/integration/test_interop.sh alone.
+check-interop: all
+	scripts/install-deps --check-only || scripts/install-deps
+	scripts/fetch-images
+	VIGIL=$(CURDIR)/build/vigil sh tests/integration/test_interop.sh
 
 bench: all
 	bench/run

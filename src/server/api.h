@@ -57,6 +57,7 @@ struct login_limit;
 struct livestream;
 struct rejudge_store;
 struct developer_hub;
+struct ws_hub;
 struct MHD_Connection;
 struct MHD_Response;
 
@@ -96,6 +97,7 @@ struct api_req {
 	uint64_t client;        /* the client's address as a hash */
 	struct rejudge_store *rejudge; /* the last re-judge per job (the server's, shared, locked inside) */
 	struct developer_hub *developer; /* developer mode's queues and states (the server's, shared) */
+	struct ws_hub *ws_hub;  /* openQA workers' WebSockets (the server's, shared, locked inside) */
 };
 
 struct api_resp {

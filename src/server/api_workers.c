@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include "server/api.h"
 #include "server/locks.h"
@@ -49,9 +50,12 @@
 #include "server/review.h"
 #include "server/sched.h"
 #include "server/workers.h"
+#include "server/ws_workers.h"
+#include "server/oqcompat.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/path.h"
 #include "util/str.h"
 #include "util/time.h"
 #include "util/banned.h" /* last: after every system header */
@@ -69,6 +73,8 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 	const char *host = params_get(&req->params, "host");
 	const char *inst = params_get(&req->params, "instance");
 	const char *cls = params_get(&req->params, "worker_class");
+	const char *wsv;
+	char wsbuf[32] = "";
 	int64_t id;
 	long n = 0;
 	int rc;
@@ -83,6 +89,20 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "Erroneous parameters (host missing)");
 		return;
 	}
+	/* openQA's worker: it holds a WebSocket for its jobs (ws_workers.c). */
+	wsv = params_get(&req->params, "websocket_api_version");
+	if (!wsv && req->json) {
+		const json_t *v = json_object_get(req->json, "websocket_api_version");
+		if (json_is_integer(v))
+			snprintf(wsbuf, sizeof(wsbuf), "%lld", (long long)json_integer_value(v));
+		else if (json_is_string(v))
+			snprintf(wsbuf, sizeof(wsbuf), "%s", json_string_value(v));
+		wsv = wsbuf[0] ? wsbuf : NULL;
+	}
+	if (wsv && strcmp(wsv, "1")) {
+		api_error(out, 426, "Incompatible websocket API version");
+		return;
+	}
 	if (inst && (str_to_long(inst, &n) || n < 0)) {
 		api_error(out, 400, "Erroneous parameters (instance '%s' is not a number)", inst);
 		return;
@@ -92,6 +112,11 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 		api_error(out, 500, "Failed: %s", db_errmsg(req->db));
 		return;
 	}
+	if (req->ws_hub)
+		ws_hub_expect(req->ws_hub, id, wsv != NULL);
+	/* openQA's worker gets jobs only over its WebSocket: offline until it connects. */
+	if (wsv && workers_set_error(req->db, id, "no WebSocket connection yet (/api/v1/ws/<id>)"))
+		log_warn("worker %lld: state not recorded: %s", (long long)id, db_errmsg(req->db));
 	api_json(out, json_pack("{s:I,s:i}", "id", (json_int_t)id, "service_port_delta", 2));
 }
 
@@ -101,8 +126,16 @@ static void workers_list(struct api_req *req, struct api_resp *out)
 	size_t i;
 
 	/* vigil: the jobs whose disks each worker keeps (re-run from a milestone). */
-	json_array_foreach(json_object_get(all, "workers"), i, w)
-		json_object_set_new(w, "snapshots", rerun_held_json(req->db, json_integer_value(json_object_get(w, "id"))));
+	json_array_foreach(json_object_get(all, "workers"), i, w) {
+		int64_t id = json_integer_value(json_object_get(w, "id"));
+		json_object_set_new(w, "snapshots", rerun_held_json(req->db, id));
+		/* An openQA worker gets its jobs over its WebSocket: without one it is not idle. */
+		if (req->ws_hub && ws_hub_missing(req->ws_hub, id)) {
+			json_object_set_new(w, "status", json_string("offline"));
+			if (json_is_null(json_object_get(w, "error")))
+				json_object_set_new(w, "error", json_string("no WebSocket connection (/api/v1/ws/<id>)"));
+		}
+	}
 	api_json(out, all);
 }
 
@@ -123,6 +156,11 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 		api_error(out, 404, "worker %lld is not registered", (long long)req->id);
 		return;
 	}
+	/* It asks for work the vigil way: it needs no WebSocket. */
+	if (req->ws_hub)
+		ws_hub_expect(req->ws_hub, req->id, false);
+	if (*req->poll_deadline_ms == 0)
+		(void)workers_set_error(req->db, req->id, NULL);
 	if (*req->poll_deadline_ms == 0) {
 		const char *held = params_get(&req->params, "snapshots");
 		int n = 0;
@@ -206,8 +244,12 @@ static void job_status_post(struct api_req *req, struct api_resp *out)
 		snprintf(res, sizeof(res), "%s", json_string_value(json_object_get(outcome, "result")));
 		json_decref(outcome);
 	}
-	api_json(out, json_pack("{s:i,s:s,s:s?}", "result", cmd && !strcmp(cmd, "abort") ? 0 : 1, "job_result", res,
-				"command", cmd));
+	/* openQA's worker sends the steps inside the status: vigil's result-<module>.json. */
+	if ((rc = oqcompat_store_details(req->data_dir, req->id, status)))
+		log_warn("job %lld: step details not stored: %s", (long long)req->id, err_str(rc));
+	api_json(out, json_pack("{s:i,s:s,s:s?,s:o,s:o}", "result", cmd && !strcmp(cmd, "abort") ? 0 : 1, "job_result",
+				res, "command", cmd, "known_images", oqcompat_known_images(req->data_dir, req->id),
+				"known_files", artefact_list(req->data_dir, req->id, ARTEFACT_FILE, false)));
 	if (out->json)
 		api_live_status(req, status, out->json);
 }
@@ -269,13 +311,93 @@ static bool flag(const struct api_req *req, const char *key)
 	return v && *v && strcmp(v, "0");
 }
 
+/* Whether a multipart field is set (as flag()). */
+static bool field_flag(const struct params *p, const char *key)
+{
+	const char *v = params_get(p, key);
+
+	return v && *v && strcmp(v, "0");
+}
+
+/* openQA's worker: a multipart/form-data body with the file part named
+ * "file" (its filename the artefact's name) and image, thumb, md5, ulog,
+ * asset fields. Screenshots are remembered by md5 (known_images). */
+static void job_artefact_multipart(struct api_req *req, struct api_resp *out)
+{
+	struct oqcompat_upload up;
+	char msg[256], *dir = NULL;
+	const char *name, *md5;
+	enum artefact_kind kind;
+	bool image;
+	int rc;
+
+	if (!req->upload) {
+		api_error(out, 400, "no file in the request body");
+		return;
+	}
+	dir = path_dir(req->upload);
+	rc = dir ? oqcompat_multipart(req->con, req->upload, dir, &up, msg, sizeof(msg)) : ERR_NOMEM;
+	free(dir);
+	if (rc) {
+		if (rc == ERR_PROTO)
+			api_error(out, 400, "%s", msg);
+		else
+			api_error(out, 500, "cannot read the upload: %s", err_str(rc));
+		return;
+	}
+	name = up.filename;
+	kind = field_flag(&up.fields, "thumb") ? ARTEFACT_THUMB : field_flag(&up.fields, "ulog") ? ARTEFACT_ULOG
+											       : ARTEFACT_FILE;
+	image = field_flag(&up.fields, "image");
+	md5 = params_get(&up.fields, "md5");
+	if (!artefact_name_valid(name, strlen(name))) {
+		api_error(out, 400, "artefact name '%s' refused: use 1..%d characters of [A-Za-z0-9._+@-], not starting"
+			  " with '.'", name, LIMIT_ARTEFACT_NAME);
+		goto out;
+	}
+	if (kind == ARTEFACT_THUMB && !str_ends_with(name, ".png")) {
+		api_error(out, 400, "thumbnail '%s' refused: a thumbnail is a .png", name);
+		goto out;
+	}
+	if (params_get(&up.fields, "asset")) {
+		/* Its chunks are Perl Storable records (OpenQA::File): not read here. */
+		api_error(out, 501, "asset '%s': openQA's chunked asset upload is not supported by vigil serve;"
+			  " publish assets through the share directory (docs/openqa-workers.md)", name);
+		goto out;
+	}
+	if (job_uploadable(req, out))
+		goto out;
+	rc = artefact_store(req->data_dir, req->id, kind, name, up.path);
+	if (rc) {
+		log_err("job %lld: storing artefact '%s': %s", (long long)req->id, name, err_str(rc));
+		api_error(out, 500, "cannot store artefact '%s': %s", name, err_str(rc));
+		goto out;
+	}
+	if (image && md5 && (rc = oqcompat_note_image(req->data_dir, req->id, name, md5, kind == ARTEFACT_THUMB)))
+		log_warn("job %lld: screenshot '%s' md5 '%s' not recorded: %s", (long long)req->id, name, md5,
+			 err_str(rc));
+	/* isotovideo 4.6's Theora video: a WebM beside it for the browsers. */
+	if (kind == ARTEFACT_FILE && !strcmp(name, "video.ogv") &&
+	    (rc = oqcompat_video_webm(req->data_dir, req->id, msg, sizeof(msg))))
+		log_warn("job %lld: video.ogv not transcoded to WebM: %s", (long long)req->id, msg);
+	out->status = 200;
+	out->text = strdup("OK");
+out:
+	oqcompat_upload_release(&up);
+}
+
 static void job_artefact(struct api_req *req, struct api_resp *out)
 {
 	const char *name = params_get(&req->params, "file");
 	const char *asset = params_get(&req->params, "asset");
+	const char *ctype = api_header(req, "Content-Type");
 	enum artefact_kind kind = flag(req, "thumb") ? ARTEFACT_THUMB : flag(req, "ulog") ? ARTEFACT_ULOG : ARTEFACT_FILE;
 	int rc;
 
+	if (!name && ctype && !strncasecmp(ctype, "multipart/form-data", 19)) {
+		job_artefact_multipart(req, out);
+		return;
+	}
 	if (!name || !artefact_name_valid(name, strlen(name))) {
 		api_error(out, 400, "artefact name '%s' refused: use 1..%d characters of [A-Za-z0-9._+@-], not starting"
 			  " with '.'", name ? name : "", LIMIT_ARTEFACT_NAME);

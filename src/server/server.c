@@ -45,6 +45,7 @@
 #include "server/rejudge.h"
 #include "server/watch.h"
 #include "server/web.h"
+#include "server/ws_workers.h"
 #include "server/rerun.h"
 #include "server/resp_cache.h"
 #include "server/server.h"
@@ -96,6 +97,7 @@ struct server {
 	struct livestream *streams; /* the live view's event streams */
 	struct rejudge_store *rejudge; /* the last re-judge per job */
 	struct developer_hub *developer; /* developer mode's commands and states */
+	struct ws_hub *ws_hub;     /* openQA workers' WebSockets (ws_workers.c) */
 };
 
 /* One request, created in the URI log callback (which sees the target
@@ -115,6 +117,7 @@ struct conn_req {
 	bool started;
 	bool too_big;
 	bool stream;        /* an upload route: the body goes to upload_fd */
+	bool ws;            /* openQA's worker WebSocket (ws_start) */
 	int upload_fd;
 	char *upload_tmp;
 	uint64_t upload_len;
@@ -162,8 +165,9 @@ static void completed_cb(void *cls, struct MHD_Connection *con, void **req_cls, 
 	struct conn_req *r = *req_cls;
 
 	/* Waiting for the next request on a kept-alive connection is waiting
-	 * for headers again. */
-	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+	 * for headers again. Not for a WebSocket: its connection ends here,
+	 * called while libmicrohttpd holds the lock that the option takes. */
+	if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && !(r && r->ws))
 		(void)MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT, s->header_timeout_s);
 	if (!r)
 		return;
@@ -557,6 +561,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	req.streams = s->streams;
 	req.rejudge = s->rejudge;
 	req.developer = s->developer;
+	req.ws_hub = s->ws_hub;
 	req.client = r->item.client;
 	if (r->too_big) {
 		if (r->stream)
@@ -720,6 +725,43 @@ static enum MHD_Result stream_start(struct server *s, struct MHD_Connection *con
 		r->upload_tmp = NULL;
 	}
 	return MHD_YES;
+}
+
+/* openQA's worker WebSocket, GET /api/v1/ws/<id>: checked from the headers
+ * (signed as any API call, operator level) and upgraded on this thread;
+ * the session runs on its own (ws_workers.c). */
+static enum MHD_Result ws_start(struct server *s, struct MHD_Connection *con, struct conn_req *r, int64_t worker_id)
+{
+	const char *key = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Key");
+	const char *mt = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Microtime");
+	const char *hash = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Hash");
+	enum auth_level level = AUTH_PUBLIC;
+	char msg[256] = "", body[400], *text;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	json_t *j;
+
+	r->ws = true;
+	if (key && !auth_check(s->db, key, mt, hash, r->target, time_wall(), &level, msg, sizeof(msg)) &&
+	    level >= AUTH_OPERATOR)
+		return ws_hub_upgrade(s->ws_hub, con, s->db, worker_id) == MHD_YES ? MHD_YES : MHD_NO;
+	if (!key)
+		snprintf(msg, sizeof(msg), "no API key");
+	else if (level < AUTH_OPERATOR)
+		snprintf(msg, sizeof(msg), "Operator level required");
+	log_warn("GET %s: WebSocket refused: %s", r->target, msg);
+	j = json_pack("{s:s}", "error", msg);
+	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	snprintf(body, sizeof(body), "%s", text ? text : "{}");
+	free(text);
+	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	ret = MHD_queue_response(con, MHD_HTTP_FORBIDDEN, resp);
+	MHD_destroy_response(resp);
+	return ret;
 }
 
 static void stream_write(struct conn_req *r, const char *data, size_t len)
@@ -1013,6 +1055,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con, const char 
 		(void)MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)SERVER_CONNECTION_TIMEOUT_S);
 		if (!strcmp(method, "POST") && upload_route(url))
 			return stream_start(s, con, r, cl);
+		{
+			int64_t wid;
+			char wname[LIMIT_API_NAME];
+			if (!strcmp(method, "GET") && route_match("/api/v1/ws/#", url, &wid, wname))
+				return ws_start(s, con, r, wid);
+		}
 		if (cl && !str_to_long(cl, &n) && n > (long)LIMIT_API_BODY)
 			r->too_big = true; /* answered below without reading the body */
 		else
@@ -1205,7 +1253,8 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	/* poll(), not epoll: libmicrohttpd 0.9.75's epoll loop stops accepting
 	 * for good once the connection limit has been reached while closed
 	 * connections wait in the kernel's queue (test_server_conc.sh floods it). */
-	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+	unsigned flags = MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME |
+			 MHD_ALLOW_UPGRADE;
 	unsigned conns = cfg->connection_limit ? cfg->connection_limit : SERVER_CONNECTION_LIMIT;
 	struct MHD_OptionItem listen_opt[2] = { { MHD_OPTION_END, 0, NULL }, { MHD_OPTION_END, 0, NULL } };
 	int rc, lfd = -1;
@@ -1271,6 +1320,10 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 		snprintf(err, errlen, "cannot start %u handler threads: %s", s->nthreads, err_str(rc));
 		goto out;
 	}
+	if ((rc = ws_hub_new(&s->ws_hub, dbpath, s->pool))) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				  MHD_OPTION_ARRAY, listen_opt,
@@ -1325,6 +1378,9 @@ void server_free(struct server *s)
 	resume_all(s);
 	if (s->streams)
 		livestream_close(s->streams);
+	/* The WebSockets close while the daemon that upgraded them still runs. */
+	ws_hub_free(s->ws_hub);
+	s->ws_hub = NULL;
 	if (s->mhd) {
 		/* Let resumed polls answer before the connections close, then
 		 * queue nothing more and wait for every suspended connection to

@@ -77,6 +77,15 @@ int workers_seen(struct db *db, int64_t worker_id, int64_t now_s)
 	return rc == 0 ? ERR_NOT_FOUND : 0;
 }
 
+int workers_set_error(struct db *db, int64_t worker_id, const char *error)
+{
+	int rc = db_exec(db, "UPDATE workers SET error = ? WHERE id = ?", "ti", error, worker_id);
+
+	if (rc < 0)
+		return rc;
+	return rc == 0 ? ERR_NOT_FOUND : 0;
+}
+
 int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, bool keep_reserved, int *n)
 {
 	struct db_stmt *st = NULL;
@@ -382,7 +391,10 @@ json_t *workers_list_json(struct db *db)
 				      db_col_text(st, 1), "instance", (json_int_t)db_col_int(st, 2), "name",
 				      db_col_text(st, 1), "properties", "WORKER_CLASS", db_col_text(st, 3));
 		json_object_set_new(w, "jobid", db_col_null(st, 4) ? json_null() : json_integer(db_col_int(st, 4)));
-		json_object_set_new(w, "status", json_string(db_col_null(st, 4) ? "idle" : "running"));
+		/* An error (only openQA's workers have one: no WebSocket, or
+		 * broken) keeps a worker without a job from counting as idle. */
+		json_object_set_new(w, "status", json_string(!db_col_null(st, 4) ? "running" : db_col_text(st, 5) ? "offline"
+											    : "idle"));
 		json_object_set_new(w, "error", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
 		json_object_set_new(w, "t_seen", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
 		json_array_append_new(a, w);

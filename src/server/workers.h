@@ -42,6 +42,10 @@ int workers_seen(struct db *db, int64_t worker_id, int64_t now_s);
  * a db error. Must not run inside a transaction. */
 int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, bool keep_reserved, int *n);
 
+/* Set (error NULL: clear) the worker's error; a worker with one and no
+ * job is listed "offline". 0, ERR_NOT_FOUND, or a db error. */
+int workers_set_error(struct db *db, int64_t worker_id, const char *error);
+
 /* Abandon the jobs of workers not seen since now_s - timeout_s with the
  * reason "abandoned: worker N (host:instance) lost, no status for T s".
  * *n counts the jobs. 0 or a db error. */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/* ws_workers.h - openQA's worker WebSocket (/api/v1/ws/<id>) in `vigil
+ * serve`: the connection upgrade, one thread per connected openQA worker
+ * (its own database connection, writes under the pool's writer token) that
+ * hands it jobs with grab_job, answers worker_status, takes accepted,
+ * rejected and quit, and sends cancel for a job cancelled in vigil, abort
+ * for one taken from it (given back to the queue or another worker). The
+ * hub also tells which registered workers expect a WebSocket and have none
+ * (the workers list shows them offline). vigil's own workers (the long
+ * poll) never come here. */
+#ifndef VIGIL_WS_WORKERS_H
+#define VIGIL_WS_WORKERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+
+struct ws_hub;
+struct db;
+struct pool;
+struct MHD_Connection;
+
+/* How often a connected worker's session looks for work and for a
+ * cancelled job, in milliseconds (a message from the worker wakes it too). */
+#define WS_WORKERS_TICK_MS 1000
+/* How long a stopping server waits for a worker to answer its close frame. */
+#define WS_WORKERS_CLOSE_WAIT_MS 3000
+/* How often a connected worker is marked seen (the lost-worker check
+ * must not end the jobs of a worker that only keeps its socket open). */
+#define WS_WORKERS_SEEN_S 5
+
+/* A hub for the server whose database is db_path, writers serialised by
+ * pool. 0, ERR_NOMEM. */
+int ws_hub_new(struct ws_hub **out, const char *db_path, struct pool *pool);
+
+/* Closes every session (close frame 1001), waits for their threads and
+ * frees the hub. NULL-safe. */
+void ws_hub_free(struct ws_hub *h);
+
+/* Called by the server's I/O thread for GET /api/v1/ws/<id>, after the
+ * request's signature was checked (db: the I/O thread's connection, for
+ * the worker's row): answers 101 and starts the session, or an error (400
+ * not a WebSocket request, 404 unknown worker). Returns
+ * libmicrohttpd's MHD_YES/MHD_NO as an int. */
+int ws_hub_upgrade(struct ws_hub *h, struct MHD_Connection *con, struct db *db, int64_t worker_id);
+
+/* A registration said websocket_api_version (expect=true), or the worker
+ * asked for work the vigil way (false). */
+void ws_hub_expect(struct ws_hub *h, int64_t worker_id, bool expect);
+
+/* True when the worker registered as an openQA worker and has no
+ * WebSocket open now. */
+bool ws_hub_missing(struct ws_hub *h, int64_t worker_id);
+
+#endif

@@ -1,0 +1,144 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# interop_serve.sh - Debian's openQA worker under `vigil serve` (issue 16),
+# run by test_interop.sh: the real openqa-worker (its worker script, a
+# client.conf with a vigil API key, workers.ini, a pool dir and the share
+# dir under this suite's tmp: OPENQA_BASEDIR/openqa/share is vigil's DATA)
+# takes a job over its WebSocket and runs the GRUB anchor
+# (distri-anchor-grub) with isotovideo on TCG; the result is checked
+# through vigil's API and job page. Then a mixed fleet: a `vigil worker`
+# beside it, two jobs with different WORKER_CLASS, each on its own worker.
+. "$(dirname "$0")/lib.sh"
+IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
+OQW=/usr/share/openqa/script/worker
+if [ ! -x "$OQW" ] || [ ! -x /usr/bin/isotovideo ] || [ ! -f "$IMG/grub-rescue-cdrom.iso" ] ||
+	! command -v qemu-system-x86_64 > /dev/null; then
+	echo "skipped: needs Debian's openqa-worker ($OQW), os-autoinst (/usr/bin/isotovideo)," \
+		"$IMG/grub-rescue-cdrom.iso (scripts/fetch-images) and qemu-system-x86_64"
+	finish
+	exit 0
+fi
+. "$(dirname "$0")/server_lib.sh"
+
+new_keys
+mkdir -p "$DATA/tests" "$DATA/factory/iso"
+cp -r tests/integration/distri-anchor-grub "$DATA/tests/grub"
+cp -r examples/grub "$DATA/tests/vgrub"
+ln -s "$IMG/grub-rescue-cdrom.iso" "$DATA/factory/iso/grub-rescue-cdrom.iso"
+start_server --worker-timeout 30
+check "server answers" curl -sf -o /dev/null "$URL/api/v1/jobs"
+
+# The openQA worker's host: its configuration, and /var/lib/openqa under
+# OPENQA_BASEDIR with share/ = vigil's DATA (factory/iso, tests/<distri>).
+OQ=$TMP/oq
+mkdir -p "$OQ/etc" "$OQ/base/openqa"
+ln -s "$DATA" "$OQ/base/openqa/share"
+cat > "$OQ/etc/workers.ini" <<EOF
+[global]
+HOST = $URL
+WORKER_CLASS = openqa_interop
+WORKER_HOSTNAME = 127.0.0.1
+EOF
+cat > "$OQ/etc/client.conf" <<EOF
+[127.0.0.1]
+key = $KEY
+secret = $SECRET
+EOF
+OPENQA_CONFIG=$OQ/etc OPENQA_BASEDIR=$OQ/base perl "$OQW" --instance 1 --verbose > "$TMP/openqa-worker.log" 2>&1 &
+OQPID=$!
+PIDS="$PIDS $OQPID"
+
+# registered, then connected: no longer shown offline
+n=0
+until curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; w=[w for w in json.load(sys.stdin)["workers"] if w["properties"]["WORKER_CLASS"]=="openqa_interop"]; sys.exit(0 if w and w[0]["status"]=="idle" else 1)' 2>/dev/null ||
+	[ $n -ge 600 ]; do sleep 0.2; n=$((n + 1)); done
+check "openqa-worker registered and connected (idle)" [ $n -lt 600 ]
+OQWID=$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print([w["id"] for w in json.load(sys.stdin)["workers"] if w["properties"]["WORKER_CLASS"]=="openqa_interop"][0])')
+
+cli -X POST jobs TEST=grub-anchor DISTRI=grub VERSION=1 ARCH=x86_64 BUILD=1 ISO=grub-rescue-cdrom.iso \
+	BACKEND=qemu QEMU=x86_64 QEMU_NO_KVM=1 "QEMU_APPEND=accel tcg" QEMUCPUS=1 QEMURAM=512 \
+	WORKER_CLASS=openqa_interop > "$TMP/post.json"
+JOB=$(json_get "$TMP/post.json" 'j["id"]')
+check "job posted ($JOB)" [ -n "$JOB" ]
+check "job $JOB done/passed on the openQA worker" wait_state "$JOB" "done passed" 300
+cli jobs/$JOB > "$TMP/job.json"
+cli jobs/$JOB/details > "$TMP/details.json"
+check "job $JOB: ran on the openQA worker" [ "$(json_get "$TMP/job.json" 'j["job"]["assigned_worker_id"]')" = "$OQWID" ]
+check "job $JOB: module boot passed, its script a path" \
+	[ "$(json_get "$TMP/job.json" '" ".join(m["name"]+"="+m["result"]+":"+m["script"] for m in j["job"]["modules"])')" = "boot=passed:tests/boot.pm" ]
+R=$DATA/testresults/$JOB
+curl -s "$URL/tests/$JOB/file/result-boot.json" > "$TMP/result-boot.json"
+check "steps: result-boot.json served, 3 steps or more, each with a screenshot name" \
+	[ "$(json_get "$TMP/result-boot.json" 'len(j["details"]) >= 3 and all(isinstance(d.get("screenshot"), str) for d in j["details"] if "screenshot" in d)')" = True ]
+check "steps: the needles matched with their similarity (grub-menu, grub-cmdline, grub-echo)" \
+	[ "$(json_get "$TMP/result-boot.json" '" ".join(sorted(d["needle"].split("-2")[0] for d in j["details"] if d.get("needle") and d["area"][0]["similarity"] > 0))')" = "grub-cmdline grub-echo grub-menu" ]
+SHOTS=$(json_get "$TMP/details.json" '" ".join(j["job"]["screenshots"])')
+check "screenshots listed ($SHOTS)" [ "$(echo "$SHOTS" | wc -w)" -ge 3 ]
+SHOT=$(echo "$SHOTS" | cut -d' ' -f1)
+curl -sf "$URL/tests/$JOB/images/$SHOT" -o "$TMP/shot.png"
+curl -sf "$URL/tests/$JOB/images/thumb/$SHOT" -o "$TMP/thumb.png"
+check "screenshot and its thumbnail served, thumbnail kept apart (other bytes, smaller)" \
+	sh -c "[ -s '$TMP/shot.png' ] && [ -s '$TMP/thumb.png' ] && ! cmp -s '$TMP/shot.png' '$TMP/thumb.png' && [ \$(stat -c %s '$TMP/thumb.png') -lt \$(stat -c %s '$TMP/shot.png') ] && [ -f '$R/.thumbs/$SHOT' ]"
+LOGS=$(json_get "$TMP/details.json" '" ".join(j["job"]["logs"])')
+check "logs uploaded: autoinst-log.txt, serial0.txt, video.ogv, video.webm ($LOGS)" \
+	sh -c "for f in autoinst-log.txt serial0.txt video.ogv video.webm; do echo ' $LOGS ' | grep -q \" \$f \" || exit 1; done"
+curl -sf "$URL/tests/$JOB/file/video.webm" -o "$TMP/video.webm"
+check "video.webm: a VP8 WebM that decodes to frames" \
+	sh -c "ffprobe -v error -select_streams v:0 -show_entries stream=codec_name -of csv=p=0 '$TMP/video.webm' | grep -qx vp8 && [ \$(ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 '$TMP/video.webm') -gt 1 ]"
+curl -sf "$URL/tests/$JOB" > "$TMP/page.html"
+check "job page: module boot with its steps' thumbnails and similarity" \
+	sh -c "grep -q 'images/thumb/$SHOT' '$TMP/page.html' && grep -q '>boot<' '$TMP/page.html' && grep -qE '100 ?%' '$TMP/page.html'"
+check "known_images: the screenshots' md5s answered to the worker's status" \
+	sh -c "ls '$R/.md5' | grep -qE '^[0-9a-f]{32}\.png$'"
+
+# --- a mixed fleet: a vigil worker beside the openQA worker, each job to
+# the worker whose WORKER_CLASS it needs (the openQA worker's second job).
+start_worker_class() { # start_worker_class INSTANCE CLASS
+	$VIGIL worker --host "$URL" --apikey "$KEY" --apisecret "$SECRET" --instance "$1" --class "$2" \
+		--pool "$TMP/pool$1" >> "$TMP/worker$1.log" 2>&1 &
+	PIDS="$PIDS $!"
+}
+start_worker_class 2 vigil_interop
+cli -X POST jobs TEST=vgrub DISTRI=vgrub ARCH=x86_64 BUILD=2 WORKER_CLASS=vigil_interop > "$TMP/post-v.json"
+cli -X POST jobs TEST=grub-anchor DISTRI=grub VERSION=1 ARCH=x86_64 BUILD=2 ISO=grub-rescue-cdrom.iso \
+	BACKEND=qemu QEMU=x86_64 QEMU_NO_KVM=1 "QEMU_APPEND=accel tcg" QEMUCPUS=1 QEMURAM=512 NOVIDEO=1 \
+	WORKER_CLASS=openqa_interop > "$TMP/post-o.json"
+JV=$(json_get "$TMP/post-v.json" 'j["id"]')
+JO=$(json_get "$TMP/post-o.json" 'j["id"]')
+check "mixed: vigil job $JV done/passed" wait_state "$JV" "done passed" 300
+check "mixed: openQA worker job $JO done/passed" wait_state "$JO" "done passed" 300
+VWID=$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print([w["id"] for w in json.load(sys.stdin)["workers"] if w["properties"]["WORKER_CLASS"]=="vigil_interop"][0])')
+check "mixed: job $JV (vigil_interop) ran on the vigil worker $VWID" \
+	[ "$(curl -s "$URL/api/v1/jobs/$JV" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$VWID" ]
+check "mixed: job $JO (openqa_interop) ran on the openQA worker $OQWID" \
+	[ "$(curl -s "$URL/api/v1/jobs/$JO" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$OQWID" ]
+
+check "WebSocket without a signature refused (403)" \
+	[ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Connection: Upgrade' -H 'Upgrade: websocket' \
+		-H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$URL/api/v1/ws/$OQWID")" = 403 ]
+# A wrong WebSocket API version is refused as openQA does.
+check "registration with websocket_api_version=2 answered 426" \
+	[ "$(cli -X POST workers host=h instance=9 worker_class=x cpu_arch=x86_64 mem_max=1 websocket_api_version=2 2>&1 | grep -c 426)" -ge 1 ]
+
+oq_idle() { curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; w=[w for w in json.load(sys.stdin)["workers"] if w["id"]=='"$OQWID"']; sys.exit(0 if w and w[0]["status"]=="idle" else 1)' 2>/dev/null; }
+# --- the server stops with the openQA worker's socket open (close 1001),
+# and the worker connects again to the server started anew.
+kill "$SPID"
+n=0
+while kill -0 "$SPID" 2>/dev/null && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+check "server stops with an openQA worker connected" sh -c "! kill -0 $SPID 2>/dev/null"
+start_server --worker-timeout 30
+n=0
+until oq_idle || [ $n -ge 600 ]; do sleep 0.2; n=$((n + 1)); done
+check "openqa-worker connected again after the server's restart" oq_idle
+
+# --- the openQA worker gone: not shown idle, gets no job.
+kill "$OQPID"
+n=0
+while oq_idle && [ $n -lt 600 ]; do sleep 0.2; n=$((n + 1)); done
+oq_not_idle() { ! oq_idle; }
+check "openQA worker stopped: not shown idle" oq_not_idle
+check "openQA worker stopped: listed offline" \
+	[ "$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print([w["status"] for w in json.load(sys.stdin)["workers"] if w["id"]=='"$OQWID"'][0])')" = offline ]
+[ "$FAILED" -eq 0 ] || { echo "--- openqa-worker log"; tail -40 "$TMP/openqa-worker.log"; echo "--- serve log"; tail -20 "$TMP/serve.log"; }
+finish
