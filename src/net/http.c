@@ -54,10 +54,33 @@ void http_client_release(struct http_client *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* curl escapes a space as "%20" (and '%' as "%25"): spaces become '+',
+ * the query form that openQA's server verifies the signature over (its
+ * clients sign "+"; Mojo keeps a received "+" as it is). */
+static void plus_spaces(char *s)
+{
+	char *o = s;
+
+	for (; s && *s; s++) {
+		if (s[0] == '%' && s[1] == '2' && s[2] == '0') {
+			*o++ = '+';
+			s += 2;
+		} else {
+			*o++ = *s;
+		}
+	}
+	if (o)
+		*o = '\0';
+}
+
 int http_query_add(struct buf *b, const char *key, const char *value)
 {
 	char *k = curl_easy_escape(NULL, key, 0), *v = curl_easy_escape(NULL, value ? value : "", 0);
-	int rc = k && v ? buf_printf(b, "%s%s=%s", b->data && strchr(b->data, '?') ? "&" : "?", k, v) : ERR_NOMEM;
+	int rc;
+
+	plus_spaces(k);
+	plus_spaces(v);
+	rc = k && v ? buf_printf(b, "%s%s=%s", b->data && strchr(b->data, '?') ? "&" : "?", k, v) : ERR_NOMEM;
 
 	curl_free(k);
 	curl_free(v);
@@ -67,7 +90,11 @@ int http_query_add(struct buf *b, const char *key, const char *value)
 int http_form_add(struct buf *b, const char *key, const char *value)
 {
 	char *k = curl_easy_escape(NULL, key, 0), *v = curl_easy_escape(NULL, value ? value : "", 0);
-	int rc = k && v ? buf_printf(b, "%s%s=%s", b->len ? "&" : "", k, v) : ERR_NOMEM;
+	int rc;
+
+	plus_spaces(k);
+	plus_spaces(v);
+	rc = k && v ? buf_printf(b, "%s%s=%s", b->len ? "&" : "", k, v) : ERR_NOMEM;
 
 	curl_free(k);
 	curl_free(v);

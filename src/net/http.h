@@ -44,7 +44,8 @@ int http_upload_file(struct http_client *c, const char *target, const char *path
 int http_download(struct http_client *c, const char *target, const char *path, long timeout_s, long *status,
 		  const char *hdr, char *hdr_value, size_t hvlen, char *err, size_t errlen);
 
-/* Append "key=value" URL-encoded to b, with '?' or '&' before it. 0 or ERR_*. */
+/* Append "key=value" URL-encoded to b, with '?' or '&' before it; spaces
+ * become '+' (what openQA verifies the signature over). 0 or ERR_*. */
 int http_query_add(struct buf *b, const char *key, const char *value);
 
 /* Append "key=value" URL-encoded to the form body b, with '&' before it
