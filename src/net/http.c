@@ -274,6 +274,51 @@ int http_upload_file(struct http_client *c, const char *target, const char *path
 	return rc;
 }
 
+int http_upload_form(struct http_client *c, const char *target, const struct http_part *parts, size_t nparts,
+		     long timeout_s, long *status, struct buf *resp, char *err, size_t errlen)
+{
+	CURL *h = c->curl;
+	curl_mime *mime;
+	size_t i;
+	int rc;
+
+	curl_easy_reset(h);
+	buf_reset(resp);
+	if (!(mime = curl_mime_init(h)))
+		return ERR_NOMEM;
+	for (i = 0; i < nparts; i++) {
+		curl_mimepart *part = curl_mime_addpart(mime);
+		CURLcode cc;
+		if (!part) {
+			curl_mime_free(mime);
+			return ERR_NOMEM;
+		}
+		curl_mime_name(part, parts[i].name);
+		if (parts[i].value) {
+			cc = curl_mime_data(part, parts[i].value, CURL_ZERO_TERMINATED);
+		} else {
+			cc = curl_mime_filedata(part, parts[i].path);
+			if (cc == CURLE_OK && parts[i].filename)
+				cc = curl_mime_filename(part, parts[i].filename);
+			if (cc == CURLE_OK)
+				cc = curl_mime_type(part, "application/octet-stream");
+		}
+		if (cc != CURLE_OK) {
+			snprintf(err, errlen, "field '%s'%s%s: %s", parts[i].name, parts[i].path ? " file " : "",
+				 parts[i].path ? parts[i].path : "", curl_easy_strerror(cc));
+			curl_mime_free(mime);
+			return cc == CURLE_READ_ERROR ? ERR_NOT_FOUND : ERR_IO;
+		}
+	}
+	curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_buf);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	rc = perform(c, "POST", target, NULL, timeout_s, status, err, errlen);
+	curl_easy_setopt(h, CURLOPT_MIMEPOST, NULL);
+	curl_mime_free(mime);
+	return rc;
+}
+
 int http_download(struct http_client *c, const char *target, const char *path, long timeout_s, long *status,
 		  const char *hdr, char *hdr_value, size_t hvlen, char *err, size_t errlen)
 {
