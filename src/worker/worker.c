@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -38,50 +39,16 @@
 #include "worker/live_relay.h"
 #include "worker/snapkeep.h"
 #include "worker/worker.h"
+#include "worker/worker_int.h"
 #include "util/banned.h" /* last: after every system header */
 
 #define WORKER_MAX_FILES 4096
 #define WORKER_MAX_DISKS 16
-#define WORKER_ASSET_TIMEOUT_S 3600
-#define WORKER_ASSET_NAME_MAX 200
-
-struct uploaded {
-	char *name; /* as sent, after the kind's prefix ("t/", "u/" or "f/") */
-	long long size, mtime;
-};
 
 /* What an uploaded file is to the server: the artefact's flag (openQA's). */
 enum upload_kind { UPLOAD_FILE, UPLOAD_THUMB, UPLOAD_ULOG };
 static const char *const upload_flag[] = { NULL, "thumb", "ulog" };
 static const char upload_prefix[] = { 'f', 't', 'u' };
-
-struct job_run {
-	long long id;
-	json_t *job;
-	char *dir, *out;
-	pid_t pid;
-	int status;
-	bool exited, cancelled, aborted;
-	double kill_at;
-	struct uploaded *files;
-	size_t nfiles;
-	const char *log;         /* the runner's output (runner-output.txt) */
-	const char *resume;      /* the module a re-run resumes at (borrowed from the job), or NULL */
-	struct live_relay live;  /* someone watches: frames in live posts */
-	struct dev_relay dev;    /* developer mode: the runner's state */
-	json_t *dev_queue;       /* the server's developer commands the runner has not taken yet */
-	const json_t *settings;  /* the job's, borrowed */
-	const char *distri;      /* the test distribution's directory, borrowed */
-};
-
-struct worker {
-	const struct worker_config *cfg;
-	struct http_client http;
-	struct buf resp;
-	long long id;
-	char hostname[256];
-	volatile int *stop;
-};
 
 static int rm_rf(const char *path)
 {
@@ -92,7 +59,7 @@ static int rm_rf(const char *path)
 }
 
 /* A request with retries on transport errors and 5xx; *status set. */
-static int call(struct worker *w, const char *method, const char *target, const char *ctype, const char *body,
+int worker__call(struct worker *w, const char *method, const char *target, const char *ctype, const char *body,
 		long timeout_s, long *status)
 {
 	char err[512];
@@ -130,7 +97,22 @@ static int post_until(struct worker *w, const struct job_run *r, const char *tar
 	}
 }
 
-static int do_register(struct worker *w)
+/* MemTotal of /proc/meminfo in MiB (0 when unknown): openQA's mem_max. */
+static long long mem_total_mib(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long long kib = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %lld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib / 1024;
+}
+
+int worker__register(struct worker *w)
 {
 	struct buf q;
 	long st = 0;
@@ -147,7 +129,17 @@ static int do_register(struct worker *w)
 	}
 	http_query_add(&q, "worker_class", w->cfg->classes ? w->cfg->classes : "qemu_x86_64,qemu_i686,qemu_i586");
 	http_query_add(&q, "websocket_api_version", "1");
-	rc = call(w, "POST", q.data, NULL, NULL, 30, &st);
+	/* What openQA's server requires besides (it refuses the registration
+	 * without cpu_arch and mem_max); vigil's takes and ignores them. */
+	{
+		struct utsname un;
+		char mem[32];
+		http_query_add(&q, "cpu_arch", uname(&un) ? "x86_64" : un.machine);
+		snprintf(mem, sizeof(mem), "%lld", mem_total_mib());
+		http_query_add(&q, "mem_max", mem);
+		http_query_add(&q, "isotovideo_interface_version", WORKER_ISOTOVIDEO_INTERFACE);
+	}
+	rc = worker__call(w, "POST", q.data, NULL, NULL, 30, &st);
 	buf_release(&q);
 	if (rc)
 		return rc;
@@ -259,7 +251,7 @@ static char *distribution(struct worker *w, const json_t *settings, char head[GI
 		return NULL;
 	}
 	snprintf(target, sizeof(target), "/api/v1/distributions/%s", distri);
-	if (call(w, "GET", target, NULL, NULL, 60, &st) || st != 200 ||
+	if (worker__call(w, "GET", target, NULL, NULL, 60, &st) || st != 200 ||
 	    !(j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL)) ||
 	    !json_string_value(json_object_get(j, "hash"))) {
 		snprintf(why, whylen, "setup failure: test distribution '%s' not available from the server (HTTP %ld)",
@@ -359,23 +351,27 @@ static char *fetch_asset(struct worker *w, const char *type, const char *name, c
 	int rc;
 
 	snprintf(target, sizeof(target), "/api/v1/assets/%s/%s", type, name);
-	if (call(w, "GET", target, NULL, NULL, 60, &st) || st != 200 ||
-	    !(j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL)) || !json_is_integer(json_object_get(j, "size"))) {
+	if (worker__call(w, "GET", target, NULL, NULL, 60, &st) || st != 200 ||
+	    !(j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL)) || !json_is_object(j)) {
 		snprintf(why, whylen, "setup failure: asset %s/%s %s", type, name,
 			 st == 404 ? "not found on the server" : "could not be looked up on the server");
 		goto fail;
 	}
-	size = json_integer_value(json_object_get(j, "size"));
+	/* A fresh asset's size is null (openQA has not looked at it yet): then
+	 * nothing to compare, and the cached copy is not trusted. */
+	size = json_is_integer(json_object_get(j, "size")) ? json_integer_value(json_object_get(j, "size")) : -1;
 	sum = json_string_value(json_object_get(j, "checksum"));
 	if (sum && strlen(sum) >= 32 && strspn(sum, "0123456789abcdef") == strlen(sum))
 		snprintf(key, sizeof(key), "%.32s", sum);
+	else if (size < 0)
+		snprintf(key, sizeof(key), "nosize");
 	else
 		snprintf(key, sizeof(key), "s%lld-m%lld", (long long)size,
 			 (long long)json_integer_value(json_object_get(j, "mtime")));
 	snprintf(rel, sizeof(rel), "cache/assets/%s/%s", type, key);
 	if (!(dir = path_join(w->cfg->pool, rel)) || !(file = path_join(dir, name)))
 		goto nomem;
-	if (stat(file, &sb) == 0 && (json_int_t)sb.st_size == size)
+	if (size >= 0 && stat(file, &sb) == 0 && (json_int_t)sb.st_size == size)
 		goto out; /* cached */
 	if (file_mkdir_p(dir, 0700)) {
 		snprintf(why, whylen, "setup failure: cannot create the asset cache '%s'", dir);
@@ -386,7 +382,7 @@ static char *fetch_asset(struct worker *w, const char *type, const char *name, c
 		goto nomem;
 	snprintf(target, sizeof(target), "/assets/%s/%s", type, name);
 	rc = http_download(&w->http, target, part, WORKER_ASSET_TIMEOUT_S, &st, NULL, NULL, 0, err, sizeof(err));
-	if (rc || st != 200 || stat(part, &sb) || (json_int_t)sb.st_size != size) {
+	if (rc || st != 200 || stat(part, &sb) || (size >= 0 && (json_int_t)sb.st_size != size)) {
 		snprintf(why, whylen, "setup failure: downloading asset %s/%s: %s", type, name,
 			 rc ? err : st != 200 ? "HTTP error" : "size differs from the server's");
 		(void)unlink(part);
@@ -397,7 +393,7 @@ static char *fetch_asset(struct worker *w, const char *type, const char *name, c
 		(void)unlink(part);
 		goto fail;
 	}
-	log_info("asset %s/%s (%lld bytes) cached in %s", type, name, (long long)size, dir);
+	log_info("asset %s/%s (%lld bytes) cached in %s", type, name, (long long)sb.st_size, dir);
 	goto out;
 nomem:
 	snprintf(why, whylen, "setup failure: out of memory");
@@ -768,7 +764,7 @@ static int upload_all(struct worker *w, struct job_run *r, const char *tr, doubl
 	return failed ? -1 : 0;
 }
 
-static json_t *read_json(const char *dir, const char *name)
+json_t *worker__read_json(const char *dir, const char *name)
 {
 	char *p = path_join(dir, name);
 	json_t *j = p ? json_load_file(p, 0, NULL) : NULL;
@@ -781,7 +777,7 @@ static json_t *read_json(const char *dir, const char *name)
 static void post_status(struct worker *w, struct job_run *r, bool uploading)
 {
 	char *tr = path_join(r->out, "testresults");
-	json_t *order = tr ? read_json(tr, "test_order.json") : NULL, *res = json_object(), *m, *body;
+	json_t *order = tr ? worker__read_json(tr, "test_order.json") : NULL, *res = json_object(), *m, *body;
 	char target[128], err[512], *text;
 	const char *current = NULL;
 	bool before_resume = r->resume != NULL;
@@ -798,7 +794,7 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 		if (before_resume && !strcmp(name, r->resume))
 			before_resume = false;
 		snprintf(fn, sizeof(fn), "result-%s.json", name);
-		mr = read_json(tr, fn);
+		mr = worker__read_json(tr, fn);
 		if (mr) {
 			json_object_set_new(res, name, json_pack("{s:O?,s:O?}", "result", json_object_get(mr, "result"),
 								 "dents", json_object_get(mr, "dents")));
@@ -959,7 +955,7 @@ static void post_live(struct worker *w, struct job_run *r, json_t *body)
 static void job_result(struct job_run *r, char *result, size_t rlen, char *reason, size_t whylen)
 {
 	char *tr = path_join(r->out, "testresults");
-	json_t *j = tr ? read_json(tr, "results.json") : NULL;
+	json_t *j = tr ? worker__read_json(tr, "results.json") : NULL;
 	const char *res = json_string_value(json_object_get(j, "result"));
 	const char *why = json_string_value(json_object_get(j, "reason"));
 
@@ -1016,7 +1012,7 @@ static void set_done(struct worker *w, struct job_run *r, const char *result, co
  * passed (results.json in testresults tr). */
 static bool saved_milestone(const char *tr)
 {
-	json_t *j = read_json(tr, "results.json"), *m;
+	json_t *j = worker__read_json(tr, "results.json"), *m;
 	bool saved = false;
 	size_t i;
 
@@ -1053,7 +1049,7 @@ static const char *resume_setup(struct worker *w, struct job_run *r, const json_
 	return module;
 }
 
-static void run_job(struct worker *w, json_t *job)
+void worker__run_job(struct worker *w, json_t *job)
 {
 	struct job_run r;
 	const json_t *settings = json_object_get(job, "settings");
@@ -1234,7 +1230,7 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 		long st = 0;
 		json_t *j, *job;
 		if (w.id == 0) {
-			if (do_register(&w)) {
+			if (worker__register(&w)) {
 				time_sleep_ms(3000);
 				continue;
 			}
@@ -1244,7 +1240,7 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 		snapkeep_list(cfg->pool, held, sizeof(held));
 		snprintf(target, sizeof(target), "/api/v1/workers/%lld/work?timeout=%d&snapshots=%s", w.id, WORKER_POLL_S,
 			 held);
-		if (call(&w, "GET", target, NULL, NULL, WORKER_POLL_S + 30, &st))
+		if (worker__call(&w, "GET", target, NULL, NULL, WORKER_POLL_S + 30, &st))
 			continue;
 		if (st == 404 || st == 403) {
 			log_warn("work poll refused (HTTP %ld): registering again", st);
@@ -1256,7 +1252,7 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 		job = json_object_get(j, "job");
 		if (st == 200 && json_is_object(job) && json_is_integer(json_object_get(job, "id")) &&
 		    json_is_object(json_object_get(job, "settings")))
-			run_job(&w, job);
+			worker__run_job(&w, job);
 		else if (st != 200)
 			time_sleep_ms(2000);
 		json_decref(j);

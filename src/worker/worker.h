@@ -17,6 +17,9 @@
 /* How long the end of a job (uploads, set_done) waits for a server that
  * went away (restarted, unreachable). */
 #define WORKER_FINISH_DEADLINE_S 600
+/* The os-autoinst test API interface the runner offers, as openQA's worker
+ * registers isotovideo's (Debian 12's os-autoinst: v34). */
+#define WORKER_ISOTOVIDEO_INTERFACE "34"
 
 struct worker_config {
 	const char *host;      /* server URL */
