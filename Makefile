@@ -26,7 +26,11 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -march=x86-64-v2 -Isrc $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := $(SANFLAGS)
-LDLIBS := $(PKG_LIBS) -lpthread -lm
+# Debian 12's libwslay-dev ships no libwslay.pc: its plain -l when pkg-config knows none.
+WSLAY_CFLAGS := $(shell pkg-config --cflags libwslay 2>/dev/null)
+WSLAY_LIBS := $(shell pkg-config --libs libwslay 2>/dev/null || echo -lwslay)
+CFLAGS += $(WSLAY_CFLAGS)
+LDLIBS := $(PKG_LIBS) $(WSLAY_LIBS) -lpthread -lm
 
 SRC := $(shell find src -name '*.c' | sort)
 LIB_SRC := $(filter-out src/main.c,$(SRC))
