@@ -409,7 +409,7 @@ out:
 
 /* Replace every bare asset name among the settings by its cached copy. 0,
  * or -1 with why. */
-static int resolve_assets(struct worker *w, json_t *settings, char *why, size_t whylen)
+static int resolve_assets(struct worker *w, long long job_id, json_t *settings, char *why, size_t whylen)
 {
 	const char *key;
 	json_t *v, *tmp;
@@ -419,7 +419,9 @@ static int resolve_assets(struct worker *w, json_t *settings, char *why, size_t 
 		char *path;
 		if (!type || !asset_name_ok(name))
 			continue;
-		if (!(path = fetch_asset(w, type, name, why, whylen)))
+		path = w->openqa ? openqa_asset(w, job_id, type, name, why, whylen)
+				 : fetch_asset(w, type, name, why, whylen);
+		if (!path)
 			return -1;
 		json_object_set_new(settings, key, json_string(path));
 		free(path);
@@ -456,6 +458,8 @@ static int upload_asset(struct worker *w, struct job_run *r, const char *path, c
 	long code = 0;
 	int rc;
 
+	if (w->openqa)
+		return openqa_upload_asset(w, r, path, name, scope);
 	buf_init(&q, 4096);
 	buf_printf(&q, "/api/v1/jobs/%lld/artefact", r->id);
 	http_query_add(&q, "file", name);
@@ -773,8 +777,24 @@ json_t *worker__read_json(const char *dir, const char *name)
 	return j;
 }
 
+static void post_status_vigil(struct worker *w, struct job_run *r, bool uploading);
+
 /* POST status; handles the command in the reply. */
 static void post_status(struct worker *w, struct job_run *r, bool uploading)
+{
+	if (w->openqa) {
+		if (openqa_status(w, r, uploading))
+			r->aborted = true;
+		if ((r->cancelled || r->aborted) && !r->exited && r->kill_at == 0 && r->pid > 0) {
+			kill(-r->pid, r->aborted ? SIGKILL : SIGTERM);
+			r->kill_at = time_mono() + WORKER_CANCEL_GRACE_S;
+		}
+		return;
+	}
+	post_status_vigil(w, r, uploading);
+}
+
+static void post_status_vigil(struct worker *w, struct job_run *r, bool uploading)
 {
 	char *tr = path_join(r->out, "testresults");
 	json_t *order = tr ? worker__read_json(tr, "test_order.json") : NULL, *res = json_object(), *m, *body;
@@ -999,6 +1019,8 @@ static void set_done(struct worker *w, struct job_run *r, const char *result, co
 		http_query_add(&q, "reason", reason);
 	snprintf(wid, sizeof(wid), "%lld", w->id);
 	http_query_add(&q, "worker_id", wid);
+	if (r->obsoleted)
+		http_query_add(&q, "newbuild", "1"); /* openQA: result obsoleted */
 	rc = post_until(w, r, q.data, NULL, 60, deadline, "set_done", &st, err, sizeof(err));
 	if (rc || st != 200)
 		log_warn("job %lld: set_done failed (HTTP %ld): %s", r->id, st,
@@ -1080,12 +1102,20 @@ void worker__run_job(struct worker *w, json_t *job)
 		snprintf(why, sizeof(why), "setup failure: cannot create '%s'", r.dir);
 		goto done;
 	}
-	if (!(distri = distribution(w, settings, head, why, sizeof(why))))
-		goto done;
 	/* The runner sees local paths for the server's assets. */
 	if (!(local = json_deep_copy(settings))) {
 		snprintf(why, sizeof(why), "setup failure: out of memory");
 		goto done;
+	}
+	{
+		const char *casedir = json_string_value(json_object_get(settings, "CASEDIR"));
+		/* Under openQA: its worker's lookup unless CASEDIR is a git URL. */
+		if (w->openqa && !casedir_is_git(casedir))
+			distri = openqa_distribution(w, local, why, sizeof(why));
+		else
+			distri = distribution(w, settings, head, why, sizeof(why));
+		if (!distri)
+			goto done;
 	}
 	/* The commit of the test code, in vars.json as openQA's workers leave it. */
 	if (head[0] && !json_object_get(local, "TEST_GIT_HASH"))
@@ -1094,7 +1124,7 @@ void worker__run_job(struct worker *w, json_t *job)
 	 * lockapi, with the job's JOBTOKEN), as openQA's workers set it. */
 	if (!json_object_get(local, "OPENQA_URL"))
 		json_object_set_new(local, "OPENQA_URL", json_string(w->cfg->host));
-	if (resolve_assets(w, local, why, sizeof(why)))
+	if (resolve_assets(w, r.id, local, why, sizeof(why)))
 		goto done;
 	if (json_dump_file(local, vars, JSON_INDENT(1))) {
 		snprintf(why, sizeof(why), "setup failure: cannot write '%s'", vars);
@@ -1131,7 +1161,11 @@ void worker__run_job(struct worker *w, json_t *job)
 			post_status(w, &r, false);
 			next_status = now + WORKER_STATUS_INTERVAL_S;
 		}
-		if (!r.aborted) {
+		if (w->openqa) {
+			/* Commands come over the WebSocket; screenshots go up with
+			 * the status that names them. */
+			openqa_poll(w, &r);
+		} else if (!r.aborted) {
 			/* Live posts carry the view's news and developer mode's
 			 * state, and bring developer commands: at least one a
 			 * second, on or off. */
@@ -1151,7 +1185,7 @@ void worker__run_job(struct worker *w, json_t *job)
 				r.live.next_check = time_mono() + LIVE_RELAY_CHECK_S;
 			}
 		}
-		if (now >= next_scan && !r.aborted) {
+		if (now >= next_scan && !r.aborted && !w->openqa) {
 			upload_shots(w, &r, tr, true); /* screenshots as they appear */
 			next_scan = now + 1;
 		}
@@ -1165,11 +1199,24 @@ void worker__run_job(struct worker *w, json_t *job)
 	if (r.aborted)
 		goto out;
 	deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
-	if (upload_all(w, &r, tr, deadline))
+	if (w->openqa ? openqa_upload_logs(w, &r) != 0 : upload_all(w, &r, tr, deadline) != 0) {
 		log_warn("job %lld: some files could not be uploaded", r.id);
-	if (!r.cancelled && upload_made_assets(w, &r, deadline))
+		r.upload_failed = true;
+	}
+	if (!r.cancelled && upload_made_assets(w, &r, deadline)) {
 		log_warn("job %lld: some assets it made could not be uploaded", r.id);
+		r.upload_failed = true;
+	}
 	job_result(&r, result, sizeof(result), reason, sizeof(reason));
+	/* Results the server does not have must not be reported passed. */
+	if (r.upload_failed && !r.cancelled) {
+		snprintf(result, sizeof(result), "incomplete");
+		snprintf(reason, sizeof(reason), "api failure: some results could not be uploaded (see the worker's log)");
+	}
+	if (r.obsoleted) {
+		snprintf(result, sizeof(result), "incomplete");
+		reason[0] = '\0';
+	}
 	/* A passed job hands its disks to the jobs chained after it, before
 	 * set_done lets them start. */
 	if (publishes(settings) && !r.cancelled && (!strcmp(result, "passed") || !strcmp(result, "softfailed")) &&
@@ -1205,6 +1252,18 @@ out:
 	json_decref(r.dev_queue);
 }
 
+/* True when a 404 says why in an "error" text, as vigil's server does for
+ * an unknown worker; openQA's answer for a route it lacks has none (an
+ * HTML page, or {"error_status":404} to a JSON client). */
+static bool vigil_404(const char *text)
+{
+	json_t *j = json_loads(text ? text : "", 0, NULL);
+	bool yes = json_is_string(json_object_get(j, "error"));
+
+	json_decref(j);
+	return yes;
+}
+
 int worker_main(const struct worker_config *cfg, volatile int *stop)
 {
 	struct worker w;
@@ -1226,6 +1285,7 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 	if ((rc = http_client_init(&w.http, cfg->host, cfg->key, cfg->secret)))
 		return rc;
 	w.http.cancel = stop;
+	w.openqa = cfg->server == WORKER_SERVER_OPENQA;
 	while (!*stop) {
 		long st = 0;
 		json_t *j, *job;
@@ -1235,6 +1295,14 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 				continue;
 			}
 		}
+		if (w.openqa) {
+			/* openQA hands jobs only over its WebSocket. */
+			if (openqa_serve(&w)) {
+				w.id = 0;
+				time_sleep_ms(3000);
+			}
+			continue;
+		}
 		/* The kept snapshots, so the server can pin re-runs from them here. */
 		snapkeep_evict(cfg->pool, cfg->keep_snapshots_s, cfg->snapshot_cap_mb);
 		snapkeep_list(cfg->pool, held, sizeof(held));
@@ -1242,6 +1310,12 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 			 held);
 		if (worker__call(&w, "GET", target, NULL, NULL, WORKER_POLL_S + 30, &st))
 			continue;
+		if (st == 404 && cfg->server == WORKER_SERVER_AUTO && !vigil_404(w.resp.data)) {
+			/* No such route: openQA. */
+			log_info("the server has no /work route: openQA, using its WebSocket protocol");
+			w.openqa = true;
+			continue;
+		}
 		if (st == 404 || st == 403) {
 			log_warn("work poll refused (HTTP %ld): registering again", st);
 			w.id = 0;
