@@ -44,7 +44,7 @@ UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/unit/runner.o
 FIXTURE_SRC := $(sort $(wildcard tests/fixtures/*.c))
 FIXTURES := $(FIXTURE_SRC:tests/fixtures/%.c=$(BUILD)/fixtures/%)
 
-.PHONY: all deps images demo check unit integration bench clean install-deps FORCE
+.PHONY: all deps images demo check check-interop unit integration bench clean install-deps FORCE
 
 all: $(BUILD)/vigil $(FIXTURES)
 
@@ -118,6 +118,10 @@ check:
 	$(MAKE) SAN=1 all build-san/test_unit
 	scripts/fetch-images
 	tests/run-all
+
+# vigil together with openQA's own server and worker (Debian's openqa 4.6).
+check-interop: all
+	VIGIL_TEST_TMP=$${VIGIL_TEST_TMP:-/tmp} sh tests/integration/test_interop.sh
 
 bench: all
 	bench/run

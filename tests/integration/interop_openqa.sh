@@ -1,0 +1,82 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# interop_openqa.sh - `vigil worker` under Debian's openQA 4.6 server
+# (openqa_lib.sh starts PostgreSQL, the web UI, websockets, livehandler,
+# scheduler and gru daemons, Fake auth, fresh database): examples/grub in
+# openQA's shared tests/ directory, its ISO in factory/iso, one job posted
+# with openqa-cli for the worker's class; checked through openQA's API
+# (done/passed, modules, details with needles and similarities,
+# screenshots and thumbnails, video, logs) and its job pages. Called by
+# test_interop.sh, or alone: VIGIL_TEST_TMP=/tmp/me sh tests/integration/interop_openqa.sh
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/openqa_lib.sh"
+
+missing=$(oq_missing)
+if [ -n "$missing" ]; then
+	echo "SKIP interop_openqa: missing Debian packages:$missing (scripts/install-deps installs them)"
+	finish
+	exit $?
+fi
+ISO=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}/grub-rescue-cdrom.iso
+if [ ! -f "$ISO" ]; then
+	echo "SKIP interop_openqa: $ISO missing (scripts/fetch-images fetches it)"
+	finish
+	exit $?
+fi
+WPID=
+cleanup() {
+	[ -n "$WPID" ] && kill "$WPID" 2> /dev/null && wait "$WPID" 2> /dev/null
+	oq_stop
+}
+trap cleanup EXIT
+trap "exit 1" INT TERM
+PY=/usr/bin/python3
+jget() { $PY -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+T0=$(date +%s)
+check "openQA started" oq_start || { finish; exit 1; }
+echo "openQA up in $(($(date +%s) - T0)) s"
+cp -r examples/grub "$OQ_SHARE/tests/grub"
+cp "$ISO" "$OQ_SHARE/factory/iso/grub-rescue-cdrom.iso"
+chown -R geekotest "$OQ_SHARE"
+CLASS=vigil_interop_$$
+
+$VIGIL worker --host "$OQ_URL" --apikey "$OQ_KEY" --apisecret "$OQ_SECRET" --instance 1 --pool "$TMP/pool" \
+	--class "$CLASS" --share "$OQ_SHARE" > "$TMP/worker.log" 2>&1 &
+WPID=$!
+
+# One job, as a user posts it (openqa-cli), for the vigil worker's class.
+oq_api -X POST jobs TEST=grub DISTRI=grub VERSION=1 FLAVOR=cd ARCH=x86_64 BUILD=1 MACHINE=64bit \
+	ISO=grub-rescue-cdrom.iso QEMURAM=512 WORKER_CLASS="$CLASS" > "$TMP/post.json"
+JOB=$(jget "$TMP/post.json" 'j["id"]')
+check "job posted ($JOB)" [ -n "$JOB" ]
+oq_state() { oq_api "jobs/$1" 2> /dev/null | $PY -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["result"])' 2> /dev/null; }
+n=0
+while [ "$(oq_state "$JOB")" != "done passed" ] && ! oq_state "$JOB" | grep -q '^done' && [ $n -lt 1200 ]; do
+	sleep 0.5
+	n=$((n + 1))
+done
+check "job $JOB done/passed under openQA" [ "$(oq_state "$JOB")" = "done passed" ]
+oq_api "jobs/$JOB/details" > "$TMP/details.json"
+oq_api "jobs/$JOB" > "$TMP/job.json"
+oq_api workers > "$TMP/workers.json"
+check "openQA lists the vigil worker with its class" [ "$(jget "$TMP/workers.json" '[w["properties"]["WORKER_CLASS"] for w in j["workers"]]')" = "['$CLASS']" ]
+check "job ran on it" [ "$(jget "$TMP/job.json" 'j["job"]["assigned_worker_id"] == '"$(jget "$TMP/workers.json" 'j["workers"][0]["id"]')")" = True ]
+check "modules with their results" [ "$(jget "$TMP/details.json" '" ".join(m["name"]+"="+m["result"] for m in j["job"]["testresults"])')" = "boot=passed menu=passed cmdline=passed" ]
+check "details: the boot step matched needle grub-menu with similarity" \
+	[ "$(jget "$TMP/details.json" '[s for s in j["job"]["testresults"][0]["details"] if s.get("needle")][0]["needle"] + " " + str([s for s in j["job"]["testresults"][0]["details"] if s.get("needle")][0]["area"][0]["similarity"])')" = "grub-menu 100" ]
+NSHOT=$(jget "$TMP/details.json" 'sum(1 for m in j["job"]["testresults"] for s in m["details"] if s.get("screenshot"))')
+check "details: screenshots ($NSHOT)" [ "$NSHOT" -ge 10 ]
+SHOT=$(jget "$TMP/details.json" '[s["screenshot"] for s in j["job"]["testresults"][0]["details"] if s.get("screenshot")][0]')
+code() { curl -s -o "$TMP/body" -w '%{http_code}' "$1"; }
+check "screenshot $SHOT served as PNG" sh -c "[ \"\$(curl -s -o '$TMP/shot.png' -w '%{http_code}' '$OQ_URL/tests/$JOB/images/$SHOT')\" = 200 ] && file '$TMP/shot.png' | grep -q PNG"
+check "thumbnail of $SHOT served as PNG" sh -c "[ \"\$(curl -s -o '$TMP/thumb.png' -w '%{http_code}' '$OQ_URL/tests/$JOB/images/thumb/$SHOT')\" = 200 ] && file '$TMP/thumb.png' | grep -q PNG && [ \$(stat -c %s '$TMP/thumb.png') -lt \$(stat -c %s '$TMP/shot.png') ]"
+for f in autoinst-log.txt video.webm vars.json serial0.txt; do
+	check "log $f listed and served" sh -c "$PY -c 'import json,sys; sys.exit(0 if \"$f\" in json.load(open(\"$TMP/details.json\"))[\"job\"][\"logs\"] else 1)' && [ \"\$(curl -s -o /dev/null -w '%{http_code}' '$OQ_URL/tests/$JOB/file/$f')\" = 200 ]"
+done
+check "job page" sh -c "[ \"\$(curl -s -o '$TMP/page.html' -w '%{http_code}' '$OQ_URL/tests/$JOB')\" = 200 ] && grep -q 'grub-1-cd-x86_64-Build1-grub@64bit' '$TMP/page.html'"
+check "job page's module list (details_ajax): the three modules" sh -c "curl -s '$OQ_URL/tests/$JOB/details_ajax' > '$TMP/ajax.json' && [ \"\$($PY -c 'import json; print(\" \".join(m[\"name\"] for m in json.load(open(\"$TMP/ajax.json\"))[\"modules\"]))')\" = 'boot menu cmdline' ]"
+check "step page boot/1: needle grub-menu, 100%, screenshot" sh -c "curl -s -H 'X-Requested-With: XMLHttpRequest' '$OQ_URL/tests/$JOB/modules/boot/steps/1' > '$TMP/step.html' && grep -q 'grub-menu' '$TMP/step.html' && grep -q '100%' '$TMP/step.html' && grep -q 'boot-1.png' '$TMP/step.html'"
+check "video served" sh -c "[ \"\$(curl -s -o '$TMP/video.webm' -w '%{http_code}' '$OQ_URL/tests/$JOB/file/video.webm')\" = 200 ] && file '$TMP/video.webm' | grep -qi 'webm'"
+echo "interop_openqa: $(($(date +%s) - T0)) s"
+finish
