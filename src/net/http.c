@@ -337,6 +337,9 @@ int http_download(struct http_client *c, const char *target, const char *path, l
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &fd);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, &want);
+	/* openQA sends a job's asset on from /tests/<id>/asset/... to /assets/... */
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 3L);
 	rc = perform(c, "GET", target, NULL, timeout_s, status, err, errlen);
 	if (close(fd) && !rc)
 		rc = ERR_IO;

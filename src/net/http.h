@@ -53,8 +53,9 @@ struct http_part {
 int http_upload_form(struct http_client *c, const char *target, const struct http_part *parts, size_t nparts,
 		     long timeout_s, long *status, struct buf *resp, char *err, size_t errlen);
 
-/* GET target into the file path (created 0600). The value of response
- * header hdr (may be NULL) into hdr_value. */
+/* GET target into the file path (created 0600), following up to 3
+ * redirects. The value of response header hdr (may be NULL) into
+ * hdr_value. */
 int http_download(struct http_client *c, const char *target, const char *path, long timeout_s, long *status,
 		  const char *hdr, char *hdr_value, size_t hvlen, char *err, size_t errlen);
 

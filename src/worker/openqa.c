@@ -168,8 +168,10 @@ char *openqa_asset(struct worker *w, long long job_id, const char *type, const c
 	snprintf(target, sizeof(target), "/tests/%lld/asset/%s/%s", job_id, type, name);
 	rc = http_download(&w->http, target, part, WORKER_ASSET_TIMEOUT_S, &st, NULL, NULL, 0, err, sizeof(err));
 	if (rc || st != 200) {
+		char code[32];
+		snprintf(code, sizeof(code), "HTTP %ld", st);
 		snprintf(why, whylen, "setup failure: asset %s/%s is neither in %s/factory nor downloadable (%s)", type,
-			 name, share_dir(w), rc ? err : st == 404 ? "HTTP 404" : "HTTP error");
+			 name, share_dir(w), rc ? err : code);
 		(void)unlink(part);
 		goto fail;
 	}

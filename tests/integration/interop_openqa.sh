@@ -37,12 +37,17 @@ T0=$(date +%s)
 check "openQA started" oq_start || { finish; exit 1; }
 echo "openQA up in $(($(date +%s) - T0)) s"
 cp -r examples/grub "$OQ_SHARE/tests/grub"
+cp -r tests/integration/distri-faults "$OQ_SHARE/tests/faults"
 cp "$ISO" "$OQ_SHARE/factory/iso/grub-rescue-cdrom.iso"
 chown -R geekotest "$OQ_SHARE"
 CLASS=vigil_interop_$$
 
-$VIGIL worker --host "$OQ_URL" --apikey "$OQ_KEY" --apisecret "$OQ_SECRET" --instance 1 --pool "$TMP/pool" \
-	--class "$CLASS" --share "$OQ_SHARE" > "$TMP/worker.log" 2>&1 &
+# The worker host sees openQA's tests/ (as over NFS) but not its factory/:
+# the assets come over HTTP.
+mkdir -p "$TMP/wshare"
+ln -s "$OQ_SHARE/tests" "$TMP/wshare/tests"
+$VIGIL worker -v --host "$OQ_URL" --apikey "$OQ_KEY" --apisecret "$OQ_SECRET" --instance 1 --pool "$TMP/pool" \
+	--class "$CLASS" --share "$TMP/wshare" > "$TMP/worker.log" 2>&1 &
 WPID=$!
 
 # One job, as a user posts it (openqa-cli), for the vigil worker's class.
@@ -61,6 +66,7 @@ oq_api "jobs/$JOB/details" > "$TMP/details.json"
 oq_api "jobs/$JOB" > "$TMP/job.json"
 oq_api workers > "$TMP/workers.json"
 check "openQA lists the vigil worker with its class" [ "$(jget "$TMP/workers.json" '[w["properties"]["WORKER_CLASS"] for w in j["workers"]]')" = "['$CLASS']" ]
+check "the ISO was downloaded, not shared" grep -q "asset iso/grub-rescue-cdrom.iso downloaded" "$TMP/worker.log"
 check "job ran on it" [ "$(jget "$TMP/job.json" 'j["job"]["assigned_worker_id"] == '"$(jget "$TMP/workers.json" 'j["workers"][0]["id"]')")" = True ]
 check "modules with their results" [ "$(jget "$TMP/details.json" '" ".join(m["name"]+"="+m["result"] for m in j["job"]["testresults"])')" = "boot=passed menu=passed cmdline=passed" ]
 check "details: the boot step matched needle grub-menu with similarity" \
@@ -78,5 +84,31 @@ check "job page" sh -c "[ \"\$(curl -s -o '$TMP/page.html' -w '%{http_code}' '$O
 check "job page's module list (details_ajax): the three modules" sh -c "curl -s '$OQ_URL/tests/$JOB/details_ajax' > '$TMP/ajax.json' && [ \"\$($PY -c 'import json; print(\" \".join(m[\"name\"] for m in json.load(open(\"$TMP/ajax.json\"))[\"modules\"]))')\" = 'boot menu cmdline' ]"
 check "step page boot/1: needle grub-menu, 100%, screenshot" sh -c "curl -s -H 'X-Requested-With: XMLHttpRequest' '$OQ_URL/tests/$JOB/modules/boot/steps/1' > '$TMP/step.html' && grep -q 'grub-menu' '$TMP/step.html' && grep -q '100%' '$TMP/step.html' && grep -q 'boot-1.png' '$TMP/step.html'"
 check "video served" sh -c "[ \"\$(curl -s -o '$TMP/video.webm' -w '%{http_code}' '$OQ_URL/tests/$JOB/file/video.webm')\" = 200 ] && file '$TMP/video.webm' | grep -qi 'webm'"
+
+# A setup failure's reason (with spaces: signed as openQA verifies, '+')
+# reaches openQA: the job ends incomplete instead of hanging in setup.
+oq_api -X POST jobs TEST=nosuch DISTRI=grub ARCH=x86_64 BUILD=1 ISO=nosuch.iso WORKER_CLASS="$CLASS" > "$TMP/post2.json"
+J2=$(jget "$TMP/post2.json" 'j["id"]')
+n=0
+while ! oq_state "$J2" | grep -q '^done' && [ $n -lt 600 ]; do sleep 0.5; n=$((n + 1)); done
+check "missing asset: job $J2 done/incomplete" [ "$(oq_state "$J2")" = "done incomplete" ]
+oq_api "jobs/$J2" > "$TMP/job2.json"
+check "missing asset: the reason names it" sh -c "$PY -c 'import json; r=json.load(open(\"$TMP/job2.json\"))[\"job\"][\"reason\"]; print(r); exit(0 if r.startswith(\"setup failure: asset iso/nosuch.iso\") and \"HTTP 404\" in r else 1)'"
+
+# Cancel over the WebSocket: a job that waits for a screen that never
+# comes, cancelled once running; QEMU goes, the job ends user_cancelled.
+oq_api -X POST jobs TEST=never DISTRI=faults FAULT=never ARCH=x86_64 BUILD=1 ISO=grub-rescue-cdrom.iso \
+	QEMURAM=512 WORKER_CLASS="$CLASS" > "$TMP/post3.json"
+J3=$(jget "$TMP/post3.json" 'j["id"]')
+n=0
+while ! oq_state "$J3" | grep -q '^running' && [ $n -lt 1200 ]; do sleep 0.5; n=$((n + 1)); done
+check "job $J3 running" sh -c "oq_api() { openqa-cli api --host '$OQ_URL' --apikey $OQ_KEY --apisecret $OQ_SECRET \"\$@\"; }; oq_api jobs/$J3 | grep -q '\"state\":\"running\"'"
+oq_api -X POST "jobs/$J3/cancel" > /dev/null
+n=0
+while ! oq_state "$J3" | grep -q '^done' && [ $n -lt 600 ]; do sleep 0.5; n=$((n + 1)); done
+check "cancelled job $J3 ends user_cancelled" [ "$(oq_state "$J3")" = "done user_cancelled" ]
+check "cancelled job: no QEMU left" qemu_gone "$TMP/pool"
+check "worker log: cancelled by openQA" grep -q "job $J3: cancelled by openQA" "$TMP/worker.log"
+
 echo "interop_openqa: $(($(date +%s) - T0)) s"
 finish
