@@ -670,6 +670,7 @@ int openqa_serve(struct worker *w)
 			next_status = 0; /* free again */
 		} else if (!strcmp(type, "grab_jobs")) {
 			const json_t *info = json_object_get(msg, "job_info");
+			log_info("grab_jobs: %zu job(s) in sequence", json_array_size(json_object_get(info, "ids")));
 			take_sequence(w, json_object_get(info, "data"), json_object_get(info, "sequence"));
 			next_status = 0;
 		} else if (!strcmp(type, "incompatible")) {

@@ -56,11 +56,14 @@ oq_api -X POST jobs TEST=grub DISTRI=grub VERSION=1 FLAVOR=cd ARCH=x86_64 BUILD=
 JOB=$(jget "$TMP/post.json" 'j["id"]')
 check "job posted ($JOB)" [ -n "$JOB" ]
 oq_state() { oq_api "jobs/$1" 2> /dev/null | $PY -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["result"])' 2> /dev/null; }
-n=0
-while [ "$(oq_state "$JOB")" != "done passed" ] && ! oq_state "$JOB" | grep -q '^done' && [ $n -lt 1200 ]; do
-	sleep 0.5
-	n=$((n + 1))
-done
+# wait_job ID REGEX HALF-SECONDS: until the job's "state result" matches (a
+# bound for a job that never gets there, not a speed assumption).
+wait_job() {
+	[ -n "$1" ] && [ "$1" != 0 ] || return 1
+	n=0
+	while ! oq_state "$1" | grep -q "$2" && [ $n -lt "$3" ]; do sleep 0.5; n=$((n + 1)); done
+}
+wait_job "$JOB" '^done' 1200
 check "job $JOB done/passed under openQA" [ "$(oq_state "$JOB")" = "done passed" ]
 oq_api "jobs/$JOB/details" > "$TMP/details.json"
 oq_api "jobs/$JOB" > "$TMP/job.json"
@@ -89,8 +92,7 @@ check "video served" sh -c "[ \"\$(curl -s -o '$TMP/video.webm' -w '%{http_code}
 # reaches openQA: the job ends incomplete instead of hanging in setup.
 oq_api -X POST jobs TEST=nosuch DISTRI=grub ARCH=x86_64 BUILD=1 ISO=nosuch.iso WORKER_CLASS="$CLASS" > "$TMP/post2.json"
 J2=$(jget "$TMP/post2.json" 'j["id"]')
-n=0
-while ! oq_state "$J2" | grep -q '^done' && [ $n -lt 600 ]; do sleep 0.5; n=$((n + 1)); done
+wait_job "$J2" '^done' 600
 check "missing asset: job $J2 done/incomplete" [ "$(oq_state "$J2")" = "done incomplete" ]
 oq_api "jobs/$J2" > "$TMP/job2.json"
 check "missing asset: the reason names it" sh -c "$PY -c 'import json; r=json.load(open(\"$TMP/job2.json\"))[\"job\"][\"reason\"]; print(r); exit(0 if r.startswith(\"setup failure: asset iso/nosuch.iso\") and \"HTTP 404\" in r else 1)'"
@@ -100,15 +102,36 @@ check "missing asset: the reason names it" sh -c "$PY -c 'import json; r=json.lo
 oq_api -X POST jobs TEST=never DISTRI=faults FAULT=never ARCH=x86_64 BUILD=1 ISO=grub-rescue-cdrom.iso \
 	QEMURAM=512 WORKER_CLASS="$CLASS" > "$TMP/post3.json"
 J3=$(jget "$TMP/post3.json" 'j["id"]')
-n=0
-while ! oq_state "$J3" | grep -q '^running' && [ $n -lt 1200 ]; do sleep 0.5; n=$((n + 1)); done
+wait_job "$J3" '^running' 1200
 check "job $J3 running" sh -c "oq_api() { openqa-cli api --host '$OQ_URL' --apikey $OQ_KEY --apisecret $OQ_SECRET \"\$@\"; }; oq_api jobs/$J3 | grep -q '\"state\":\"running\"'"
 oq_api -X POST "jobs/$J3/cancel" > /dev/null
-n=0
-while ! oq_state "$J3" | grep -q '^done' && [ $n -lt 600 ]; do sleep 0.5; n=$((n + 1)); done
+wait_job "$J3" '^done' 600
 check "cancelled job $J3 ends user_cancelled" [ "$(oq_state "$J3")" = "done user_cancelled" ]
 check "cancelled job: no QEMU left" qemu_gone "$TMP/pool"
 check "worker log: cancelled by openQA" grep -q "job $J3: cancelled by openQA" "$TMP/worker.log"
+
+# A directly chained pair (START_DIRECTLY_AFTER_TEST in a test suite, the
+# build posted with isos): openQA sends both in one grab_jobs sequence.
+oq_api -X POST machines name=64bit backend=qemu > /dev/null
+oq_api -X POST products distri=grub version=1 flavor=cd arch=x86_64 > /dev/null
+oq_api -X POST test_suites name=grubA "settings[WORKER_CLASS]=$CLASS" > /dev/null
+oq_api -X POST test_suites name=grubB "settings[WORKER_CLASS]=$CLASS" "settings[START_DIRECTLY_AFTER_TEST]=grubA" > /dev/null
+oq_api -X POST job_groups name=chain > /dev/null
+for t in grubA grubB; do
+	oq_api -X POST job_templates group_name=chain machine_name=64bit test_suite_name=$t distri=grub version=1 \
+		flavor=cd arch=x86_64 prio=50 > /dev/null
+done
+oq_api -X POST isos DISTRI=grub VERSION=1 FLAVOR=cd ARCH=x86_64 BUILD=chain ISO=grub-rescue-cdrom.iso \
+	_NO_OBSOLETE=1 > "$TMP/isos.json"
+check "isos: the chained pair scheduled" [ "$(jget "$TMP/isos.json" 'len(j["ids"])')" = 2 ]
+JA=$(jget "$TMP/isos.json" 'min(j["ids"])' 2> /dev/null || echo 0)
+JB=$(jget "$TMP/isos.json" 'max(j["ids"])' 2> /dev/null || echo 0)
+wait_job "$JB" '^done' 1200
+check "chained parent $JA done/passed" [ "$(oq_state "$JA")" = "done passed" ]
+check "directly chained child $JB done/passed" [ "$(oq_state "$JB")" = "done passed" ]
+oq_api "jobs/$JB" > "$TMP/jobB.json"
+check "child's parent is $JA (directly chained)" [ "$(jget "$TMP/jobB.json" 'j["job"]["parents"]["Directly chained"]')" = "[$JA]" ]
+check "both came in one grab_jobs" grep -q "grab_jobs: 2 job(s)" "$TMP/worker.log"
 
 echo "interop_openqa: $(($(date +%s) - T0)) s"
 finish
