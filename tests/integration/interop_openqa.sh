@@ -38,6 +38,7 @@ check "openQA started" oq_start || { finish; exit 1; }
 echo "openQA up in $(($(date +%s) - T0)) s"
 cp -r examples/grub "$OQ_SHARE/tests/grub"
 cp -r tests/integration/distri-faults "$OQ_SHARE/tests/faults"
+cp -r tests/integration/distri-anchor-grub "$OQ_SHARE/tests/pgrub"
 cp "$ISO" "$OQ_SHARE/factory/iso/grub-rescue-cdrom.iso"
 chown -R geekotest "$OQ_SHARE"
 CLASS=vigil_interop_$$
@@ -87,6 +88,15 @@ check "job page" sh -c "[ \"\$(curl -s -o '$TMP/page.html' -w '%{http_code}' '$O
 check "job page's module list (details_ajax): the three modules" sh -c "curl -s '$OQ_URL/tests/$JOB/details_ajax' > '$TMP/ajax.json' && [ \"\$($PY -c 'import json; print(\" \".join(m[\"name\"] for m in json.load(open(\"$TMP/ajax.json\"))[\"modules\"]))')\" = 'boot menu cmdline' ]"
 check "step page boot/1: needle grub-menu, 100%, screenshot" sh -c "curl -s -H 'X-Requested-With: XMLHttpRequest' '$OQ_URL/tests/$JOB/modules/boot/steps/1' > '$TMP/step.html' && grep -q 'grub-menu' '$TMP/step.html' && grep -q '100%' '$TMP/step.html' && grep -q 'boot-1.png' '$TMP/step.html'"
 check "video served" sh -c "[ \"\$(curl -s -o '$TMP/video.webm' -w '%{http_code}' '$OQ_URL/tests/$JOB/file/video.webm')\" = 200 ] && file '$TMP/video.webm' | grep -qi 'webm'"
+
+# A Perl distribution (the anchors' GRUB test, os-autoinst's test API) the same way.
+oq_api -X POST jobs TEST=pgrub DISTRI=pgrub VERSION=1 ARCH=x86_64 BUILD=1 ISO=grub-rescue-cdrom.iso QEMURAM=512 \
+	WORKER_CLASS="$CLASS" > "$TMP/postp.json"
+JP=$(jget "$TMP/postp.json" 'j["id"]')
+wait_job "$JP" '^done' 1200
+check "Perl job $JP done/passed under openQA" [ "$(oq_state "$JP")" = "done passed" ]
+oq_api "jobs/$JP/details" > "$TMP/pdetails.json"
+check "Perl job: module boot passed, with screenshots" [ "$(jget "$TMP/pdetails.json" '" ".join(m["name"]+"="+m["result"] for m in j["job"]["testresults"]) + " " + str(sum(1 for m in j["job"]["testresults"] for s in m["details"] if s.get("screenshot")) > 0)')" = "boot=passed True" ]
 
 # A setup failure's reason (with spaces: signed as openQA verifies, '+')
 # reaches openQA: the job ends incomplete instead of hanging in setup.
