@@ -560,7 +560,8 @@ void openqa_poll(struct worker *w, struct job_run *r)
 		} else if (!strcmp(type, "quit")) {
 			log_info("job %lld: openQA asks the worker to quit; the job is duplicated", r->id);
 			r->aborted = true;
-			*w->stop = 1;
+			r->quit = true;
+			w->quit = true; /* after the job's last calls: stop cancels transfers */
 		} else if (!strcmp(type, "livelog_start")) {
 			log_warn("job %lld: openQA's live log is not offered by vigil worker yet; its page shows the "
 				 "results as the modules finish", r->id);
@@ -570,7 +571,7 @@ void openqa_poll(struct worker *w, struct job_run *r)
 		} else if (!strcmp(type, "incompatible")) {
 			log_err("openQA says this worker is incompatible: stopping");
 			r->aborted = true;
-			*w->stop = 1;
+			w->quit = true;
 		} else {
 			log_warn("websocket: unknown message '%s' ignored", type);
 		}
@@ -618,7 +619,7 @@ static void take_sequence(struct worker *w, const json_t *data, const json_t *se
 
 	json_array_foreach(seq, i, e) {
 		char key[32];
-		if (*w->stop)
+		if (*w->stop || w->quit)
 			return;
 		if (json_is_array(e)) {
 			take_sequence(w, data, e);
@@ -683,6 +684,8 @@ int openqa_serve(struct worker *w)
 			log_debug("websocket: '%s' while idle ignored", type);
 		}
 		json_decref(msg);
+		if (w->quit)
+			*w->stop = 1;
 		if (!w->ws)
 			break; /* lost while a job ran */
 	}

@@ -1193,6 +1193,17 @@ void worker__run_job(struct worker *w, json_t *job)
 	}
 	/* Whatever the runner left in its group (it normally takes QEMU down itself). */
 	kill(-r.pid, SIGKILL);
+	if (r.quit) {
+		/* openQA's "quit": the job is cloned for another worker and ends
+		 * incomplete here, as openQA's worker does. */
+		char target[96], err[256];
+		long st = 0;
+		snprintf(target, sizeof(target), "/api/v1/jobs/%lld/duplicate?dup_type_auto=1", r.id);
+		if (http_request(&w->http, "POST", target, NULL, NULL, 0, 60, &st, &w->resp, err, sizeof(err)) || st != 200)
+			log_warn("job %lld: duplicating it failed (HTTP %ld)", r.id, st);
+		set_done(w, &r, "incomplete", "quit: worker has been stopped or restarted");
+		goto out;
+	}
 	if (r.aborted)
 		goto out;
 	post_status(w, &r, true);

@@ -30,6 +30,7 @@ struct job_run {
 	int status;
 	bool exited, cancelled, aborted;
 	bool obsoleted;          /* openQA's "obsolete": incomplete with newbuild=1 */
+	bool quit;               /* openQA's "quit": duplicated, incomplete, the worker stops */
 	bool upload_failed;      /* some result did not reach the server: not passed */
 	double kill_at;
 	struct uploaded *files;
@@ -58,6 +59,7 @@ struct worker {
 	volatile int *stop;
 	bool openqa;             /* the server is openQA (WebSocket, its formats) */
 	struct oq_ws *ws;        /* openQA: the worker's WebSocket, NULL when not connected */
+	bool quit;               /* openQA said quit (or incompatible): stop after this job */
 };
 
 /* worker.c */

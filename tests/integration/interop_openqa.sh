@@ -11,6 +11,11 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/openqa_lib.sh"
 
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP interop_openqa: needs root (PostgreSQL via runuser, openQA's daemons as geekotest)"
+	finish
+	exit $?
+fi
 missing=$(oq_missing)
 if [ -n "$missing" ]; then
 	echo "SKIP interop_openqa: missing Debian packages:$missing (scripts/install-deps installs them)"
@@ -142,6 +147,23 @@ check "directly chained child $JB done/passed" [ "$(oq_state "$JB")" = "done pas
 oq_api "jobs/$JB" > "$TMP/jobB.json"
 check "child's parent is $JA (directly chained)" [ "$(jget "$TMP/jobB.json" 'j["job"]["parents"]["Directly chained"]')" = "[$JA]" ]
 check "both came in one grab_jobs" grep -q "grab_jobs: 2 job(s)" "$TMP/worker.log"
+
+# openQA's "quit" command while a job runs: the job is duplicated and ends
+# incomplete, the worker says goodbye and exits.
+oq_api -X POST jobs TEST=never2 DISTRI=faults FAULT=never ARCH=x86_64 BUILD=1 ISO=grub-rescue-cdrom.iso \
+	QEMURAM=512 WORKER_CLASS="$CLASS" > "$TMP/post4.json"
+J4=$(jget "$TMP/post4.json" 'j["id"]')
+wait_job "$J4" '^running' 1200
+WID=$(jget "$TMP/workers.json" 'j["workers"][0]["id"]')
+oq_api -X POST "workers/$WID/commands" command=quit > /dev/null
+wait_job "$J4" '^done' 600
+check "quit: job $J4 done/incomplete" [ "$(oq_state "$J4")" = "done incomplete" ]
+oq_api "jobs/$J4" > "$TMP/job4.json"
+check "quit: job $J4 duplicated, with openQA's reason" [ "$(jget "$TMP/job4.json" 'bool(j["job"]["clone_id"]) and j["job"]["reason"].startswith("quit")')" = True ]
+n=0
+while kill -0 "$WPID" 2> /dev/null && [ $n -lt 240 ]; do sleep 0.5; n=$((n + 1)); done
+check "quit: the worker exited" sh -c "! kill -0 $WPID 2> /dev/null"
+check "quit: no QEMU left" qemu_gone "$TMP/pool"
 
 echo "interop_openqa: $(($(date +%s) - T0)) s"
 finish
