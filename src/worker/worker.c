@@ -1261,6 +1261,8 @@ out:
 	free(vmdir);
 	json_decref(local);
 	json_decref(r.dev_queue);
+	json_decref(r.oq_md5);
+	json_decref(r.oq_sent);
 }
 
 /* True when a 404 says why in an "error" text, as vigil's server does for
