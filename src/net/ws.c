@@ -21,6 +21,7 @@
 #include <wslay/wslay.h>
 
 #include "util/err.h"
+#include "util/banned.h" /* last: after every system header */
 
 /* A fragmented message being sent: wslay reads it through frag_read. */
 struct ws_frag {
