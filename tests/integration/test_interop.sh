@@ -1,21 +1,22 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_interop.sh - vigil with openQA's own parts (Debian 12's openqa 4.6):
-# each interop_*.sh part runs in turn (its own temporary directory under
-# this suite's), their counts summed. `make check-interop` runs it alone.
+# test_interop.sh - issue 16's interop suite: vigil beside openQA. Each part
+# is its own script with its own servers and tmp dir; this one runs them in
+# turn, shows their output and sums their ok/FAIL lines.
+#   interop_openqa.sh  `vigil worker` under Debian's openQA server
 . "$(dirname "$0")/lib.sh"
-HERE=$(cd "$(dirname "$0")" && pwd)
-for part in interop_openqa.sh; do
-	VIGIL_TEST_TMP=$TMP sh "$HERE/$part" > "$TMP/$part.out" 2>&1
-	cat "$TMP/$part.out"
-	counts=$(tail -1 "$TMP/$part.out")
-	case $counts in
-	*" passed, "*" failed")
-		PASSED=$((PASSED + ${counts%% passed*}))
-		f=${counts#*passed, }
-		FAILED=$((FAILED + ${f%% failed}))
-		;;
-	*) not_ok "$part ended without its counts" ;;
-	esac
-done
+DIR=$(dirname "$0")
+
+part() { # part SCRIPT: run it, count its results here
+	echo "== $1"
+	t0=$(date +%s)
+	sh "$DIR/$1" > "$TMP/$1.out" 2>&1
+	cat "$TMP/$1.out"
+	PASSED=$((PASSED + $(grep -c '^ok ' "$TMP/$1.out")))
+	FAILED=$((FAILED + $(grep -c '^FAIL ' "$TMP/$1.out")))
+	grep -qE '^[0-9]+ passed, [0-9]+ failed' "$TMP/$1.out" || not_ok "$1 printed no summary (it stopped early)"
+	echo "== $1 took $(($(date +%s) - t0)) s"
+}
+
+part interop_openqa.sh
 finish
