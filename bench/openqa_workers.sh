@@ -25,7 +25,8 @@ mkdir -p "$TMP"
 [ -x /usr/share/openqa/script/worker ] || { echo "bench: openqa-worker is not installed" >&2; exit 1; }
 VPID= OPID=
 cleanup() {
-	for p in $VPID $OPID; do kill "$p" 2> /dev/null; done
+	# The workers first (TERM, then KILL after 20 s, by oq_stop), then openQA.
+	OQ_PIDS="$VPID $OPID $OQ_PIDS"
 	oq_stop
 }
 trap cleanup EXIT
