@@ -16,9 +16,10 @@
 static const char worker_usage[] =
 	"usage: vigil worker --host URL --apikey KEY --apisecret SECRET [--class C1,C2]\n"
 	"                    [--pool DIR] [--instance N] [--keep-snapshots S]\n"
-	"                    [--snapshot-cap MB] [-v]\n"
+	"                    [--snapshot-cap MB] [--server auto|vigil|openqa]\n"
+	"                    [--share DIR] [-v]\n"
 	"\n"
-	"Registers with a 'vigil serve' server, waits for jobs whose WORKER_CLASS it\n"
+	"Registers with a 'vigil serve' or an openQA server, waits for jobs whose WORKER_CLASS it\n"
 	"offers, runs each with 'vigil run', posts status, uploads the results\n"
 	"and marks the job done. Run any number of instances on one machine, each\n"
 	"with its own --instance and --pool.\n"
@@ -36,6 +37,11 @@ static const char worker_usage[] =
 	"                    from it (default 3600; 0: keep none)\n"
 	"  --snapshot-cap MB the kept disks take at most MB MiB, oldest evicted\n"
 	"                    first (default 4096; 0: keep none)\n"
+	"  --server KIND     the server's protocol: vigil, openqa, or auto (default:\n"
+	"                    openQA when it has no vigil work route)\n"
+	"  --share DIR       openQA's shared directory (tests/, factory/) as mounted\n"
+	"                    here (default /var/lib/openqa/share); assets not there\n"
+	"                    are downloaded\n"
 	"  -v, --verbose     debug messages\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -61,12 +67,14 @@ int cmd_worker(int argc, char **argv)
 		{ "hostname", required_argument, NULL, 'n' },
 		{ "keep-snapshots", required_argument, NULL, 'K' },
 		{ "snapshot-cap", required_argument, NULL, 'C' },
+		{ "server", required_argument, NULL, 'S' },
+		{ "share", required_argument, NULL, 'D' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe", SNAPKEEP_DEFAULT_S,
-				     SNAPKEEP_DEFAULT_CAP_MB };
+				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL };
 	char pool[64];
 	struct sigaction sa;
 	int c;
@@ -79,6 +87,19 @@ int cmd_worker(int argc, char **argv)
 		case 'c': cfg.classes = optarg; break;
 		case 'p': cfg.pool = optarg; break;
 		case 'n': cfg.hostname = optarg; break;
+		case 'D': cfg.share = optarg; break;
+		case 'S':
+			if (!strcmp(optarg, "auto"))
+				cfg.server = WORKER_SERVER_AUTO;
+			else if (!strcmp(optarg, "vigil"))
+				cfg.server = WORKER_SERVER_VIGIL;
+			else if (!strcmp(optarg, "openqa"))
+				cfg.server = WORKER_SERVER_OPENQA;
+			else {
+				fprintf(stderr, "vigil worker: --server '%s': expected auto, vigil or openqa\n", optarg);
+				return 2;
+			}
+			break;
 		case 'i':
 			if (str_to_long(optarg, &cfg.instance) || cfg.instance < 0 || cfg.instance > 100000) {
 				fprintf(stderr, "vigil worker: --instance '%s': expected a number 0..100000\n", optarg);

@@ -54,10 +54,33 @@ void http_client_release(struct http_client *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* curl escapes a space as "%20" (and '%' as "%25"): spaces become '+',
+ * the query form that openQA's server verifies the signature over (its
+ * clients sign "+"; Mojo keeps a received "+" as it is). */
+static void plus_spaces(char *s)
+{
+	char *o = s;
+
+	for (; s && *s; s++) {
+		if (s[0] == '%' && s[1] == '2' && s[2] == '0') {
+			*o++ = '+';
+			s += 2;
+		} else {
+			*o++ = *s;
+		}
+	}
+	if (o)
+		*o = '\0';
+}
+
 int http_query_add(struct buf *b, const char *key, const char *value)
 {
 	char *k = curl_easy_escape(NULL, key, 0), *v = curl_easy_escape(NULL, value ? value : "", 0);
-	int rc = k && v ? buf_printf(b, "%s%s=%s", b->data && strchr(b->data, '?') ? "&" : "?", k, v) : ERR_NOMEM;
+	int rc;
+
+	plus_spaces(k);
+	plus_spaces(v);
+	rc = k && v ? buf_printf(b, "%s%s=%s", b->data && strchr(b->data, '?') ? "&" : "?", k, v) : ERR_NOMEM;
 
 	curl_free(k);
 	curl_free(v);
@@ -67,7 +90,11 @@ int http_query_add(struct buf *b, const char *key, const char *value)
 int http_form_add(struct buf *b, const char *key, const char *value)
 {
 	char *k = curl_easy_escape(NULL, key, 0), *v = curl_easy_escape(NULL, value ? value : "", 0);
-	int rc = k && v ? buf_printf(b, "%s%s=%s", b->len ? "&" : "", k, v) : ERR_NOMEM;
+	int rc;
+
+	plus_spaces(k);
+	plus_spaces(v);
+	rc = k && v ? buf_printf(b, "%s%s=%s", b->len ? "&" : "", k, v) : ERR_NOMEM;
 
 	curl_free(k);
 	curl_free(v);
@@ -247,6 +274,51 @@ int http_upload_file(struct http_client *c, const char *target, const char *path
 	return rc;
 }
 
+int http_upload_form(struct http_client *c, const char *target, const struct http_part *parts, size_t nparts,
+		     long timeout_s, long *status, struct buf *resp, char *err, size_t errlen)
+{
+	CURL *h = c->curl;
+	curl_mime *mime;
+	size_t i;
+	int rc;
+
+	curl_easy_reset(h);
+	buf_reset(resp);
+	if (!(mime = curl_mime_init(h)))
+		return ERR_NOMEM;
+	for (i = 0; i < nparts; i++) {
+		curl_mimepart *part = curl_mime_addpart(mime);
+		CURLcode cc;
+		if (!part) {
+			curl_mime_free(mime);
+			return ERR_NOMEM;
+		}
+		curl_mime_name(part, parts[i].name);
+		if (parts[i].value) {
+			cc = curl_mime_data(part, parts[i].value, CURL_ZERO_TERMINATED);
+		} else {
+			cc = curl_mime_filedata(part, parts[i].path);
+			if (cc == CURLE_OK && parts[i].filename)
+				cc = curl_mime_filename(part, parts[i].filename);
+			if (cc == CURLE_OK)
+				cc = curl_mime_type(part, "application/octet-stream");
+		}
+		if (cc != CURLE_OK) {
+			snprintf(err, errlen, "field '%s'%s%s: %s", parts[i].name, parts[i].path ? " file " : "",
+				 parts[i].path ? parts[i].path : "", curl_easy_strerror(cc));
+			curl_mime_free(mime);
+			return cc == CURLE_READ_ERROR ? ERR_NOT_FOUND : ERR_IO;
+		}
+	}
+	curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_buf);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	rc = perform(c, "POST", target, NULL, timeout_s, status, err, errlen);
+	curl_easy_setopt(h, CURLOPT_MIMEPOST, NULL);
+	curl_mime_free(mime);
+	return rc;
+}
+
 int http_download(struct http_client *c, const char *target, const char *path, long timeout_s, long *status,
 		  const char *hdr, char *hdr_value, size_t hvlen, char *err, size_t errlen)
 {
@@ -265,6 +337,9 @@ int http_download(struct http_client *c, const char *target, const char *path, l
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &fd);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
 	curl_easy_setopt(h, CURLOPT_HEADERDATA, &want);
+	/* openQA sends a job's asset on from /tests/<id>/asset/... to /assets/... */
+	curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(h, CURLOPT_MAXREDIRS, 3L);
 	rc = perform(c, "GET", target, NULL, timeout_s, status, err, errlen);
 	if (close(fd) && !rc)
 		rc = ERR_IO;

@@ -39,12 +39,28 @@ int http_request(struct http_client *c, const char *method, const char *target, 
 int http_upload_file(struct http_client *c, const char *target, const char *path, long timeout_s, long *status,
 		     struct buf *resp, char *err, size_t errlen);
 
-/* GET target into the file path (created 0600). The value of response
- * header hdr (may be NULL) into hdr_value. */
+/* One field of a multipart/form-data body: a text value, or the file at
+ * path sent with the file name filename (NULL: path's base name). */
+struct http_part {
+	const char *name;
+	const char *value;    /* a text field when non-NULL */
+	const char *path;     /* else this file's content */
+	const char *filename;
+};
+
+/* POST the fields as multipart/form-data (openQA's artefact and asset
+ * uploads). */
+int http_upload_form(struct http_client *c, const char *target, const struct http_part *parts, size_t nparts,
+		     long timeout_s, long *status, struct buf *resp, char *err, size_t errlen);
+
+/* GET target into the file path (created 0600), following up to 3
+ * redirects. The value of response header hdr (may be NULL) into
+ * hdr_value. */
 int http_download(struct http_client *c, const char *target, const char *path, long timeout_s, long *status,
 		  const char *hdr, char *hdr_value, size_t hvlen, char *err, size_t errlen);
 
-/* Append "key=value" URL-encoded to b, with '?' or '&' before it. 0 or ERR_*. */
+/* Append "key=value" URL-encoded to b, with '?' or '&' before it; spaces
+ * become '+' (what openQA verifies the signature over). 0 or ERR_*. */
 int http_query_add(struct buf *b, const char *key, const char *value);
 
 /* Append "key=value" URL-encoded to the form body b, with '&' before it

@@ -362,7 +362,7 @@ static void job_artefact_multipart(struct api_req *req, struct api_resp *out)
 	if (params_get(&up.fields, "asset")) {
 		/* Its chunks are Perl Storable records (OpenQA::File): not read here. */
 		api_error(out, 501, "asset '%s': openQA's chunked asset upload is not supported by vigil serve;"
-			  " publish assets through the share directory (docs/openqa-workers.md)", name);
+			  " publish assets through the share directory (docs/openqa-workers-under-vigil.md)", name);
 		goto out;
 	}
 	if (job_uploadable(req, out))

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -38,50 +39,16 @@
 #include "worker/live_relay.h"
 #include "worker/snapkeep.h"
 #include "worker/worker.h"
+#include "worker/worker_int.h"
 #include "util/banned.h" /* last: after every system header */
 
 #define WORKER_MAX_FILES 4096
 #define WORKER_MAX_DISKS 16
-#define WORKER_ASSET_TIMEOUT_S 3600
-#define WORKER_ASSET_NAME_MAX 200
-
-struct uploaded {
-	char *name; /* as sent, after the kind's prefix ("t/", "u/" or "f/") */
-	long long size, mtime;
-};
 
 /* What an uploaded file is to the server: the artefact's flag (openQA's). */
 enum upload_kind { UPLOAD_FILE, UPLOAD_THUMB, UPLOAD_ULOG };
 static const char *const upload_flag[] = { NULL, "thumb", "ulog" };
 static const char upload_prefix[] = { 'f', 't', 'u' };
-
-struct job_run {
-	long long id;
-	json_t *job;
-	char *dir, *out;
-	pid_t pid;
-	int status;
-	bool exited, cancelled, aborted;
-	double kill_at;
-	struct uploaded *files;
-	size_t nfiles;
-	const char *log;         /* the runner's output (runner-output.txt) */
-	const char *resume;      /* the module a re-run resumes at (borrowed from the job), or NULL */
-	struct live_relay live;  /* someone watches: frames in live posts */
-	struct dev_relay dev;    /* developer mode: the runner's state */
-	json_t *dev_queue;       /* the server's developer commands the runner has not taken yet */
-	const json_t *settings;  /* the job's, borrowed */
-	const char *distri;      /* the test distribution's directory, borrowed */
-};
-
-struct worker {
-	const struct worker_config *cfg;
-	struct http_client http;
-	struct buf resp;
-	long long id;
-	char hostname[256];
-	volatile int *stop;
-};
 
 static int rm_rf(const char *path)
 {
@@ -92,7 +59,7 @@ static int rm_rf(const char *path)
 }
 
 /* A request with retries on transport errors and 5xx; *status set. */
-static int call(struct worker *w, const char *method, const char *target, const char *ctype, const char *body,
+int worker__call(struct worker *w, const char *method, const char *target, const char *ctype, const char *body,
 		long timeout_s, long *status)
 {
 	char err[512];
@@ -130,7 +97,22 @@ static int post_until(struct worker *w, const struct job_run *r, const char *tar
 	}
 }
 
-static int do_register(struct worker *w)
+/* MemTotal of /proc/meminfo in MiB (0 when unknown): openQA's mem_max. */
+static long long mem_total_mib(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long long kib = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %lld kB", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib / 1024;
+}
+
+int worker__register(struct worker *w)
 {
 	struct buf q;
 	long st = 0;
@@ -147,7 +129,17 @@ static int do_register(struct worker *w)
 	}
 	http_query_add(&q, "worker_class", w->cfg->classes ? w->cfg->classes : "qemu_x86_64,qemu_i686,qemu_i586");
 	http_query_add(&q, "websocket_api_version", "1");
-	rc = call(w, "POST", q.data, NULL, NULL, 30, &st);
+	/* What openQA's server requires besides (it refuses the registration
+	 * without cpu_arch and mem_max); vigil's takes and ignores them. */
+	{
+		struct utsname un;
+		char mem[32];
+		http_query_add(&q, "cpu_arch", uname(&un) ? "x86_64" : un.machine);
+		snprintf(mem, sizeof(mem), "%lld", mem_total_mib());
+		http_query_add(&q, "mem_max", mem);
+		http_query_add(&q, "isotovideo_interface_version", WORKER_ISOTOVIDEO_INTERFACE);
+	}
+	rc = worker__call(w, "POST", q.data, NULL, NULL, 30, &st);
 	buf_release(&q);
 	if (rc)
 		return rc;
@@ -259,7 +251,7 @@ static char *distribution(struct worker *w, const json_t *settings, char head[GI
 		return NULL;
 	}
 	snprintf(target, sizeof(target), "/api/v1/distributions/%s", distri);
-	if (call(w, "GET", target, NULL, NULL, 60, &st) || st != 200 ||
+	if (worker__call(w, "GET", target, NULL, NULL, 60, &st) || st != 200 ||
 	    !(j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL)) ||
 	    !json_string_value(json_object_get(j, "hash"))) {
 		snprintf(why, whylen, "setup failure: test distribution '%s' not available from the server (HTTP %ld)",
@@ -359,23 +351,27 @@ static char *fetch_asset(struct worker *w, const char *type, const char *name, c
 	int rc;
 
 	snprintf(target, sizeof(target), "/api/v1/assets/%s/%s", type, name);
-	if (call(w, "GET", target, NULL, NULL, 60, &st) || st != 200 ||
-	    !(j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL)) || !json_is_integer(json_object_get(j, "size"))) {
+	if (worker__call(w, "GET", target, NULL, NULL, 60, &st) || st != 200 ||
+	    !(j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL)) || !json_is_object(j)) {
 		snprintf(why, whylen, "setup failure: asset %s/%s %s", type, name,
 			 st == 404 ? "not found on the server" : "could not be looked up on the server");
 		goto fail;
 	}
-	size = json_integer_value(json_object_get(j, "size"));
+	/* A fresh asset's size is null (openQA has not looked at it yet): then
+	 * nothing to compare, and the cached copy is not trusted. */
+	size = json_is_integer(json_object_get(j, "size")) ? json_integer_value(json_object_get(j, "size")) : -1;
 	sum = json_string_value(json_object_get(j, "checksum"));
 	if (sum && strlen(sum) >= 32 && strspn(sum, "0123456789abcdef") == strlen(sum))
 		snprintf(key, sizeof(key), "%.32s", sum);
+	else if (size < 0)
+		snprintf(key, sizeof(key), "nosize");
 	else
 		snprintf(key, sizeof(key), "s%lld-m%lld", (long long)size,
 			 (long long)json_integer_value(json_object_get(j, "mtime")));
 	snprintf(rel, sizeof(rel), "cache/assets/%s/%s", type, key);
 	if (!(dir = path_join(w->cfg->pool, rel)) || !(file = path_join(dir, name)))
 		goto nomem;
-	if (stat(file, &sb) == 0 && (json_int_t)sb.st_size == size)
+	if (size >= 0 && stat(file, &sb) == 0 && (json_int_t)sb.st_size == size)
 		goto out; /* cached */
 	if (file_mkdir_p(dir, 0700)) {
 		snprintf(why, whylen, "setup failure: cannot create the asset cache '%s'", dir);
@@ -386,7 +382,7 @@ static char *fetch_asset(struct worker *w, const char *type, const char *name, c
 		goto nomem;
 	snprintf(target, sizeof(target), "/assets/%s/%s", type, name);
 	rc = http_download(&w->http, target, part, WORKER_ASSET_TIMEOUT_S, &st, NULL, NULL, 0, err, sizeof(err));
-	if (rc || st != 200 || stat(part, &sb) || (json_int_t)sb.st_size != size) {
+	if (rc || st != 200 || stat(part, &sb) || (size >= 0 && (json_int_t)sb.st_size != size)) {
 		snprintf(why, whylen, "setup failure: downloading asset %s/%s: %s", type, name,
 			 rc ? err : st != 200 ? "HTTP error" : "size differs from the server's");
 		(void)unlink(part);
@@ -397,7 +393,7 @@ static char *fetch_asset(struct worker *w, const char *type, const char *name, c
 		(void)unlink(part);
 		goto fail;
 	}
-	log_info("asset %s/%s (%lld bytes) cached in %s", type, name, (long long)size, dir);
+	log_info("asset %s/%s (%lld bytes) cached in %s", type, name, (long long)sb.st_size, dir);
 	goto out;
 nomem:
 	snprintf(why, whylen, "setup failure: out of memory");
@@ -413,7 +409,7 @@ out:
 
 /* Replace every bare asset name among the settings by its cached copy. 0,
  * or -1 with why. */
-static int resolve_assets(struct worker *w, json_t *settings, char *why, size_t whylen)
+static int resolve_assets(struct worker *w, long long job_id, json_t *settings, char *why, size_t whylen)
 {
 	const char *key;
 	json_t *v, *tmp;
@@ -423,7 +419,9 @@ static int resolve_assets(struct worker *w, json_t *settings, char *why, size_t 
 		char *path;
 		if (!type || !asset_name_ok(name))
 			continue;
-		if (!(path = fetch_asset(w, type, name, why, whylen)))
+		path = w->openqa ? openqa_asset(w, job_id, type, name, why, whylen)
+				 : fetch_asset(w, type, name, why, whylen);
+		if (!path)
 			return -1;
 		json_object_set_new(settings, key, json_string(path));
 		free(path);
@@ -460,6 +458,8 @@ static int upload_asset(struct worker *w, struct job_run *r, const char *path, c
 	long code = 0;
 	int rc;
 
+	if (w->openqa)
+		return openqa_upload_asset(w, r, path, name, scope);
 	buf_init(&q, 4096);
 	buf_printf(&q, "/api/v1/jobs/%lld/artefact", r->id);
 	http_query_add(&q, "file", name);
@@ -768,7 +768,7 @@ static int upload_all(struct worker *w, struct job_run *r, const char *tr, doubl
 	return failed ? -1 : 0;
 }
 
-static json_t *read_json(const char *dir, const char *name)
+json_t *worker__read_json(const char *dir, const char *name)
 {
 	char *p = path_join(dir, name);
 	json_t *j = p ? json_load_file(p, 0, NULL) : NULL;
@@ -777,11 +777,27 @@ static json_t *read_json(const char *dir, const char *name)
 	return j;
 }
 
+static void post_status_vigil(struct worker *w, struct job_run *r, bool uploading);
+
 /* POST status; handles the command in the reply. */
 static void post_status(struct worker *w, struct job_run *r, bool uploading)
 {
+	if (w->openqa) {
+		if (openqa_status(w, r, uploading))
+			r->aborted = true;
+		if ((r->cancelled || r->aborted) && !r->exited && r->kill_at == 0 && r->pid > 0) {
+			kill(-r->pid, r->aborted ? SIGKILL : SIGTERM);
+			r->kill_at = time_mono() + WORKER_CANCEL_GRACE_S;
+		}
+		return;
+	}
+	post_status_vigil(w, r, uploading);
+}
+
+static void post_status_vigil(struct worker *w, struct job_run *r, bool uploading)
+{
 	char *tr = path_join(r->out, "testresults");
-	json_t *order = tr ? read_json(tr, "test_order.json") : NULL, *res = json_object(), *m, *body;
+	json_t *order = tr ? worker__read_json(tr, "test_order.json") : NULL, *res = json_object(), *m, *body;
 	char target[128], err[512], *text;
 	const char *current = NULL;
 	bool before_resume = r->resume != NULL;
@@ -798,7 +814,7 @@ static void post_status(struct worker *w, struct job_run *r, bool uploading)
 		if (before_resume && !strcmp(name, r->resume))
 			before_resume = false;
 		snprintf(fn, sizeof(fn), "result-%s.json", name);
-		mr = read_json(tr, fn);
+		mr = worker__read_json(tr, fn);
 		if (mr) {
 			json_object_set_new(res, name, json_pack("{s:O?,s:O?}", "result", json_object_get(mr, "result"),
 								 "dents", json_object_get(mr, "dents")));
@@ -959,7 +975,7 @@ static void post_live(struct worker *w, struct job_run *r, json_t *body)
 static void job_result(struct job_run *r, char *result, size_t rlen, char *reason, size_t whylen)
 {
 	char *tr = path_join(r->out, "testresults");
-	json_t *j = tr ? read_json(tr, "results.json") : NULL;
+	json_t *j = tr ? worker__read_json(tr, "results.json") : NULL;
 	const char *res = json_string_value(json_object_get(j, "result"));
 	const char *why = json_string_value(json_object_get(j, "reason"));
 
@@ -1003,6 +1019,8 @@ static void set_done(struct worker *w, struct job_run *r, const char *result, co
 		http_query_add(&q, "reason", reason);
 	snprintf(wid, sizeof(wid), "%lld", w->id);
 	http_query_add(&q, "worker_id", wid);
+	if (r->obsoleted)
+		http_query_add(&q, "newbuild", "1"); /* openQA: result obsoleted */
 	rc = post_until(w, r, q.data, NULL, 60, deadline, "set_done", &st, err, sizeof(err));
 	if (rc || st != 200)
 		log_warn("job %lld: set_done failed (HTTP %ld): %s", r->id, st,
@@ -1016,7 +1034,7 @@ static void set_done(struct worker *w, struct job_run *r, const char *result, co
  * passed (results.json in testresults tr). */
 static bool saved_milestone(const char *tr)
 {
-	json_t *j = read_json(tr, "results.json"), *m;
+	json_t *j = worker__read_json(tr, "results.json"), *m;
 	bool saved = false;
 	size_t i;
 
@@ -1053,7 +1071,7 @@ static const char *resume_setup(struct worker *w, struct job_run *r, const json_
 	return module;
 }
 
-static void run_job(struct worker *w, json_t *job)
+void worker__run_job(struct worker *w, json_t *job)
 {
 	struct job_run r;
 	const json_t *settings = json_object_get(job, "settings");
@@ -1084,12 +1102,20 @@ static void run_job(struct worker *w, json_t *job)
 		snprintf(why, sizeof(why), "setup failure: cannot create '%s'", r.dir);
 		goto done;
 	}
-	if (!(distri = distribution(w, settings, head, why, sizeof(why))))
-		goto done;
 	/* The runner sees local paths for the server's assets. */
 	if (!(local = json_deep_copy(settings))) {
 		snprintf(why, sizeof(why), "setup failure: out of memory");
 		goto done;
+	}
+	{
+		const char *casedir = json_string_value(json_object_get(settings, "CASEDIR"));
+		/* Under openQA: its worker's lookup unless CASEDIR is a git URL. */
+		if (w->openqa && !casedir_is_git(casedir))
+			distri = openqa_distribution(w, local, why, sizeof(why));
+		else
+			distri = distribution(w, settings, head, why, sizeof(why));
+		if (!distri)
+			goto done;
 	}
 	/* The commit of the test code, in vars.json as openQA's workers leave it. */
 	if (head[0] && !json_object_get(local, "TEST_GIT_HASH"))
@@ -1098,7 +1124,7 @@ static void run_job(struct worker *w, json_t *job)
 	 * lockapi, with the job's JOBTOKEN), as openQA's workers set it. */
 	if (!json_object_get(local, "OPENQA_URL"))
 		json_object_set_new(local, "OPENQA_URL", json_string(w->cfg->host));
-	if (resolve_assets(w, local, why, sizeof(why)))
+	if (resolve_assets(w, r.id, local, why, sizeof(why)))
 		goto done;
 	if (json_dump_file(local, vars, JSON_INDENT(1))) {
 		snprintf(why, sizeof(why), "setup failure: cannot write '%s'", vars);
@@ -1135,7 +1161,11 @@ static void run_job(struct worker *w, json_t *job)
 			post_status(w, &r, false);
 			next_status = now + WORKER_STATUS_INTERVAL_S;
 		}
-		if (!r.aborted) {
+		if (w->openqa) {
+			/* Commands come over the WebSocket; screenshots go up with
+			 * the status that names them. */
+			openqa_poll(w, &r);
+		} else if (!r.aborted) {
 			/* Live posts carry the view's news and developer mode's
 			 * state, and bring developer commands: at least one a
 			 * second, on or off. */
@@ -1155,7 +1185,7 @@ static void run_job(struct worker *w, json_t *job)
 				r.live.next_check = time_mono() + LIVE_RELAY_CHECK_S;
 			}
 		}
-		if (now >= next_scan && !r.aborted) {
+		if (now >= next_scan && !r.aborted && !w->openqa) {
 			upload_shots(w, &r, tr, true); /* screenshots as they appear */
 			next_scan = now + 1;
 		}
@@ -1163,17 +1193,41 @@ static void run_job(struct worker *w, json_t *job)
 	}
 	/* Whatever the runner left in its group (it normally takes QEMU down itself). */
 	kill(-r.pid, SIGKILL);
+	if (r.quit) {
+		/* openQA's "quit": the job is cloned for another worker and ends
+		 * incomplete here, as openQA's worker does. */
+		char target[96], err[256];
+		long st = 0;
+		snprintf(target, sizeof(target), "/api/v1/jobs/%lld/duplicate?dup_type_auto=1", r.id);
+		if (http_request(&w->http, "POST", target, NULL, NULL, 0, 60, &st, &w->resp, err, sizeof(err)) || st != 200)
+			log_warn("job %lld: duplicating it failed (HTTP %ld)", r.id, st);
+		set_done(w, &r, "incomplete", "quit: worker has been stopped or restarted");
+		goto out;
+	}
 	if (r.aborted)
 		goto out;
 	post_status(w, &r, true);
 	if (r.aborted)
 		goto out;
 	deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
-	if (upload_all(w, &r, tr, deadline))
+	if (w->openqa ? openqa_upload_logs(w, &r) != 0 : upload_all(w, &r, tr, deadline) != 0) {
 		log_warn("job %lld: some files could not be uploaded", r.id);
-	if (!r.cancelled && upload_made_assets(w, &r, deadline))
+		r.upload_failed = true;
+	}
+	if (!r.cancelled && upload_made_assets(w, &r, deadline)) {
 		log_warn("job %lld: some assets it made could not be uploaded", r.id);
+		r.upload_failed = true;
+	}
 	job_result(&r, result, sizeof(result), reason, sizeof(reason));
+	/* Results the server does not have must not be reported passed. */
+	if (r.upload_failed && !r.cancelled) {
+		snprintf(result, sizeof(result), "incomplete");
+		snprintf(reason, sizeof(reason), "api failure: some results could not be uploaded (see the worker's log)");
+	}
+	if (r.obsoleted) {
+		snprintf(result, sizeof(result), "incomplete");
+		reason[0] = '\0';
+	}
 	/* A passed job hands its disks to the jobs chained after it, before
 	 * set_done lets them start. */
 	if (publishes(settings) && !r.cancelled && (!strcmp(result, "passed") || !strcmp(result, "softfailed")) &&
@@ -1207,6 +1261,20 @@ out:
 	free(vmdir);
 	json_decref(local);
 	json_decref(r.dev_queue);
+	json_decref(r.oq_md5);
+	json_decref(r.oq_sent);
+}
+
+/* True when a 404 says why in an "error" text, as vigil's server does for
+ * an unknown worker; openQA's answer for a route it lacks has none (an
+ * HTML page, or {"error_status":404} to a JSON client). */
+static bool vigil_404(const char *text)
+{
+	json_t *j = json_loads(text ? text : "", 0, NULL);
+	bool yes = json_is_string(json_object_get(j, "error"));
+
+	json_decref(j);
+	return yes;
 }
 
 int worker_main(const struct worker_config *cfg, volatile int *stop)
@@ -1230,22 +1298,37 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 	if ((rc = http_client_init(&w.http, cfg->host, cfg->key, cfg->secret)))
 		return rc;
 	w.http.cancel = stop;
+	w.openqa = cfg->server == WORKER_SERVER_OPENQA;
 	while (!*stop) {
 		long st = 0;
 		json_t *j, *job;
 		if (w.id == 0) {
-			if (do_register(&w)) {
+			if (worker__register(&w)) {
 				time_sleep_ms(3000);
 				continue;
 			}
+		}
+		if (w.openqa) {
+			/* openQA hands jobs only over its WebSocket. */
+			if (openqa_serve(&w)) {
+				w.id = 0;
+				time_sleep_ms(3000);
+			}
+			continue;
 		}
 		/* The kept snapshots, so the server can pin re-runs from them here. */
 		snapkeep_evict(cfg->pool, cfg->keep_snapshots_s, cfg->snapshot_cap_mb);
 		snapkeep_list(cfg->pool, held, sizeof(held));
 		snprintf(target, sizeof(target), "/api/v1/workers/%lld/work?timeout=%d&snapshots=%s", w.id, WORKER_POLL_S,
 			 held);
-		if (call(&w, "GET", target, NULL, NULL, WORKER_POLL_S + 30, &st))
+		if (worker__call(&w, "GET", target, NULL, NULL, WORKER_POLL_S + 30, &st))
 			continue;
+		if (st == 404 && cfg->server == WORKER_SERVER_AUTO && !vigil_404(w.resp.data)) {
+			/* No such route: openQA. */
+			log_info("the server has no /work route: openQA, using its WebSocket protocol");
+			w.openqa = true;
+			continue;
+		}
 		if (st == 404 || st == 403) {
 			log_warn("work poll refused (HTTP %ld): registering again", st);
 			w.id = 0;
@@ -1256,7 +1339,7 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 		job = json_object_get(j, "job");
 		if (st == 200 && json_is_object(job) && json_is_integer(json_object_get(job, "id")) &&
 		    json_is_object(json_object_get(job, "settings")))
-			run_job(&w, job);
+			worker__run_job(&w, job);
 		else if (st != 200)
 			time_sleep_ms(2000);
 		json_decref(j);

@@ -17,6 +17,9 @@
 /* How long the end of a job (uploads, set_done) waits for a server that
  * went away (restarted, unreachable). */
 #define WORKER_FINISH_DEADLINE_S 600
+/* The os-autoinst test API interface the runner offers, as openQA's worker
+ * registers isotovideo's (Debian 12's os-autoinst: v34). */
+#define WORKER_ISOTOVIDEO_INTERFACE "34"
 
 struct worker_config {
 	const char *host;      /* server URL */
@@ -28,7 +31,12 @@ struct worker_config {
 	const char *self;      /* the vigil binary to run ("/proc/self/exe") */
 	long keep_snapshots_s; /* keep a job's milestone snapshots this long (0: none) */
 	long snapshot_cap_mb;  /* ... while all kept ones take at most this much (0: none) */
+	int server;            /* WORKER_SERVER_*: which protocol the server speaks */
+	const char *share;     /* openQA's shared directory (NULL: /var/lib/openqa/share) */
 };
+
+/* The server's kind: found out from its answers (auto), or given. */
+enum { WORKER_SERVER_AUTO, WORKER_SERVER_VIGIL, WORKER_SERVER_OPENQA };
 
 /* Run until *stop is set (SIGINT/SIGTERM). 0, or an error code when the
  * worker cannot start (bad pool directory). Never exits on bad input. */

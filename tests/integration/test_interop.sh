@@ -4,6 +4,7 @@
 # is its own script with its own servers and tmp dir; this one runs them in
 # turn, shows their output and sums their ok/FAIL lines.
 #   interop_serve.sh   Debian's openqa-worker + isotovideo under `vigil serve`
+#   interop_openqa.sh  `vigil worker` under Debian's openQA server
 . "$(dirname "$0")/lib.sh"
 DIR=$(dirname "$0")
 
@@ -19,4 +20,5 @@ part() { # part SCRIPT: run it, count its results here
 }
 
 part interop_serve.sh
+part interop_openqa.sh
 finish

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "unit.h"
 #include "net/hmac.h"
+#include "net/http.h"
 #include "util/err.h"
 
 TEST(hmac_sign_vectors)
@@ -50,4 +51,20 @@ TEST(hmac_verify_refusals)
 	CHECK(!hmac_verify("1234567890ABCDEF", t, "1712345678", NULL));
 	CHECK(!hmac_verify("", t, "1712345678", good));
 	CHECK(!hmac_verify(NULL, t, "1712345678", good));
+}
+
+/* Queries are built with spaces as '+', the form openQA's server checks
+ * the signature over (a "%20" there is refused 403). */
+TEST(http_query_plus_spaces)
+{
+	struct buf b;
+
+	buf_init(&b, 4096);
+	CHECK_INT(http_query_add(&b, "result", "incomplete"), 0);
+	CHECK_INT(http_query_add(&b, "reason", "api failure: a b%20c+d"), 0);
+	CHECK_STR(b.data, "?result=incomplete&reason=api+failure%3A+a+b%2520c%2Bd");
+	buf_reset(&b);
+	CHECK_INT(http_form_add(&b, "my key", "x y"), 0);
+	CHECK_STR(b.data, "my+key=x+y");
+	buf_release(&b);
 }

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/* worker_int.h - what worker.c (the life cycle, vigil's protocol) and
+ * openqa.c (openQA's protocol: WebSocket, status and upload formats,
+ * shared directory) share inside the worker module. Not for other modules. */
+#ifndef VIGIL_WORKER_INT_H
+#define VIGIL_WORKER_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include "net/http.h"
+#include "util/buf.h"
+#include "worker/dev_relay.h"
+#include "worker/live_relay.h"
+#include "worker/worker.h"
+
+#define WORKER_ASSET_TIMEOUT_S 3600
+#define WORKER_ASSET_NAME_MAX 200
+
+struct uploaded {
+	char *name; /* as sent, after the kind's prefix ("t/", "u/" or "f/") */
+	long long size, mtime;
+};
+
+struct job_run {
+	long long id;
+	json_t *job;
+	char *dir, *out;
+	pid_t pid;
+	int status;
+	bool exited, cancelled, aborted;
+	bool obsoleted;          /* openQA's "obsolete": incomplete with newbuild=1 */
+	bool quit;               /* openQA's "quit": duplicated, incomplete, the worker stops */
+	bool upload_failed;      /* some result did not reach the server: not passed */
+	double kill_at;
+	struct uploaded *files;
+	size_t nfiles;
+	const char *log;         /* the runner's output (runner-output.txt) */
+	const char *resume;      /* the module a re-run resumes at (borrowed from the job), or NULL */
+	struct live_relay live;  /* someone watches: frames in live posts */
+	struct dev_relay dev;    /* developer mode: the runner's state */
+	json_t *dev_queue;       /* the server's developer commands the runner has not taken yet */
+	const json_t *settings;  /* the job's, borrowed */
+	const char *distri;      /* the test distribution's directory, borrowed */
+	json_t *oq_md5;          /* openQA: screenshot file -> md5 */
+	json_t *oq_sent;         /* openQA: md5s of the images the server has */
+	bool oq_order_sent;      /* openQA: test_order went with a status */
+	double oq_next_status;   /* openQA: next worker_status over the WebSocket */
+};
+
+struct oq_ws;
+
+struct worker {
+	const struct worker_config *cfg;
+	struct http_client http;
+	struct buf resp;
+	long long id;
+	char hostname[256];
+	volatile int *stop;
+	bool openqa;             /* the server is openQA (WebSocket, its formats) */
+	struct oq_ws *ws;        /* openQA: the worker's WebSocket, NULL when not connected */
+	bool quit;               /* openQA said quit (or incompatible): stop after this job */
+};
+
+/* worker.c */
+int worker__call(struct worker *w, const char *method, const char *target, const char *ctype, const char *body,
+		 long timeout_s, long *status);
+json_t *worker__read_json(const char *dir, const char *name);
+void worker__run_job(struct worker *w, json_t *job);
+int worker__register(struct worker *w);
+
+/* openqa.c */
+/* Serve openQA until *w->stop or the connection is lost: connect the
+ * WebSocket, take jobs (grab_job, grab_jobs), report worker_status. 0 when
+ * stopped, an error code to register again. */
+int openqa_serve(struct worker *w);
+/* While a job runs: the server's messages (cancel, abort, quit, obsolete,
+ * livelog, developer session, a second job) and worker_status. */
+void openqa_poll(struct worker *w, struct job_run *r);
+/* The job's test distribution as openQA's worker finds it: CASEDIR (a
+ * directory here), else the shared directory's tests/DISTRI[-VERSION];
+ * PRODUCTDIR and NEEDLES_DIR made absolute in vars. New string, or NULL
+ * with why. */
+char *openqa_distribution(struct worker *w, json_t *vars, char *why, size_t whylen);
+/* The local path of asset type/name: the shared factory/ when it is there,
+ * else downloaded into POOL/cache/assets. New string, or NULL with why. */
+char *openqa_asset(struct worker *w, long long job_id, const char *type, const char *name, char *why, size_t whylen);
+/* POST status in openQA's format (test_order, result.<module>.details with
+ * screenshot md5s) and upload the screenshots it does not know yet. final:
+ * everything, after the run. -1 when the server refused it (the job is
+ * not ours any more), 0 otherwise. */
+int openqa_status(struct worker *w, struct job_run *r, bool final);
+/* Upload the file at path as artefact filename (logs: image=0; ulog:
+ * ulog=1). 0, or -1 when it did not arrive. */
+int openqa_upload(struct worker *w, struct job_run *r, const char *path, const char *filename, bool ulog);
+/* The end of a job's uploads: the logs, video and ulogs, as openQA's
+ * worker names them. Number that did not arrive. */
+int openqa_upload_logs(struct worker *w, struct job_run *r);
+/* Upload path as asset name (chunked, openQA's format), scope "public" or
+ * "private". 0 or -1. */
+int openqa_upload_asset(struct worker *w, struct job_run *r, const char *path, const char *name, const char *scope);
+
+#endif
