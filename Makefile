@@ -111,8 +111,10 @@ build-fuzz/fuzz/%: tests/fuzz/%.c build-fuzz/libvigil.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
+# clang's warnings are not gcc's (a v*printf wrapper without a format
+# attribute, e.g. libmicrohttpd's logger): -Werror stays with the gcc builds.
 fuzz-build:
-	$(MAKE) FUZZ=1 $(FUZZ_BIN)
+	$(MAKE) FUZZ=1 WERROR=0 $(FUZZ_BIN)
 
 FUZZ_TIME ?= 60
 fuzz: fuzz-build
