@@ -13,7 +13,9 @@ if ! command -v clang-14 > /dev/null || [ ! -e /usr/lib/llvm-14/lib/clang/14.0.6
 	exit 0
 fi
 make -s fuzz-build -j2 > "$TMP/build.log" 2>&1
-check "the fuzz targets build" [ $? -eq 0 ] || tail -20 "$TMP/build.log"
+rc=$?
+check "the fuzz targets build" [ $rc -eq 0 ]
+[ $rc -eq 0 ] || tail -20 "$TMP/build.log"
 n=0
 for src in tests/fuzz/fuzz_*.c; do
 	n=$((n + 1))
