@@ -98,5 +98,5 @@ $VIGIL needle show broken --needles "$TMP/bad" --out "$S" > "$TMP/broken2.out" 2
 check "show: broken JSON names the file and the place" grep -q "needle 'sub/broken.json': broken json at line 1" "$TMP/broken2.out"
 printf '{"tags":["x"],"area":[{"xpos":1000,"ypos":2,"width":100,"height":4}]}\n' > "$TMP/bad/sub/broken.json"
 $VIGIL needle show broken --needles "$TMP/bad" --out "$S" > "$TMP/outside.out" 2>&1
-check "show: an area outside the PNG names the file and the area" grep -q "needle 'sub/broken.json': area 0 (1000,2,100,4) lies outside the 1024x768 image" "$TMP/outside.out"
+check "show: an area outside the PNG names the file and the area (refused at load)" grep -q "needle 'sub/broken.json': area 1 (xpos 1000, ypos 2, 100x4) lies outside its 1024x768 PNG" "$TMP/outside.out"
 finish

@@ -14,7 +14,7 @@ if [ "$(id -u)" != 0 ] || ! id nobody > /dev/null 2>&1; then
 fi
 SERVER_PID=
 stop_server() { [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; [ -n "$SERVER_PID" ] && wait "$SERVER_PID"; SERVER_PID=; }
-trap 'stop_server; stop_pids' EXIT INT TERM
+trap 'stop_server; stop_pids; rm -rf "${HOMEDIR:-/nonexistent}"' EXIT INT TERM
 
 # a free privileged port
 LOW=$($PY -c '
@@ -28,10 +28,17 @@ for p in range(990, 600, -1):
     finally:
         s.close()')
 check "a free port below 1024" [ -n "$LOW" ]
-chmod 755 "$TMP"
-mkdir -p "$TMP/home"
-chown nobody "$TMP/home"
-DATA=$TMP/home/data
+# nobody's directory where nobody can reach it (the suites' tmp dir may be
+# 0700, as mktemp makes it)
+HOMEDIR=$(mktemp -d /tmp/vigil-serve-user.XXXXXX)
+chmod 755 "$HOMEDIR"
+mkdir -p "$HOMEDIR/home"
+chown nobody "$HOMEDIR/home"
+DATA=$HOMEDIR/home/data
+# a copy of the binary nobody may run (the checkout may sit below /root)
+cp "$VIGIL" "$HOMEDIR/vigil"
+chmod 755 "$HOMEDIR/vigil"
+NVIGIL=$HOMEDIR/vigil
 URL=http://127.0.0.1:$LOW
 $VIGIL serve --user nobody --listen "127.0.0.1:$LOW" --data "$DATA" > "$TMP/serve.log" 2>&1 &
 SERVER_PID=$!
@@ -44,7 +51,7 @@ check "its groups are nobody's" [ "$(awk '/^Gid:/ { print $2, $3 }' /proc/$SERVE
 check "the data directory and database were created by nobody" \
 	[ "$(stat -c %U "$DATA") $(stat -c %U "$DATA/vigil.db")" = "nobody nobody" ]
 check "no root warning when --user is given" eval "! grep -q 'running as root' '$TMP/serve.log'"
-runuser -u nobody -- $VIGIL apikey new --data "$DATA" --admin > "$TMP/key"
+runuser -u nobody -- $NVIGIL apikey new --data "$DATA" --admin > "$TMP/key"
 read -r KEY SECRET < "$TMP/key"
 openqa-cli api --host "$URL" --apikey "$KEY" --apisecret "$SECRET" -X POST jobs TEST=asnobody DISTRI=vigil > "$TMP/post.json"
 check "a job is created (the database is written as nobody)" [ "$(json_get "$TMP/post.json" 'j["id"]')" = 1 ]
@@ -69,6 +76,6 @@ chmod 700 "$TMP/rootowned"
 $VIGIL serve --user nobody --listen 127.0.0.1:0 --data "$TMP/rootowned/data" > "$TMP/denied.log" 2>&1
 check "a data directory nobody cannot write: exit 1 naming it" \
 	grep -q "cannot create data directory '$TMP/rootowned/data'" "$TMP/denied.log"
-runuser -u nobody -- $VIGIL serve --user nobody --listen 127.0.0.1:0 --data "$TMP/x" > "$TMP/notroot.log" 2>&1
+runuser -u nobody -- $NVIGIL serve --user nobody --listen 127.0.0.1:0 --data "$TMP/x" > "$TMP/notroot.log" 2>&1
 check "--user without root: exit 2 with the reason" grep -q "\-\-user needs root" "$TMP/notroot.log"
 finish
