@@ -13,8 +13,9 @@
 # (by title, not text); wait_serial steps and bare screenshots are left out,
 # as each language's testapi records those its own way.
 # --markers: script_run's marker, a hash of the command, is compared as
-# MARKER in the text steps (commands that name each tool's job token, port
-# or host address get other markers; test_perl_debian.sh's command server).
+# MARKER in the text steps, and the command server's URL (each tool's host
+# address, port and job token) as AUTOINST_URL: commands that name it get
+# other markers (test_perl_debian.sh's net module).
 # usage: compare_results.py [--similarity] [--no-text] [--markers]
 #        [--only-in-b NAME]... [--across-languages] DIR_A DIR_B
 # Prints one line per difference; exit 0 same, 1 different, 2 unreadable.
@@ -34,6 +35,10 @@ def modules(d, skip=()):
 
 
 MARKER = re.compile(r'expected: qr/(.{5})-\\d\+-/')
+# a serial terminal's script_run: "...; echo MARKER-$?-"
+SERIAL_MARKER = re.compile(r'echo (.{5})-\\?\$\?-')
+# the command server as each tool's guest reaches it: host, port, job token
+CMDSRV_URL = re.compile(r'http://[0-9.]+:[0-9]+/[A-Za-z0-9_~-]+/')
 
 
 def text_of(d, step, opts):
@@ -42,7 +47,10 @@ def text_of(d, step, opts):
             text = f.read()
     except (OSError, KeyError, TypeError):
         return None
-    m = MARKER.search(text) if opts['markers'] else None
+    if not opts['markers']:
+        return text
+    text = CMDSRV_URL.sub('AUTOINST_URL/', text)
+    m = MARKER.search(text) or SERIAL_MARKER.search(text)
     return text.replace(m.group(1) + '-', 'MARKER-') if m else text
 
 

@@ -13,8 +13,8 @@
 # steps in Lua, runs on vigil and is compared with isotovideo's Perl run
 # across languages (module results, needle matches, titled steps). The
 # command server (data_url, upload_logs, upload_asset, parse_junit_log) is
-# compared on test_cmdsrv.sh's busybox guest: the Debian image has no NIC
-# driver. docs/perl.md "The installed Debian, three ways". Needs Debian's os-autoinst,
+# reached from the guest over QEMU's user network (net.pm, net.lua) and its
+# files compared. docs/perl.md "The installed Debian, three ways". Needs Debian's os-autoinst,
 # libinline-python-perl and the image.
 . "$(dirname "$0")/lib.sh"
 IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
@@ -48,7 +48,7 @@ cat > "$TMP/vars.json" <<EOF
 EOF
 modules() { json_get "$1/results.json" '",".join(m["name"]+"="+m["result"] for m in j["modules"])'; }
 needles() { json_get "$1/result-$2.json" '",".join(d["needle"] for d in j["details"] if "needle" in d)'; }
-ALL="boot=ok,login_vga=ok,root_console=ok,serial_terminal=ok,python_shell=ok,consoles=ok"
+ALL="boot=ok,login_vga=ok,root_console=ok,serial_terminal=ok,python_shell=ok,consoles=ok,net=ok"
 
 # --- isotovideo: its pool directory
 mkdir -p "$TMP/iso"
@@ -72,14 +72,16 @@ echo "vigil debian (Perl): exit $rc, $((t2 - t1)) s"
 cat "$TMP/vigil.out"
 R=$TMP/vigil/testresults
 check "vigil perl: exit status 0" [ $rc -eq 0 ]
-check "vigil perl: every module ok" [ "$(modules $R)" = "$ALL,vigil_extra=ok,x11=ok,shutdown=ok" ]
-python3 $CMP --only-in-b vigil_extra "$I" "$R" > "$TMP/perl.cmp" 2>&1
+check "vigil perl: every module ok (1_junit: the guest's JUnit file)" [ "$(modules $R)" = "$ALL,1_junit=ok,vigil_extra=ok,x11=ok,shutdown=ok" ]
+python3 $CMP --markers --only-in-b vigil_extra "$I" "$R" > "$TMP/perl.cmp" 2>&1
 rc=$?
 cat "$TMP/perl.cmp"
-check "vigil perl: same modules, results and steps as isotovideo (vigil_extra vigil's own)" [ $rc -eq 0 ]
-python3 $CMP "$I" "$R" > "$TMP/perl-strict.cmp" 2>&1
+check "vigil perl: same modules, results and steps as isotovideo (vigil_extra vigil's own; script_run's markers aside)" [ $rc -eq 0 ]
+python3 $CMP --markers "$I" "$R" > "$TMP/perl-strict.cmp" 2>&1
 check "compare: without --only-in-b, vigil_extra is a difference" \
 	[ $? -eq 1 -a "$(grep -c '^modules:' "$TMP/perl-strict.cmp")" = 1 ]
+python3 $CMP --only-in-b vigil_extra "$I" "$R" > /dev/null 2>&1
+check "compare: without --markers the markers differ (net.pm's commands name each tool's URL)" [ $? -eq 1 ]
 
 # the vigil-only checks (before in test_perl.sh)
 check "vigil perl: the unsupported class named in one warning" \
@@ -124,7 +126,7 @@ t3=$(date +%s)
 echo "vigil debian (Lua): exit $rc, $((t3 - t2)) s"
 cat "$TMP/lua.out"
 check "vigil lua: exit status 0" [ $rc -eq 0 ]
-check "vigil lua: every module ok" [ "$(modules $TMP/lua/testresults)" = "$ALL,x11=ok,shutdown=ok" ]
+check "vigil lua: every module ok" [ "$(modules $TMP/lua/testresults)" = "$ALL,1_junit=ok,x11=ok,shutdown=ok" ]
 python3 $CMP --across-languages "$I" "$TMP/lua/testresults" > "$TMP/lua.cmp" 2>&1
 rc=$?
 cat "$TMP/lua.cmp"
@@ -134,68 +136,23 @@ check "compare: without --across-languages the Lua run differs (scripts, serial 
 check "vigil lua: no QEMU left" qemu_gone "$TMP/lua"
 echo "wall times: isotovideo $((t1 - t0)) s, vigil Perl $((t2 - t1)) s, vigil Lua $((t3 - t2)) s"
 
-# --- the command server, compared: the installed image has no NIC driver
-# and no curl, so test_cmdsrv.sh's busybox guest (e1000 from di-text's
-# initrd, its curl stand-in) runs distri-perl-cmdsrv with JUNIT=1: data_url
-# (a file and a directory's cpio), autoinst_url('/vars'), save_tmp_file,
-# upload_logs, upload_asset (private and public) and parse_junit_log of a
-# JUnit file the guest writes, under isotovideo and vigil.
+# --- the command server from the guest (net.pm / net.lua: curl over QEMU's
+# user network): the same files reached both tools and openQA's parser
+# registered the guest's JUnit file in each. isotovideo keeps uploaded logs in
+# its pool's ulogs/, vigil in testresults/ulogs/.
 D=tests/integration/distri-cmdsrv
-if [ -f "$IMG/shell-initrd.gz" ] && [ -f "$IMG/di-text/initrd.gz" ] && command -v cpio >/dev/null; then
-	mkdir -p "$TMP/rd/bin"
-	(cd "$TMP/rd" && gzip -dc "$IMG/di-text/initrd.gz" |
-		cpio -id --quiet 'lib/modules/*/kernel/drivers/net/ethernet/intel/e1000/e1000.ko')
-	cp $D/net-init "$TMP/rd/init"
-	cp $D/curl "$TMP/rd/bin/curl"
-	(cd "$TMP/rd" && find . | cpio -o -H newc --quiet -R 0:0 | gzip) > "$TMP/extra.gz"
-	cat "$IMG/shell-initrd.gz" "$TMP/extra.gz" > "$TMP/net-initrd.gz"
-	C=$PWD/tests/integration/distri-perl-cmdsrv
-	cat > "$TMP/net.vars.json" <<VARS
-{"BACKEND": "qemu", "QEMU_NO_KVM": "1", "QEMU": "x86_64", "QEMU_APPEND": "accel tcg",
- "QEMUCPUS": "1", "QEMURAM": "512", "NICTYPE": "user", "NICMODEL": "e1000", "NOVIDEO": "1",
- "KERNEL": "$IMG/di-text/linux", "INITRD": "$TMP/net-initrd.gz",
- "APPEND": "vigil=1 console=tty0 console=ttyS0 quiet vigil=2", "JUNIT": "1",
- "CASEDIR": "$C", "NEEDLES_DIR": "$PWD/examples/shell/needles",
- "DISTRI": "perl-cmdsrv", "VERSION": "1", "ARCH": "x86_64"}
-VARS
-	NI=$TMP/net-iso
-	NV=$TMP/net-vigil
-	mkdir -p "$NI"
-	cp "$TMP/net.vars.json" "$NI/vars.json"
-	t0=$(date +%s)
-	(cd "$NI" && timeout 600 /usr/bin/isotovideo > isotovideo.out 2>&1)
-	rc=$?
-	t1=$(date +%s)
-	echo "isotovideo cmdsrv: exit $rc, $((t1 - t0)) s"
-	check "cmdsrv isotovideo: exit status 0" [ $rc -eq 0 ]
-	$VIGIL run "$C" --vars "$TMP/net.vars.json" --out "$NV" > "$TMP/net-vigil.out" 2>&1
-	rc=$?
-	echo "vigil cmdsrv: exit $rc, $(($(date +%s) - t1)) s"
-	cat "$TMP/net-vigil.out"
-	check "cmdsrv vigil: exit status 0" [ $rc -eq 0 ]
-	# (not $d: lib.sh's check sets it)
-	for rd in "$NI/testresults" "$NV/testresults"; do
-		w=$(basename "$(dirname "$rd")")
-		check "cmdsrv: net and junit passed, the JUnit file's test registered ($w)" \
-			[ "$(json_get $rd/result-junit.json '" ".join(json.load(open(sys.argv[1].replace("junit", m)))["result"] for m in ("net", "junit")) + " " + ",".join(t["name"] + ":" + t["category"] for t in j["extra_test_results"])')" = "ok ok 1_junit:guest" ]
-		check "cmdsrv: openQA's parser wrote result-1_junit.json: first, second ($w)" \
-			[ "$(json_get $rd/result-1_junit.json '",".join(t["title"] for t in j["details"])')" = "first,second" ]
-	done
-	python3 $CMP --markers "$NI/testresults" "$NV/testresults" > "$TMP/net.cmp" 2>&1
-	rc=$?
-	cat "$TMP/net.cmp"
-	check "cmdsrv: same modules, results and steps as isotovideo (script_run's markers aside)" [ $rc -eq 0 ]
-	python3 $CMP "$NI/testresults" "$NV/testresults" > /dev/null 2>&1
-	check "compare: without --markers the markers differ (the commands name each tool's URL)" [ $? -eq 1 ]
-	# isotovideo keeps uploaded logs in the pool's ulogs/, vigil in testresults/ulogs/
-	for f in ulogs/net-b.bin:testresults/ulogs/net-b.bin ulogs/junit-junit.xml:testresults/ulogs/junit-junit.xml \
-		assets_private/b.bin:assets_private/b.bin assets_public/hello.txt:assets_public/hello.txt; do
-		check "cmdsrv: ${f%%:*} the same from both tools" cmp -s "$NI/${f%%:*}" "$NV/${f#*:}"
-	done
-	check "cmdsrv: upload_logs' file is data_url's, byte for byte" cmp -s $D/data/dir/sub/b.bin "$NV/testresults/ulogs/net-b.bin"
-	check "cmdsrv: vigil's OUT/ulogs link (parse_extra_log's path) gone after the run" [ ! -L "$NV/ulogs" ]
-	check "cmdsrv: no QEMU left" qemu_gone "$TMP/net-"
-else
-	echo "skipped the command server comparison: needs $IMG/shell-initrd.gz, $IMG/di-text/initrd.gz and cpio"
-fi
+for rd in "$I" "$R" "$TMP/lua/testresults"; do
+	w=$(basename "$(dirname "$rd")")
+	check "net: the JUnit file's test registered ($w)" \
+		[ "$(json_get $rd/result-net.json '",".join(t["name"] + ":" + t["category"] for t in j["extra_test_results"])')" = "1_junit:guest" ]
+	check "net: openQA's parser wrote result-1_junit.json: first, second ($w)" \
+		[ "$(json_get $rd/result-1_junit.json '",".join(t["title"] for t in j["details"])')" = "first,second" ]
+done
+for f in ulogs/net-b.bin:testresults/ulogs/net-b.bin ulogs/net-junit.xml:testresults/ulogs/net-junit.xml \
+	assets_private/b.bin:assets_private/b.bin assets_public/hello.txt:assets_public/hello.txt; do
+	check "net: ${f%%:*} the same from isotovideo and vigil (Perl)" cmp -s "$TMP/iso/${f%%:*}" "$TMP/vigil/${f#*:}"
+	check "net: ${f%%:*} the same from vigil's Perl and Lua runs" cmp -s "$TMP/vigil/${f#*:}" "$TMP/lua/${f#*:}"
+done
+check "net: upload_logs' file is data_url's, byte for byte" cmp -s $D/data/dir/sub/b.bin "$R/ulogs/net-b.bin"
+check "net: vigil's OUT/ulogs link (parse_extra_log's path) gone after the run" [ ! -L "$TMP/vigil/ulogs" ]
 finish

@@ -8,5 +8,4 @@ use testapi;
 use autotest;
 
 autotest::loadtest('tests/net.pm');
-autotest::loadtest('tests/junit.pm') if get_var('JUNIT');
 1;

@@ -4,7 +4,8 @@
 # (test_perl_debian.sh compares them): consoles declared as real distributions
 # declare them (lib/vigildistri.pm), a VT switch, the virtio terminal,
 # script_output and validate_script_output in Perl and in Python, module hooks,
-# X11 with the mouse and x11_start_program, power off. With VIGIL_EXTRA=1 (vigil
+# the command server over QEMU's user network (data_url, upload_asset,
+# parse_junit_log), X11 with the mouse and x11_start_program, power off. With VIGIL_EXTRA=1 (vigil
 # only) vigil_extra.pm checks what only vigil has.
 use strict;
 use warnings;
@@ -20,6 +21,7 @@ autotest::loadtest('tests/root_console.pm');
 autotest::loadtest('tests/serial_terminal.pm');
 autotest::loadtest('tests/python_shell.py');
 autotest::loadtest('tests/consoles.pm');
+autotest::loadtest('tests/net.pm');
 autotest::loadtest('tests/vigil_extra.pm') if get_var('VIGIL_EXTRA');
 autotest::loadtest('tests/x11.pm');
 autotest::loadtest('tests/shutdown.pm');
