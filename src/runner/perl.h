@@ -36,6 +36,12 @@ json_t *perl_backend_answer(struct runner *r, const char *cmd, json_t *msg, int 
  * to r's (a warning names an unsupported class). 0 or negative. */
 int perl_backend_add_console(struct runner *r, json_t *console);
 
+/* r->modules replaced by the modules of Perl's test_order.json and their
+ * result-<name>.json files (perl_results.c), keeping the start and end
+ * times the run recorded for each name; unchanged when there is no
+ * test_order.json. */
+void perl_load_results(struct runner *r);
+
 /* Perl's stringified regex as PCRE2 takes it: the charset flags a, aa,
  * d, l and u are removed from every "(?^flags:" group (PCRE2 rejects
  * them; they change nothing for the ASCII that serial output is matched

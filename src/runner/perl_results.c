@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/* perl_results.c - after a Perl run: the module list read back from what
+ * os-autoinst's test process wrote (test_order.json, result-<name>.json),
+ * with the times vigil saw and parse_extra_log's tests. Reads files only;
+ * the process and its RPC are perl.c's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "runner/perl.h"
+#include "runner/results.h"
+#include "runner/runner_int.h"
+#include "util/file.h"
+#include "util/path.h"
+#include "util/str.h"
+#include "util/time.h"
+#include "util/banned.h" /* last: after every system header */
+
+static enum module_result result_from_name(const char *s)
+{
+	if (!s)
+		return MODULE_NONE;
+	if (!strcmp(s, "ok"))
+		return MODULE_OK;
+	if (!strcmp(s, "fail"))
+		return MODULE_FAIL;
+	if (!strcmp(s, "softfail"))
+		return MODULE_SOFTFAIL;
+	if (!strcmp(s, "skip"))
+		return MODULE_SKIP;
+	return MODULE_NONE; /* canceled, unk: the job ended early */
+}
+
+void perl_load_results(struct runner *r)
+{
+	char *path = path_join(r->testresults, "test_order.json");
+	json_t *order = path ? json_load_file(path, 0, NULL) : NULL, *e;
+	struct module *mods;
+	size_t i, k, n = json_array_size(order);
+
+	free(path);
+	if (!n) {
+		json_decref(order);
+		return;
+	}
+	mods = calloc(n, sizeof(*mods));
+	if (!mods) {
+		json_decref(order);
+		return;
+	}
+	json_array_foreach(order, i, e) {
+		struct module *m = &mods[i];
+		const char *name = json_string_value(json_object_get(e, "name"));
+		const char *script = json_string_value(json_object_get(e, "script"));
+		json_t *flags = json_object_get(e, "flags"), *res;
+		char *rname = NULL, *rpath;
+
+		m->name = str_dup(name ? name : "?");
+		m->script = str_dup(script ? script : m->name);
+		if (json_is_true(json_object_get(flags, "fatal")) || json_integer_value(json_object_get(flags, "fatal")))
+			m->flags |= MODULE_FLAG_FATAL;
+		if (json_integer_value(json_object_get(flags, "milestone")))
+			m->flags |= MODULE_FLAG_MILESTONE;
+		if (json_integer_value(json_object_get(flags, "ignore_failure")))
+			m->flags |= MODULE_FLAG_IGNORE_FAILURE;
+		if (json_integer_value(json_object_get(flags, "no_rollback")))
+			m->flags |= MODULE_FLAG_NO_ROLLBACK;
+		if (json_integer_value(json_object_get(flags, "always_rollback")))
+			m->flags |= MODULE_FLAG_ALWAYS_ROLLBACK;
+		for (k = 0; k < r->nmodules; k++)
+			if (!strcmp(r->modules[k].name, m->name)) {
+				m->start = r->modules[k].start;
+				m->end = r->modules[k].end ? r->modules[k].end : time_mono();
+			}
+		if (asprintf(&rname, "result-%s.json", m->name) < 0)
+			rname = NULL;
+		rpath = rname ? path_join(r->testresults, rname) : NULL;
+		res = rpath && file_exists(rpath) ? json_load_file(rpath, 0, NULL) : NULL;
+		m->result = result_from_name(json_string_value(json_object_get(res, "result")));
+		if (m->result == MODULE_FAIL)
+			m->hard_fail = 1;
+		/* Perl's steps, for the video index (their frametime) */
+		if (json_is_array(json_object_get(res, "details")))
+			m->details = json_incref(json_object_get(res, "details"));
+		/* parse_extra_log's tests follow their module in results.json */
+		if (json_array_size(json_object_get(res, "extra_test_results")))
+			(void)results_add_extra(r->testresults, m, json_object_get(res, "extra_test_results"));
+		json_decref(res);
+		free(rpath);
+		free(rname);
+	}
+	json_decref(order);
+	for (i = 0; i < r->nmodules; i++)
+		results_module_release(&r->modules[i]);
+	free(r->modules);
+	r->modules = mods;
+	r->nmodules = n;
+}
