@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include "cmd/cmd.h"
 #include "cmd/cmd_conf.h"
+#include "server/events.h"
 #include "server/server.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -152,17 +153,24 @@ int cmd_serve(int argc, char **argv)
 	struct server_config cfg = { .listen = "127.0.0.1:9526", .data_dir = "vigil-data" };
 	struct server *s = NULL;
 	struct conf conf;
+	struct events_config events;
 	char err[1024];
 	sigset_t set;
 	int c, sig = 0, rc = 2;
 
 	conf_init(&conf);
+	memset(&events, 0, sizeof(events));
 	if (cmd_wants_help(argc, argv)) {
 		fputs(serve_usage, stdout);
 		return 0;
 	}
 	if (cmd_conf_load("serve", argc, argv, &conf, "server", serve_opts, serve_opt, &cfg))
 		goto out;
+	if (events_config_parse(&events, &conf, err, sizeof(err))) {
+		fprintf(stderr, "vigil serve: %s\n", err);
+		goto out;
+	}
+	cfg.events = &events;
 	while ((c = getopt_long(argc, argv, "vh", serve_opts, NULL)) != -1) {
 		if (c == '?' || c == 'h') {
 			fputs(serve_usage, stderr);
@@ -204,6 +212,7 @@ int cmd_serve(int argc, char **argv)
 	server_free(s);
 	rc = 0;
 out:
+	events_config_release(&events);
 	conf_release(&conf);
 	return rc;
 }

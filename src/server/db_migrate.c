@@ -264,6 +264,75 @@ const struct db_migration db__migrations_sqlite[] = {
 	  " locked_by TEXT,"
 	  " count INTEGER NOT NULL DEFAULT 1,"
 	  " UNIQUE (name, owner));" },
+	{ 15,
+	  /* The event outbox (events.c): triggers write one row per event in
+	   * the transaction of the change itself, for every path that makes
+	   * it (API, worker protocol, cascades, another process), and only
+	   * while some sink is configured (a row in event_sinks). payload is
+	   * the event's JSON as it stood at the change; event_sinks keeps
+	   * how far each sink (irc, webhook, amqp) has delivered, so a sink
+	   * or the server that restarts goes on from there. */
+	  "CREATE TABLE events ("
+	  " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+	  " kind TEXT NOT NULL,"
+	  " job_id INTEGER,"
+	  " payload TEXT NOT NULL,"
+	  " t_created TEXT NOT NULL);"
+	  "CREATE TABLE event_sinks ("
+	  " name TEXT PRIMARY KEY,"
+	  " last_id INTEGER NOT NULL DEFAULT 0);"
+	  "CREATE TRIGGER events_job_create AFTER INSERT ON jobs"
+	  " WHEN EXISTS (SELECT 1 FROM event_sinks) BEGIN"
+	  " INSERT INTO events (kind, job_id, payload, t_created) VALUES ('job.create', NEW.id,"
+	  "  json_object('id', NEW.id, 'state', NEW.state, 'group_id', NEW.group_id, 'BUILD', NEW.build,"
+	  "  'TEST', NEW.test, 'ARCH', NEW.arch, 'MACHINE', NEW.machine, 'FLAVOR', NEW.flavor,"
+	  "  'DISTRI', NEW.distri, 'VERSION', NEW.version, 'priority', NEW.priority,"
+	  "  'remaining', (SELECT COUNT(*) FROM jobs j WHERE j.build = NEW.build"
+	  "   AND j.state IN ('scheduled', 'assigned', 'setup', 'running', 'uploading'))), NEW.t_created);"
+	  " END;"
+	  "CREATE TRIGGER events_job_start AFTER UPDATE OF state ON jobs"
+	  " WHEN NEW.state = 'running' AND OLD.state <> 'running' AND EXISTS (SELECT 1 FROM event_sinks) BEGIN"
+	  " INSERT INTO events (kind, job_id, payload, t_created) VALUES ('job.start', NEW.id,"
+	  "  json_object('id', NEW.id, 'group_id', NEW.group_id, 'BUILD', NEW.build, 'TEST', NEW.test,"
+	  "  'ARCH', NEW.arch, 'MACHINE', NEW.machine, 'FLAVOR', NEW.flavor, 'DISTRI', NEW.distri,"
+	  "  'VERSION', NEW.version, 'worker_id', NEW.assigned_worker_id), NEW.t_updated);"
+	  " END;"
+	  /* done or cancelled: job.done (openQA's job_done) or job.cancel; then,
+	   * when no job of the same build and group is pending any more, one
+	   * build.done with the counts of the build's latest jobs (not
+	   * restarted ones). */
+	  "CREATE TRIGGER events_job_finish AFTER UPDATE OF state ON jobs"
+	  " WHEN NEW.state IN ('done', 'cancelled') AND OLD.state NOT IN ('done', 'cancelled')"
+	  " AND EXISTS (SELECT 1 FROM event_sinks) BEGIN"
+	  " INSERT INTO events (kind, job_id, payload, t_created) VALUES"
+	  "  (CASE NEW.state WHEN 'done' THEN 'job.done' ELSE 'job.cancel' END, NEW.id,"
+	  "  json_object('id', NEW.id, 'result', NEW.result, 'reason', NEW.reason, 'group_id', NEW.group_id,"
+	  "  'BUILD', NEW.build, 'TEST', NEW.test, 'ARCH', NEW.arch, 'MACHINE', NEW.machine,"
+	  "  'FLAVOR', NEW.flavor, 'DISTRI', NEW.distri, 'VERSION', NEW.version,"
+	  "  'remaining', (SELECT COUNT(*) FROM jobs j WHERE j.build = NEW.build"
+	  "   AND j.state IN ('scheduled', 'assigned', 'setup', 'running', 'uploading'))), NEW.t_updated);"
+	  " INSERT INTO events (kind, job_id, payload, t_created)"
+	  "  SELECT 'build.done', NEW.id, json_object('BUILD', NEW.build, 'group_id', NEW.group_id,"
+	  "  'group', (SELECT g.name FROM job_groups g WHERE g.id = NEW.group_id),"
+	  "  'DISTRI', NEW.distri, 'VERSION', NEW.version,"
+	  "  'total', COUNT(*),"
+	  "  'passed', SUM(j.result = 'passed'), 'softfailed', SUM(j.result = 'softfailed'),"
+	  "  'failed', SUM(j.result = 'failed'),"
+	  "  'incomplete', SUM(j.result IN ('incomplete', 'timeout_exceeded', 'parallel_failed')),"
+	  "  'other', SUM(j.result NOT IN ('passed', 'softfailed', 'failed', 'incomplete', 'timeout_exceeded',"
+	  "   'parallel_failed'))), NEW.t_updated"
+	  "  FROM jobs j WHERE j.build = NEW.build AND j.group_id IS NEW.group_id AND j.clone_id IS NULL"
+	  "  AND NEW.build <> '' AND NOT EXISTS (SELECT 1 FROM jobs p WHERE p.build = NEW.build"
+	  "   AND p.group_id IS NEW.group_id"
+	  "   AND p.state IN ('scheduled', 'assigned', 'setup', 'running', 'uploading'))"
+	  "  GROUP BY j.build;"
+	  " END;"
+	  "CREATE TRIGGER events_comment_create AFTER INSERT ON comments"
+	  " WHEN EXISTS (SELECT 1 FROM event_sinks) BEGIN"
+	  " INSERT INTO events (kind, job_id, payload, t_created) VALUES ('comment.create', NEW.job_id,"
+	  "  json_object('id', NEW.id, 'job_id', NEW.job_id, 'group_id', NEW.group_id, 'user', NEW.user_name,"
+	  "  'text', NEW.text, 'created', NEW.t_created || 'Z', 'updated', NEW.t_updated || 'Z'), NEW.t_created);"
+	  " END;" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

@@ -38,6 +38,7 @@
 #include "server/workers.h"
 #include "server/auth.h"
 #include "server/db.h"
+#include "server/events.h"
 #include "server/login.h"
 #include "server/users.h"
 #include "server/livestream.h"
@@ -98,6 +99,7 @@ struct server {
 	struct rejudge_store *rejudge; /* the last re-judge per job */
 	struct developer_hub *developer; /* developer mode's commands and states */
 	struct ws_hub *ws_hub;     /* openQA workers' WebSockets (ws_workers.c) */
+	struct events *events;     /* the event senders (events.c), NULL when none */
 };
 
 /* One request, created in the URI log callback (which sees the target
@@ -1351,6 +1353,16 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 		goto out;
 	}
 	s->timer_started = true;
+	{
+		char base[300];
+		const char *colon = strrchr(cfg->listen, ':');
+		int hl = colon ? (int)(colon - cfg->listen) : 0;
+		/* Links in messages: the address served, unless [events] base-url says otherwise. */
+		snprintf(base, sizeof(base), "http://%.*s:%u", hl && strncmp(cfg->listen, "0.0.0.0", 7) ? hl : 9,
+			 hl && strncmp(cfg->listen, "0.0.0.0", 7) ? cfg->listen : "localhost", s->port);
+		if ((rc = events_start(&s->events, dbpath, cfg->events, base, err, errlen)))
+			goto out;
+	}
 	rc = 0;
 out:
 	free(dbpath);
@@ -1366,6 +1378,8 @@ void server_free(struct server *s)
 {
 	if (!s)
 		return;
+	events_stop(s->events);
+	s->events = NULL;
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
 	pthread_mutex_unlock(&s->lock);

@@ -17,6 +17,7 @@
 #define SERVER_TEST_HOLD_MAX_S 120      /* the test hook's longest wait (server.c) */
 
 struct server;
+struct events_config;
 
 struct server_config {
 	const char *listen;    /* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" */
@@ -29,6 +30,7 @@ struct server_config {
 	bool secure_cookies;        /* session cookies with Secure (served over TLS by a proxy) */
 	long rerun_wait_s;          /* a pinned re-run waits this long for its worker; 0: RERUN_WAIT_DEFAULT_S */
 	const char *user;           /* NULL, or become this user once the address is bound */
+	const struct events_config *events; /* NULL or no sink on: no event notifications (events.h) */
 };
 
 /* The handler threads when not configured: twice the online CPUs, at
