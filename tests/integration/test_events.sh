@@ -1,0 +1,235 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# test_events.sh - event notifications against real sinks the test starts
+# itself on their own ports: ngircd (IRC), a python3 http.server receiver
+# (webhook) and rabbitmq-server (AMQP, started once, own node, ports and
+# directories under TMP). Jobs created, started and finished and a comment
+# through the API reach all three (openQA's routing keys and data on AMQP,
+# a signed JSON body on the webhook, one line per finished build on IRC);
+# a webhook receiver that fails and recovers gets every event once; with
+# IRC and RabbitMQ down and the server itself restarted, nothing is lost;
+# delivered events leave the outbox. Waits are bounded by generous limits.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/server_lib.sh"
+SINKS="$PY $(dirname "$0")/events_sinks.py"
+AMQPSINK=$(dirname "$VIGIL")/fixtures/amqpsink
+[ -x "$AMQPSINK" ] || AMQPSINK=$(pwd)/build/fixtures/amqpsink
+freeport() { $PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+IRCPORT=$(freeport) HOOKPORT=$(freeport) AMQPPORT=$(freeport) DISTPORT=$(freeport) EPMDPORT=$(freeport)
+for t in ngircd epmd; do command -v $t > /dev/null || PATH=$PATH:/usr/sbin:/usr/lib/erlang/bin; done
+RMQ=$TMP/rabbitmq
+mkdir -p "$RMQ/log"
+EPMD_PID= RMQ_PID= IRC_PID= HOOK_PID= OBS_PID=
+stop_all() {
+	[ -n "$RMQ_PID" ] && kill "$RMQ_PID" 2>/dev/null
+	[ -f "$RMQ/pid" ] && kill "$(cat "$RMQ/pid" 2>/dev/null)" 2>/dev/null
+	for p in $EPMD_PID $IRC_PID $HOOK_PID $OBS_PID; do kill "$p" 2>/dev/null; done
+	stop_pids
+}
+trap stop_all EXIT INT TERM
+
+# RabbitMQ first: it takes the longest to come up.
+printf '[].\n' > "$RMQ/enabled_plugins"
+printf 'loopback_users = none\nlisteners.tcp.default = %s\n' "$AMQPPORT" > "$RMQ/rabbitmq.conf"
+: > "$RMQ/env.conf"
+epmd -port "$EPMDPORT" > "$RMQ/epmd.log" 2>&1 &
+EPMD_PID=$!
+start_rabbit() {
+	env HOME="$RMQ" RABBITMQ_NODENAME="vigiltest$AMQPPORT@localhost" RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 \
+		RABBITMQ_NODE_PORT="$AMQPPORT" RABBITMQ_DIST_PORT="$DISTPORT" ERL_EPMD_PORT="$EPMDPORT" \
+		RABBITMQ_MNESIA_BASE="$RMQ/mnesia" RABBITMQ_LOG_BASE="$RMQ/log" RABBITMQ_LOGS="$RMQ/log/rabbit.log" \
+		RABBITMQ_CONFIG_FILE="$RMQ/rabbitmq" RABBITMQ_ENABLED_PLUGINS_FILE="$RMQ/enabled_plugins" \
+		RABBITMQ_PID_FILE="$RMQ/pid" RABBITMQ_CONF_ENV_FILE="$RMQ/env.conf" \
+		RABBITMQ_ADVANCED_CONFIG_FILE="$RMQ/advanced.config" \
+		/usr/lib/rabbitmq/bin/rabbitmq-server >> "$RMQ/out.log" 2>&1 &
+	RMQ_PID=$!
+}
+stop_rabbit() { # the Erlang VM of the broker, then wait for it to be gone
+	p=$(cat "$RMQ/pid" 2>/dev/null)
+	[ -n "$p" ] && kill "$p" 2>/dev/null
+	kill "$RMQ_PID" 2>/dev/null
+	wait "$RMQ_PID" 2>/dev/null
+	i=0
+	while [ -n "$p" ] && kill -0 "$p" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	rm -f "$RMQ/pid"
+	RMQ_PID=
+}
+wait_rabbit() { # until the exchange and queue are declared: 3 minutes at most
+	i=0
+	until "$AMQPSINK" setup "$AMQPPORT" pubsub vigil-test 2> /dev/null || [ $i -ge 900 ]; do sleep 0.2; i=$((i + 1)); done
+	[ $i -lt 900 ]
+}
+start_rabbit
+
+# ngircd with penalties off (the notifier may send many lines at once).
+ircconf() { # ircconf [PASSWORD]
+	{
+		printf '[Global]\nName = irc.vigil.test\nInfo = vigil test\nListen = 127.0.0.1\nPorts = %s\n' "$IRCPORT"
+		printf 'PidFile = %s/ngircd.pid\nMotdPhrase = test\n' "$TMP"
+		[ "$(id -u)" = 0 ] && printf 'ServerUID = 0\nServerGID = 0\n'
+		[ -n "${1:-}" ] && printf 'Password = %s\n' "$1"
+		printf '[Limits]\nMaxPenaltyTime = 0\nPingTimeout = 300\n[Options]\nPAM = no\nDNS = no\nIdent = no\n'
+	} > "$TMP/ngircd.conf"
+}
+start_irc() { ngircd -n -f "$TMP/ngircd.conf" >> "$TMP/ngircd.log" 2>&1 & IRC_PID=$!; }
+wait_port() { # wait_port PORT: until something listens there (2 minutes at most)
+	i=0
+	until $PY -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), 1)" 2> /dev/null || [ $i -ge 600 ]; do
+		sleep 0.2; i=$((i + 1)); done
+	[ $i -lt 600 ]
+}
+ircconf
+start_irc
+check "ngircd listens" wait_port "$IRCPORT"
+$SINKS irc "$IRCPORT" observer '#vigil' "$TMP/irc.log" >> "$TMP/obs.out" 2>&1 &
+OBS_PID=$!
+$SINKS webhook "$HOOKPORT" hooksecret "$TMP/hook.log" "$TMP/hook.fail" >> "$TMP/hook.out" 2>&1 &
+HOOK_PID=$!
+check "the webhook receiver listens" wait_port "$HOOKPORT"
+check "the IRC observer joined" $SINKS wait-lines "$TMP/irc.log.joined" 1 120
+
+# Configuration errors name the file, line or key.
+printf '[irc]\nserver = 127.0.0.1:1\n' > "$TMP/bad1.conf"
+$VIGIL serve --config "$TMP/bad1.conf" --data "$TMP/nodata" 2> "$TMP/bad1.err"
+check "an [irc] without channel is refused, naming the file" grep -q "bad1.conf:1: \[irc\] needs 'channel ='" "$TMP/bad1.err"
+printf '[webhook]\nurl = http://x/\nsecret = s\nretries = 3\n' > "$TMP/bad2.conf"
+$VIGIL serve --config "$TMP/bad2.conf" --data "$TMP/nodata" 2> "$TMP/bad2.err"
+check "an unknown [webhook] key names file, line and key" grep -q "bad2.conf:4: \[webhook\] retries: unknown key" "$TMP/bad2.err"
+printf '[amqp]\nevents = job.done, job.finished\n' > "$TMP/bad3.conf"
+$VIGIL serve --config "$TMP/bad3.conf" --data "$TMP/nodata" 2> "$TMP/bad3.err"
+check "an unknown event kind is refused" grep -q "bad3.conf:2: \[amqp\] events: unknown event 'job.finished'" "$TMP/bad3.err"
+
+check "rabbitmq-server is up (exchange and queue declared)" wait_rabbit
+new_keys
+cat > "$TMP/vigil.conf" <<CONF
+[server]
+listen = 127.0.0.1:$PORT
+data = $DATA
+
+[events]
+retry-max = 1
+
+[irc]
+server = 127.0.0.1:$IRCPORT
+channel = #vigil
+nick = vigilbot
+
+[webhook]
+url = http://127.0.0.1:$HOOKPORT/hook
+secret = hooksecret
+
+[amqp]
+url = amqp://guest:guest@127.0.0.1:$AMQPPORT/
+CONF
+serve() { $VIGIL serve --config "$TMP/vigil.conf" >> "$TMP/serve.log" 2>&1 & SPID=$!; PIDS="$PIDS $SPID"; wait_server; }
+serve
+api() { $SINKS api "$PORT" "$KEY" "$SECRET" "$@"; }
+hook_count() { grep -c '"delivery"' "$TMP/hook.log" 2>/dev/null || echo 0; }
+wait_hooks() { # wait_hooks N: until N deliveries (2 minutes at most)
+	i=0
+	while [ "$(hook_count)" -lt "$1" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+	[ "$(hook_count)" -ge "$1" ]
+}
+finish_build() { # finish_build BUILD RESULT...: one job per result, created then set done
+	b=$1; shift
+	n=0
+	for r in "$@"; do
+		n=$((n + 1))
+		api POST /api/v1/jobs DISTRI=d VERSION=1 FLAVOR=f ARCH=x86_64 "BUILD=$b" "TEST=t$n" MACHINE=64bit
+	done > "$TMP/create-$b.out"
+	for id in $(sed -n 's/^200 {"id":\([0-9]*\)}$/\1/p' "$TMP/create-$b.out"); do
+		r=$1; shift
+		api POST "/api/v1/jobs/$id/set_done?result=$r" || return 1
+	done > "$TMP/done-$b.out"
+}
+
+# Build B1: three jobs, one taken by a worker and started, one comment.
+: > "$TMP/create-B1.out"
+for t in t1 t2 t3; do
+	api POST /api/v1/jobs DISTRI=d VERSION=1 FLAVOR=f ARCH=x86_64 BUILD=B1 TEST=$t MACHINE=64bit >> "$TMP/create-B1.out"
+done
+check "B1: three jobs created" [ "$(grep -c '^200' "$TMP/create-B1.out")" = 3 ]
+WID=$(api POST /api/v1/workers host=h instance=1 worker_class=qemu_x86_64 | sed -n 's/^200 {"id":\([0-9]*\).*/\1/p')
+api GET "/api/v1/workers/$WID/work?timeout=30" > "$TMP/work.out"
+JOB=$($PY -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().split(" ",1)[1])["job"]["id"])' "$TMP/work.out")
+check "the worker got a job" [ -n "$JOB" ]
+check "its status makes it run" api POST "/api/v1/jobs/$JOB/status" "{\"status\":{\"worker_id\":$WID}}" > /dev/null
+check "set_done passed" api POST "/api/v1/jobs/$JOB/set_done?result=passed&worker_id=$WID" > /dev/null
+R2=failed
+for id in 1 2 3; do
+	[ "$id" = "$JOB" ] && continue
+	api POST "/api/v1/jobs/$id/set_done?result=$R2" > /dev/null
+	R2=softfailed
+done
+check "a comment" api POST "/api/v1/jobs/$JOB/comments" text=hello > /dev/null
+
+check "webhook: 9 events of B1 delivered" wait_hooks 9
+$PY - "$TMP/hook.log" > "$TMP/hook1.txt" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if 'delivery' in r:
+        d = r['data']
+        print(r['delivery'], r['event'], r['sig_ok'], d['id'], d['event'], d['data'].get('result', '-'),
+              d['data'].get('passed', '-'), d['data'].get('failed', '-'), d['data'].get('softfailed', '-'))
+PY
+check "webhook: in order, kinds and ids" [ "$(cut -d' ' -f1,2 "$TMP/hook1.txt" | tr '\n' ' ')" = \
+	"1 job.create 2 job.create 3 job.create 4 job.start 5 job.done 6 job.done 7 job.done 8 build.done 9 comment.create " ]
+check "webhook: every signature verifies" sh -c "! grep -v ' True ' '$TMP/hook1.txt'"
+check "webhook: body says id and event as the headers" sh -c "awk '\$1 != \$4 || \$2 != \$5' '$TMP/hook1.txt' | grep -q . && exit 1 || exit 0"
+check "webhook: build.done counts 1 passed, 1 failed, 1 softfailed" grep -q "^8 build.done True 8 build.done - 1 1 1$" "$TMP/hook1.txt"
+check "IRC: one line for B1 with its counts and overview link" $SINKS wait-lines "$TMP/irc.log" 1 120
+check "IRC: the line" grep -qxF "Build B1 finished: 1 passed, 1 softfailed, 1 failed, 0 incomplete - http://127.0.0.1:$PORT/tests/overview?distri=d&version=1&build=B1" "$TMP/irc.log"
+"$AMQPSINK" drain "$AMQPPORT" vigil-test 9 120 > "$TMP/amqp1.txt"
+check "AMQP: 9 messages" [ "$(wc -l < "$TMP/amqp1.txt")" = 9 ]
+check "AMQP: openQA's routing keys" [ "$(cut -d' ' -f1 "$TMP/amqp1.txt" | sort | uniq -c | awk '{print $1 "x" $2}' | tr '\n' ' ')" = \
+	"1xsuse.openqa.build.done 1xsuse.openqa.comment.create 3xsuse.openqa.job.create 3xsuse.openqa.job.done 1xsuse.openqa.job.start " ]
+check "AMQP: job.done carries openQA's fields" sh -c "grep '^suse.openqa.job.done 5 ' '$TMP/amqp1.txt' | grep -q '\"BUILD\":\"B1\".*\"id\":$JOB.*\"remaining\":2,\"result\":\"passed\"'"
+check "AMQP: comment.create carries the text" grep -q '^suse.openqa.comment.create 9 .*"job_id":'"$JOB"'.*"text":"hello"' "$TMP/amqp1.txt"
+
+# A webhook receiver that fails (503) and recovers: requests are not held,
+# the refused events are retried and arrive, each once, in order.
+touch "$TMP/hook.fail"
+check "B2 finished while the receiver fails: the requests are answered" finish_build B2 passed incomplete
+i=0
+while [ "$(grep -c refused "$TMP/hook.log")" -lt 2 ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done
+check "the failing receiver was tried more than once" [ "$(grep -c refused "$TMP/hook.log")" -ge 2 ]
+check "nothing delivered while it fails" [ "$(hook_count)" = 9 ]
+rm -f "$TMP/hook.fail"
+check "webhook: B2's 5 events arrive once it recovers" wait_hooks 14
+check "webhook: ids 10..14 each once" [ "$(grep '"delivery"' "$TMP/hook.log" | sed -n 's/.*"delivery": "\([0-9]*\)".*/\1/p' | tail -n +10 | tr '\n' ' ')" = "10 11 12 13 14 " ]
+check "IRC: B2's line" $SINKS wait-lines "$TMP/irc.log" 2 120
+check "IRC: 1 passed, 1 incomplete" grep -q "^Build B2 finished: 1 passed, 0 softfailed, 0 failed, 1 incomplete - " "$TMP/irc.log"
+
+# IRC and RabbitMQ go down and the server restarts while events wait.
+stop_rabbit
+kill "$IRC_PID"; wait "$IRC_PID" 2>/dev/null
+check "B3 finished while IRC and RabbitMQ are down" finish_build B3 failed
+check "webhook still gets B3 (15..17)" wait_hooks 17
+kill "$SPID"; wait "$SPID" 2>/dev/null
+serve
+check "the server is back" curl -sf "$URL/api/v1/jobs" -o /dev/null
+# ngircd comes back asking a password only the observer knows, so the
+# observer is in the channel before the notifier; then it lets anyone in.
+kill "$OBS_PID"; wait "$OBS_PID" 2>/dev/null
+ircconf obspass
+start_irc
+check "ngircd is back" wait_port "$IRCPORT"
+$SINKS irc "$IRCPORT" observer '#vigil' "$TMP/irc.log" obspass >> "$TMP/obs.out" 2>&1 &
+OBS_PID=$!
+check "the observer joined again" $SINKS wait-lines "$TMP/irc.log.joined" 2 120
+ircconf
+kill -HUP "$IRC_PID"
+check "IRC: B3's line after the restarts" $SINKS wait-lines "$TMP/irc.log" 3 180
+check "IRC: B3 failed" grep -q "^Build B3 finished: 0 passed, 0 softfailed, 1 failed, 0 incomplete - " "$TMP/irc.log"
+start_rabbit
+check "rabbitmq-server is back" wait_rabbit
+"$AMQPSINK" drain "$AMQPPORT" vigil-test 8 180 > "$TMP/amqp2.txt"
+check "AMQP: B2's and B3's 8 messages after the restarts" [ "$(cut -d' ' -f2 "$TMP/amqp2.txt" | sort -n | uniq | tr '\n' ' ')" = "10 11 12 13 14 15 16 17 " ]
+check "AMQP: B3's build.done" grep -q '^suse.openqa.build.done 17 .*"BUILD":"B3".*"failed":1' "$TMP/amqp2.txt"
+check "webhook: each of the 17 events exactly once" [ "$(grep '"delivery"' "$TMP/hook.log" | sed -n 's/.*"delivery": "\([0-9]*\)".*/\1/p' | sort -n | uniq -c | awk '$1 == 1' | wc -l)" = 17 ]
+i=0
+while [ "$(sqlite3 "$DATA/vigil.db" 'SELECT COUNT(*) FROM events' 2>/dev/null)" != 0 ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i + 1)); done
+check "delivered events leave the outbox" [ "$(sqlite3 "$DATA/vigil.db" 'SELECT COUNT(*) FROM events')" = 0 ]
+check "the cursors stand at 17" [ "$(sqlite3 "$DATA/vigil.db" 'SELECT name, last_id FROM event_sinks ORDER BY name' | tr '\n' ' ')" = "amqp|17 irc|17 webhook|17 " ]
+finish
