@@ -15,6 +15,9 @@
 #        prints "STATUS BODY"; a single argument starting with '{' is sent
 #        as a JSON body
 #   wait-lines FILE N SECONDS          true once FILE has N lines or more
+#   finish PORT KEY SECRET FIRST LAST RESULT  set_done each job FIRST..LAST
+#        over one kept-alive connection; prints {"n", "errors", "seconds",
+#        "p50_ms", "p99_ms", "max_ms"} of the requests (bench/events.sh)
 import hashlib, hmac, http.client, http.server, json, os, socket, sys, time, urllib.parse
 
 
@@ -97,6 +100,36 @@ def api(port, key, secret, method, target, args):
     return r.status < 400
 
 
+def signed(key, secret, target):
+    mt = f'{time.time():.6f}'
+    return {'X-API-Key': key, 'X-API-Microtime': mt, 'Accept': 'application/json',
+            'X-API-Hash': hmac.new(secret.encode(), (target + mt).encode(), hashlib.sha1).hexdigest()}
+
+
+def finish(port, key, secret, first, last, result):
+    c = http.client.HTTPConnection('127.0.0.1', int(port), timeout=120)
+    lat, errors, t0 = [], 0, time.time()
+    for i in range(int(first), int(last) + 1):
+        target = f'/api/v1/jobs/{i}/set_done?result={result}'
+        t = time.time()
+        try:
+            c.request('POST', target, body='', headers=signed(key, secret, target))
+            r = c.getresponse()
+            r.read()
+            if r.status != 200:
+                errors += 1
+        except (OSError, http.client.HTTPException):
+            errors += 1
+            c.close()
+            c = http.client.HTTPConnection('127.0.0.1', int(port), timeout=120)
+        lat.append((time.time() - t) * 1000)
+    lat.sort()
+    print(json.dumps({'n': len(lat), 'errors': errors, 'seconds': round(time.time() - t0, 2),
+                      'p50_ms': round(lat[len(lat) // 2], 2), 'p99_ms': round(lat[int(len(lat) * 0.99)], 2),
+                      'max_ms': round(lat[-1], 2)}))
+    return errors == 0
+
+
 def wait_lines(path, n, seconds):
     end = time.time() + float(seconds)
     while time.time() < end:
@@ -118,6 +151,8 @@ if __name__ == '__main__':
         irc(*a)
     elif cmd == 'api':
         sys.exit(0 if api(a[0], a[1], a[2], a[3], a[4], a[5:]) else 1)
+    elif cmd == 'finish':
+        sys.exit(0 if finish(*a) else 1)
     elif cmd == 'wait-lines':
         sys.exit(0 if wait_lines(*a) else 1)
     else:
