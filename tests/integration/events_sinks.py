@@ -29,9 +29,9 @@ def webhook(port, secret, log, failfile):
             want = 'sha256=' + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
             got = self.headers.get('X-Vigil-Signature-256', '')
             delivery = self.headers.get('X-Vigil-Delivery')
-            if os.path.exists(failfile):
+            refuse = os.path.exists(failfile)
+            if refuse:
                 rec = {'refused': delivery}
-                self.send_response(503)
             else:
                 try:
                     data = json.loads(body)
@@ -39,10 +39,11 @@ def webhook(port, secret, log, failfile):
                     data = None
                 rec = {'delivery': delivery, 'event': self.headers.get('X-Vigil-Event'),
                        'sig_ok': hmac.compare_digest(want, got), 'data': data}
-                self.send_response(204)
-            self.end_headers()
+            # Logged before the answer: the sender's next request comes after it.
             with open(log, 'a') as f:
                 f.write(json.dumps(rec) + '\n')
+            self.send_response(503 if refuse else 204)
+            self.end_headers()
 
         def log_message(self, *a):
             pass
