@@ -452,6 +452,8 @@ static void *sink_main(void *arg)
 					       "") < 0)
 				log_warn("%s: cannot prune delivered events: %s", name, db_errmsg(db));
 			batches = 0;
+			if (t->ops->idle)
+				t->ops->idle(t->ctx);
 			if (pause_ms(e, e->cfg->poll_ms))
 				break;
 			continue;

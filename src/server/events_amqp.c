@@ -223,5 +223,5 @@ static void am_close(void *ctx)
 }
 
 const struct events_sink_ops events__amqp_ops = {
-	"amqp", NULL, am_open, am_send, am_flush, am_reset, am_close,
+	"amqp", NULL, am_open, am_send, am_flush, NULL, am_reset, am_close,
 };

@@ -37,6 +37,10 @@ struct events_sink_ops {
 	int (*send)(void *ctx, const struct events_event *ev, bool *confirmed, char *err, size_t errlen);
 	/* Confirm everything sent so far. 0 or an error with err. */
 	int (*flush)(void *ctx, char *err, size_t errlen);
+	/* Nothing to send for now: keep the connection alive (IRC answers the
+	 * server's PINGs). NULL when nothing to do; a failure is the sink's to
+	 * handle (drop the connection quietly, connect again on the next send). */
+	void (*idle)(void *ctx);
 	/* Drop the connection after an error. */
 	void (*reset)(void *ctx);
 	void (*close)(void *ctx);

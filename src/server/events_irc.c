@@ -323,6 +323,18 @@ static int irc_flush(void *ctx, char *err, size_t errlen)
 	return 0;
 }
 
+/* Between events: answer the server's PINGs, or it drops an idle notifier. */
+static void irc_idle(void *ctx)
+{
+	struct irc *c = ctx;
+	char err[256];
+
+	if (c->fd >= 0 && read_until(c, NULL, NULL, 0, err, sizeof(err))) {
+		log_debug("irc: %s; connecting again with the next event", err);
+		irc_reset(c);
+	}
+}
+
 static void irc_close(void *ctx)
 {
 	struct irc *c = ctx;
@@ -335,5 +347,5 @@ static void irc_close(void *ctx)
 }
 
 const struct events_sink_ops events__irc_ops = {
-	"irc", "build.done", irc_open, irc_send, irc_flush, irc_reset, irc_close,
+	"irc", "build.done", irc_open, irc_send, irc_flush, irc_idle, irc_reset, irc_close,
 };

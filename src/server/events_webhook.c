@@ -150,5 +150,5 @@ static void wh_close(void *ctx)
 }
 
 const struct events_sink_ops events__webhook_ops = {
-	"webhook", NULL, wh_open, wh_send, wh_flush, wh_reset, wh_close,
+	"webhook", NULL, wh_open, wh_send, wh_flush, NULL, wh_reset, wh_close,
 };
