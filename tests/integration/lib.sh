@@ -5,6 +5,10 @@ VIGIL=${VIGIL:-$(pwd)/build/vigil}
 TMP=${VIGIL_TEST_TMP:-/tmp}/$(basename "$0" .sh)
 rm -rf "$TMP"
 mkdir -p "$TMP"
+# An empty vigil.conf: a machine's /etc/vigil/vigil.conf (an installed
+# package) must not change what the suites' commands do.
+: > "$TMP/.vigil.conf"
+export VIGIL_CONFIG="$TMP/.vigil.conf"
 PASSED=0
 FAILED=0
 
