@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 #include "cmd/client_conf.h"
+#include "cmd/cmd_conf.h"
 #include "cmd/cmd.h"
 #include "net/http.h"
 #include "util/buf.h"
@@ -25,8 +26,8 @@
 #define CLIENT_DEFAULT_HOST "http://localhost:9526"
 
 static const char client_usage[] =
-	"usage: vigil client [--host URL] [--apikey KEY --apisecret SECRET] [--config FILE]\n"
-	"                    [--json] COMMAND [ARGS]\n"
+	"usage: vigil client [--host URL] [--apikey KEY --apisecret SECRET]\n"
+	"                    [--client-conf FILE] [--config FILE] [--json] COMMAND [ARGS]\n"
 	"\n"
 	"Talks to a 'vigil serve' (or openQA) server through its /api/v1 routes.\n"
 	"\n"
@@ -56,10 +57,14 @@ static const char client_usage[] =
 	"                    means http://)\n"
 	"  --apikey KEY      API key (else $OPENQA_API_KEY, else client.conf)\n"
 	"  --apisecret S     its secret (else $OPENQA_API_SECRET, else client.conf)\n"
-	"  --config FILE     read key and secret from FILE instead of searching\n"
+	"  --client-conf FILE  read key and secret from FILE instead of searching\n"
 	"                    $OPENQA_CONFIG/client.conf, ~/.config/openqa/client.conf and\n"
 	"                    /etc/openqa/client.conf for a section [HOST:PORT], [HOST] or\n"
 	"                    [URL] with 'key =' and 'secret =' lines\n"
+	"  --config FILE     read options (host, apikey, apisecret, client-conf, json)\n"
+	"                    from the [client] section of FILE (default $VIGIL_CONFIG,\n"
+	"                    else /etc/vigil/vigil.conf when it exists); options given\n"
+	"                    here override it\n"
 	"  --json            print the server's JSON instead of text\n"
 	"  -h, --help        this text\n";
 
@@ -647,94 +652,139 @@ static int credentials(struct cli *c, const char *key, const char *secret, const
 		return 0;
 	}
 	if (config) {
-		fprintf(stderr, "vigil client: --config %s\n", err);
+		fprintf(stderr, "vigil client: --client-conf %s\n", err);
 		return 2;
 	}
 	c->cred_err = err; /* reads still work unsigned */
 	return 0;
 }
 
+static const struct option client_opts[] = {
+	{ "host", required_argument, NULL, 'H' },
+	{ "apikey", required_argument, NULL, 'k' },
+	{ "apisecret", required_argument, NULL, 's' },
+	{ "client-conf", required_argument, NULL, 'C' },
+	{ "config", required_argument, NULL, 'F' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "state", required_argument, NULL, 1000 },
+	{ "result", required_argument, NULL, 1001 },
+	{ "distri", required_argument, NULL, 1002 },
+	{ "version", required_argument, NULL, 1003 },
+	{ "flavor", required_argument, NULL, 1004 },
+	{ "arch", required_argument, NULL, 1005 },
+	{ "build", required_argument, NULL, 1006 },
+	{ "test", required_argument, NULL, 1007 },
+	{ "machine", required_argument, NULL, 1008 },
+	{ "group", required_argument, NULL, 1009 },
+	{ "limit", required_argument, NULL, 1010 },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What the options set before the command runs. */
+struct client_opts {
+	struct cli *c;
+	const char *key, *secret, *client_conf;
+};
+
+/* One option, from the command line or the [client] section of the
+ * configuration file (which takes no list filters). */
+static int client_opt(void *ctx, int opt, const char *arg, char *err, size_t errlen)
+{
+	struct client_opts *o = ctx;
+	long n;
+
+	switch (opt) {
+	case 'H': o->c->host = arg; break;
+	case 'k': o->key = arg; break;
+	case 's': o->secret = arg; break;
+	case 'C': o->client_conf = arg; break;
+	case 'F': break; /* read before any other option */
+	case 'j': o->c->json = true; break;
+	default:
+		if (opt < 1000 || opt > 1010) {
+			err_set(err, errlen, "not an option of vigil client");
+			return ERR_INVALID;
+		}
+		if (opt == 1010 && (str_to_long(arg, &n) || n <= 0)) {
+			err_set(err, errlen, "'%s': expected a positive number", arg);
+			return ERR_INVALID;
+		}
+		o->c->f.v[opt - 1000] = arg;
+		o->c->f.any = true;
+	}
+	return 0;
+}
+
 int cmd_client(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "host", required_argument, NULL, 'H' },
-		{ "apikey", required_argument, NULL, 'k' },
-		{ "apisecret", required_argument, NULL, 's' },
-		{ "config", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "state", required_argument, NULL, 1000 },
-		{ "result", required_argument, NULL, 1001 },
-		{ "distri", required_argument, NULL, 1002 },
-		{ "version", required_argument, NULL, 1003 },
-		{ "flavor", required_argument, NULL, 1004 },
-		{ "arch", required_argument, NULL, 1005 },
-		{ "build", required_argument, NULL, 1006 },
-		{ "test", required_argument, NULL, 1007 },
-		{ "machine", required_argument, NULL, 1008 },
-		{ "group", required_argument, NULL, 1009 },
-		{ "limit", required_argument, NULL, 1010 },
-		{ NULL, 0, NULL, 0 },
-	};
+	static const char *const no_file[] = { "state", "result", "distri", "version", "flavor", "arch", "build",
+						"test", "machine", "group", "limit", NULL };
 	struct cli c;
 	struct client_cred cred;
-	const char *key = NULL, *secret = NULL, *config = NULL;
+	struct client_opts o = { &c, NULL, NULL, NULL };
+	struct conf conf;
 	char err[1024];
 	size_t i;
-	int opt, rc;
+	int opt, rc = 2;
 
 	memset(&c, 0, sizeof(c));
 	memset(&cred, 0, sizeof(cred));
+	conf_init(&conf);
 	c.host = CLIENT_DEFAULT_HOST;
-	while ((opt = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'H': c.host = optarg; break;
-		case 'k': key = optarg; break;
-		case 's': secret = optarg; break;
-		case 'c': config = optarg; break;
-		case 'j': c.json = true; break;
-		case 'h': fputs(client_usage, stdout); return 0;
-		default:
-			if (opt >= 1000 && opt <= 1010) {
-				long n;
-				if (opt == 1010 && (str_to_long(optarg, &n) || n <= 0)) {
-					fprintf(stderr, "vigil client: --limit '%s': expected a positive number\n", optarg);
-					return 2;
-				}
-				c.f.v[opt - 1000] = optarg;
-				c.f.any = true;
-				break;
-			}
+	if (cmd_wants_help(argc, argv)) {
+		fputs(client_usage, stdout);
+		return 0;
+	}
+	if (cmd_conf_load("client", argc, argv, &conf, "client", client_opts, client_opt, &o))
+		goto out;
+	for (i = 0; no_file[i]; i++)
+		if (conf_get(&conf, "client", no_file[i])) {
+			char where[600];
+			conf_where(&conf, conf_get(&conf, "client", no_file[i]), where, sizeof(where));
+			fprintf(stderr, "vigil client: %s: [client] %s: a filter of 'list' belongs on its command "
+				"line, not in the configuration file\n", where, no_file[i]);
+			goto out;
+		}
+	while ((opt = getopt_long(argc, argv, "hj", client_opts, NULL)) != -1) {
+		if (opt == '?' || opt == 'h') {
 			fputs(client_usage, stderr);
-			return 2;
+			goto out;
+		}
+		if (client_opt(&o, opt, optarg, err, sizeof(err))) {
+			cmd_opt_error("client", client_opts, opt, err);
+			goto out;
 		}
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "vigil client: missing COMMAND\n%s", client_usage);
-		return 2;
+		goto out;
 	}
 	for (i = 0; i < sizeof(subcommands) / sizeof(subcommands[0]); i++)
 		if (!strcmp(argv[optind], subcommands[i].name))
 			break;
 	if (i == sizeof(subcommands) / sizeof(subcommands[0])) {
 		fprintf(stderr, "vigil client: unknown command '%s'; try 'vigil client --help'\n", argv[optind]);
-		return 2;
+		goto out;
 	}
 	if (c.f.any && strcmp(subcommands[i].name, "list")) {
 		fprintf(stderr, "vigil client: --state, --result, --build ... filter 'list' only\n");
-		return 2;
+		goto out;
 	}
-	if ((rc = credentials(&c, key, secret, config, &cred, err, sizeof(err))))
-		return rc;
+	if ((rc = credentials(&c, o.key, o.secret, o.client_conf, &cred, err, sizeof(err))))
+		goto out;
 	if (http_client_init(&c.http, c.host, c.signed_ ? cred.key : NULL, c.signed_ ? cred.secret : NULL)) {
 		fprintf(stderr, "vigil client: out of memory\n");
 		http_client_release(&c.http);
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	buf_init(&c.resp, LIMIT_HTTP_RESPONSE);
 	rc = subcommands[i].fn(&c, argc - optind - 1, argv + optind + 1);
 	json_decref(c.j);
 	buf_release(&c.resp);
 	http_client_release(&c.http);
+out:
+	conf_release(&conf);
 	return rc;
 }

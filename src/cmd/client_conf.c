@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* client_conf.c - client.conf lookup and a small INI reader for it: bounded
- * line by line over an explicit length, never trusting the file. Owns
- * nothing beyond the caller's buffers. */
-#include <ctype.h>
+/* client_conf.c - client.conf lookup: which files and sections hold a
+ * server's key and secret; the INI text itself is read by util/conf.c.
+ * Owns nothing beyond the caller's buffers. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -10,6 +9,7 @@
 #include <string.h>
 #include "cmd/client_conf.h"
 #include "util/buf.h"
+#include "util/conf.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/path.h"
@@ -54,94 +54,57 @@ size_t client_conf_sections(const char *url, char names[][CLIENT_CONF_VALUE], si
 	return n;
 }
 
-static void trim(const char **s, size_t *len)
+static int copy_value(const struct conf_entry *e, char *dst, char *err, size_t errlen)
 {
-	while (*len && isspace((unsigned char)**s)) {
-		(*s)++;
-		(*len)--;
+	size_t vl = strlen(e->value);
+
+	if (vl >= CLIENT_CONF_VALUE) {
+		err_set(err, errlen, "line %d: value longer than %d bytes", e->line, CLIENT_CONF_VALUE - 1);
+		return ERR_PROTO;
 	}
-	while (*len && isspace((unsigned char)(*s)[*len - 1]))
-		(*len)--;
+	memcpy(dst, e->value, vl + 1);
+	return 0;
 }
 
 int client_conf_parse(const char *text, size_t len, char names[][CLIENT_CONF_VALUE], size_t n,
 		      struct client_cred *cred, char *err, size_t errlen)
 {
-	size_t pos = 0, i, best = n;
-	int line = 0, cur = -1;
-	struct client_cred found[8];
+	size_t i, best = n;
+	struct conf c;
+	struct client_cred found;
+	int rc;
 
 	if (len > LIMIT_CLIENT_CONF) {
 		err_set(err, errlen, "%zu bytes, over the limit of %u", len, LIMIT_CLIENT_CONF);
 		return ERR_TOO_BIG;
 	}
-	if (n > 8)
-		n = 8;
-	memset(found, 0, sizeof(found));
-	while (pos < len) {
-		const char *l = text + pos, *eq;
-		size_t ll = strcspn(l, "\n");
-		if (pos + ll > len)
-			ll = len - pos;
-		pos += ll + 1;
-		line++;
-		if (memchr(l, '\0', ll)) {
-			err_set(err, errlen, "line %d: NUL byte", line);
-			return ERR_PROTO;
-		}
-		trim(&l, &ll);
-		if (!ll || l[0] == '#' || l[0] == ';')
+	conf_init(&c);
+	if ((rc = conf_parse(&c, text, len, err, errlen)))
+		goto out;
+	memset(&found, 0, sizeof(found));
+	for (i = 0; i < n && best == n; i++) {
+		const struct conf_entry *k = conf_get(&c, names[i], "key"), *s = conf_get(&c, names[i], "secret");
+		if (!k && !s)
 			continue;
-		if (l[0] == '[') {
-			const char *close = memchr(l, ']', ll);
-			if (!close) {
-				err_set(err, errlen, "line %d: section header without ']'", line);
-				return ERR_PROTO;
-			}
-			cur = -1;
-			for (i = 0; i < n; i++)
-				if ((size_t)(close - l - 1) == strlen(names[i]) && !strncmp(l + 1, names[i], strlen(names[i])))
-					cur = (int)i;
-			continue;
-		}
-		eq = memchr(l, '=', ll);
-		if (!eq) {
-			err_set(err, errlen, "line %d: expected 'name = value' or '[section]'", line);
-			return ERR_PROTO;
-		}
-		if (cur >= 0) {
-			const char *k = l, *v = eq + 1;
-			size_t kl = (size_t)(eq - l), vl = ll - kl - 1;
-			char *dst = NULL;
-			trim(&k, &kl);
-			trim(&v, &vl);
-			if (kl == 3 && !strncmp(k, "key", 3))
-				dst = found[cur].key;
-			else if (kl == 6 && !strncmp(k, "secret", 6))
-				dst = found[cur].secret;
-			if (dst) {
-				if (vl >= CLIENT_CONF_VALUE) {
-					err_set(err, errlen, "line %d: value longer than %d bytes", line, CLIENT_CONF_VALUE - 1);
-					return ERR_PROTO;
-				}
-				memcpy(dst, v, vl);
-				dst[vl] = '\0';
-			}
-		}
+		best = i;
+		if ((k && (rc = copy_value(k, found.key, err, errlen))) ||
+		    (s && (rc = copy_value(s, found.secret, err, errlen))))
+			goto out;
 	}
-	for (i = 0; i < n && best == n; i++)
-		if (found[i].key[0] || found[i].secret[0])
-			best = i;
+	rc = ERR_NOT_FOUND;
 	if (best == n) {
 		err_set(err, errlen, "no section [%s]", n ? names[0] : "?");
-		return ERR_NOT_FOUND;
+		goto out;
 	}
-	if (!found[best].key[0] || !found[best].secret[0]) {
-		err_set(err, errlen, "section [%s] has no '%s =' line", names[best], found[best].key[0] ? "secret" : "key");
-		return ERR_NOT_FOUND;
+	if (!found.key[0] || !found.secret[0]) {
+		err_set(err, errlen, "section [%s] has no '%s =' line", names[best], found.key[0] ? "secret" : "key");
+		goto out;
 	}
-	*cred = found[best];
-	return 0;
+	*cred = found;
+	rc = 0;
+out:
+	conf_release(&c);
+	return rc;
 }
 
 static int try_file(const char *path, char names[][CLIENT_CONF_VALUE], size_t n, struct client_cred *cred,

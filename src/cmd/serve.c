@@ -12,7 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cmd/cmd.h"
+#include "cmd/cmd_conf.h"
 #include "server/server.h"
+#include "util/err.h"
 #include "util/log.h"
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
@@ -20,7 +22,8 @@
 static const char serve_usage[] =
 	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N]\n"
 	"                   [--per-ip N] [--threads N] [--header-timeout S]\n"
-	"                   [--secure-cookies] [--rerun-wait S] [--user NAME] [-v]\n"
+	"                   [--secure-cookies] [--rerun-wait S] [--user NAME]\n"
+	"                   [--config FILE] [-v]\n"
 	"\n"
 	"Serves openQA's REST API (/api/v1: jobs, isos, machines, products,\n"
 	"test_suites, job_groups, job_templates, workers, assets) from the SQLite\n"
@@ -55,103 +58,124 @@ static const char serve_usage[] =
 	"  --user NAME         started as root: bind the address (a port below\n"
 	"                      1024 too), then run as NAME; the data directory\n"
 	"                      must be NAME's to write\n"
+	"  --config FILE       read options from the [server] section of FILE\n"
+	"                      (default $VIGIL_CONFIG, else /etc/vigil/vigil.conf\n"
+	"                      when it exists); options given here override it;\n"
+	"                      the [events], [irc], [webhook] and [amqp] sections\n"
+	"                      configure event notifications (docs/events.md)\n"
 	"  -v, --verbose       log every request at debug level\n"
 	"  -h, --help          this text\n"
 	"\n"
 	"Stops cleanly on SIGINT or SIGTERM.\n";
 
-/* The number of option --name in lo..hi into *n; false after saying why not. */
-static bool opt_number(const char *name, const char *arg, long lo, long hi, const char *unit, long *n)
+/* The number arg into *n when it lies in lo..hi; ERR_INVALID with the
+ * accepted range in err otherwise. */
+static int opt_number(const char *arg, long lo, long hi, const char *unit, long *n, char *err, size_t errlen)
 {
 	if (str_to_long(arg, n) || *n < lo || *n > hi) {
-		fprintf(stderr, "vigil serve: --%s '%s': expected %ld..%ld%s\n", name, arg, lo, hi, unit);
-		return false;
+		err_set(err, errlen, "'%s': expected %ld..%ld%s", arg, lo, hi, unit);
+		return ERR_INVALID;
 	}
-	return true;
+	return 0;
+}
+
+static const struct option serve_opts[] = {
+	{ "listen", required_argument, NULL, 'l' },
+	{ "data", required_argument, NULL, 'd' },
+	{ "connections", required_argument, NULL, 'c' },
+	{ "worker-timeout", required_argument, NULL, 't' },
+	{ "per-ip", required_argument, NULL, 'p' },
+	{ "threads", required_argument, NULL, 'j' },
+	{ "header-timeout", required_argument, NULL, 'H' },
+	{ "secure-cookies", no_argument, NULL, 'S' },
+	{ "rerun-wait", required_argument, NULL, 'R' },
+	{ "user", required_argument, NULL, 'u' },
+	{ "config", required_argument, NULL, 'F' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One option, from the command line or the [server] section of the
+ * configuration file, into the server_config ctx. */
+static int serve_opt(void *ctx, int c, const char *arg, char *err, size_t errlen)
+{
+	struct server_config *cfg = ctx;
+	long n;
+
+	switch (c) {
+	case 'l': cfg->listen = arg; break;
+	case 'd': cfg->data_dir = arg; break;
+	case 'u': cfg->user = arg; break;
+	case 'S': cfg->secure_cookies = true; break;
+	case 'v': log_set_stderr_level(LOG_DEBUG); break;
+	case 'F': break; /* read before any other option */
+	case 'c':
+		if (opt_number(arg, 1, 65536, "", &n, err, errlen))
+			return ERR_INVALID;
+		cfg->connection_limit = (unsigned)n;
+		break;
+	case 't':
+		if (opt_number(arg, 1, 86400, " seconds", &n, err, errlen))
+			return ERR_INVALID;
+		cfg->worker_timeout_s = (int)n;
+		break;
+	case 'p':
+		if (opt_number(arg, 0, 65536, " (0: no limit)", &n, err, errlen))
+			return ERR_INVALID;
+		cfg->per_ip_limit = n ? (int)n : -1;
+		break;
+	case 'j':
+		if (opt_number(arg, 1, SERVER_MAX_THREADS, "", &n, err, errlen))
+			return ERR_INVALID;
+		cfg->threads = (unsigned)n;
+		break;
+	case 'H':
+		if (opt_number(arg, 1, 3600, " seconds", &n, err, errlen))
+			return ERR_INVALID;
+		cfg->header_timeout_s = (unsigned)n;
+		break;
+	case 'R':
+		if (opt_number(arg, 1, 86400, " seconds", &n, err, errlen))
+			return ERR_INVALID;
+		cfg->rerun_wait_s = n;
+		break;
+	default:
+		err_set(err, errlen, "not an option of vigil serve");
+		return ERR_INVALID;
+	}
+	return 0;
 }
 
 int cmd_serve(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "data", required_argument, NULL, 'd' },
-		{ "connections", required_argument, NULL, 'c' },
-		{ "worker-timeout", required_argument, NULL, 't' },
-		{ "per-ip", required_argument, NULL, 'p' },
-		{ "threads", required_argument, NULL, 'j' },
-		{ "header-timeout", required_argument, NULL, 'H' },
-		{ "secure-cookies", no_argument, NULL, 'S' },
-		{ "rerun-wait", required_argument, NULL, 'R' },
-		{ "user", required_argument, NULL, 'u' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct server_config cfg = { .listen = "127.0.0.1:9526", .data_dir = "vigil-data" };
 	struct server *s = NULL;
-	char err[512];
+	struct conf conf;
+	char err[1024];
 	sigset_t set;
-	int c, sig = 0;
-	long n;
+	int c, sig = 0, rc = 2;
 
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			cfg.listen = optarg;
-			break;
-		case 'd':
-			cfg.data_dir = optarg;
-			break;
-		case 'c':
-			if (!opt_number("connections", optarg, 1, 65536, "", &n))
-				return 2;
-			cfg.connection_limit = (unsigned)n;
-			break;
-		case 't':
-			if (!opt_number("worker-timeout", optarg, 1, 86400, " seconds", &n))
-				return 2;
-			cfg.worker_timeout_s = (int)n;
-			break;
-		case 'p':
-			if (!opt_number("per-ip", optarg, 0, 65536, " (0: no limit)", &n))
-				return 2;
-			cfg.per_ip_limit = n ? (int)n : -1;
-			break;
-		case 'j':
-			if (!opt_number("threads", optarg, 1, SERVER_MAX_THREADS, "", &n))
-				return 2;
-			cfg.threads = (unsigned)n;
-			break;
-		case 'H':
-			if (!opt_number("header-timeout", optarg, 1, 3600, " seconds", &n))
-				return 2;
-			cfg.header_timeout_s = (unsigned)n;
-			break;
-		case 'S':
-			cfg.secure_cookies = true;
-			break;
-		case 'R':
-			if (!opt_number("rerun-wait", optarg, 1, 86400, " seconds", &n))
-				return 2;
-			cfg.rerun_wait_s = n;
-			break;
-		case 'u':
-			cfg.user = optarg;
-			break;
-		case 'v':
-			log_set_stderr_level(LOG_DEBUG);
-			break;
-		case 'h':
-			fputs(serve_usage, stdout);
-			return 0;
-		default:
+	conf_init(&conf);
+	if (cmd_wants_help(argc, argv)) {
+		fputs(serve_usage, stdout);
+		return 0;
+	}
+	if (cmd_conf_load("serve", argc, argv, &conf, "server", serve_opts, serve_opt, &cfg))
+		goto out;
+	while ((c = getopt_long(argc, argv, "vh", serve_opts, NULL)) != -1) {
+		if (c == '?' || c == 'h') {
 			fputs(serve_usage, stderr);
-			return 2;
+			goto out;
+		}
+		if (serve_opt(&cfg, c, optarg, err, sizeof(err))) {
+			cmd_opt_error("serve", serve_opts, c, err);
+			goto out;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "vigil serve: unexpected argument '%s'\n%s", argv[optind], serve_usage);
-		return 2;
+		goto out;
 	}
 	/* Block the stop signals before the daemon's thread starts so only sigwait sees them. */
 	sigemptyset(&set);
@@ -166,16 +190,20 @@ int cmd_serve(int argc, char **argv)
 	if (cfg.user && geteuid() != 0) {
 		fprintf(stderr, "vigil serve: --user needs root (it drops root after binding); "
 			"start without it to run as yourself\n");
-		return 2;
+		goto out;
 	}
 	if (server_start(&s, &cfg, err, sizeof(err))) {
 		fprintf(stderr, "vigil serve: %s\n", err);
-		return 1;
+		rc = 1;
+		goto out;
 	}
 	log_info("listening on %s (port %u), data in %s%s%s", cfg.listen, server_port(s), cfg.data_dir,
 		 cfg.user ? ", as user " : "", cfg.user ? cfg.user : "");
 	(void)sigwait(&set, &sig);
 	log_info("signal %d: stopping", sig);
 	server_free(s);
-	return 0;
+	rc = 0;
+out:
+	conf_release(&conf);
+	return rc;
 }

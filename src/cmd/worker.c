@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "cmd/cmd.h"
+#include "cmd/cmd_conf.h"
+#include "util/err.h"
 #include "util/log.h"
 #include "util/str.h"
 #include "worker/snapkeep.h"
@@ -17,7 +19,7 @@ static const char worker_usage[] =
 	"usage: vigil worker --host URL --apikey KEY --apisecret SECRET [--class C1,C2]\n"
 	"                    [--pool DIR] [--instance N] [--keep-snapshots S]\n"
 	"                    [--snapshot-cap MB] [--server auto|vigil|openqa]\n"
-	"                    [--share DIR] [-v]\n"
+	"                    [--share DIR] [--config FILE] [-v]\n"
 	"\n"
 	"Registers with a 'vigil serve' or an openQA server, waits for jobs whose WORKER_CLASS it\n"
 	"offers, runs each with 'vigil run', posts status, uploads the results\n"
@@ -42,6 +44,9 @@ static const char worker_usage[] =
 	"  --share DIR       openQA's shared directory (tests/, factory/) as mounted\n"
 	"                    here (default /var/lib/openqa/share); assets not there\n"
 	"                    are downloaded\n"
+	"  --config FILE     read options from the [worker] section of FILE (default\n"
+	"                    $VIGIL_CONFIG, else /etc/vigil/vigil.conf when it\n"
+	"                    exists); options given here override it\n"
 	"  -v, --verbose     debug messages\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -55,76 +60,105 @@ static void on_stop(int sig)
 	stop_flag = 1;
 }
 
+static const struct option worker_opts[] = {
+	{ "host", required_argument, NULL, 'H' },
+	{ "apikey", required_argument, NULL, 'k' },
+	{ "apisecret", required_argument, NULL, 's' },
+	{ "class", required_argument, NULL, 'c' },
+	{ "pool", required_argument, NULL, 'p' },
+	{ "instance", required_argument, NULL, 'i' },
+	{ "hostname", required_argument, NULL, 'n' },
+	{ "keep-snapshots", required_argument, NULL, 'K' },
+	{ "snapshot-cap", required_argument, NULL, 'C' },
+	{ "server", required_argument, NULL, 'S' },
+	{ "share", required_argument, NULL, 'D' },
+	{ "config", required_argument, NULL, 'F' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* One option, from the command line or the [worker] section of the
+ * configuration file, into the worker_config ctx. */
+static int worker_opt(void *ctx, int c, const char *arg, char *err, size_t errlen)
+{
+	struct worker_config *cfg = ctx;
+
+	switch (c) {
+	case 'H': cfg->host = arg; break;
+	case 'k': cfg->key = arg; break;
+	case 's': cfg->secret = arg; break;
+	case 'c': cfg->classes = arg; break;
+	case 'p': cfg->pool = arg; break;
+	case 'n': cfg->hostname = arg; break;
+	case 'D': cfg->share = arg; break;
+	case 'F': break; /* read before any other option */
+	case 'v': log_set_stderr_level(LOG_DEBUG); break;
+	case 'S':
+		if (!strcmp(arg, "auto"))
+			cfg->server = WORKER_SERVER_AUTO;
+		else if (!strcmp(arg, "vigil"))
+			cfg->server = WORKER_SERVER_VIGIL;
+		else if (!strcmp(arg, "openqa"))
+			cfg->server = WORKER_SERVER_OPENQA;
+		else {
+			err_set(err, errlen, "'%s': expected auto, vigil or openqa", arg);
+			return ERR_INVALID;
+		}
+		break;
+	case 'i':
+		if (str_to_long(arg, &cfg->instance) || cfg->instance < 0 || cfg->instance > 100000) {
+			err_set(err, errlen, "'%s': expected a number 0..100000", arg);
+			return ERR_INVALID;
+		}
+		break;
+	case 'K':
+	case 'C': {
+		long *v = c == 'K' ? &cfg->keep_snapshots_s : &cfg->snapshot_cap_mb;
+		if (str_to_long(arg, v) || *v < 0 || *v > 10000000) {
+			err_set(err, errlen, "'%s': expected a number 0..10000000", arg);
+			return ERR_INVALID;
+		}
+		break;
+	}
+	default:
+		err_set(err, errlen, "not an option of vigil worker");
+		return ERR_INVALID;
+	}
+	return 0;
+}
+
 int cmd_worker(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "host", required_argument, NULL, 'H' },
-		{ "apikey", required_argument, NULL, 'k' },
-		{ "apisecret", required_argument, NULL, 's' },
-		{ "class", required_argument, NULL, 'c' },
-		{ "pool", required_argument, NULL, 'p' },
-		{ "instance", required_argument, NULL, 'i' },
-		{ "hostname", required_argument, NULL, 'n' },
-		{ "keep-snapshots", required_argument, NULL, 'K' },
-		{ "snapshot-cap", required_argument, NULL, 'C' },
-		{ "server", required_argument, NULL, 'S' },
-		{ "share", required_argument, NULL, 'D' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe", SNAPKEEP_DEFAULT_S,
 				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL };
-	char pool[64];
+	struct conf conf;
+	char pool[64], err[512];
 	struct sigaction sa;
-	int c;
+	int c, rc = 2;
 
-	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-		switch (c) {
-		case 'H': cfg.host = optarg; break;
-		case 'k': cfg.key = optarg; break;
-		case 's': cfg.secret = optarg; break;
-		case 'c': cfg.classes = optarg; break;
-		case 'p': cfg.pool = optarg; break;
-		case 'n': cfg.hostname = optarg; break;
-		case 'D': cfg.share = optarg; break;
-		case 'S':
-			if (!strcmp(optarg, "auto"))
-				cfg.server = WORKER_SERVER_AUTO;
-			else if (!strcmp(optarg, "vigil"))
-				cfg.server = WORKER_SERVER_VIGIL;
-			else if (!strcmp(optarg, "openqa"))
-				cfg.server = WORKER_SERVER_OPENQA;
-			else {
-				fprintf(stderr, "vigil worker: --server '%s': expected auto, vigil or openqa\n", optarg);
-				return 2;
-			}
-			break;
-		case 'i':
-			if (str_to_long(optarg, &cfg.instance) || cfg.instance < 0 || cfg.instance > 100000) {
-				fprintf(stderr, "vigil worker: --instance '%s': expected a number 0..100000\n", optarg);
-				return 2;
-			}
-			break;
-		case 'K':
-		case 'C': {
-			long *v = c == 'K' ? &cfg.keep_snapshots_s : &cfg.snapshot_cap_mb;
-			if (str_to_long(optarg, v) || *v < 0 || *v > 10000000) {
-				fprintf(stderr, "vigil worker: --%s '%s': expected a number 0..10000000\n",
-					c == 'K' ? "keep-snapshots" : "snapshot-cap", optarg);
-				return 2;
-			}
-			break;
+	conf_init(&conf);
+	if (cmd_wants_help(argc, argv)) {
+		fputs(worker_usage, stdout);
+		return 0;
+	}
+	if (cmd_conf_load("worker", argc, argv, &conf, "worker", worker_opts, worker_opt, &cfg))
+		goto out;
+	while ((c = getopt_long(argc, argv, "vh", worker_opts, NULL)) != -1) {
+		if (c == '?' || c == 'h') {
+			fputs(worker_usage, stderr);
+			goto out;
 		}
-		case 'v': log_set_stderr_level(LOG_DEBUG); break;
-		case 'h': fputs(worker_usage, stdout); return 0;
-		default: fputs(worker_usage, stderr); return 2;
+		if (worker_opt(&cfg, c, optarg, err, sizeof(err))) {
+			cmd_opt_error("worker", worker_opts, c, err);
+			goto out;
 		}
 	}
 	if (optind < argc || !cfg.host || !cfg.key || !cfg.secret) {
 		fprintf(stderr, "vigil worker: %s\n%s", optind < argc ? "unexpected argument" :
-			"--host, --apikey and --apisecret are required", worker_usage);
-		return 2;
+			"--host, --apikey and --apisecret are required (on the command line or in the [worker] "
+			"section of the configuration file)", worker_usage);
+		goto out;
 	}
 	if (!cfg.pool) {
 		snprintf(pool, sizeof(pool), "pool/%ld", cfg.instance);
@@ -135,5 +169,8 @@ int cmd_worker(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	return worker_main(&cfg, &stop_flag) ? 1 : 0;
+	rc = worker_main(&cfg, &stop_flag) ? 1 : 0;
+out:
+	conf_release(&conf);
+	return rc;
 }

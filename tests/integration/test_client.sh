@@ -45,11 +45,11 @@ printf '[%s]\nkey = %s\nsecret = %s\n' "$URL" "$OPKEY" "$OPSECRET" > "$TMP/cfg/c
 OPENQA_CONFIG=$TMP/cfg vc comment 1 hello > "$TMP/c0.out" 2> "$TMP/c0.err"
 check "OPENQA_CONFIG's client.conf ([URL] section) comes first" grep -q "job 1 not found" "$TMP/c0.err"
 printf '[elsewhere]\nkey = X\nsecret = Y\n' > "$TMP/other.conf"
-vc --config "$TMP/other.conf" cancel 1 > /dev/null 2> "$TMP/c1.err"
-check "--config without a matching section: exit 2" [ $? -eq 2 ]
-check "--config without a matching section: names the section looked for" grep -q "no section \[127.0.0.1:$PORT\]" "$TMP/c1.err"
-vc --config "$TMP/nonexistent.conf" list > /dev/null 2> "$TMP/c2.err"
-check "--config with a missing file names it" grep -q "nonexistent.conf" "$TMP/c2.err"
+vc --client-conf "$TMP/other.conf" cancel 1 > /dev/null 2> "$TMP/c1.err"
+check "--client-conf without a matching section: exit 2" [ $? -eq 2 ]
+check "--client-conf without a matching section: names the section looked for" grep -q "no section \[127.0.0.1:$PORT\]" "$TMP/c1.err"
+vc --client-conf "$TMP/nonexistent.conf" list > /dev/null 2> "$TMP/c2.err"
+check "--client-conf with a missing file names it" grep -q "nonexistent.conf" "$TMP/c2.err"
 HOME=$TMP/nohome vc --apikey "$OPKEY" --apisecret WRONGSECRET0000 cancel 1 > /dev/null 2> "$TMP/c3.err"
 check "a wrong secret: refused, explained" grep -q "refused" "$TMP/c3.err"
 HOME=$TMP/nohome vc cancel 1 > /dev/null 2> "$TMP/c4.err"
