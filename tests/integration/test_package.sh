@@ -100,11 +100,11 @@ check "worker instance 1 (the unit's command) ran the job: done passed" [ "$(sta
 check "the job's pool is the unit's state directory" sh -c "ls -A /var/lib/vigil/worker/1 | grep -q ."
 check "the installed client shows it" sh -c "/usr/bin/vigil client --host '$URL' show 1 | grep -q passed"
 check "results belong to vigil" [ "$(stat -c %U "$DATA/testresults/1")" = vigil ]
+[ "$(state)" = "done passed" ] || { echo "-- serve.log"; tail -n 20 "$TMP/serve.log"; echo "-- worker.log"; tail -n 30 "$TMP/worker.log"; }
 kill "$WPID" "$SPID" 2>/dev/null
 wait "$WPID" "$SPID" 2>/dev/null
 WPID=
 SPID=
-[ "$(state)" = "done passed" ] || { echo "-- serve.log"; tail -n 20 "$TMP/serve.log"; echo "-- worker.log"; tail -n 30 "$TMP/worker.log"; }
 
 check "apt-get remove" sh -c "DEBIAN_FRONTEND=noninteractive apt-get remove -y -q vigil > '$TMP/remove.log' 2>&1"
 check "removed: /usr/bin/vigil and the units are gone" sh -c "[ ! -e /usr/bin/vigil ] && [ ! -e /lib/systemd/system/vigil.service ] && [ ! -e /lib/systemd/system/vigil-worker@.service ]"
