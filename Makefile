@@ -31,8 +31,10 @@ endif
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
-CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) -march=x86-64-v2 -Isrc $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
-LDFLAGS := $(SANFLAGS)
+# The release, from the package's changelog (debian/changelog's first line).
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog 2>/dev/null)
+CFLAGS := -std=c11 -D_GNU_SOURCE -DVIGIL_VERSION='"$(VERSION)"' $(OPT) -g $(WARN) -march=x86-64-v2 -Isrc $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
 # Debian 12's libwslay-dev ships no libwslay.pc: its plain -l when pkg-config knows none.
 WSLAY_CFLAGS := $(shell pkg-config --cflags libwslay 2>/dev/null)
 WSLAY_LIBS := $(shell pkg-config --libs libwslay 2>/dev/null || echo -lwslay)
@@ -53,7 +55,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/fuzz/%)
 FIXTURE_SRC := $(sort $(wildcard tests/fixtures/*.c))
 FIXTURES := $(FIXTURE_SRC:tests/fixtures/%.c=$(BUILD)/fixtures/%)
 
-.PHONY: all deps images demo check check-interop unit integration bench clean install-deps fuzz fuzz-build FORCE
+.PHONY: all deps images demo install check check-interop unit integration bench clean install-deps fuzz fuzz-build FORCE
 
 all: $(BUILD)/vigil $(FIXTURES)
 
@@ -122,6 +124,22 @@ fuzz: fuzz-build
 
 install-deps:
 	scripts/install-deps
+
+# The binary, its man page, systemd units and a first /etc/vigil/vigil.conf
+# (an existing one is kept). debian/rules uses this with DESTDIR.
+PREFIX ?= /usr/local
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+install: $(BUILD)/vigil
+	install -D -m 0755 $(BUILD)/vigil $(DESTDIR)$(PREFIX)/bin/vigil
+	install -D -m 0644 man/vigil.1 $(DESTDIR)$(PREFIX)/share/man/man1/vigil.1
+	@mkdir -p $(DESTDIR)$(UNITDIR)
+	for u in vigil.service vigil-worker@.service; do \
+		sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' dist/$$u.in \
+			> $(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	[ -e $(DESTDIR)$(SYSCONFDIR)/vigil/vigil.conf ] || \
+		install -D -m 0640 dist/vigil.conf $(DESTDIR)$(SYSCONFDIR)/vigil/vigil.conf
 
 images:
 	scripts/fetch-images

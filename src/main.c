@@ -5,6 +5,10 @@
 #include "cmd/cmd.h"
 #include "util/banned.h" /* last: after every system header */
 
+#ifndef VIGIL_VERSION
+#define VIGIL_VERSION "unknown"
+#endif
+
 struct command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
@@ -26,7 +30,7 @@ static const struct command commands[] = {
 static void usage(FILE *f)
 {
 	size_t i;
-	fprintf(f, "usage: vigil [--help] COMMAND [ARGS]\n\n"
+	fprintf(f, "usage: vigil [--help | --version] COMMAND [ARGS]\n\n"
 		"vigil tests whole operating systems: it boots an image in QEMU, drives it\n"
 		"with keys, mouse and consoles, and judges each step against needles.\n\n"
 		"commands:\n");
@@ -43,6 +47,10 @@ int main(int argc, char **argv)
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("vigil %s\n", VIGIL_VERSION);
+		return 0;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);

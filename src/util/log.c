@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* log.c - leveled logging: stderr for people, a file (vigil-log.txt) for the
- * record. One mutex keeps lines whole across threads. */
+ * record. One mutex keeps lines whole across threads. When stderr is the
+ * journal's stream (systemd's $JOURNAL_STREAM names its device and inode),
+ * lines carry sd-daemon's "<N>" priority prefix instead of a time stamp,
+ * so journald keeps each message's level and its own time. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include "util/log.h"
 #include "util/banned.h" /* last: after every system header */
@@ -14,6 +19,30 @@ enum log_level log_level_max = LOG_WARN;
 static FILE *log_file;
 static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
+/* syslog priorities of the levels: err, warning, info, debug */
+static const int level_prio[] = { 3, 4, 6, 7 };
+static int journal_stderr = -1; /* -1 not yet looked at */
+
+bool log_stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char end;
+
+	if (!js || sscanf(js, "%llu:%llu%c", &dev, &ino, &end) != 2)
+		return false;
+	if (fstat(2, &st) != 0)
+		return false;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+void log_detect_journal(void)
+{
+	pthread_mutex_lock(&log_lock);
+	journal_stderr = log_stderr_is_journal();
+	pthread_mutex_unlock(&log_lock);
+}
 
 static void update_max(void)
 {
@@ -63,8 +92,13 @@ void log_write(enum log_level lvl, const char *module, const char *fmt, ...)
 	snprintf(stamp, sizeof(stamp), "%02d:%02d:%02d.%03ld", tm.tm_hour,
 		 tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
 	pthread_mutex_lock(&log_lock);
+	if (journal_stderr < 0)
+		journal_stderr = log_stderr_is_journal();
 	if (lvl <= log_level_stderr) {
-		fprintf(stderr, "%s %s %s: ", stamp, level_names[lvl], module);
+		if (journal_stderr)
+			fprintf(stderr, "<%d>%s: ", level_prio[lvl], module);
+		else
+			fprintf(stderr, "%s %s %s: ", stamp, level_names[lvl], module);
 		va_start(ap, fmt);
 		vfprintf(stderr, fmt, ap);
 		va_end(ap);

@@ -4,6 +4,8 @@
 #ifndef VIGIL_LOG_H
 #define VIGIL_LOG_H
 
+#include <stdbool.h>
+
 enum log_level { LOG_ERR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 extern enum log_level log_level_stderr;
@@ -13,6 +15,11 @@ extern enum log_level log_level_max; /* max(stderr level, file level) */
 int log_open_file(const char *path);
 void log_close_file(void);
 void log_set_stderr_level(enum log_level lvl);
+/* Whether stderr is journald's stream ($JOURNAL_STREAM "DEV:INODE" matches
+ * fd 2). log_write asks once, on its first line; log_detect_journal asks
+ * again (after stderr was redirected). */
+bool log_stderr_is_journal(void);
+void log_detect_journal(void);
 
 void log_write(enum log_level lvl, const char *module, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
