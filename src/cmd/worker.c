@@ -16,7 +16,7 @@
 static const char worker_usage[] =
 	"usage: vigil worker --host URL --apikey KEY --apisecret SECRET [--class C1,C2]\n"
 	"                    [--pool DIR] [--instance N] [--keep-snapshots S]\n"
-	"                    [--snapshot-cap MB] [--server auto|vigil|openqa]\n"
+	"                    [--snapshot-cap MB] [--asset-cache MB] [--server auto|vigil|openqa]\n"
 	"                    [--share DIR] [-v]\n"
 	"\n"
 	"Registers with a 'vigil serve' or an openQA server, waits for jobs whose WORKER_CLASS it\n"
@@ -37,6 +37,9 @@ static const char worker_usage[] =
 	"                    from it (default 3600; 0: keep none)\n"
 	"  --snapshot-cap MB the kept disks take at most MB MiB, oldest evicted\n"
 	"                    first (default 4096; 0: keep none)\n"
+	"  --asset-cache MB  the cached assets (POOL/cache/assets) take at most MB\n"
+	"                    MiB, least recently used removed first, never the\n"
+	"                    current job's (default 51200)\n"
 	"  --server KIND     the server's protocol: vigil, openqa, or auto (default:\n"
 	"                    openQA when it has no vigil work route)\n"
 	"  --share DIR       openQA's shared directory (tests/, factory/) as mounted\n"
@@ -67,6 +70,7 @@ int cmd_worker(int argc, char **argv)
 		{ "hostname", required_argument, NULL, 'n' },
 		{ "keep-snapshots", required_argument, NULL, 'K' },
 		{ "snapshot-cap", required_argument, NULL, 'C' },
+		{ "asset-cache", required_argument, NULL, 'A' },
 		{ "server", required_argument, NULL, 'S' },
 		{ "share", required_argument, NULL, 'D' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -74,7 +78,7 @@ int cmd_worker(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe", SNAPKEEP_DEFAULT_S,
-				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL };
+				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL, 0 };
 	char pool[64];
 	struct sigaction sa;
 	int c;
@@ -116,6 +120,13 @@ int cmd_worker(int argc, char **argv)
 			}
 			break;
 		}
+		case 'A':
+			if (str_to_long(optarg, &cfg.asset_cache_mb) || cfg.asset_cache_mb < 1 ||
+			    cfg.asset_cache_mb > 100000000) {
+				fprintf(stderr, "vigil worker: --asset-cache '%s': expected MiB, 1..100000000\n", optarg);
+				return 2;
+			}
+			break;
 		case 'v': log_set_stderr_level(LOG_DEBUG); break;
 		case 'h': fputs(worker_usage, stdout); return 0;
 		default: fputs(worker_usage, stderr); return 2;

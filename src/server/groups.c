@@ -19,7 +19,9 @@ int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msgle
 
 	*out = NULL;
 	if (db_prepare(db, &st, "SELECT id, name, parent_id, default_priority, sort_order, description,"
-		       " template, carry_over_bugrefs FROM job_groups WHERE (? = 0 OR id = ?) ORDER BY id", "ii", id, id)) {
+		       " template, carry_over_bugrefs, keep_logs_in_days, keep_important_logs_in_days,"
+		       " keep_results_in_days, keep_important_results_in_days, size_limit_gb"
+		       " FROM job_groups WHERE (? = 0 OR id = ?) ORDER BY id", "ii", id, id)) {
 		err_set(msg, msglen, "cannot read job groups");
 		return ERR_IO;
 	}

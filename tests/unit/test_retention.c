@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include "unit.h"
 #include "server/db.h"
 #include "server/retention.h"
+#include "worker/asset_cache.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/path.h"
@@ -273,4 +275,50 @@ TEST(retention_run_removes_exactly_the_plan)
 	free(p);
 	json_decref(done);
 	db_free(db);
+}
+
+/* An entry of the worker's asset cache: POOL/cache/assets/iso/<key>/<name>
+ * of size bytes, last used `ago` seconds before now. The file's path. */
+static char *cache_entry(const char *key, const char *name, size_t size, int ago)
+{
+	char rel[256], *dir, *file, *data = calloc(1, size);
+	struct timespec ts[2];
+
+	snprintf(rel, sizeof(rel), "pool/cache/assets/iso/%s", key);
+	dir = path_join(unit_tmpdir(), rel);
+	CHECK_INT(file_mkdir_p(dir, 0700), 0);
+	file = path_join(dir, name);
+	CHECK_INT(file_write_all(file, data, size), 0);
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[0].tv_sec -= ago;
+	ts[1] = ts[0];
+	CHECK(utimensat(AT_FDCWD, dir, ts, 0) == 0);
+	free(data);
+	free(dir);
+	return file;
+}
+
+TEST(worker_asset_cache_prunes_least_recently_used_never_the_current_job)
+{
+	char *a = cache_entry("k1", "a.iso", 100000, 300), *b = cache_entry("k2", "b.iso", 100000, 200);
+	char *c = cache_entry("k3", "c.iso", 100000, 100), *d = cache_entry("k4", "d.iso", 100000, 400);
+	char *pool = path_join(unit_tmpdir(), "pool");
+	const char *keep[] = { d }; /* the oldest, but the current job's */
+	int removed;
+	int64_t left;
+
+	asset_cache_touch(a); /* used now: the newest */
+	left = asset_cache_prune(pool, 250000, keep, 1, &removed);
+	CHECK_INT(removed, 2);
+	CHECK(file_exists(a) && file_exists(d));
+	CHECK(!file_exists(b) && !file_exists(c));
+	CHECK(left <= 250000);
+	/* under the cap: nothing goes */
+	CHECK_INT(asset_cache_prune(pool, 1 << 30, NULL, 0, &removed) > 0, 1);
+	CHECK_INT(removed, 0);
+	free(a);
+	free(b);
+	free(c);
+	free(d);
+	free(pool);
 }
