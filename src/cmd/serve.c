@@ -23,8 +23,8 @@
 static const char serve_usage[] =
 	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N]\n"
 	"                   [--per-ip N] [--threads N] [--header-timeout S]\n"
-	"                   [--secure-cookies] [--rerun-wait S] [--user NAME]\n"
-	"                   [--config FILE] [-v]\n"
+	"                   [--secure-cookies] [--rerun-wait S] [--cleanup-interval S]\n"
+	"                   [--user NAME] [--config FILE] [-v]\n"
 	"\n"
 	"Serves openQA's REST API (/api/v1: jobs, isos, machines, products,\n"
 	"test_suites, job_groups, job_templates, workers, assets) from the SQLite\n"
@@ -56,6 +56,10 @@ static const char serve_usage[] =
 	"  --rerun-wait S      a job re-run from a milestone waits S seconds for\n"
 	"                      the worker keeping the snapshot, then any worker\n"
 	"                      runs it in full (default 600)\n"
+	"  --cleanup-interval S  remove expired results, logs and assets (the job\n"
+	"                      groups' keep_*_in_days and size_limit_gb; GET\n"
+	"                      /api/v1/cleanup shows what would go) every S\n"
+	"                      seconds (default 3600; 0: only when asked)\n"
 	"  --user NAME         started as root: bind the address (a port below\n"
 	"                      1024 too), then run as NAME; the data directory\n"
 	"                      must be NAME's to write\n"
@@ -90,6 +94,7 @@ static const struct option serve_opts[] = {
 	{ "header-timeout", required_argument, NULL, 'H' },
 	{ "secure-cookies", no_argument, NULL, 'S' },
 	{ "rerun-wait", required_argument, NULL, 'R' },
+	{ "cleanup-interval", required_argument, NULL, 'C' },
 	{ "user", required_argument, NULL, 'u' },
 	{ "config", required_argument, NULL, 'F' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -140,6 +145,11 @@ static int serve_opt(void *ctx, int c, const char *arg, char *err, size_t errlen
 		if (opt_number(arg, 1, 86400, " seconds", &n, err, errlen))
 			return ERR_INVALID;
 		cfg->rerun_wait_s = n;
+		break;
+	case 'C':
+		if (opt_number(arg, 0, 30 * 86400, " seconds (0: never)", &n, err, errlen))
+			return ERR_INVALID;
+		cfg->cleanup_interval_s = n ? n : -1;
 		break;
 	default:
 		err_set(err, errlen, "not an option of vigil serve");

@@ -18,7 +18,7 @@
 static const char worker_usage[] =
 	"usage: vigil worker --host URL --apikey KEY --apisecret SECRET [--class C1,C2]\n"
 	"                    [--pool DIR] [--instance N] [--keep-snapshots S]\n"
-	"                    [--snapshot-cap MB] [--server auto|vigil|openqa]\n"
+	"                    [--snapshot-cap MB] [--asset-cache MB] [--server auto|vigil|openqa]\n"
 	"                    [--share DIR] [--config FILE] [-v]\n"
 	"\n"
 	"Registers with a 'vigil serve' or an openQA server, waits for jobs whose WORKER_CLASS it\n"
@@ -39,6 +39,9 @@ static const char worker_usage[] =
 	"                    from it (default 3600; 0: keep none)\n"
 	"  --snapshot-cap MB the kept disks take at most MB MiB, oldest evicted\n"
 	"                    first (default 4096; 0: keep none)\n"
+	"  --asset-cache MB  the cached assets (POOL/cache/assets) take at most MB\n"
+	"                    MiB, least recently used removed first, never the\n"
+	"                    current job's (default 51200)\n"
 	"  --server KIND     the server's protocol: vigil, openqa, or auto (default:\n"
 	"                    openQA when it has no vigil work route)\n"
 	"  --share DIR       openQA's shared directory (tests/, factory/) as mounted\n"
@@ -70,6 +73,7 @@ static const struct option worker_opts[] = {
 	{ "hostname", required_argument, NULL, 'n' },
 	{ "keep-snapshots", required_argument, NULL, 'K' },
 	{ "snapshot-cap", required_argument, NULL, 'C' },
+	{ "asset-cache", required_argument, NULL, 'A' },
 	{ "server", required_argument, NULL, 'S' },
 	{ "share", required_argument, NULL, 'D' },
 	{ "config", required_argument, NULL, 'F' },
@@ -121,6 +125,12 @@ static int worker_opt(void *ctx, int c, const char *arg, char *err, size_t errle
 		}
 		break;
 	}
+	case 'A':
+		if (str_to_long(arg, &cfg->asset_cache_mb) || cfg->asset_cache_mb < 1 || cfg->asset_cache_mb > 100000000) {
+			err_set(err, errlen, "'%s': expected MiB, 1..100000000", arg);
+			return ERR_INVALID;
+		}
+		break;
 	default:
 		err_set(err, errlen, "not an option of vigil worker");
 		return ERR_INVALID;
@@ -131,7 +141,7 @@ static int worker_opt(void *ctx, int c, const char *arg, char *err, size_t errle
 int cmd_worker(int argc, char **argv)
 {
 	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe", SNAPKEEP_DEFAULT_S,
-				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL };
+				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL, 0 };
 	struct conf conf;
 	char pool[64], err[512];
 	struct sigaction sa;

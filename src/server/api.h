@@ -161,6 +161,7 @@ extern const struct api_route api_rejudge_routes[];
 extern const struct api_route api_needle_edit_routes[];
 extern const struct api_route api_review_routes[];
 extern const struct api_route api_locks_routes[];
+extern const struct api_route api_cleanup_routes[];
 
 /* GET target (a path of this API with its query) inside the request
  * page, with page's user, and its 200 JSON answer in out: 0, else -1 (no

@@ -12,6 +12,7 @@
 #include "server/api.h"
 #include "server/groups.h"
 #include "server/jobs.h"
+#include "server/retention.h"
 #include "server/tables.h"
 #include "server/templates.h"
 #include "util/err.h"
@@ -210,6 +211,81 @@ static int opt_long(const struct params *p, const char *key, long dflt, long *ou
 	return str_to_long(v, out);
 }
 
+/* The retention parameters of a group's POST or PUT (keep_*_in_days,
+ * size_limit_gb), checked by group_retention_check first, applied to
+ * group id (empty: the server's default). 0, or -1 with 500 answered. */
+static int group_retention(struct api_req *req, struct api_resp *out, int64_t id)
+{
+	size_t k;
+
+	for (k = 0; groups_retention_keys[k]; k++) {
+		const char *key = groups_retention_keys[k], *v = params_get(&req->params, key);
+		long n = 0;
+		if (!v)
+			continue;
+		if (*v)
+			(void)str_to_long(v, &n); /* checked by group_retention_check */
+		if (groups_set_retention(req->db, id, key, *v != '\0', n)) {
+			api_error(out, 500, "cannot set %s of job group %lld", key, (long long)id);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Whether every retention parameter given is well formed, before anything is written. */
+static int group_retention_check(struct api_req *req, struct api_resp *out)
+{
+	size_t k;
+
+	for (k = 0; groups_retention_keys[k]; k++) {
+		const char *key = groups_retention_keys[k], *v = params_get(&req->params, key);
+		long max = strcmp(key, "size_limit_gb") ? RETENTION_MAX_DAYS : RETENTION_MAX_GB, n;
+		if (v && *v && (str_to_long(v, &n) || n < 0 || n > max)) {
+			api_error(out, 400, "Erroneous parameters (%s must be an integer from 0 to %ld, or empty for the default)",
+				  key, max);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void put_group(struct api_req *req, struct api_resp *out)
+{
+	const char *name = params_get(&req->params, "name");
+	long prio = 0;
+	char msg[512] = "";
+	int rc;
+
+	if (req->json) {
+		api_error(out, 400, "send job group fields as form parameters");
+		return;
+	}
+	if (name && !*name) {
+		api_error(out, 400, "Erroneous parameters (name must not be empty)");
+		return;
+	}
+	if (opt_long(&req->params, "default_priority", 0, &prio)) {
+		api_error(out, 400, "Erroneous parameters (default_priority must be an integer)");
+		return;
+	}
+	if (group_retention_check(req, out))
+		return;
+	rc = groups_update(req->db, req->id, name, params_get(&req->params, "description"),
+			   params_get(&req->params, "default_priority") != NULL, prio, msg, sizeof(msg));
+	if (rc == ERR_NOT_FOUND) {
+		api_error(out, 404, "Group %lld does not exist", (long long)req->id);
+		return;
+	}
+	if (rc) {
+		api_error(out, rc == ERR_INVALID ? 400 : 500, "%s", msg[0] ? msg : "cannot update the job group");
+		return;
+	}
+	if (group_retention(req, out, req->id))
+		return;
+	api_json(out, json_pack("{s:I}", "id", (json_int_t)req->id));
+}
+
 static void post_group(struct api_req *req, struct api_resp *out)
 {
 	const char *name = params_get(&req->params, "name");
@@ -231,12 +307,16 @@ static void post_group(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "Erroneous parameters (default_priority, parent_id and sort_order must be integers)");
 		return;
 	}
+	if (group_retention_check(req, out))
+		return;
 	rc = groups_add(req->db, name, parent, prio, sort, params_get(&req->params, "description"), &id, msg,
 			sizeof(msg));
 	if (rc) {
 		api_error(out, 400, "%s", msg); /* openQA answers 400 either way */
 		return;
 	}
+	if (group_retention(req, out, id))
+		return;
 	api_json(out, json_pack("{s:I}", "id", (json_int_t)id));
 }
 
@@ -324,6 +404,7 @@ const struct api_route api_tables_routes[] = {
 	{ "GET", "/api/v1/job_groups", AUTH_PUBLIC, get_groups, NULL },
 	{ "GET", "/api/v1/job_groups/#", AUTH_PUBLIC, get_groups, NULL },
 	{ "POST", "/api/v1/job_groups", AUTH_ADMIN, post_group, NULL },
+	{ "PUT", "/api/v1/job_groups/#", AUTH_ADMIN, put_group, NULL },
 	{ "GET", "/api/v1/job_templates", AUTH_PUBLIC, get_templates, NULL },
 	{ "GET", "/api/v1/job_templates/#", AUTH_PUBLIC, get_templates, NULL },
 	{ "POST", "/api/v1/job_templates", AUTH_ADMIN, post_template, NULL },

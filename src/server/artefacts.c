@@ -149,14 +149,22 @@ int artefact_store(const char *data_dir, int64_t job_id, enum artefact_kind kind
 		goto out;
 	}
 	/* Identical screenshots (most of them, between steps) are kept once;
-	 * thumbnails share the store, their bytes differ from any screenshot's. */
-	if (file_exists(img))
+	 * thumbnails share the store, their bytes differ from any screenshot's.
+	 * The stored copy may go between a look and a link (retention removes
+	 * images nothing links): then this upload stores it again. */
+	(void)unlink(dest); /* a re-upload replaces the link */
+	if (link(img, dest) == 0) {
 		(void)unlink(tmp); /* the stored copy has the same bytes */
-	else if (rename(tmp, img)) {
+		goto out;
+	}
+	if (errno != ENOENT) {
 		rc = -errno;
 		goto out;
 	}
-	(void)unlink(dest); /* a re-upload replaces the link */
+	if (rename(tmp, img)) {
+		rc = -errno;
+		goto out;
+	}
 	rc = link(img, dest) ? -errno : 0;
 out:
 	if (fd >= 0)

@@ -333,6 +333,18 @@ const struct db_migration db__migrations_sqlite[] = {
 	  "  json_object('id', NEW.id, 'job_id', NEW.job_id, 'group_id', NEW.group_id, 'user', NEW.user_name,"
 	  "  'text', NEW.text, 'created', NEW.t_created || 'Z', 'updated', NEW.t_updated || 'Z'), NEW.t_created);"
 	  " END;" },
+	{ 16,
+	  /* Retention (retention.c), openQA's names: per group how long logs
+	   * and results of finished jobs are kept (important builds apart) and
+	   * how much its assets may take; NULL is the server's default. A job
+	   * whose logs were removed keeps its results with logs_present 0. */
+	  "ALTER TABLE job_groups ADD COLUMN keep_logs_in_days INTEGER;"
+	  "ALTER TABLE job_groups ADD COLUMN keep_important_logs_in_days INTEGER;"
+	  "ALTER TABLE job_groups ADD COLUMN keep_results_in_days INTEGER;"
+	  "ALTER TABLE job_groups ADD COLUMN keep_important_results_in_days INTEGER;"
+	  "ALTER TABLE job_groups ADD COLUMN size_limit_gb INTEGER;"
+	  "ALTER TABLE jobs ADD COLUMN logs_present INTEGER NOT NULL DEFAULT 1;"
+	  "CREATE INDEX jobs_finished ON jobs (group_id, t_finished);" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

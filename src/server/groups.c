@@ -8,6 +8,7 @@
 #include <string.h>
 #include "server/db.h"
 #include "server/groups.h"
+#include "server/retention.h"
 #include "util/err.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -18,7 +19,9 @@ int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msgle
 
 	*out = NULL;
 	if (db_prepare(db, &st, "SELECT id, name, parent_id, default_priority, sort_order, description,"
-		       " template, carry_over_bugrefs FROM job_groups WHERE (? = 0 OR id = ?) ORDER BY id", "ii", id, id)) {
+		       " template, carry_over_bugrefs, keep_logs_in_days, keep_important_logs_in_days,"
+		       " keep_results_in_days, keep_important_results_in_days, size_limit_gb"
+		       " FROM job_groups WHERE (? = 0 OR id = ?) ORDER BY id", "ii", id, id)) {
 		err_set(msg, msglen, "cannot read job groups");
 		return ERR_IO;
 	}
@@ -34,6 +37,16 @@ int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msgle
 		json_object_set_new(g, "template", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
 		json_object_set_new(g, "build_version_sort", json_integer(1));
 		json_object_set_new(g, "carry_over_bugrefs", json_integer(db_col_int(st, 7) != 0));
+		/* as openQA answers: the value in effect, the default where none is set */
+		{
+			static const int64_t dflt[] = { RETENTION_LOGS_DAYS, RETENTION_IMPORTANT_LOGS_DAYS,
+							RETENTION_RESULTS_DAYS, RETENTION_IMPORTANT_RESULTS_DAYS,
+							RETENTION_SIZE_LIMIT_GB };
+			int k;
+			for (k = 0; groups_retention_keys[k]; k++)
+				json_object_set_new(g, groups_retention_keys[k],
+						    json_integer(db_col_null(st, 8 + k) ? dflt[k] : db_col_int(st, 8 + k)));
+		}
 		json_array_append_new(a, g);
 	}
 	db_finalize(st);
@@ -64,6 +77,49 @@ int groups_add(struct db *db, const char *name, int64_t parent_id, int64_t prior
 		return ERR_IO;
 	}
 	*id = db_last_id(db);
+	return 0;
+}
+
+const char *const groups_retention_keys[] = { "keep_logs_in_days", "keep_important_logs_in_days",
+					      "keep_results_in_days", "keep_important_results_in_days",
+					      "size_limit_gb", NULL };
+
+int groups_set_retention(struct db *db, int64_t id, const char *key, bool has_value, int64_t value)
+{
+	static const char *const sql[] = {
+		"UPDATE job_groups SET keep_logs_in_days = ? WHERE id = ?",
+		"UPDATE job_groups SET keep_important_logs_in_days = ? WHERE id = ?",
+		"UPDATE job_groups SET keep_results_in_days = ? WHERE id = ?",
+		"UPDATE job_groups SET keep_important_results_in_days = ? WHERE id = ?",
+		"UPDATE job_groups SET size_limit_gb = ? WHERE id = ?",
+	};
+	int k, rc;
+
+	for (k = 0; groups_retention_keys[k] && strcmp(groups_retention_keys[k], key); k++)
+		;
+	if (!groups_retention_keys[k])
+		return ERR_INVALID;
+	rc = has_value ? db_exec(db, sql[k], "ii", value, id) : db_exec(db, sql[k], "ni", id);
+	return rc < 0 ? rc : rc == 0 ? ERR_NOT_FOUND : 0;
+}
+
+int groups_update(struct db *db, int64_t id, const char *name, const char *description, bool has_prio, int64_t prio,
+		  char *msg, size_t msglen)
+{
+	int rc;
+
+	if ((rc = groups_exists(db, id)))
+		return rc;
+	if (name && (rc = db_exec(db, "UPDATE job_groups SET name = ? WHERE id = ?", "ti", name, id)) < 0) {
+		if (rc == ERR_INVALID)
+			err_set(msg, msglen, "a job group named '%s' already exists", name);
+		return rc;
+	}
+	if (description && (rc = db_exec(db, "UPDATE job_groups SET description = ? WHERE id = ?", "ti", description,
+					 id)) < 0)
+		return rc;
+	if (has_prio && (rc = db_exec(db, "UPDATE job_groups SET default_priority = ? WHERE id = ?", "ii", prio, id)) < 0)
+		return rc;
 	return 0;
 }
 

@@ -21,6 +21,19 @@ int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msgle
 int groups_add(struct db *db, const char *name, int64_t parent_id, int64_t priority, int64_t sort_order,
 	       const char *description, int64_t *id, char *msg, size_t msglen);
 
+/* The retention settings of a group (openQA's names), each NULL for the
+ * server's default. */
+extern const char *const groups_retention_keys[]; /* ends with NULL */
+/* Set retention key (one of groups_retention_keys) of group id to value,
+ * or back to the default with has_value false. 0, ERR_INVALID (no such
+ * key), ERR_NOT_FOUND, or a db error. */
+int groups_set_retention(struct db *db, int64_t id, const char *key, bool has_value, int64_t value);
+/* Set name, description (NULL: unchanged) and, when has_prio,
+ * default_priority. 0, ERR_INVALID (name taken: msg says so),
+ * ERR_NOT_FOUND, or a db error. */
+int groups_update(struct db *db, int64_t id, const char *name, const char *description, bool has_prio, int64_t prio,
+		  char *msg, size_t msglen);
+
 /* 0 when group id exists, ERR_NOT_FOUND, or a db error. */
 int groups_exists(struct db *db, int64_t id);
 /* The id of the group named name. 0 and *id, ERR_NOT_FOUND, or a db error. */

@@ -49,6 +49,7 @@
 #include "server/ws_workers.h"
 #include "server/rerun.h"
 #include "server/resp_cache.h"
+#include "server/retention.h"
 #include "server/server.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -95,6 +96,7 @@ struct server {
 	struct login_limit login_limit; /* failed sign-ins, shared by the handlers */
 	bool secure_cookies;
 	long rerun_wait_s;         /* serve --rerun-wait */
+	long cleanup_interval_s;   /* serve --cleanup-interval; <= 0: never */
 	struct livestream *streams; /* the live view's event streams */
 	struct rejudge_store *rejudge; /* the last re-judge per job */
 	struct developer_hub *developer; /* developer mode's commands and states */
@@ -133,7 +135,7 @@ static const struct api_route *const route_tables[] = {
 	api_jobs_routes, api_isos_routes, api_tables_routes, api_workers_routes, api_assets_routes,
 	api_comments_routes, api_yaml_routes, api_live_routes, api_devmode_routes, api_needles_routes, web_routes, api_users_routes,
 	api_audit_routes, api_rejudge_routes, api_needle_edit_routes, api_rerun_routes, api_review_routes,
-	api_locks_routes,
+	api_locks_routes, api_cleanup_routes,
 };
 
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
@@ -837,15 +839,36 @@ static void resume_all(struct server *s)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* The retention cleanup (retention.c) under the writer token, its outcome logged. */
+static void cleanup_now(struct server *s, struct db *db)
+{
+	json_t *done = NULL;
+
+	pool_write_begin(s->pool);
+	if (retention_run(db, s->data_dir, (int64_t)time(NULL), &done))
+		log_err("cleanup: %s", db_errmsg(db));
+	pool_write_end(s->pool);
+	if (done && (json_array_size(json_object_get(done, "jobs")) || json_array_size(json_object_get(done, "logs")) ||
+		     json_array_size(json_object_get(done, "assets")) ||
+		     json_integer_value(json_object_get(done, "removed_images"))))
+		log_info("cleanup: %zu jobs, the logs of %zu jobs, %zu assets and %lld stored screenshots removed",
+			 json_array_size(json_object_get(done, "jobs")), json_array_size(json_object_get(done, "logs")),
+			 json_array_size(json_object_get(done, "assets")),
+			 (long long)json_integer_value(json_object_get(done, "removed_images")));
+	json_decref(done);
+}
+
 /* Housekeeping: resume parked polls every second; every few seconds end
  * the jobs of workers silent for worker_timeout_s (own connection, under
- * the writer token like any writing request). */
+ * the writer token like any writing request); every cleanup_interval_s
+ * the retention cleanup. */
 static void *timer_main(void *arg)
 {
 	struct server *s = arg;
 	struct db *db = NULL;
 	char err[256];
 	int tick = 0, every = s->worker_timeout_s / 4;
+	int64_t next_cleanup = s->cleanup_interval_s > 0 ? (int64_t)time(NULL) + s->cleanup_interval_s : 0;
 
 	if (every < 1)
 		every = 1;
@@ -879,6 +902,10 @@ static void *timer_main(void *arg)
 			if (workers_reap(db, (int64_t)time(NULL), s->worker_timeout_s, &n))
 				log_err("lost-worker check: %s", db_errmsg(db));
 			pool_write_end(s->pool);
+		}
+		if (db && next_cleanup && (int64_t)time(NULL) >= next_cleanup) {
+			cleanup_now(s, db);
+			next_cleanup = (int64_t)time(NULL) + s->cleanup_interval_s;
 		}
 	}
 	db_free(db);
@@ -1294,6 +1321,7 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	login_limit_init(&s->login_limit);
 	s->secure_cookies = cfg->secure_cookies;
 	s->rerun_wait_s = cfg->rerun_wait_s > 0 ? cfg->rerun_wait_s : RERUN_WAIT_DEFAULT_S;
+	s->cleanup_interval_s = cfg->cleanup_interval_s ? cfg->cleanup_interval_s : SERVER_CLEANUP_INTERVAL_S;
 	if ((rc = livestream_new(&s->streams)) || (rc = rejudge_store_new(&s->rejudge)) ||
 	    (rc = developer_hub_new(&s->developer))) {
 		snprintf(err, errlen, "out of memory");

@@ -31,7 +31,10 @@ struct server_config {
 	long rerun_wait_s;          /* a pinned re-run waits this long for its worker; 0: RERUN_WAIT_DEFAULT_S */
 	const char *user;           /* NULL, or become this user once the address is bound */
 	const struct events_config *events; /* NULL or no sink on: no event notifications (events.h) */
+	long cleanup_interval_s;    /* retention runs every this many seconds; 0: SERVER_CLEANUP_INTERVAL_S, < 0: never */
 };
+
+#define SERVER_CLEANUP_INTERVAL_S 3600
 
 /* The handler threads when not configured: twice the online CPUs, at
  * least 4, at most SERVER_MAX_THREADS. */

@@ -34,6 +34,7 @@
 #include "util/proc.h"
 #include "util/str.h"
 #include "util/time.h"
+#include "worker/asset_cache.h"
 #include "worker/casedir.h"
 #include "worker/dev_relay.h"
 #include "worker/live_relay.h"
@@ -371,8 +372,10 @@ static char *fetch_asset(struct worker *w, const char *type, const char *name, c
 	snprintf(rel, sizeof(rel), "cache/assets/%s/%s", type, key);
 	if (!(dir = path_join(w->cfg->pool, rel)) || !(file = path_join(dir, name)))
 		goto nomem;
-	if (size >= 0 && stat(file, &sb) == 0 && (json_int_t)sb.st_size == size)
+	if (size >= 0 && stat(file, &sb) == 0 && (json_int_t)sb.st_size == size) {
+		asset_cache_touch(file);
 		goto out; /* cached */
+	}
 	if (file_mkdir_p(dir, 0700)) {
 		snprintf(why, whylen, "setup failure: cannot create the asset cache '%s'", dir);
 		goto fail;
@@ -394,6 +397,7 @@ static char *fetch_asset(struct worker *w, const char *type, const char *name, c
 		goto fail;
 	}
 	log_info("asset %s/%s (%lld bytes) cached in %s", type, name, (long long)sb.st_size, dir);
+	asset_cache_touch(file);
 	goto out;
 nomem:
 	snprintf(why, whylen, "setup failure: out of memory");
@@ -411,8 +415,10 @@ out:
  * or -1 with why. */
 static int resolve_assets(struct worker *w, long long job_id, json_t *settings, char *why, size_t whylen)
 {
-	const char *key;
+	const char *key, *used[64];
+	size_t n = 0;
 	json_t *v, *tmp;
+	int removed;
 
 	json_object_foreach_safe(settings, tmp, key, v) {
 		const char *type = asset_type(key), *name = json_string_value(v);
@@ -425,7 +431,13 @@ static int resolve_assets(struct worker *w, long long job_id, json_t *settings, 
 			return -1;
 		json_object_set_new(settings, key, json_string(path));
 		free(path);
+		if (n < sizeof(used) / sizeof(used[0]))
+			used[n++] = json_string_value(json_object_get(settings, key));
 	}
+	/* The cache stays within its size, this job's assets kept. */
+	(void)asset_cache_prune(w->cfg->pool, (int64_t)(w->cfg->asset_cache_mb > 0 ? w->cfg->asset_cache_mb
+										     : ASSET_CACHE_DEFAULT_MB) << 20,
+				used, n, &removed);
 	return 0;
 }
 

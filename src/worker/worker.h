@@ -33,6 +33,7 @@ struct worker_config {
 	long snapshot_cap_mb;  /* ... while all kept ones take at most this much (0: none) */
 	int server;            /* WORKER_SERVER_*: which protocol the server speaks */
 	const char *share;     /* openQA's shared directory (NULL: /var/lib/openqa/share) */
+	long asset_cache_mb;   /* the asset cache's size (0: ASSET_CACHE_DEFAULT_MB) */
 };
 
 /* The server's kind: found out from its answers (auto), or given. */

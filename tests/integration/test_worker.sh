@@ -146,6 +146,32 @@ check "download of ../vigil.db refused ($CODE)" [ "$CODE" -ge 400 -a "$CODE" -lt
 CODE=$(curl -s -o /dev/null -w '%{http_code}' -X POST --data-binary x "$URL/api/v1/jobs/1/artefact?file=x.txt")
 check "unsigned upload refused ($CODE)" [ "$CODE" = 403 ]
 
+# Retention (issue 18): the jobs above made old by moving their finish back
+# (the only thing faked); a cleanup shows its plan first, then removes
+# exactly that: job 2's logs (40 days, past the 30 of the default), job
+# 1 whole (400 days, past 365), then the screenshots nothing links.
+cli -X PUT job_groups/1 keep_logs_in_days=20 size_limit_gb=5 > /dev/null
+check "job group: retention settings stored, defaults shown where unset" [ "$(cli job_groups/1 | json_get /dev/stdin \
+	'(j[0]["keep_logs_in_days"], j[0]["size_limit_gb"], j[0]["keep_results_in_days"], j[0]["keep_important_logs_in_days"])')" = "(20, 5, 365, 120)" ]
+CODE=$(cli -X PUT job_groups/1 keep_results_in_days=-3 2>&1 | grep -c 'keep_results_in_days must be an integer')
+check "job group: a negative keep_results_in_days refused, naming the field" [ "$CODE" = 1 ]
+cli -X PUT job_groups/1 keep_logs_in_days= > /dev/null
+sqlite3 "$DATA/vigil.db" "UPDATE jobs SET t_finished = strftime('%Y-%m-%dT%H:%M:%S', 'now', '-40 days') WHERE id = 2;
+	UPDATE jobs SET t_finished = strftime('%Y-%m-%dT%H:%M:%S', 'now', '-400 days') WHERE id = 1;"
+cli cleanup > "$TMP/plan.json"
+check "cleanup plan: job 1's results, 400 days old" [ "$(json_get "$TMP/plan.json" '[(x["id"], x["reason"]) for x in j["jobs"]]')" = "[(1, 'results of jobs are kept 365 days')]" ]
+check "cleanup plan: job 2's logs (serial, runner log, video), not its results" [ "$(json_get "$TMP/plan.json" \
+	'[x["id"] for x in j["logs"]] == [2] and {"serial0.txt", "vigil-log.txt", "video.webm"} <= set(j["logs"][0]["files"]) and not [f for f in j["logs"][0]["files"] if f.endswith(".png") or f.endswith(".json")]')" = True ]
+check "cleanup plan: nothing removed yet" sh -c "[ -d '$DATA/testresults/1' ] && [ -f '$DATA/testresults/2/serial0.txt' ]"
+check "cleanup plan: admins only" [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/cleanup")" = 403 ]
+cli -X POST cleanup > "$TMP/done.json"
+check "cleanup: job 1 gone (404) with its results directory" sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$URL/api/v1/jobs/1')\" = 404 ] && [ ! -e '$DATA/testresults/1' ]"
+check "cleanup: job 2's logs gone, its screenshots and results stay" sh -c "[ ! -e '$DATA/testresults/2/serial0.txt' ] && [ ! -e '$DATA/testresults/2/ulogs' ] && [ -f '$DATA/testresults/2/results.json' ] && ls '$DATA/testresults/2/' | grep -q '\.png$'"
+cli jobs/2/details > "$TMP/j2after.json"
+check "cleanup: job 2's page still answers, without the logs" [ "$(json_get "$TMP/j2after.json" '"serial0.txt" not in j["job"]["logs"] and "results.json" in j["job"]["logs"]')" = True ]
+check "cleanup: every stored screenshot still linked by a job" sh -c "[ -z \"\$(find '$DATA/images' -type f -links 1)\" ]"
+check "cleanup: a second plan is empty" [ "$(cli cleanup | json_get /dev/stdin 'len(j["jobs"]) + len(j["logs"]) + len(j["assets"])')" = 0 ]
+
 kill "$W2"; wait "$W2" 2>/dev/null
 check "no qemu-system left in any pool" qemu_gone "$TMP/pool"
 finish
