@@ -4,6 +4,8 @@
  * the closing handshake, bytes read ahead of the context, a peer that
  * breaks the protocol or goes away, a send from another thread waking
  * ws_wait; RFC 6455's Sec-WebSocket-Accept example. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -11,6 +13,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "net/ws.h"
+#include "worker/oq_ws.h"
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -348,4 +351,26 @@ TEST(ws_wait_woken_by_send)
 	CHECK_INT(s.op[0], WS_OP_CLOSE);
 	peer_close(&s);
 	peer_close(&c);
+}
+
+/* Found by fuzz_ws: a connection that failed (refused, a bad answer to
+ * the upgrade) left the inbox allocated, and the worker's caller frees
+ * only the struct: one leak per reconnect. LeakSanitizer fails this test
+ * without the fix. */
+TEST(oq_ws_failed_connect_leaves_nothing)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct oq_ws s;
+	char base[64], err[256];
+
+	CHECK(fd >= 0);
+	CHECK(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CHECK(getsockname(fd, (struct sockaddr *)&a, &alen) == 0);
+	close(fd); /* nobody listens there now */
+	snprintf(base, sizeof(base), "http://127.0.0.1:%u", ntohs(a.sin_port));
+	CHECK(oq_ws_connect(&s, base, "/api/v1/ws/1", "K", "S", 5, err, sizeof(err)) != 0);
+	CHECK(s.inbox == NULL);
+	CHECK(s.ws == NULL);
 }
