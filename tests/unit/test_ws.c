@@ -14,6 +14,11 @@
 #include "unit.h"
 #include "net/ws.h"
 #include "worker/oq_ws.h"
+#include "net/http.h"
+#include "server/auth.h"
+#include "server/db.h"
+#include "server/server.h"
+#include "util/log.h"
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -373,4 +378,54 @@ TEST(oq_ws_failed_connect_leaves_nothing)
 	CHECK(oq_ws_connect(&s, base, "/api/v1/ws/1", "K", "S", 5, err, sizeof(err)) != 0);
 	CHECK(s.inbox == NULL);
 	CHECK(s.ws == NULL);
+}
+
+/* Found by fuzz_ws: after an openQA worker's quit the server ended the
+ * session but left the socket open until the next worker connected, so
+ * the worker's side never saw the end. Now it sends a close: the worker's
+ * receive ends (within the minute allowed here, not never). */
+TEST(ws_workers_quit_closes_the_socket)
+{
+	struct server_config cfg = { .listen = "127.0.0.1:0", .threads = 2, .per_ip_limit = -1 };
+	const char *form = "host=h&instance=1&worker_class=qemu_x86_64&websocket_api_version=1";
+	char err[256] = "", key[AUTH_KEY_LEN + 1], secret[AUTH_KEY_LEN + 1], base[64], path[64], *dbp;
+	struct server *srv = NULL;
+	struct http_client c;
+	struct db *db = NULL;
+	struct oq_ws ws;
+	struct buf resp;
+	long status = 0;
+	int64_t kid;
+	json_t *j, *m;
+	int rc = 0, i;
+
+	log_set_stderr_level(LOG_ERR);
+	cfg.data_dir = unit_tmpdir();
+	CHECK((dbp = server_db_path(cfg.data_dir, err, sizeof(err))) != NULL);
+	CHECK_INT(db_open(&db, dbp, err, sizeof(err)), 0);
+	CHECK_INT(auth_key_create(db, AUTH_ADMIN, 0, key, secret, &kid), 0);
+	db_free(db);
+	free(dbp);
+	CHECK_INT(server_start(&srv, &cfg, err, sizeof(err)), 0);
+	snprintf(base, sizeof(base), "http://127.0.0.1:%u", server_port(srv));
+	CHECK_INT(http_client_init(&c, base, key, secret), 0);
+	buf_init(&resp, LIMIT_HTTP_RESPONSE);
+	CHECK_INT(http_request(&c, "POST", "/api/v1/workers", NULL, form, strlen(form), 60, &status, &resp, err,
+			       sizeof(err)), 0);
+	CHECK_INT(status, 200);
+	CHECK((j = json_loadb(resp.data, resp.len, 0, NULL)) != NULL);
+	snprintf(path, sizeof(path), "/api/v1/ws/%lld", (long long)json_integer_value(json_object_get(j, "id")));
+	json_decref(j);
+	buf_release(&resp);
+	CHECK_INT(oq_ws_connect(&ws, base, path, key, secret, 60, err, sizeof(err)), 0);
+	j = json_pack("{s:s}", "type", "quit");
+	CHECK_INT(oq_ws_send(&ws, j), 0);
+	json_decref(j);
+	for (i = 0; i < 600 && rc == 0; i++) /* 600 x 100 ms */
+		if ((m = oq_ws_recv(&ws, 100, &rc)))
+			json_decref(m);
+	CHECK_INT(rc, ERR_CLOSED);
+	oq_ws_release(&ws);
+	http_client_release(&c);
+	server_free(srv);
 }
