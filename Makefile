@@ -109,9 +109,9 @@ $(BUILD)/fixtures/%: tests/fixtures/%.c $(BUILD)/libvigil.a
 # libFuzzer targets: `make fuzz` builds them (FUZZ=1) and runs each for
 # FUZZ_TIME seconds from its committed seeds (tests/fuzz/corpus/NAME);
 # tests/integration/test_fuzz.sh runs a short, seeded pass in `make check`.
-build-fuzz/fuzz/%: tests/fuzz/%.c build-fuzz/libvigil.a
+build-fuzz/fuzz/%: tests/fuzz/%.c $(wildcard tests/fuzz/*.h) build-fuzz/libvigil.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $(filter %.c %.a,$^) $(LDLIBS)
 
 # clang's warnings are not gcc's (a v*printf wrapper without a format
 # attribute, e.g. libmicrohttpd's logger): -Werror stays with the gcc builds.

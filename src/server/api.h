@@ -163,6 +163,11 @@ extern const struct api_route api_review_routes[];
 extern const struct api_route api_locks_routes[];
 extern const struct api_route api_cleanup_routes[];
 
+/* The i-th route of all the server's tables (in the order the router
+ * tries them), NULL past the last: what the fuzz target and the bad input
+ * test walk, so a new route is covered without an edit there. */
+const struct api_route *api_route_at(size_t i);
+
 /* GET target (a path of this API with its query) inside the request
  * page, with page's user, and its 200 JSON answer in out: 0, else -1 (no
  * such route, one above page's level, bad query, any other answer) with

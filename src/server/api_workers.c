@@ -89,6 +89,12 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "Erroneous parameters (host missing)");
 		return;
 	}
+	if (strlen(host) > LIMIT_WORKER_HOST || (cls && strlen(cls) > LIMIT_WORKER_CLASS)) {
+		api_error(out, 400, "Erroneous parameters (%s over %d bytes)",
+			  strlen(host) > LIMIT_WORKER_HOST ? "host" : "worker_class",
+			  strlen(host) > LIMIT_WORKER_HOST ? LIMIT_WORKER_HOST : LIMIT_WORKER_CLASS);
+		return;
+	}
 	/* openQA's worker: it holds a WebSocket for its jobs (ws_workers.c). */
 	wsv = params_get(&req->params, "websocket_api_version");
 	if (!wsv && req->json) {

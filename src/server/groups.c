@@ -65,6 +65,12 @@ int groups_add(struct db *db, const char *name, int64_t parent_id, int64_t prior
 	char now[DB_TIME_LEN];
 	int rc;
 
+	if (strlen(name) > LIMIT_GROUP_NAME || (description && strlen(description) > LIMIT_GROUP_TEXT)) {
+		err_set(msg, msglen, "Erroneous parameters (%s over %u bytes)",
+			strlen(name) > LIMIT_GROUP_NAME ? "name" : "description",
+			strlen(name) > LIMIT_GROUP_NAME ? LIMIT_GROUP_NAME : LIMIT_GROUP_TEXT);
+		return ERR_INVALID;
+	}
 	db_now(now);
 	rc = db_exec(db, "INSERT INTO job_groups (name, parent_id, default_priority, sort_order, description, t_created)"
 		     " VALUES (?, ?, ?, ?, ?, ?)", "tIiItt", name, parent_id, priority, sort_order, description, now);

@@ -16,8 +16,12 @@ struct db;
  * (new array); ERR_NOT_FOUND (id > 0 and no such group); ERR_IO; the text in msg. */
 int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msglen);
 
+#define LIMIT_GROUP_NAME 1024        /* bytes of a group's name */
+#define LIMIT_GROUP_TEXT (64u << 10) /* bytes of its description */
+
 /* Create a group; parent_id and sort_order 0 for none, description may be
- * NULL. 0 and *id; ERR_INVALID (the name is taken); ERR_IO; the text in msg. */
+ * NULL. 0 and *id; ERR_INVALID (the name is taken, or the name or the
+ * description is over its bound); ERR_IO; the text in msg. */
 int groups_add(struct db *db, const char *name, int64_t parent_id, int64_t priority, int64_t sort_order,
 	       const char *description, int64_t *id, char *msg, size_t msglen);
 

@@ -296,7 +296,7 @@ int isos_get(struct db *db, int64_t id, bool job_ids, json_t **out, char *msg, s
 	}
 	if (db_step(st) != 1) {
 		db_finalize(st);
-		err_set(msg, msglen, "Scheduled product does not exist");
+		err_set(msg, msglen, "Scheduled product %lld does not exist", (long long)id);
 		return ERR_NOT_FOUND;
 	}
 	j = json_object();

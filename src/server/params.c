@@ -176,6 +176,15 @@ void api_error(struct api_resp *out, int status, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
+	/* The text may quote what the client sent (a path, a name) or be cut
+	 * inside a character: JSON needs UTF-8, so each byte that is not
+	 * becomes '?' (else json_pack fails and the answer is a 500). */
+	for (;;) {
+		size_t len = strlen(text), bad = 0;
+		if (str_utf8_valid(text, len, &bad) || bad >= len)
+			break;
+		text[bad] = '?';
+	}
 	json_decref(out->json);
 	out->status = status;
 	out->json = json_pack("{s:s}", "error", text);

@@ -138,6 +138,18 @@ static const struct api_route *const route_tables[] = {
 	api_locks_routes, api_cleanup_routes,
 };
 
+const struct api_route *api_route_at(size_t i)
+{
+	const struct api_route *r;
+	size_t t;
+
+	for (t = 0; t < sizeof(route_tables) / sizeof(route_tables[0]); t++)
+		for (r = route_tables[t]; r->method; r++)
+			if (i-- == 0)
+				return r;
+	return NULL;
+}
+
 static void *uri_log_cb(void *cls, const char *uri, struct MHD_Connection *con)
 {
 	struct conn_req *r = calloc(1, sizeof(*r));

@@ -145,6 +145,28 @@ int tables_write(struct db *db, enum tables_kind kind, int64_t id, const char *c
 	size_t n = ncols(t), i;
 	int rc;
 
+	for (i = 0; i < n; i++) {
+		size_t max = strcmp(t->d.cols[i], "description") ? LIMIT_TABLE_VALUE : LIMIT_TABLE_TEXT;
+		if (vals[i] && strlen(vals[i]) > max) {
+			err_set(msg, msglen, "%s: '%s' is over %zu bytes", t->d.json_key, t->d.cols[i], max);
+			return ERR_INVALID;
+		}
+	}
+	{
+		const char *key;
+		json_t *v;
+		json_object_foreach((json_t *)settings, key, v) {
+			if (strlen(key) > LIMIT_TABLE_VALUE) {
+				err_set(msg, msglen, "%s: a setting's name is over %d bytes", t->d.json_key, LIMIT_TABLE_VALUE);
+				return ERR_INVALID;
+			}
+			if (json_string_length(v) > LIMIT_TABLE_SETTING) {
+				err_set(msg, msglen, "%s: setting '%.64s' is over %u bytes", t->d.json_key, key,
+					LIMIT_TABLE_SETTING);
+				return ERR_INVALID;
+			}
+		}
+	}
 	if (id) {
 		int64_t found;
 		if (db_query_int(db, &found, t->sql_select, "ii", id, id)) {

@@ -36,11 +36,17 @@ const struct tables_desc *tables_desc(enum tables_kind kind);
 int tables_list(struct db *db, enum tables_kind kind, int64_t id, const char *const *want, json_t **out, char *msg,
 		size_t msglen);
 
+/* Bounds of what a row holds (bytes). */
+#define LIMIT_TABLE_VALUE   1024          /* a column (name, backend, distri, ...) and a setting's name */
+#define LIMIT_TABLE_TEXT    (64u << 10)   /* the description column */
+#define LIMIT_TABLE_SETTING (1u << 20)    /* a setting's value (as one job setting) */
+
 /* Insert (id 0) or replace (id > 0) a row from vals[i] (NULL: empty for a
  * required column, else NULL) and replace its settings by settings (an
  * object of strings), all in one transaction. 0 and *new_id (the row's id);
  * ERR_NOT_FOUND (no row id); ERR_INVALID (an entry with these values
- * exists); ERR_IO; the text in msg. */
+ * exists, or a value over its LIMIT_TABLE_* bound, named in msg); ERR_IO;
+ * the text in msg. */
 int tables_write(struct db *db, enum tables_kind kind, int64_t id, const char *const *vals, const json_t *settings,
 		 int64_t *new_id, char *msg, size_t msglen);
 

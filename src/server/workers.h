@@ -18,6 +18,8 @@ struct db;
 #define WORKERS_DEFAULT_CLASS "qemu_x86_64,qemu_i686,qemu_i586"
 /* Seconds without any request after which a worker's job is abandoned. */
 #define WORKERS_DEFAULT_TIMEOUT_S 60
+#define LIMIT_WORKER_HOST  255   /* bytes of a worker's host name (a DNS name's most) */
+#define LIMIT_WORKER_CLASS 4096  /* bytes of its comma-separated WORKER_CLASS */
 /* Register (or re-register) the worker host:instance offering classes
  * (comma-separated; NULL or "" for WORKERS_DEFAULT_CLASS). A worker that
  * registers again has abandoned whatever it ran: its assigned jobs are

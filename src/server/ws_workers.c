@@ -9,6 +9,8 @@
 #define LOG_MODULE "ws"
 #include <errno.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -416,6 +418,10 @@ static void *session_main(void *arg)
 			next_tick = time_mono_ms() + WS_WORKERS_TICK_MS;
 		}
 	}
+	/* After quit the socket would stay open until the next upgrade reaps
+	 * the session: close it now (the worker's side sees the close frame). */
+	if (ws_is_open(s->ws) && !ws_close(s->ws, 1000, s->quit ? "quit" : NULL))
+		(void)ws_pump(s->ws);
 	log_info("worker %lld: WebSocket closed (%s)", (long long)s->worker_id,
 		 s->quit ? "the worker quit" : err_str(rc));
 	/* The worker may have connected again already (openQA's worker
@@ -440,6 +446,9 @@ static void upgraded(void *cls, struct MHD_Connection *con, void *req_cls, const
 	(void)con;
 	(void)req_cls;
 	s->urh = urh;
+	/* Frames are small and answered one by one: no Nagle delay on them
+	 * (a pong behind an unacknowledged frame waited 40 ms). */
+	(void)setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &(int){ 1 }, sizeof(int));
 	ws_transport_fd(&s->t, sock);
 	s->ws = ws_new(WS_ROLE_SERVER, &s->t, extra_in, extra_in_size, on_msg, s);
 	pthread_mutex_lock(&h->lock);

@@ -306,8 +306,13 @@ int oq_ws_connect(struct oq_ws *s, const char *base, const char *path, const cha
 	}
 	if (rc == ERR_PROTO && i > OQ_WS_MAX_REDIRECTS)
 		err_set(err, errlen, "websocket: more than %d redirects from %s%s", OQ_WS_MAX_REDIRECTS, base, path);
-	if (rc)
+	if (rc) {
+		/* Nothing is left for the caller to release. */
+		close_conn(s);
+		json_decref(s->inbox);
+		s->inbox = NULL;
 		return rc;
+	}
 	s->transport.recv = transport_recv;
 	s->transport.send = transport_send;
 	s->transport.io = s;
@@ -316,6 +321,8 @@ int oq_ws_connect(struct oq_ws *s, const char *base, const char *path, const cha
 	if (!(s->ws = ws_new(WS_ROLE_CLIENT, &s->transport, NULL, 0, on_message, s))) {
 		err_set(err, errlen, "websocket: out of memory");
 		close_conn(s);
+		json_decref(s->inbox);
+		s->inbox = NULL;
 		return ERR_NOMEM;
 	}
 	log_info("websocket connected to %s", s->url);

@@ -27,7 +27,8 @@ struct oq_ws {
 /* Connect to base (http://host:port) path (e.g. "/api/v1/ws/7"), signed
  * with key/secret, following up to OQ_WS_MAX_REDIRECTS redirects (openQA's
  * web UI sends the worker to its websockets daemon). 0, or ERR_PROTO
- * (refused: the HTTP status and body in err), ERR_IO, ERR_TIMEOUT. */
+ * (refused: the HTTP status and body in err), ERR_IO, ERR_TIMEOUT; on
+ * failure nothing is left to release. */
 int oq_ws_connect(struct oq_ws *s, const char *base, const char *path, const char *key, const char *secret,
 		  long timeout_s, char *err, size_t errlen);
 

@@ -261,3 +261,28 @@ TEST(server_restart_and_cancel)
 	db_free(db);
 	free(path);
 }
+
+/* Found by fuzz_routes: a path with a byte that is not UTF-8 (POST
+ * /api/v1/jobs/%96/cancel) went into the 404's text, json_pack refused
+ * it, and the answer was a 500 "no response". Text cut inside a
+ * character by the 1 KiB limit did the same. */
+TEST(server_api_error_not_utf8)
+{
+	struct api_resp out;
+	char long_text[1100];
+	const char *e;
+
+	memset(&out, 0, sizeof(out));
+	api_error(&out, 404, "no route for %s %s", "POST", "/api/v1/jobs/\x96/cancel");
+	CHECK_INT(out.status, 404);
+	CHECK(out.json != NULL);
+	CHECK_STR(json_string_value(json_object_get(out.json, "error")), "no route for POST /api/v1/jobs/?/cancel");
+	memset(long_text, 'a', sizeof(long_text));
+	memcpy(long_text + 1022, "\xc3\xa9", 2); /* an é cut by the 1,023 bytes kept */
+	long_text[sizeof(long_text) - 1] = '\0';
+	api_error(&out, 400, "%s", long_text);
+	CHECK(out.json != NULL);
+	e = json_string_value(json_object_get(out.json, "error"));
+	CHECK(e && strlen(e) == 1023 && e[1022] == '?');
+	json_decref(out.json);
+}

@@ -4,6 +4,8 @@
  * the closing handshake, bytes read ahead of the context, a peer that
  * breaks the protocol or goes away, a send from another thread waking
  * ws_wait; RFC 6455's Sec-WebSocket-Accept example. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -11,6 +13,12 @@
 #include <unistd.h>
 #include "unit.h"
 #include "net/ws.h"
+#include "worker/oq_ws.h"
+#include "net/http.h"
+#include "server/auth.h"
+#include "server/db.h"
+#include "server/server.h"
+#include "util/log.h"
 #include "util/buf.h"
 #include "util/err.h"
 
@@ -348,4 +356,76 @@ TEST(ws_wait_woken_by_send)
 	CHECK_INT(s.op[0], WS_OP_CLOSE);
 	peer_close(&s);
 	peer_close(&c);
+}
+
+/* Found by fuzz_ws: a connection that failed (refused, a bad answer to
+ * the upgrade) left the inbox allocated, and the worker's caller frees
+ * only the struct: one leak per reconnect. LeakSanitizer fails this test
+ * without the fix. */
+TEST(oq_ws_failed_connect_leaves_nothing)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct oq_ws s;
+	char base[64], err[256];
+
+	CHECK(fd >= 0);
+	CHECK(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CHECK(getsockname(fd, (struct sockaddr *)&a, &alen) == 0);
+	close(fd); /* nobody listens there now */
+	snprintf(base, sizeof(base), "http://127.0.0.1:%u", ntohs(a.sin_port));
+	CHECK(oq_ws_connect(&s, base, "/api/v1/ws/1", "K", "S", 5, err, sizeof(err)) != 0);
+	CHECK(s.inbox == NULL);
+	CHECK(s.ws == NULL);
+}
+
+/* Found by fuzz_ws: after an openQA worker's quit the server ended the
+ * session but left the socket open until the next worker connected, so
+ * the worker's side never saw the end. Now it sends a close: the worker's
+ * receive ends (within the minute allowed here, not never). */
+TEST(ws_workers_quit_closes_the_socket)
+{
+	struct server_config cfg = { .listen = "127.0.0.1:0", .threads = 2, .per_ip_limit = -1 };
+	const char *form = "host=h&instance=1&worker_class=qemu_x86_64&websocket_api_version=1";
+	char err[256] = "", key[AUTH_KEY_LEN + 1], secret[AUTH_KEY_LEN + 1], base[64], path[64], *dbp;
+	struct server *srv = NULL;
+	struct http_client c;
+	struct db *db = NULL;
+	struct oq_ws ws;
+	struct buf resp;
+	long status = 0;
+	int64_t kid;
+	json_t *j, *m;
+	int rc = 0, i;
+
+	log_set_stderr_level(LOG_ERR);
+	cfg.data_dir = unit_tmpdir();
+	CHECK((dbp = server_db_path(cfg.data_dir, err, sizeof(err))) != NULL);
+	CHECK_INT(db_open(&db, dbp, err, sizeof(err)), 0);
+	CHECK_INT(auth_key_create(db, AUTH_ADMIN, 0, key, secret, &kid), 0);
+	db_free(db);
+	free(dbp);
+	CHECK_INT(server_start(&srv, &cfg, err, sizeof(err)), 0);
+	snprintf(base, sizeof(base), "http://127.0.0.1:%u", server_port(srv));
+	CHECK_INT(http_client_init(&c, base, key, secret), 0);
+	buf_init(&resp, LIMIT_HTTP_RESPONSE);
+	CHECK_INT(http_request(&c, "POST", "/api/v1/workers", NULL, form, strlen(form), 60, &status, &resp, err,
+			       sizeof(err)), 0);
+	CHECK_INT(status, 200);
+	CHECK((j = json_loadb(resp.data, resp.len, 0, NULL)) != NULL);
+	snprintf(path, sizeof(path), "/api/v1/ws/%lld", (long long)json_integer_value(json_object_get(j, "id")));
+	json_decref(j);
+	buf_release(&resp);
+	CHECK_INT(oq_ws_connect(&ws, base, path, key, secret, 60, err, sizeof(err)), 0);
+	j = json_pack("{s:s}", "type", "quit");
+	CHECK_INT(oq_ws_send(&ws, j), 0);
+	json_decref(j);
+	for (i = 0; i < 600 && rc == 0; i++) /* 600 x 100 ms */
+		if ((m = oq_ws_recv(&ws, 100, &rc)))
+			json_decref(m);
+	CHECK_INT(rc, ERR_CLOSED);
+	oq_ws_release(&ws);
+	http_client_release(&c);
+	server_free(srv);
 }
