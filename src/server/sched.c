@@ -423,3 +423,31 @@ out:
 	free(offered);
 	return rc;
 }
+
+int sched_job_network(struct db *db, int64_t job_id, json_t *settings, unsigned port)
+{
+	const char *type = json_string_value(json_object_get(settings, "NICTYPE"));
+	char v[32];
+	int64_t ids[DEPS_MAX_CLUSTER];
+	size_t n = 0;
+	int rc;
+
+	if (!type || strcmp(type, "tap"))
+		return 0;
+	if (!json_object_get(settings, "NICVLAN")) {
+		if ((rc = deps_cluster(db, job_id, ids, &n)))
+			return rc;
+		snprintf(v, sizeof(v), "%lld", (long long)(n ? ids[0] : job_id));
+		json_object_set_new(settings, "NICVLAN", json_string(v));
+	}
+	if (!json_object_get(settings, "NICMAC")) {
+		snprintf(v, sizeof(v), "52:54:00:%02x:%02x:%02x", (unsigned)(job_id >> 16) & 255,
+			 (unsigned)(job_id >> 8) & 255, (unsigned)job_id & 255);
+		json_object_set_new(settings, "NICMAC", json_string(v));
+	}
+	if (!json_object_get(settings, "NICMCAST_PORT") && port) {
+		snprintf(v, sizeof(v), "%u", port);
+		json_object_set_new(settings, "NICMCAST_PORT", json_string(v));
+	}
+	return 0;
+}

@@ -246,3 +246,34 @@ TEST(sched_set_prio_and_cancel_by_settings)
 	json_decref(f);
 	db_free(db);
 }
+
+TEST(sched_job_network_per_cluster)
+{
+	struct db *db = unit_db();
+	int64_t p = job(db, "server", "q", 50, false), c = job(db, "client", "q", 50, false);
+	json_t *sp = json_pack("{s:s}", "NICTYPE", "tap"), *sc = json_pack("{s:s,s:s}", "NICTYPE", "tap", "NICMAC", "m");
+	json_t *user = json_pack("{s:s}", "NICTYPE", "user"), *own = json_pack("{s:s,s:s}", "NICTYPE", "tap", "NICVLAN", "9");
+	char want[32];
+	char msg[256];
+
+	CHECK_INT(deps_add(db, p, c, DEPS_PARALLEL, msg, sizeof(msg)), 0);
+	CHECK_INT(sched_job_network(db, p, sp, 9526), 0);
+	CHECK_INT(sched_job_network(db, c, sc, 9526), 0);
+	snprintf(want, sizeof(want), "%lld", (long long)p);
+	CHECK_STR(json_string_value(json_object_get(sp, "NICVLAN")), want); /* one network: the first job's id */
+	CHECK_STR(json_string_value(json_object_get(sc, "NICVLAN")), want);
+	snprintf(want, sizeof(want), "52:54:00:00:00:%02x", (unsigned)p & 255);
+	CHECK_STR(json_string_value(json_object_get(sp, "NICMAC")), want);
+	CHECK_STR(json_string_value(json_object_get(sc, "NICMAC")), "m"); /* a job's own is kept */
+	CHECK_STR(json_string_value(json_object_get(sc, "NICMCAST_PORT")), "9526");
+	CHECK_INT(sched_job_network(db, p, user, 9526), 0);
+	CHECK_INT(json_object_size(user), 1); /* user networking: nothing added */
+	CHECK_INT(sched_job_network(db, p, own, 0), 0);
+	CHECK_STR(json_string_value(json_object_get(own, "NICVLAN")), "9");
+	CHECK(!json_object_get(own, "NICMCAST_PORT"));
+	json_decref(sp);
+	json_decref(sc);
+	json_decref(user);
+	json_decref(own);
+	db_free(db);
+}
