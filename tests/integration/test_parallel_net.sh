@@ -39,13 +39,19 @@ start_worker 2
 # an openQA multi-machine setup (NICTYPE=tap).
 COMMON="DISTRI=perl-net ARCH=x86_64 MACHINE=64bit BUILD=1 NICTYPE=tap VIRTIO_CONSOLE=1 QEMURAM=1024
 KERNEL=$IMG/debian/vmlinuz INITRD=$IMG/debian/initrd.img HDD_1=$IMG/debian/rootfs.ext4 PASSWORD=vigil"
-cli -X POST jobs $COMMON "APPEND=root=/dev/vda rw quiet console=tty0 console=ttyS0" \
+# no_timer_check: on a loaded host TCG can be too slow for the kernel's
+# check of the IO-APIC timer, which then panics at boot.
+cli -X POST jobs $COMMON "APPEND=root=/dev/vda rw quiet console=tty0 console=ttyS0 no_timer_check" \
 	TEST:server=net-server PARALLEL_ROLE:server=server \
 	TEST:client=net-client PARALLEL_ROLE:client=client _PARALLEL:client=server > "$TMP/post.json"
 S=$(json_get "$TMP/post.json" 'j["ids"]["server"]')
 C=$(json_get "$TMP/post.json" 'j["ids"]["client"]')
-check "the server VM's job passed" wait_state "$S" "done passed" 900
-check "the client VM's job passed" wait_state "$C" "done passed" 900
+# ended JOB SECONDS: until the job is done or cancelled (a failure ends the wait too).
+ended() { n=0; while ! state_of "$1" | grep -Eq '^(done|cancelled) ' && [ $n -lt $(($2 * 2)) ]; do sleep 0.5; n=$((n + 1)); done; }
+ended "$S" 1800
+ended "$C" 600
+check "the server VM's job passed" [ "$(state_of "$S")" = "done passed" ]
+check "the client VM's job passed" [ "$(state_of "$C")" = "done passed" ]
 # record_info 'net' of a job: its text (a file of its own).
 info_text() {
 	curl -s "$URL/tests/$1/file/result-net_pair.json" > "$TMP/r$1.json"

@@ -18,7 +18,7 @@ use mmapi;
 sub network_up {
     my ($n) = @_;
     # the serial getty's prompt on ttyS0: the guest has booted
-    wait_serial('login:', 900) || die "the guest did not boot to a login prompt\n";
+    wait_serial('login:', 600) || die "the guest did not boot to a login prompt\n";
     select_console 'root-virtio-terminal';
     assert_script_run "mkdir -p /run/systemd/network && printf '%s\\n' '[Match]' 'Name=en* eth*' '[Network]'"
       . " 'Address=10.0.3.$n/24' > /run/systemd/network/10-vigil-pair.network && systemctl restart systemd-networkd";
@@ -36,10 +36,11 @@ sub server {
     assert_script_run "echo 'served by job $id' > /root/page && printf '%s\\n' '#!/bin/sh'"
       . q{ 'sed -u "/^\r\?$/q" > /dev/null' 'printf "HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n"'}
       . " 'cat /root/page' > /root/serve.sh && chmod +x /root/serve.sh";
-    assert_script_run 'systemd-socket-activate -l 8080 -a --inetd /root/serve.sh > /dev/null 2>&1 &';
-    # listening (0x1F90 = 8080, state 0A) before the client is told
-    assert_script_run "for i in \$(seq 300); do grep -q ':1F90 00000000:0000 0A' /proc/net/tcp && break; sleep 1; done;"
-      . " grep -q ':1F90 00000000:0000 0A' /proc/net/tcp", 330;
+    background_script_run 'systemd-socket-activate -l 8080 -a --inetd /root/serve.sh > /dev/null 2>&1';
+    # listening (0x1F90 = 8080, state 0A; on IPv6's any address, which takes
+    # IPv4 too) before the client is told
+    assert_script_run "for i in \$(seq 300); do grep -q ':1F90 0*:0000 0A' /proc/net/tcp /proc/net/tcp6 && break; sleep 1;"
+      . " done; grep -q ':1F90 0*:0000 0A' /proc/net/tcp /proc/net/tcp6", 330;
     barrier_wait('net_up');
     barrier_wait('net_done');
     wait_for_children();
