@@ -58,8 +58,8 @@ info_text() {
 	curl -s "$URL/tests/$1/file/$(json_get "$TMP/r$1.json" '[d["text"] for d in j["details"] if d.get("title") == "net"][0]')"
 }
 check "the client fetched the server VM's page over the cluster network" \
-	sh -c "echo '$(info_text "$C")' | grep -qx \"client: 10.0.3.2 fetched http://10.0.3.1:8080/: 'served by job $S'\""
-check "the server served it" sh -c "echo '$(info_text "$S")' | grep -q \"server: 10.0.3.1 served\""
+	[ "$(info_text "$C")" = "client: 10.0.3.2 fetched http://10.0.3.1:8080/: 'served by job $S'" ]
+check "the server served it" [ "$(info_text "$S")" = "server: 10.0.3.1 served /root/page ('served by job $S')" ]
 # The QEMU command lines of the two runs (vigil-log.txt): one group, two MACs.
 for j in $S $C; do curl -s "$URL/tests/$j/file/vigil-log.txt"; done | grep -o 'socket,id=qanet0,[^ ]*' | sort -u > "$TMP/nics"
 cat "$TMP/nics"
