@@ -494,24 +494,29 @@ static int prio_param(struct api_req *req, struct api_resp *out, bool required, 
 static void restart_ids(struct api_req *req, struct api_resp *out, const int64_t *ids, size_t n, bool single)
 {
 	json_t *result = json_array(), *urls = json_array(), *errors = json_array(), *ans;
-	int64_t prio = 0;
+	int64_t prio = 0, failed = 0;
 	bool has_prio;
 	size_t i;
 	int rc = prio_param(req, out, false, &has_prio, &prio);
 
+	if (rc) { /* answered */
+		json_decref(result);
+		json_decref(urls);
+		json_decref(errors);
+		return;
+	}
 	for (i = 0; !rc && i < n; i++) {
 		rc = restart_into(req, ids[i], has_prio, prio, result, urls, errors);
-		if (rc == ERR_NOT_FOUND)
-			rc = single ? rc : 0;
+		if (rc == ERR_NOT_FOUND && !single)
+			rc = 0;
+		failed = ids[i];
 	}
 	if (n == 0)
 		json_array_append_new(errors, json_string("No job IDs specified"));
 	if (rc == ERR_NOT_FOUND)
-		not_found(out, ids[0]);
-	else if (rc == ERR_INVALID)
-		; /* answered */
+		not_found(out, failed);
 	else if (rc)
-		api_error(out, 500, "cannot restart job %lld", (long long)ids[i - 1]);
+		api_error(out, 500, "cannot restart job %lld", (long long)failed);
 	if (rc) {
 		json_decref(result);
 		json_decref(urls);

@@ -246,7 +246,7 @@ static int starving(struct db *db, int64_t worker_id, int64_t first, const int64
 		/* Held only for a cluster the live workers could run, busy or not. */
 		if ((rc = pick_workers(db, worker_id, ids, n, first, one_host, true, workers, &all)) <= 0)
 			return rc;
-		log_info("worker held for job %lld: its parallel cluster waits for workers (priority %lld with bonus)",
+		log_debug("worker held for job %lld: its parallel cluster waits for workers (priority %lld with bonus)",
 			 (long long)first, (long long)eff);
 		return 1;
 	}
