@@ -8,8 +8,8 @@
 # other is seen running, a mutex one holds while the other tries it). Then a
 # cluster whose client fails: the waiting server ends parallel_failed,
 # stopped by its worker; restarting it restarts the cluster; cancelling a
-# job skips its relatives. Two directly chained jobs (START_DIRECTLY_AFTER)
-# run on one worker; openQA's prio, bulk cancel (by settings) and bulk
+# job skips its relatives. A job directly chained (START_DIRECTLY_AFTER)
+# after another waits for its parent's worker while the other asks; openQA's prio, bulk cancel (by settings) and bulk
 # restart routes through openqa-cli. No timing:
 # every wait polls a state with a generous bound. Needs Debian's
 # os-autoinst, the GRUB ISO (scripts/fetch-images) and QEMU.
@@ -89,12 +89,27 @@ check "the client saw the server running at the barrier and its mutex held" \
 check "the server saw the client running at the barrier" \
 	sh -c "echo '$(info_text "$S")' | grep -q 'client $C was running at barrier par_start, then ended'"
 
-# --- START_DIRECTLY_AFTER_TEST: the child runs on its parent's worker,
-# although the other worker is free and asking all along.
-cli -X POST jobs $COMMON TEST:a=direct-a TEST:b=direct-b _START_DIRECTLY_AFTER:b=a > "$TMP/postd.json"
-DA=$(json_get "$TMP/postd.json" 'j["ids"]["a"]')
-DB=$(json_get "$TMP/postd.json" 'j["ids"]["b"]')
+# --- START_DIRECTLY_AFTER_TEST: the child runs on its parent's worker
+# only. The parent runs on worker X; X is stopped, the child posted after
+# the passed parent (_START_DIRECTLY_AFTER_JOBS): the other worker asks
+# and does not get it (X counts as alive for 60 s after it was last
+# heard); X started again (same instance: same worker) runs it.
+cli -X POST jobs $COMMON TEST=direct-a > "$TMP/posta.json"
+DA=$(json_get "$TMP/posta.json" 'j["id"]')
 check "directly chained: the parent passed" wait_state "$DA" "done passed" 300
+XI=$(db "SELECT w.instance FROM workers w JOIN jobs j ON j.assigned_worker_id = w.id WHERE j.id = $DA")
+YI=$((3 - XI))
+eval "kill \$W$XI"
+wait "$(eval echo \$W$XI)" 2>/dev/null
+cli -X POST jobs $COMMON TEST=direct-b _START_DIRECTLY_AFTER_JOBS=$DA > "$TMP/postb.json"
+DB=$(json_get "$TMP/postb.json" 'j["id"]')
+seen0=$(date +%s)
+n=0; while [ "$(db "SELECT t_seen_s FROM workers WHERE instance = $YI")" -le $((seen0 + 2)) ] && [ $n -lt 240 ]; do
+	sleep 0.5; n=$((n + 1)); done
+check "directly chained: the other worker asked, the child stays for the parent's worker" \
+	[ "$(db "SELECT COALESCE(assigned_worker_id, 0) <> (SELECT id FROM workers WHERE instance = $YI) FROM jobs WHERE id = $DB")" = 1 ]
+start_worker "$XI"
+eval "W$XI=\$WPID"
 check "directly chained: the child passed" wait_state "$DB" "done passed" 300
 check "directly chained: both on one worker" \
 	[ "$(db "SELECT COUNT(DISTINCT assigned_worker_id) FROM jobs WHERE id IN ($DA, $DB)")" = 1 ]
