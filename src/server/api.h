@@ -72,6 +72,7 @@ struct api_req {
 	const void *arg;        /* the route's argument */
 	enum auth_level level;  /* what the request's key allows */
 	const char *data_dir;   /* the server's DATA directory */
+	unsigned port;          /* the server's HTTP port (0 when unknown) */
 	const char *name;       /* the segment matched by '*' in the route, else NULL */
 	const char *upload;     /* streamed body of an upload route: a temporary file the handler may rename */
 	uint64_t upload_len;

@@ -11,6 +11,9 @@
  *   GET    /api/v1/jobs                           openQA's filters, limit, offset, latest, before, after;
  *                                                 vigil: sort=id|result|test, next=ID | prev=ID (keyset)
  *   GET    /api/v1/jobs/overview                  latest job of each scenario of a build (openQA)
+ *   POST   /api/v1/jobs/<id>/prio                 prio=N (openQA's set_prio)
+ *   POST   /api/v1/jobs/cancel                    KEY=VALUE filter, reason= (openQA's cancel_by_settings)
+ *   POST   /api/v1/jobs/restart                   jobs=ID... (also jobs[]=), prio= (openQA's apiv1_restart_jobs)
  *   GET    /api/v1/job_groups/<id>/build_results  a group's builds with counts (openQA)
  *   GET    /dashboard_build_results[.json]        every group's newest builds (openQA's, JSON only)
  */
@@ -427,39 +430,181 @@ static void job_cancel(struct api_req *req, struct api_resp *out)
 		api_json(out, json_pack("{s:i}", "result", changed));
 }
 
-static void job_restart(struct api_req *req, struct api_resp *out)
+/* Restart one job into the arrays of openQA's answer: result gets
+ * {"old id": new id, ...} (the job and the relatives cloned with it),
+ * test_url their /tests/ links, errors a message; with prio (has_prio) the
+ * clones get that priority. 0, ERR_NOT_FOUND (the message in errors), or a
+ * db error. */
+static int restart_into(struct api_req *req, int64_t id, bool has_prio, int64_t prio, json_t *result,
+			json_t *test_url, json_t *errors)
 {
 	char msg[256], key[24], url[48];
 	int64_t new_id;
 	json_t *map, *urls, *clones, *v;
 	const char *old;
-	int rc = jobs_restart_clones(req->db, req->id, &new_id, &clones, msg, sizeof(msg));
+	int rc = jobs_restart_clones(req->db, id, &new_id, &clones, msg, sizeof(msg));
 
 	if (rc == ERR_NOT_FOUND) {
-		not_found(out, req->id);
-		return;
+		snprintf(msg, sizeof(msg), "Job %lld does not exist", (long long)id);
+		json_array_append_new(errors, json_string(msg));
+		return rc;
 	}
 	if (rc == ERR_BADSTATE) {
-		api_json(out, json_pack("{s:[],s:[],s:[s]}", "result", "test_url", "errors", msg));
-		return;
+		json_array_append_new(errors, json_string(msg));
+		return 0;
 	}
-	if (rc) {
-		api_error(out, 500, "cannot restart job %lld", (long long)req->id);
-		return;
-	}
+	if (rc)
+		return rc;
 	map = json_object();
 	urls = json_object();
+	snprintf(key, sizeof(key), "%lld", (long long)id);
+	json_object_set_new(clones, key, json_integer(new_id));
 	json_object_foreach(clones, old, v) {
 		snprintf(url, sizeof(url), "/tests/%lld", (long long)json_integer_value(v));
 		json_object_set(map, old, v);
 		json_object_set_new(urls, old, json_string(url));
+		if (has_prio && !rc)
+			rc = jobs_set_prio(req->db, json_integer_value(v), prio);
 	}
 	json_decref(clones);
-	snprintf(key, sizeof(key), "%lld", (long long)req->id);
-	snprintf(url, sizeof(url), "/tests/%lld", (long long)new_id);
-	json_object_set_new(map, key, json_integer(new_id));
-	json_object_set_new(urls, key, json_string(url));
-	api_json(out, json_pack("{s:[o],s:[o]}", "result", map, "test_url", urls));
+	json_array_append_new(result, map);
+	json_array_append_new(test_url, urls);
+	return rc;
+}
+
+/* openQA's optional prio parameter: 0 (absent: *has false), ERR_INVALID (answered 400). */
+static int prio_param(struct api_req *req, struct api_resp *out, bool required, bool *has, int64_t *prio)
+{
+	const char *v = params_get(&req->params, "prio");
+	long n;
+
+	*has = v != NULL;
+	if (!v && !required)
+		return 0;
+	if (!v || str_to_long(v, &n)) {
+		api_error(out, 400, "prio: %s%s%s", v ? "'" : "", v ? v : "missing", v ? "' is not an integer" : "");
+		return ERR_INVALID;
+	}
+	*prio = n;
+	return 0;
+}
+
+/* The restart answer over ids: 200 with result/test_url (and errors when
+ * some job could not be restarted), as openQA's _restart. */
+static void restart_ids(struct api_req *req, struct api_resp *out, const int64_t *ids, size_t n, bool single)
+{
+	json_t *result = json_array(), *urls = json_array(), *errors = json_array(), *ans;
+	int64_t prio = 0, failed = 0;
+	bool has_prio;
+	size_t i;
+	int rc = prio_param(req, out, false, &has_prio, &prio);
+
+	if (rc) { /* answered */
+		json_decref(result);
+		json_decref(urls);
+		json_decref(errors);
+		return;
+	}
+	for (i = 0; !rc && i < n; i++) {
+		rc = restart_into(req, ids[i], has_prio, prio, result, urls, errors);
+		if (rc == ERR_NOT_FOUND && !single)
+			rc = 0;
+		failed = ids[i];
+	}
+	if (n == 0)
+		json_array_append_new(errors, json_string("No job IDs specified"));
+	if (rc == ERR_NOT_FOUND)
+		not_found(out, failed);
+	else if (rc)
+		api_error(out, 500, "cannot restart job %lld", (long long)failed);
+	if (rc) {
+		json_decref(result);
+		json_decref(urls);
+		json_decref(errors);
+		return;
+	}
+	ans = json_pack("{s:o,s:o}", "result", result, "test_url", urls);
+	if (json_array_size(errors))
+		json_object_set(ans, "errors", errors);
+	json_decref(errors);
+	api_json(out, ans);
+}
+
+static void job_restart(struct api_req *req, struct api_resp *out)
+{
+	restart_ids(req, out, &req->id, 1, true);
+}
+
+/* POST /api/v1/jobs/restart jobs=ID... (also jobs[]=, comma-separated): openQA's apiv1_restart_jobs. */
+static void jobs_restart_bulk(struct api_req *req, struct api_resp *out)
+{
+	json_t *a = list_param(&req->params, "jobs"), *b = list_param(&req->params, "jobs[]"), *v;
+	int64_t *ids;
+	size_t i, n = 0;
+
+	json_array_extend(a, b);
+	json_decref(b);
+	ids = calloc(json_array_size(a) + 1, sizeof(*ids));
+	if (!ids) {
+		json_decref(a);
+		api_error(out, 500, "out of memory");
+		return;
+	}
+	json_array_foreach(a, i, v) {
+		if (api_parse_id(json_string_value(v), &ids[n])) {
+			api_error(out, 400, "jobs: '%s' is not a job id", json_string_value(v));
+			free(ids);
+			json_decref(a);
+			return;
+		}
+		n++;
+	}
+	json_decref(a);
+	restart_ids(req, out, ids, n, false);
+	free(ids);
+}
+
+/* POST /api/v1/jobs/<id>/prio prio=N: openQA's set_prio. */
+static void job_prio(struct api_req *req, struct api_resp *out)
+{
+	int64_t prio = 0;
+	bool has;
+	int rc;
+
+	if (prio_param(req, out, true, &has, &prio))
+		return;
+	rc = jobs_set_prio(req->db, req->id, prio);
+	if (rc == ERR_NOT_FOUND)
+		not_found(out, req->id);
+	else if (rc)
+		api_error(out, 500, "cannot set the priority of job %lld", (long long)req->id);
+	else
+		api_json(out, json_pack("{s:b}", "result", 1));
+}
+
+/* POST /api/v1/jobs/cancel KEY=VALUE...: openQA's cancel_by_settings over
+ * jobs not ended; reason= is the reason, not a setting. An empty filter is
+ * refused (openQA would cancel every job). */
+static void jobs_cancel_bulk(struct api_req *req, struct api_resp *out)
+{
+	json_t *filter = json_object();
+	size_t i;
+	int n = 0, rc;
+
+	for (i = 0; i < req->params.n; i++)
+		if (strcmp(req->params.v[i].key, "reason"))
+			json_object_set_new(filter, req->params.v[i].key, json_string(req->params.v[i].value));
+	if (!json_object_size(filter)) {
+		json_decref(filter);
+		api_error(out, 400, "cancel: no settings given (e.g. BUILD=...): refusing to cancel every job");
+		return;
+	}
+	rc = jobs_cancel_by_settings(req->db, filter, params_get(&req->params, "reason"), &n);
+	json_decref(filter);
+	if (rc)
+		api_error(out, 500, "cannot cancel jobs");
+	else
+		api_json(out, json_pack("{s:i}", "result", n));
 }
 
 const struct api_route api_jobs_routes[] = {
@@ -475,5 +620,8 @@ const struct api_route api_jobs_routes[] = {
 	{ "DELETE", "/api/v1/jobs/#", AUTH_OPERATOR, job_delete, NULL },
 	{ "POST", "/api/v1/jobs/#/cancel", AUTH_OPERATOR, job_cancel, NULL },
 	{ "POST", "/api/v1/jobs/#/restart", AUTH_OPERATOR, job_restart, NULL },
+	{ "POST", "/api/v1/jobs/#/prio", AUTH_OPERATOR, job_prio, NULL },
+	{ "POST", "/api/v1/jobs/cancel", AUTH_OPERATOR, jobs_cancel_bulk, NULL },
+	{ "POST", "/api/v1/jobs/restart", AUTH_OPERATOR, jobs_restart_bulk, NULL },
 	{ NULL, NULL, AUTH_PUBLIC, NULL, NULL },
 };

@@ -7,7 +7,8 @@
  * /api/v1/barrier {name, tasks}, POST /api/v1/barrier/NAME {where,
  * check_dead_job}, DELETE /api/v1/barrier/NAME {where}, answered as
  * openQA: "ack" 200, "nack" 409 (not now), "nack" 410 (never); GET
- * /api/v1/mm/children/STATE, /api/v1/mm/children, /api/v1/mm/parents. */
+ * /api/v1/mm/children/STATE, /api/v1/mm/children, /api/v1/mm/parents,
+ * GET /api/v1/whoami. */
 #define LOG_MODULE "api"
 #include <stdlib.h>
 #include <string.h>
@@ -192,7 +193,19 @@ static void mm_jobs(struct api_req *req, struct api_resp *out)
 	mm_answer(req, out, rc, jobs);
 }
 
+/* GET /api/v1/whoami: the job whose token signed the request, {"id": N}
+ * (openQA's apiv1_jobauth_whoami; mmapi's get_current_job_id). */
+static void whoami(struct api_req *req, struct api_resp *out)
+{
+	int64_t job;
+
+	if (job_of(req, out, &job))
+		return;
+	api_json(out, json_pack("{s:I}", "id", (json_int_t)job));
+}
+
 const struct api_route api_locks_routes[] = {
+	{ "GET", "/api/v1/whoami", AUTH_PUBLIC, whoami, NULL },
 	{ "POST", "/api/v1/mutex", AUTH_PUBLIC, mutex_create, NULL },
 	{ "POST", "/api/v1/mutex/*", AUTH_PUBLIC, mutex_action, NULL },
 	{ "POST", "/api/v1/barrier", AUTH_PUBLIC, barrier_create, NULL },

@@ -201,6 +201,8 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 				log_warn("job %lld: no job token issued: %s", (long long)job_id, db_errmsg(req->db));
 		}
 		free(module);
+		if (sched_job_network(req->db, job_id, json_object_get(job, "settings"), req->port))
+			log_warn("job %lld: no network allocated: %s", (long long)job_id, db_errmsg(req->db));
 		api_json(out, json_pack("{s:o}", "job", job));
 		return;
 	}

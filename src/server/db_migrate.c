@@ -264,6 +264,12 @@ const struct db_migration db__migrations_sqlite[] = {
 	  " locked_by TEXT,"
 	  " count INTEGER NOT NULL DEFAULT 1,"
 	  " UNIQUE (name, owner));" },
+	{ 14,
+	  /* sched.c: openQA's starvation protection of parallel clusters. The
+	   * priority bonus a scheduled job has gained because its cluster
+	   * found too few free workers (sorted by priority - sched_bonus;
+	   * reset when the cluster is assigned; 0 in a clone). */
+	  "ALTER TABLE jobs ADD COLUMN sched_bonus INTEGER NOT NULL DEFAULT 0;" },
 	{ 15,
 	  /* The event outbox (events.c): triggers write one row per event in
 	   * the transaction of the change itself, for every path that makes

@@ -506,6 +506,98 @@ int jobs_cancel(struct db *db, int64_t id, const char *reason, int *changed)
 	return rc > 0 ? deps_job_final(db, id) : 0;
 }
 
+int jobs_set_prio(struct db *db, int64_t id, int64_t prio)
+{
+	char now[DB_TIME_LEN];
+	int rc;
+
+	db_now(now);
+	rc = db_exec(db, "UPDATE jobs SET priority = ?, t_updated = ? WHERE id = ?", "iti", prio, now, id);
+	return rc < 0 ? rc : rc == 0 ? ERR_NOT_FOUND : 0;
+}
+
+int jobs_cancel_by_settings(struct db *db, const json_t *filter, const char *reason, int *n)
+{
+	static const char *const cols[] = { "DISTRI", "VERSION", "FLAVOR", "MACHINE", "ARCH", "BUILD", "TEST", NULL };
+	struct buf sql;
+	struct db_stmt *st = NULL;
+	int64_t *ids = NULL;
+	size_t nids = 0, cap = 0, i, k;
+	const char *key;
+	json_t *v;
+	int rc = 0;
+
+	*n = 0;
+	if (!json_object_size(filter))
+		return ERR_INVALID;
+	buf_init(&sql, 1u << 16);
+	rc = buf_puts(&sql, "SELECT id FROM jobs WHERE state IN ('scheduled', 'assigned', 'setup', 'running',"
+		      " 'uploading')");
+	json_object_foreach((json_t *)filter, key, v) {
+		bool col = false;
+		if (!json_is_string(v)) {
+			rc = ERR_INVALID;
+			break;
+		}
+		for (k = 0; cols[k]; k++)
+			col = col || !strcmp(cols[k], key);
+		if (col) { /* the key is one of cols: upper case letters only, safe as a column name */
+			char lower[16];
+			for (k = 0; key[k] && k + 1 < sizeof(lower); k++)
+				lower[k] = (char)tolower((unsigned char)key[k]);
+			lower[k] = '\0';
+			rc = rc ? rc : buf_printf(&sql, " AND %s = ?", lower);
+		} else {
+			rc = rc ? rc : buf_puts(&sql, " AND EXISTS (SELECT 1 FROM job_settings s WHERE s.job_id = jobs.id"
+						" AND s.key = ? AND s.value = ?)");
+		}
+	}
+	if (!rc)
+		rc = buf_puts(&sql, " ORDER BY state <> 'scheduled', id"); /* scheduled first: no worker grabs them */
+	if (!rc)
+		rc = db_prepare(db, &st, sql.data, NULL);
+	buf_release(&sql);
+	if (rc)
+		return rc;
+	k = 1;
+	json_object_foreach((json_t *)filter, key, v) {
+		size_t c;
+		bool col = false;
+		for (c = 0; cols[c]; c++)
+			col = col || !strcmp(cols[c], key);
+		if (!col && (rc = db_bind_text(st, (int)k++, key)))
+			break;
+		if ((rc = db_bind_text(st, (int)k++, json_string_value(v))))
+			break;
+	}
+	while (!rc && (rc = db_step(st)) == 1) {
+		if (nids == cap) {
+			int64_t *m = realloc(ids, (cap = cap ? cap * 2 : 16) * sizeof(*ids));
+			if (!m) {
+				rc = ERR_NOMEM;
+				break;
+			}
+			ids = m;
+		}
+		ids[nids++] = db_col_int(st, 0);
+		rc = 0;
+	}
+	db_finalize(st);
+	if (rc < 0) {
+		free(ids);
+		return rc;
+	}
+	for (i = 0, rc = 0; i < nids && !rc; i++) {
+		int changed = 0;
+		rc = jobs_cancel(db, ids[i], reason, &changed);
+		if (rc == ERR_NOT_FOUND)
+			rc = 0; /* deleted meanwhile */
+		*n += changed;
+	}
+	free(ids);
+	return rc;
+}
+
 static int restart(struct db *db, int64_t id, int64_t *new_id, char *msg, size_t msglen, int depth);
 
 /* The newest clone of id (id itself when it has none). */

@@ -55,6 +55,16 @@ int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out);
  * 0, ERR_NOT_FOUND, or a db error. */
 int jobs_cancel(struct db *db, int64_t id, const char *reason, int *changed);
 
+/* openQA's set_prio: the job's priority (any state). 0, ERR_NOT_FOUND, or a db error. */
+int jobs_set_prio(struct db *db, int64_t id, int64_t prio);
+
+/* openQA's cancel_by_settings: cancel (jobs_cancel, reason) every job not
+ * ended (scheduled up to uploading) matching every pair of the object
+ * filter: DISTRI, VERSION, FLAVOR, MACHINE, ARCH, BUILD, TEST against the
+ * job's columns, any other key against its settings. *n: how many changed.
+ * 0, ERR_INVALID (an empty filter, or a value not a string), or a db error. */
+int jobs_cancel_by_settings(struct db *db, const json_t *filter, const char *reason, int *n);
+
 /* Clone the job (a new scheduled job with its settings, priority and group),
  * linking it by clone_id; a scheduled original is cancelled as
  * user_restarted. In a chain, the clone waits for the newest clones of the

@@ -6,9 +6,14 @@
  * parallel cluster goes only with the whole cluster, each job reserved for
  * a distinct free worker at once (openQA's all-or-nothing), or alone when a
  * relative already runs (openQA's _pick_siblings_of_running); a reserved
- * job is handed to its worker at that worker's next poll. Reads worker and
- * job rows, writes the assignment and released pins; never called with a
- * transaction open by the caller. */
+ * job is handed to its worker at that worker's next poll; a cluster with
+ * PARALLEL_ONE_HOST_ONLY takes workers of one host only; a cluster short of
+ * workers gains openQA's priority bonus (jobs.sched_bonus) and, once its
+ * priority with the bonus reaches 0, holds the workers that ask. A job
+ * directly chained after another (START_DIRECTLY_AFTER_TEST) goes to the
+ * worker that ran its parent, first, while that worker is alive. Reads
+ * worker and job rows, writes the assignment, bonuses and released pins;
+ * never called with a transaction open by the caller. */
 #define LOG_MODULE "sched"
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,10 +159,13 @@ static int cluster_of(struct db *db, int64_t job_id, int64_t ids[DEPS_MAX_CLUSTE
 
 /* Reserve a distinct free worker (online, idle, nothing assigned, not
  * worker_id) for every job of the cluster but first, in id order, each
- * offering the job's classes: workers[i] for ids[i] (0 for first). 1 when
- * every job got one, 0 when not, or a db error. */
+ * offering the job's classes: workers[i] for ids[i] (0 for first); with
+ * one_host only workers on worker_id's host; with busy_too busy ones count
+ * as free (could the cluster ever run?). *taken: how many jobs got a
+ * worker before one found none. 1 when every job got one, 0 when not, or a
+ * db error. */
 static int pick_workers(struct db *db, int64_t worker_id, const int64_t *ids, size_t n, int64_t first,
-			int64_t *workers)
+			bool one_host, bool busy_too, int64_t *workers, size_t *taken)
 {
 	struct { int64_t id; char *cls; } free_w[SCHED_MAX_FREE];
 	size_t nf = 0, i, k;
@@ -165,10 +173,12 @@ static int pick_workers(struct db *db, int64_t worker_id, const int64_t *ids, si
 	struct db_stmt *st;
 	int rc;
 
-	if ((rc = db_prepare(db, &st, "SELECT w.id, w.worker_class FROM workers w WHERE w.id <> ? AND w.job_id IS NULL"
-			     " AND w.t_seen_s >= ? AND NOT EXISTS (SELECT 1 FROM jobs j WHERE j.assigned_worker_id = w.id"
-			     " AND j.state IN ('assigned', 'setup', 'running', 'uploading')) ORDER BY w.id",
-			     "ii", worker_id, (int64_t)time(NULL) - WORKERS_DEFAULT_TIMEOUT_S)))
+	if ((rc = db_prepare(db, &st, "SELECT w.id, w.worker_class FROM workers w WHERE w.id <> ? AND w.t_seen_s >= ?"
+			     " AND (? = 1 OR (w.job_id IS NULL AND NOT EXISTS (SELECT 1 FROM jobs j"
+			     " WHERE j.assigned_worker_id = w.id AND j.state IN ('assigned', 'setup', 'running', 'uploading'))))"
+			     " AND (? = 0 OR w.host = (SELECT host FROM workers WHERE id = ?)) ORDER BY w.id",
+			     "iiiii", worker_id, (int64_t)time(NULL) - WORKERS_DEFAULT_TIMEOUT_S, (int64_t)busy_too,
+			     (int64_t)one_host, worker_id)))
 		return rc;
 	while ((rc = db_step(st)) == 1 && nf < SCHED_MAX_FREE) {
 		free_w[nf].id = db_col_int(st, 0);
@@ -191,33 +201,90 @@ static int pick_workers(struct db *db, int64_t worker_id, const int64_t *ids, si
 			}
 		}
 		ok = workers[i] != 0; /* never half a cluster */
+		if (ok)
+			(*taken)++;
 	}
 	for (k = 0; k < nf; k++)
 		free(free_w[k].cls);
 	return rc < 0 ? rc : ok;
 }
 
+/* Whether some job of the cluster sets PARALLEL_ONE_HOST_ONLY true. 1, 0 or a db error. */
+static int one_host_only(struct db *db, const int64_t *ids, size_t n)
+{
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++) {
+		int64_t hit = 0;
+		rc = db_query_int(db, &hit, "SELECT COUNT(*) FROM job_settings WHERE job_id = ?"
+				  " AND key = 'PARALLEL_ONE_HOST_ONLY' AND value NOT IN ('', '0')", "i", ids[i]);
+		if (rc)
+			return rc;
+		if (hit)
+			return 1;
+	}
+	return 0;
+}
+
+/* A cluster that found too few free workers for first: openQA's protection
+ * of large clusters against starvation. While first's priority less its
+ * bonus is above 0, the bonus grows by the number of jobs that did get a
+ * worker (so it sorts earlier next time); from 0 on, the asking worker is
+ * held for the cluster (1: give it nothing else) when the live workers
+ * could run it at all. 0 or 1, or a db error. */
+static int starving(struct db *db, int64_t worker_id, int64_t first, const int64_t *ids, size_t n, bool one_host,
+		    size_t taken)
+{
+	int64_t eff = 0, workers[DEPS_MAX_CLUSTER];
+	size_t all = 1;
+	int rc = db_query_int(db, &eff, "SELECT priority - sched_bonus FROM jobs WHERE id = ?", "i", first);
+
+	if (rc)
+		return rc == ERR_NOT_FOUND ? 0 : rc;
+	if (eff <= 0) {
+		/* Held only for a cluster the live workers could run, busy or not. */
+		if ((rc = pick_workers(db, worker_id, ids, n, first, one_host, true, workers, &all)) <= 0)
+			return rc;
+		log_debug("worker held for job %lld: its parallel cluster waits for workers (priority %lld with bonus)",
+			 (long long)first, (long long)eff);
+		return 1;
+	}
+	if (taken == 0)
+		return 0;
+	rc = db_exec(db, "UPDATE jobs SET sched_bonus = sched_bonus + ? WHERE id = ?", "ii", (int64_t)taken, first);
+	return rc < 0 ? rc : 0;
+}
+
 /* Assign first to worker_id and the rest of its ready cluster to the
  * workers picked, in one transaction. 1 done, 0 nothing (the cluster
- * changed meanwhile, or too few free workers), or a db error. */
+ * changed meanwhile, or too few free workers), 2 too few and worker_id is
+ * held for the cluster (starving), or a db error. */
 static int assign_cluster(struct db *db, int64_t worker_id, int64_t first, const int64_t *ids, size_t n)
 {
 	int64_t workers[DEPS_MAX_CLUSTER];
-	size_t i;
-	int rc = pick_workers(db, worker_id, ids, n, first, workers);
+	size_t i, taken = 1; /* first has worker_id */
+	int rc = one_host_only(db, ids, n);
+	bool one_host = rc == 1;
 
-	if (rc <= 0)
+	if (rc >= 0)
+		rc = pick_workers(db, worker_id, ids, n, first, one_host, false, workers, &taken);
+	if (rc == 0)
+		return (rc = starving(db, worker_id, first, ids, n, one_host, taken)) == 1 ? 2 : rc;
+	if (rc < 0)
 		return rc;
 	if ((rc = db_begin(db)))
 		return rc;
 	for (i = 0; i < n && rc >= 0; i++) {
 		rc = assign(db, ids[i], ids[i] == first ? worker_id : workers[i], ids[i] == first);
+		if (rc > 0 && db_exec(db, "UPDATE jobs SET sched_bonus = 0 WHERE id = ?", "i", ids[i]) < 0)
+			rc = -2;
 		if (rc == 0)
 			rc = -1; /* not scheduled any more: undo */
 	}
 	if (rc < 0) {
 		db_rollback(db);
-		return rc == -1 ? 0 : rc;
+		return rc == -1 ? 0 : rc == -2 ? ERR_IO : rc;
 	}
 	if ((rc = db_commit(db))) {
 		db_rollback(db);
@@ -227,6 +294,29 @@ static int assign_cluster(struct db *db, int64_t worker_id, int64_t first, const
 		log_info("job %lld assigned to worker %lld with its parallel cluster of %zu (job %lld)",
 			 (long long)ids[i], (long long)(ids[i] == first ? worker_id : workers[i]), n, (long long)first);
 	return 1;
+}
+
+/* A job whose cluster runs already joins it on worker_id: with
+ * PARALLEL_ONE_HOST_ONLY only when worker_id is on the host of a running
+ * relative's worker. 1 yes, 0 no, or a db error. */
+static int joins_host(struct db *db, int64_t worker_id, const int64_t *ids, size_t n)
+{
+	size_t i;
+	int rc = one_host_only(db, ids, n);
+
+	if (rc <= 0)
+		return rc == 0 ? 1 : rc;
+	for (i = 0; i < n; i++) {
+		int64_t same = 0;
+		rc = db_query_int(db, &same, "SELECT COUNT(*) FROM jobs j JOIN workers rw ON rw.id = j.assigned_worker_id"
+				  " JOIN workers w ON w.id = ? WHERE j.id = ? AND j.state IN ('assigned', 'setup', 'running',"
+				  " 'uploading') AND rw.host = w.host", "ii", worker_id, ids[i]);
+		if (rc)
+			return rc;
+		if (same)
+			return 1;
+	}
+	return 0;
 }
 
 int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
@@ -268,9 +358,19 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 		if ((rc = rerun_release_due(db, (int64_t)time(NULL), &released)))
 			goto out;
 	}
+	/* A job directly chained after a job of a worker still alive goes only
+	 * to that worker, and before anything else (openQA's sequence on one
+	 * worker); then the lowest priority number less the cluster bonus. */
 	rc = db_prepare(db, &st, "SELECT id FROM jobs WHERE state = 'scheduled' AND blocked_by_id IS NULL"
 			" AND (resume_worker_id IS NULL OR resume_worker_id = ?)"
-			" ORDER BY priority, id LIMIT ?", "ii", worker_id, (int64_t)SCHED_SCAN_LIMIT);
+			" AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.parent_job_id"
+			" JOIN workers pw ON pw.id = p.assigned_worker_id WHERE d.child_job_id = jobs.id"
+			" AND d.dependency = ? AND pw.id <> ? AND pw.t_seen_s >= ?)"
+			" ORDER BY EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.parent_job_id"
+			" WHERE d.child_job_id = jobs.id AND d.dependency = ? AND p.assigned_worker_id = ?) DESC,"
+			" priority - sched_bonus, id LIMIT ?", "iiiiiii", worker_id, (int64_t)DEPS_DIRECTLY_CHAINED,
+			worker_id, (int64_t)time(NULL) - WORKERS_DEFAULT_TIMEOUT_S, (int64_t)DEPS_DIRECTLY_CHAINED,
+			worker_id, (int64_t)SCHED_SCAN_LIMIT);
 	if (rc)
 		goto out;
 	while ((rc = db_step(st)) == 1 && count < SCHED_SCAN_LIMIT)
@@ -294,6 +394,12 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 		}
 		if (kind == CLUSTER_WAIT)
 			continue;
+		if (kind == CLUSTER_RUNNING && (r2 = joins_host(db, worker_id, ids, n)) <= 0) {
+			if (r2 == 0)
+				continue;
+			rc = r2;
+			goto out;
+		}
 		if (kind == CLUSTER_READY)
 			r2 = assign_cluster(db, worker_id, cand[i], ids, n);
 		else
@@ -302,6 +408,8 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 			rc = r2;
 			goto out;
 		}
+		if (r2 == 2)
+			break; /* held for a starving cluster: ERR_NOT_FOUND */
 		if (r2 == 0)
 			continue;
 		*job_id = cand[i];
@@ -314,4 +422,32 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 out:
 	free(offered);
 	return rc;
+}
+
+int sched_job_network(struct db *db, int64_t job_id, json_t *settings, unsigned port)
+{
+	const char *type = json_string_value(json_object_get(settings, "NICTYPE"));
+	char v[32];
+	int64_t ids[DEPS_MAX_CLUSTER];
+	size_t n = 0;
+	int rc;
+
+	if (!type || strcmp(type, "tap"))
+		return 0;
+	if (!json_object_get(settings, "NICVLAN")) {
+		if ((rc = deps_cluster(db, job_id, ids, &n)))
+			return rc;
+		snprintf(v, sizeof(v), "%lld", (long long)(n ? ids[0] : job_id));
+		json_object_set_new(settings, "NICVLAN", json_string(v));
+	}
+	if (!json_object_get(settings, "NICMAC")) {
+		snprintf(v, sizeof(v), "52:54:00:%02x:%02x:%02x", (unsigned)(job_id >> 16) & 255,
+			 (unsigned)(job_id >> 8) & 255, (unsigned)job_id & 255);
+		json_object_set_new(settings, "NICMAC", json_string(v));
+	}
+	if (!json_object_get(settings, "NICMCAST_PORT") && port) {
+		snprintf(v, sizeof(v), "%u", port);
+		json_object_set_new(settings, "NICMCAST_PORT", json_string(v));
+	}
+	return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 
 struct db;
 
@@ -35,5 +36,14 @@ bool sched_classes_match(const char *offered, const char *const *needed, size_t 
  * alone; a cluster with a blocked or otherwise waiting job waits whole.
  * 0 and *job_id, ERR_NOT_FOUND when none fits, or a db error. */
 int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id);
+
+/* The network of a job handed out with NICTYPE=tap (openQA's
+ * allocate_network; runner side: qemu_args.c), into its settings where
+ * unset: NICVLAN, the id of the first job of its parallel cluster (one
+ * network per cluster); NICMAC, 52:54:00 and the job id's three low bytes
+ * (distinct per job); NICMCAST_PORT, port (the server's, so that two
+ * servers on one host keep their networks apart; skipped when 0). 0 or a
+ * db error. */
+int sched_job_network(struct db *db, int64_t job_id, json_t *settings, unsigned port);
 
 #endif

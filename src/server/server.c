@@ -545,6 +545,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	params_init(&req.params);
 	req.db = h->db;
 	req.data_dir = s->data_dir;
+	req.port = s->port;
 	req.poll_deadline_ms = &r->poll_deadline_ms;
 	pthread_mutex_lock(&s->lock);
 	req.stopping = s->stopping;

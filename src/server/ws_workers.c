@@ -283,7 +283,8 @@ static void on_msg(void *ud, enum ws_opcode op, const uint8_t *data, size_t len,
 
 /* The job hash sent with grab_job: the job as GET /api/v1/jobs/<id> gives
  * it, settings with a fresh JOBTOKEN (openQA's worker signs its command
- * server and lock calls with it). NULL on failure. */
+ * server and lock calls with it) and, with NICTYPE=tap, NICVLAN and NICMAC
+ * (sched_job_network). NULL on failure. */
 static json_t *grab_job_msg(struct ws_session *s, int64_t job_id)
 {
 	char token[LOCKS_TOKEN_LEN + 1];
@@ -298,6 +299,10 @@ static json_t *grab_job_msg(struct ws_session *s, int64_t job_id)
 	else
 		log_warn("job %lld: no job token issued: %s", (long long)job_id, db_errmsg(s->db));
 	pool_write_end(s->hub->pool);
+	/* NICTYPE=tap: the cluster's NICVLAN, as openQA's allocate_network (its
+	 * worker's os-autoinst puts the tap device on that VLAN). */
+	if (json_is_object(settings) && sched_job_network(s->db, job_id, settings, 0))
+		log_warn("job %lld: no network allocated: %s", (long long)job_id, db_errmsg(s->db));
 	json_object_set_new(job, "assigned_worker_id", json_integer(s->worker_id));
 	return json_pack("{s:s,s:o}", "type", "grab_job", "job", job);
 }

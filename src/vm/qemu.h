@@ -20,6 +20,9 @@ struct qmp;
 #define QEMU_OVMF_VARS "/usr/share/OVMF/OVMF_VARS_4M.fd"
 /* The run's copy of the UEFI variables in the workdir (a qcow2 overlay). */
 #define QEMU_PFLASH_VARS_FILE "pflash-vars-overlay.qcow2"
+/* NICTYPE=tap: the UDP port of the cluster's multicast group when
+ * NICMCAST_PORT is unset (vigil serve sets it to its own port). */
+#define QEMU_NET_MCAST_PORT "21100"
 
 /* Settings lookup: the value of key, or NULL when unset. Borrowed; must
  * stay valid until the call that received it returns. */
@@ -62,10 +65,12 @@ int qemu_user_net_restricted(qemu_get_fn get, void *ctx);
  *   QEMUCPUS (1) with QEMUSOCKETS/QEMUDIES/QEMUCLUSTERS/QEMUCORES/
  *   QEMUTHREADS, QEMUMACHINE, QEMUCPU, QEMU_VIDEO_DEVICE or QEMUVGA (std,
  *   virtio, qxl, cirrus or a device; EDID-capable devices get XRES/YRES,
- *   default 1024x768) with QEMU_VIDEO_DEVICE_OPTIONS, NICTYPE (only
- *   "user": -nic user,model=NICMODEL,mac=NICMAC,NICTYPE_USER_OPTIONS or
+ *   default 1024x768) with QEMU_VIDEO_DEVICE_OPTIONS, NICTYPE ("user":
+ *   -nic user,model=NICMODEL,mac=NICMAC,NICTYPE_USER_OPTIONS or
  *   restrict=on, with a guestfwd of QEMU_HOST_IP:QEMUPORT+1 to the command
- *   server through `vigil cmdsrv-connect` when restricted; else -nic none), QEMU_VIRTIO_RNG (1), QEMU_SMBIOS,
+ *   server through `vigil cmdsrv-connect` when restricted; "tap": -nic
+ *   socket on the multicast group of NICVLAN, NICMCAST_PORT and
+ *   NICMCAST_LOCALADDR; else -nic none), QEMU_VIRTIO_RNG (1), QEMU_SMBIOS,
  *   HDD_1..HDD_n and NUMDISKS (1)/HDDSIZEGB(_n) (overlays hdN-overlay.qcow2,
  *   blank disks for missing HDD_n, on HDDMODEL_n or HDDMODEL, default
  *   virtio-blk-pci), ISO (cd0-overlay.qcow2 on CDMODEL, default ide-cd; a

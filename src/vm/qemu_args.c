@@ -493,6 +493,46 @@ int qemu_user_net_restricted(qemu_get_fn get, void *ctx)
 	       strstr(opts, "restrict=y,") || str_ends_with(opts, "restrict=y");
 }
 
+/* NICTYPE=tap, openQA's network of a parallel cluster, without a tap
+ * device, bridge or root: QEMU's socket netdev on the multicast group
+ * 239.255.H.L (NICVLAN's two low bytes) at UDP port NICMCAST_PORT
+ * (default QEMU_NET_MCAST_PORT), sent and joined on the interface of
+ * NICMCAST_LOCALADDR (default 127.0.0.1: the VMs of one host; a host's
+ * address reaches the other hosts of a network that carries multicast).
+ * Every VM of one NICVLAN shares one Ethernet segment. */
+static int add_tap_nic(struct qemu_cmd *c, qemu_get_fn get, void *ctx, char *err, size_t errlen)
+{
+	const char *vlan = get(ctx, "NICVLAN"), *port = get_or(get, ctx, "NICMCAST_PORT", QEMU_NET_MCAST_PORT);
+	const char *local = get_or(get, ctx, "NICMCAST_LOCALADDR", "127.0.0.1");
+	const char *model = get_or(get, ctx, "NICMODEL", "virtio-net-pci");
+	const char *mac = get_or(get, ctx, "NICMAC", "52:54:00:12:34:56");
+	long n, p;
+
+	if (!vlan || !*vlan) {
+		snprintf(err, errlen, "NICTYPE=tap needs NICVLAN (vigil serve sets it for a job's parallel cluster;"
+			 " with vigil run give the same number to the VMs of one network)");
+		return ERR_INVALID;
+	}
+	if (str_to_long(vlan, &n) || n < 0) {
+		snprintf(err, errlen, "NICVLAN='%s' is not one network number (vigil's VMs have one NIC)", vlan);
+		return ERR_INVALID;
+	}
+	if (str_to_long(port, &p) || p < 1 || p > 65535) {
+		snprintf(err, errlen, "NICMCAST_PORT='%s' is not a port number", port);
+		return ERR_INVALID;
+	}
+	if (!strcmp(model, "virtio-net"))
+		model = "virtio-net-pci";
+	if (check_plain("NICMODEL", model, err, errlen) < 0 || check_plain("NICMAC", mac, err, errlen) < 0 ||
+	    check_plain("NICMCAST_LOCALADDR", local, err, errlen) < 0)
+		return ERR_INVALID;
+	if (add(c, "-nic") < 0 ||
+	    addf(c, "socket,id=qanet0,model=%s,mac=%s,mcast=239.255.%ld.%ld:%ld,localaddr=%s", model, mac,
+		 (n >> 8) & 255, n & 255, p, local) < 0)
+		return ERR_NOMEM;
+	return 0;
+}
+
 /* The command server (runner/cmdsrv.c) on 127.0.0.1:QEMUPORT+1: a
  * restricted guest cannot reach the host, so QEMU forwards
  * QEMU_HOST_IP:PORT to it through `vigil cmdsrv-connect PORT`, one process
@@ -610,8 +650,11 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 		    (rc = addf(c, "user,id=qanet0,model=%s,mac=%s,%s%s", model, mac,
 			       opts && *opts ? opts : "restrict=on", fwd)) < 0)
 			goto out;
+	} else if (v && !strcmp(v, "tap")) {
+		if ((rc = add_tap_nic(c, get, ctx, err, errlen)) < 0)
+			goto out;
 	} else if (v && *v && strcmp(v, "none")) {
-		snprintf(err, errlen, "NICTYPE='%s' is not supported (use user or none)", v);
+		snprintf(err, errlen, "NICTYPE='%s' is not supported (use user, tap or none)", v);
 		rc = ERR_INVALID;
 		goto out;
 	} else if ((rc = add(c, "-nic")) < 0 || (rc = add(c, "none")) < 0) {
@@ -780,10 +823,9 @@ static const struct {
 	{ "MULTIPATH", "no multipath disks" },
 	{ "PATHCNT", "no multipath disks" },
 	{ "NBF", "no iSCSI network boot" },
-	{ "NICVLAN", "only user networking" },
-	{ "OFFLINE_SUT", "vigil's VMs have no network unless NICTYPE=user" },
+	{ "OFFLINE_SUT", "vigil's VMs have no network unless NICTYPE=user or tap" },
 	{ "OFW", "no Open Firmware (ppc, sparc)" },
-	{ "OVS_DEBUG", "only user networking" },
+	{ "OVS_DEBUG", "no Open vSwitch: NICTYPE=tap is QEMU socket multicast" },
 	{ "PXEBOOT", "no network boot" },
 	{ "QEMU_AUDIODEV", "no sound device" },
 	{ "QEMU_AUDIOBACKEND", "no sound device" },
@@ -798,9 +840,9 @@ static const struct {
 	{ "QEMU_ONLY_EXEC", "vigil always connects to the VM" },
 	{ "QEMU_OVERRIDE_VIDEO_DEVICE_AARCH64", "deprecated: set QEMU_VIDEO_DEVICE=VGA" },
 	{ "RAIDLEVEL", "no RAID disk sets" },
-	{ "TAPDEV", "only user networking" },
-	{ "TAPSCRIPT", "only user networking" },
-	{ "TAPDOWNSCRIPT", "only user networking" },
+	{ "TAPDEV", "NICTYPE=tap is QEMU socket multicast, no tap device" },
+	{ "TAPSCRIPT", "NICTYPE=tap is QEMU socket multicast, no tap device" },
+	{ "TAPDOWNSCRIPT", "NICTYPE=tap is QEMU socket multicast, no tap device" },
 	{ "UEFI_BIOS", "deprecated: use UEFI_PFLASH_CODE" },
 	{ "UEFI_PFLASH", "deprecated: use UEFI_PFLASH_CODE and UEFI_PFLASH_VARS" },
 	{ "USBSIZEGB", "the USB stick has the ISO's size" },

@@ -8,7 +8,9 @@
 # other is seen running, a mutex one holds while the other tries it). Then a
 # cluster whose client fails: the waiting server ends parallel_failed,
 # stopped by its worker; restarting it restarts the cluster; cancelling a
-# job skips its relatives. No timing:
+# job skips its relatives. A job directly chained (START_DIRECTLY_AFTER)
+# after another waits for its parent's worker while the other asks; openQA's prio, bulk cancel (by settings) and bulk
+# restart routes through openqa-cli. No timing:
 # every wait polls a state with a generous bound. Needs Debian's
 # os-autoinst, the GRUB ISO (scripts/fetch-images) and QEMU.
 . "$(dirname "$0")/lib.sh"
@@ -87,6 +89,31 @@ check "the client saw the server running at the barrier and its mutex held" \
 check "the server saw the client running at the barrier" \
 	sh -c "echo '$(info_text "$S")' | grep -q 'client $C was running at barrier par_start, then ended'"
 
+# --- START_DIRECTLY_AFTER_TEST: the child runs on its parent's worker
+# only. The parent runs on worker X; X is stopped, the child posted after
+# the passed parent (_START_DIRECTLY_AFTER_JOBS): the other worker asks
+# and does not get it (X counts as alive for 60 s after it was last
+# heard); X started again (same instance: same worker) runs it.
+cli -X POST jobs $COMMON TEST=direct-a > "$TMP/posta.json"
+DA=$(json_get "$TMP/posta.json" 'j["id"]')
+check "directly chained: the parent passed" wait_state "$DA" "done passed" 300
+XI=$(db "SELECT w.instance FROM workers w JOIN jobs j ON j.assigned_worker_id = w.id WHERE j.id = $DA")
+YI=$((3 - XI))
+eval "kill \$W$XI"
+wait "$(eval echo \$W$XI)" 2>/dev/null
+cli -X POST jobs $COMMON TEST=direct-b _START_DIRECTLY_AFTER_JOBS=$DA > "$TMP/postb.json"
+DB=$(json_get "$TMP/postb.json" 'j["id"]')
+seen0=$(date +%s)
+n=0; while [ "$(db "SELECT t_seen_s FROM workers WHERE instance = $YI")" -le $((seen0 + 2)) ] && [ $n -lt 240 ]; do
+	sleep 0.5; n=$((n + 1)); done
+check "directly chained: the other worker asked, the child stays for the parent's worker" \
+	[ "$(db "SELECT COALESCE(assigned_worker_id, 0) <> (SELECT id FROM workers WHERE instance = $YI) FROM jobs WHERE id = $DB")" = 1 ]
+start_worker "$XI"
+eval "W$XI=\$WPID"
+check "directly chained: the child passed" wait_state "$DB" "done passed" 300
+check "directly chained: both on one worker" \
+	[ "$(db "SELECT COUNT(DISTINCT assigned_worker_id) FROM jobs WHERE id IN ($DA, $DB)")" = 1 ]
+
 # --- a cluster whose client fails: the server, waiting at par_start, is stopped
 cli -X POST jobs $COMMON TEST:server=par-server PARALLEL_ROLE:server=server \
 	TEST:client=par-client-fail PARALLEL_ROLE:client=client-fail _PARALLEL:client=server > "$TMP/post2.json"
@@ -118,5 +145,37 @@ C3=$(json_get "$TMP/post3.json" 'j["ids"]["client"]')
 cli -X POST "jobs/$S3/cancel" > /dev/null
 check "cancel: the server cancelled, its parallel client skipped with it" \
 	[ "$(state_of "$S3")" = "cancelled user_cancelled" -a "$(state_of "$C3")" = "cancelled skipped" ]
+
+# --- openQA's prio and bulk routes (openqa-cli), on jobs no worker takes
+refused_with() { # refused_with TEXT CLI-ARGS...: openqa-cli fails and prints the error TEXT
+	t=$1; shift
+	! cli "$@" > "$TMP/refused.json" 2>&1 && grep -q "$t" "$TMP/refused.json"
+}
+cli -X POST jobs $COMMON WORKER_CLASS=nosuch BUILD=bulk TEST:x=bulk-x TEST:y=bulk-y FOO:y=bar > "$TMP/post4.json"
+X=$(json_get "$TMP/post4.json" 'j["ids"]["x"]')
+Y=$(json_get "$TMP/post4.json" 'j["ids"]["y"]')
+cli -X POST "jobs/$X/prio" prio=7 > "$TMP/prio.json"
+check "prio: answered true, the job's priority is 7" \
+	[ "$(json_get "$TMP/prio.json" 'j["result"]')" = True -a "$(db "SELECT priority FROM jobs WHERE id = $X")" = 7 ]
+check "prio: a value not a number is refused, naming it" \
+	refused_with "prio: 'high' is not an integer" -X POST "jobs/$X/prio" prio=high
+check "cancel: with no settings refused (openQA would cancel every job)" \
+	refused_with "no settings given" -X POST jobs/cancel
+cli -X POST jobs/cancel BUILD=bulk FOO=bar reason=bulk > "$TMP/cancel1.json"
+check "cancel by settings: BUILD and a setting match one job" \
+	[ "$(json_get "$TMP/cancel1.json" 'j["result"]')" = 1 -a "$(state_of "$Y")" = "cancelled user_cancelled" -a \
+	"$(state_of "$X")" = "scheduled none" ]
+cli -X POST jobs/cancel BUILD=bulk > "$TMP/cancel2.json"
+check "cancel by settings: BUILD matches the other" \
+	[ "$(json_get "$TMP/cancel2.json" 'j["result"]')" = 1 -a "$(state_of "$X")" = "cancelled user_cancelled" ]
+cli -X POST jobs/restart jobs=$X jobs=$Y jobs=999999 prio=3 > "$TMP/rs.json"
+NX=$(json_get "$TMP/rs.json" "j['result'][0]['$X']")
+NY=$(json_get "$TMP/rs.json" "j['result'][1]['$Y']")
+check "bulk restart: both cloned, with the priority asked, the unknown job named in errors" \
+	[ "$(state_of "$NX")" = "scheduled none" -a "$(state_of "$NY")" = "scheduled none" -a \
+	"$(db "SELECT priority FROM jobs WHERE id IN ($NX, $NY)" | sort -u)" = 3 -a \
+	"$(json_get "$TMP/rs.json" 'j["errors"]')" = "['Job 999999 does not exist']" -a \
+	"$(json_get "$TMP/rs.json" "j['test_url'][1]['$Y']")" = "/tests/$NY" ]
+cli -X POST jobs/cancel BUILD=bulk > /dev/null
 stop_pids
 finish

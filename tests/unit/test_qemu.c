@@ -145,10 +145,39 @@ TEST(qemu_cmd_rejects_bad_settings)
 	CHECK(strstr(err, "QEMURAM"));
 	CHECK_INT(qemu_cmd_build(lookup, bad_vga, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
 	CHECK_INT(qemu_cmd_build(lookup, bad_nic, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "NICTYPE=tap needs NICVLAN"));
 	CHECK_INT(qemu_cmd_build(lookup, bad_ram + 2, "/w", "hvf", &c, err, sizeof(err)), ERR_INVALID);
 	CHECK_INT(qemu_cmd_build(lookup, opts, "/w", "tcg", &c, err, sizeof(err)), 0);
 	CHECK_STR(after(&c, "-nic", ""), "user,id=qanet0,model=virtio-net-pci,mac=52:54:00:12:34:56,hostfwd=tcp::2222-:22");
 	qemu_cmd_release(&c);
+}
+
+/* NICTYPE=tap: no tap device, QEMU's socket netdev on NICVLAN's multicast group. */
+TEST(qemu_cmd_tap_nic_is_socket_multicast)
+{
+	const char *one_host[] = { "NICTYPE", "tap", "NICVLAN", "7", "NICMAC", "52:54:00:00:00:07", NULL };
+	const char *hosts[] = { "NICTYPE", "tap", "NICVLAN", "513", "NICMCAST_PORT", "9526", "NICMCAST_LOCALADDR",
+				"192.0.2.2", "NICMODEL", "e1000", NULL };
+	const char *two[] = { "NICTYPE", "tap", "NICVLAN", "1,2", NULL };
+	const char *port[] = { "NICTYPE", "tap", "NICVLAN", "1", "NICMCAST_PORT", "70000", NULL };
+	const char *comma[] = { "NICTYPE", "tap", "NICVLAN", "1", "NICMCAST_LOCALADDR", "1.2.3.4,x=y", NULL };
+	struct qemu_cmd c;
+	char err[256] = "";
+
+	CHECK_INT(qemu_cmd_build(lookup, one_host, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(after(&c, "-nic", ""),
+		  "socket,id=qanet0,model=virtio-net-pci,mac=52:54:00:00:00:07,mcast=239.255.0.7:21100,localaddr=127.0.0.1");
+	qemu_cmd_release(&c);
+	CHECK_INT(qemu_cmd_build(lookup, hosts, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(after(&c, "-nic", ""),
+		  "socket,id=qanet0,model=e1000,mac=52:54:00:12:34:56,mcast=239.255.2.1:9526,localaddr=192.0.2.2");
+	qemu_cmd_release(&c);
+	CHECK_INT(qemu_cmd_build(lookup, two, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "NICVLAN='1,2'"));
+	CHECK_INT(qemu_cmd_build(lookup, port, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "NICMCAST_PORT"));
+	CHECK_INT(qemu_cmd_build(lookup, comma, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "NICMCAST_LOCALADDR"));
 }
 
 TEST(qemu_cmd_uefi)
