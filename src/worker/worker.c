@@ -1299,6 +1299,8 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 		return rc;
 	w.http.cancel = stop;
 	w.openqa = cfg->server == WORKER_SERVER_OPENQA;
+	/* vigil's server: scheme 2 only; openQA: its own; unknown: found out. */
+	w.http.sign = w.openqa ? HTTP_SIGN_LEGACY : cfg->server == WORKER_SERVER_VIGIL ? HTTP_SIGN_V2 : HTTP_SIGN_AUTO;
 	while (!*stop) {
 		long st = 0;
 		json_t *j, *job;
@@ -1327,6 +1329,7 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 			/* No such route: openQA. */
 			log_info("the server has no /work route: openQA, using its WebSocket protocol");
 			w.openqa = true;
+			w.http.sign = HTTP_SIGN_LEGACY;
 			continue;
 		}
 		if (st == 404 || st == 403) {
