@@ -74,7 +74,7 @@ int cmd_worker(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe", SNAPKEEP_DEFAULT_S,
-				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL };
+				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL, 0 };
 	char pool[64];
 	struct sigaction sa;
 	int c;

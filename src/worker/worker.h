@@ -33,6 +33,7 @@ struct worker_config {
 	long snapshot_cap_mb;  /* ... while all kept ones take at most this much (0: none) */
 	int server;            /* WORKER_SERVER_*: which protocol the server speaks */
 	const char *share;     /* openQA's shared directory (NULL: /var/lib/openqa/share) */
+	long retry_ms;         /* the first wait before an upload is tried again (0: 500 ms) */
 };
 
 /* The server's kind: found out from its answers (auto), or given. */
