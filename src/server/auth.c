@@ -6,6 +6,7 @@
  * statement on api_keys and api_nonces lives here. */
 #define LOG_MODULE "auth"
 #include <math.h>
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,11 +69,18 @@ int auth_verify(const char *secret, const char *target, const char *microtime, c
 			 "(server time: %.0f, client time: %s, tolerance: %.0fs)", now, microtime, AUTH_TIME_TOLERANCE);
 		return ERR_INVALID;
 	}
-	if (!hmac_verify(secret, target, microtime, hash)) {
-		snprintf(msg, msglen, "unknown error (wrong secret?)");
-		return ERR_INVALID;
+	if (secret && *secret && hash && strlen(hash) == HMAC_HEX_LEN) {
+		char want[HMAC_HEX_LEN + 1];
+		int rc = hmac_sign(secret, target, microtime, want);
+		if (rc == ERR_NOMEM) {
+			snprintf(msg, msglen, "out of memory");
+			return rc;
+		}
+		if (!rc && CRYPTO_memcmp(want, hash, HMAC_HEX_LEN) == 0)
+			return 0;
 	}
-	return 0;
+	snprintf(msg, msglen, "unknown error (wrong secret?)");
+	return ERR_INVALID;
 }
 
 static const char *const level_names[] = { "user", "operator", "admin" };
