@@ -127,9 +127,21 @@ static int check_v2(struct db *db, const struct auth_sig *s, const char *secret,
 	}
 	if ((rc = check_time(s->microtime, now, &t, msg, msglen)))
 		return rc;
-	if (!hmac2_verify(secret, s->method, s->target, s->microtime, s->nonce, s->content_sha256, s->signature)) {
+	if (secret && *secret && s->signature && strlen(s->signature) == HMAC2_HEX_LEN) {
+		char want[HMAC2_HEX_LEN + 1];
+		rc = hmac2_sign(secret, s->method, s->target, s->microtime, s->nonce, s->content_sha256, want);
+		if (rc == ERR_NOMEM) {
+			snprintf(msg, msglen, "out of memory");
+			return rc;
+		}
+		if (rc || CRYPTO_memcmp(want, s->signature, HMAC2_HEX_LEN))
+			rc = ERR_INVALID;
+	} else {
+		rc = ERR_INVALID;
+	}
+	if (rc) {
 		snprintf(msg, msglen, "wrong X-API-Signature (wrong secret?)");
-		return ERR_INVALID;
+		return rc;
 	}
 	if (!s->body_sha256)
 		return 0;

@@ -200,14 +200,23 @@ void api_error(struct api_resp *out, int status, const char *fmt, ...)
 
 void api_error_code(struct api_resp *out, int rc, const char *msg)
 {
+	if (rc == ERR_NOMEM) {
+		api_nomem(out);
+		return;
+	}
 	api_error(out, rc == ERR_NOT_FOUND ? 404 : rc == ERR_INVALID ? 400 : rc == ERR_BADSTATE ? 403 : 500, "%s", msg);
+}
+
+void api_nomem(struct api_resp *out)
+{
+	api_error(out, 503, "out of memory: try again later");
 }
 
 void api_json(struct api_resp *out, json_t *j)
 {
 	json_decref(out->json);
 	out->json = j;
-	out->status = j ? 200 : 500;
+	out->status = j ? 200 : 503; /* a NULL answer: its construction ran out of memory */
 }
 
 char *api_upper(const char *s)

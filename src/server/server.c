@@ -53,6 +53,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"
+#include "util/oom.h"
 #include "util/log.h"
 #include "util/path.h"
 #include "util/proc.h"
@@ -260,15 +261,24 @@ static int parse_request(struct api_req *req, struct conn_req *r, const char *ct
 	const char *q = strchr(r->target, '?');
 	char msg[256];
 	json_error_t jerr;
+	bool nomem = false;
+	int rc;
 
-	if (q && params_parse(&req->params, q + 1, strlen(q + 1), msg, sizeof(msg))) {
-		api_error(out, 400, "bad query string: %s", msg);
+	if (q && (rc = params_parse(&req->params, q + 1, strlen(q + 1), msg, sizeof(msg)))) {
+		if (rc == ERR_NOMEM)
+			api_nomem(out);
+		else
+			api_error(out, 400, "bad query string: %s", msg);
 		return -1;
 	}
 	if (r->body.len == 0)
 		return 0;
 	if (content_type_is(ctype, "application/json")) {
-		req->json = json_loadb(r->body.data, r->body.len, JSON_REJECT_DUPLICATES, &jerr);
+		req->json = oom_json_loadb(r->body.data, r->body.len, JSON_REJECT_DUPLICATES, &jerr, &nomem);
+		if (nomem) {
+			api_nomem(out);
+			return -1;
+		}
 		if (!req->json) {
 			api_error(out, 400, "malformed JSON body: %s at line %d, column %d", jerr.text, jerr.line,
 				  jerr.column);
@@ -277,8 +287,11 @@ static int parse_request(struct api_req *req, struct conn_req *r, const char *ct
 		return 0;
 	}
 	if (!ctype || content_type_is(ctype, "application/x-www-form-urlencoded")) {
-		if (params_parse(&req->params, r->body.data, r->body.len, msg, sizeof(msg))) {
-			api_error(out, 400, "bad form body: %s", msg);
+		if ((rc = params_parse(&req->params, r->body.data, r->body.len, msg, sizeof(msg)))) {
+			if (rc == ERR_NOMEM)
+				api_nomem(out);
+			else
+				api_error(out, 400, "bad form body: %s", msg);
 			return -1;
 		}
 		return 0;
@@ -350,6 +363,7 @@ static int authenticate(struct db *db, struct MHD_Connection *con, struct api_re
 	struct auth_sig sig;
 	const char *cookie;
 	char msg[512];
+	int rc;
 
 	sig_headers(con, method, req->target, &sig);
 	sig.body_sha256 = body_sha256;
@@ -359,7 +373,11 @@ static int authenticate(struct db *db, struct MHD_Connection *con, struct api_re
 		return authenticate_session(db, con, req, route, cookie, writes, sess, out);
 	if (route->level == AUTH_PUBLIC && !sig.key)
 		return 0;
-	if (auth_check_sig(db, &sig, time_wall(), &req->level, msg, sizeof(msg))) {
+	if ((rc = auth_check_sig(db, &sig, time_wall(), &req->level, msg, sizeof(msg)))) {
+		if (rc == ERR_NOMEM) {
+			api_nomem(out);
+			return -1;
+		}
 		if (route->level == AUTH_PUBLIC)
 			return 0; /* a read with a bad key is still a public read */
 		log_warn("%s %s: authentication failed: %s", req->method, req->target, msg);
@@ -459,6 +477,15 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 		} else {
 			return file_resp(out, fd, (uint64_t)st.st_size, status);
 		}
+	}
+	if (!out->json && !out->text && (out->status == 503 || out->status >= 400)) {
+		/* The answer's JSON could not be made: out of memory (api_nomem). */
+		static const char nomem[] = "{\"error\":\"out of memory: try again later\",\"error_status\":503}";
+		resp = MHD_create_response_from_buffer(sizeof(nomem) - 1, (void *)nomem, MHD_RESPMEM_PERSISTENT);
+		if (resp)
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+		*status = 503;
+		return resp;
 	}
 	if (!out->json && !out->text) {
 		out->status = 500;
