@@ -157,8 +157,9 @@ static int check_v2(struct db *db, const struct auth_sig *s, const char *secret,
 	rc = db_exec(db, "INSERT OR IGNORE INTO api_nonces (key, nonce, t_expires) VALUES (?, ?, ?)", "tti", s->key,
 		     s->nonce, (int64_t)ceil(t + AUTH_TIME_TOLERANCE) + 1);
 	if (rc < 0) {
-		snprintf(msg, msglen, "cannot record the nonce");
-		return ERR_INVALID;
+		/* The database is busy or failing: the request may be tried again. */
+		snprintf(msg, msglen, "cannot record the nonce (database busy): try again");
+		return ERR_IO;
 	}
 	if (rc == 0) {
 		snprintf(msg, msglen, "replayed request: X-API-Nonce already used");

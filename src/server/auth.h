@@ -62,7 +62,8 @@ struct auth_sig {
  * signature, the body's hash and (once the body is known) spends the
  * nonce, refusing one seen before (in any process on this database);
  * legacy is refused for a key whose refuse_legacy is set. 0 and *level,
- * or ERR_INVALID with the reason in msg. */
+ * ERR_INVALID with the reason in msg, ERR_IO (the nonce could not be
+ * recorded: try again) or ERR_NOMEM. */
 int auth_check_sig(struct db *db, const struct auth_sig *sig, double now, enum auth_level *level, char *msg,
 		   size_t msglen);
 /* Forget nonces whose time is out of the window (before now). 0 or ERR_IO. */

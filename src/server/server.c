@@ -378,6 +378,11 @@ static int authenticate(struct db *db, struct MHD_Connection *con, struct api_re
 			api_nomem(out);
 			return -1;
 		}
+		if (rc == ERR_IO) {
+			log_warn("%s %s: %s", req->method, req->target, msg);
+			api_error(out, 503, "%s", msg);
+			return -1;
+		}
 		if (route->level == AUTH_PUBLIC)
 			return 0; /* a read with a bad key is still a public read */
 		log_warn("%s %s: authentication failed: %s", req->method, req->target, msg);
