@@ -90,6 +90,8 @@ check "another key's upload: 403" sh -c "[ \"\$(sed -n 1p '$TMP/w4.out')\" = 403
 check "another key's upload: nothing stored" [ ! -e "$DATA/testresults/$BJ/x.txt" ]
 $S2 "$URL" "$OPKEY" "$OPSECRET" POST "/api/v1/jobs/$BJ/status" '{"status":{"worker_id":'"$WID"'}}' > "$TMP/w5.out"
 check "another key's status: 403" [ "$(sed -n 1p "$TMP/w5.out")" = 403 ]
+$S2 "$URL" "$OPKEY" "$OPSECRET" GET "/api/v1/ws/$WID" > "$TMP/ws.out"
+check "another key's WebSocket: 403 naming the reason" sh -c "[ \"\$(sed -n 1p '$TMP/ws.out')\" = 403 ] && grep -q 'another API key' '$TMP/ws.out'"
 $S2 "$URL" "$OPKEY" "$OPSECRET" POST /api/v1/workers "host=sighost&instance=1" > "$TMP/w6.out"
 check "another key cannot register the worker anew (403)" [ "$(sed -n 1p "$TMP/w6.out")" = 403 ]
 check "the job is still the worker's, not done" [ "$(state_of "$BJ")" != "done passed" ]
