@@ -49,7 +49,9 @@ WEB_FILES := $(shell find web -type f ! -name '.*' 2>/dev/null | sort)
 # The Perl test process's files, put into the binary by scripts/embed-perl (runner/perl.c).
 PERL_FILES := $(shell find src/runner/perl -type f ! -name '.*' 2>/dev/null | sort)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
-UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/unit/runner.o
+UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/unit/runner.o $(BUILD)/tests/unit/alloc_fail.o
+# The unit binary's allocators can be made to fail (tests/unit/alloc_fail.c).
+UNIT_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup,--wrap=strndup
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/fuzz/%)
 FIXTURE_SRC := $(sort $(wildcard tests/fixtures/*.c))
@@ -100,7 +102,7 @@ $(BUILD)/tests/unit/runner.o: tests/unit/runner.c $(BUILD)/tests/unit/registry.h
 	$(CC) $(CFLAGS) -I$(BUILD)/tests/unit -c $< -o $@
 
 $(BUILD)/test_unit: $(UNIT_OBJ) $(BUILD)/libvigil.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) $(UNIT_WRAP) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/fixtures/%: tests/fixtures/%.c $(BUILD)/libvigil.a
 	@mkdir -p $(dir $@)

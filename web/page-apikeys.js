@@ -40,13 +40,15 @@ export async function render(main) {
 			h('td', {}, h('code', { class: 'apikey-key' }, k.key)),
 			h('td', {}, (k.t_created || '').replace('T', ' ')),
 			h('td', {}, k.t_expiration ? k.t_expiration.replace('T', ' ') : 'never'),
+			// docs/signatures.md: an admin may make a key refuse openQA's legacy signatures.
+			h('td', { class: 'apikey-sig' }, k.refuse_legacy ? 'vigil only' : 'vigil and openQA'),
 			h('td', {}, b));
 	}
 
 	async function load() {
 		const { api_keys: keys } = await get('/api/v1/user/api_keys');
 		replace(rows, keys.length ? keys.map(row)
-			: h('tr', { class: 'apikeys-none' }, h('td', { colspan: 4, class: 'muted' }, 'No keys yet.')));
+			: h('tr', { class: 'apikeys-none' }, h('td', { colspan: 5, class: 'muted' }, 'No keys yet.')));
 	}
 
 	create.addEventListener('click', async () => {
@@ -75,7 +77,7 @@ export async function render(main) {
 			: `Keys of ${s.user.name}; programs signing with one act as you (${s.user.role}).`),
 		create, error, fresh,
 		h('div', { class: 'scroll' }, h('table', { class: 'apikeys' },
-			h('thead', {}, h('tr', {}, h('th', {}, 'Key'), h('th', {}, 'Created (UTC)'), h('th', {}, 'Expires'), h('th', {}, ''))),
+			h('thead', {}, h('tr', {}, h('th', {}, 'Key'), h('th', {}, 'Created (UTC)'), h('th', {}, 'Expires'), h('th', {}, 'Signatures'), h('th', {}, ''))),
 			rows)));
 	await load();
 }

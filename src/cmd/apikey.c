@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* apikey.c - `vigil apikey new --data DIR [--admin]`: creates an API key in
- * the server's database and prints "KEY SECRET". */
+/* apikey.c - `vigil apikey new --data DIR [--admin] [--refuse-legacy]`:
+ * creates an API key in the server's database and prints "KEY SECRET";
+ * `vigil apikey set KEY --refuse-legacy|--accept-legacy` changes whether a
+ * key takes openQA's legacy signatures; `vigil apikey list` shows the keys. */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,10 +13,13 @@
 #include "server/auth.h"
 #include "server/db.h"
 #include "server/server.h"
+#include "util/err.h"
 #include "util/banned.h" /* last: after every system header */
 
 static const char apikey_usage[] =
-	"usage: vigil apikey new [--data DIR] [--admin]\n"
+	"usage: vigil apikey new [--data DIR] [--admin] [--refuse-legacy]\n"
+	"       vigil apikey set KEY [--data DIR] --refuse-legacy|--accept-legacy\n"
+	"       vigil apikey list [--data DIR]\n"
 	"\n"
 	"Creates an API key for 'vigil serve' in DIR/vigil.db (created 0600 in a\n"
 	"0700 directory if missing) and prints \"KEY SECRET\". Put them into\n"
@@ -24,13 +29,45 @@ static const char apikey_usage[] =
 	"  --data DIR   data directory (default ./vigil-data), as given to 'vigil serve'\n"
 	"  --admin      the key may also change machines, products, test suites,\n"
 	"               job groups and job templates (otherwise: jobs and isos)\n"
+	"  --refuse-legacy\n"
+	"               the key takes only vigil's signatures (scheme 2: a nonce\n"
+	"               and the body's hash signed, replays refused), as 'vigil\n"
+	"               client' and 'vigil worker' send; openqa-cli and openQA's\n"
+	"               worker sign the legacy way and are refused with it\n"
+	"  --accept-legacy\n"
+	"               take openQA's legacy signatures again (the default)\n"
 	"  -h, --help   this text\n";
+
+/* One line a key: KEY LEVEL [user NAME] legacy|no-legacy. Frees db, path. */
+static int apikey_list(struct db *db, char *path)
+{
+	json_t *all = NULL, *k;
+	size_t i;
+	int rc = auth_keys_all(db, &all);
+
+	db_free(db);
+	free(path);
+	if (rc) {
+		fprintf(stderr, "vigil apikey list: cannot read the keys\n");
+		return 1;
+	}
+	json_array_foreach(all, i, k) {
+		const char *user = json_string_value(json_object_get(k, "user"));
+		printf("%s %s%s%s %s\n", json_string_value(json_object_get(k, "key")),
+		       json_string_value(json_object_get(k, "level")), user ? " user " : "", user ? user : "",
+		       json_is_true(json_object_get(k, "refuse_legacy")) ? "no-legacy" : "legacy");
+	}
+	json_decref(all);
+	return 0;
+}
 
 int cmd_apikey(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "data", required_argument, NULL, 'd' },
 		{ "admin", no_argument, NULL, 'a' },
+		{ "refuse-legacy", no_argument, NULL, 'r' },
+		{ "accept-legacy", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -38,19 +75,31 @@ int cmd_apikey(int argc, char **argv)
 	char key[AUTH_KEY_LEN + 1], secret[AUTH_KEY_LEN + 1], err[512];
 	struct db *db = NULL;
 	char *path;
+	const char *verb, *setkey = NULL;
 	bool admin = false;
-	int c, rc;
+	int c, rc, legacy = -1; /* -1: unchanged, 1: refuse, 0: accept */
 
-	if (argc < 2 || (strcmp(argv[1], "new") && strcmp(argv[1], "--help") && strcmp(argv[1], "-h"))) {
+	if (argc < 2 || (strcmp(argv[1], "new") && strcmp(argv[1], "set") && strcmp(argv[1], "list") &&
+			 strcmp(argv[1], "--help") && strcmp(argv[1], "-h"))) {
 		fputs(apikey_usage, stderr);
 		return 2;
 	}
-	if (strcmp(argv[1], "new")) {
+	verb = argv[1];
+	if (!strcmp(verb, "--help") || !strcmp(verb, "-h")) {
 		fputs(apikey_usage, stdout);
 		return 0;
 	}
 	argc--;
 	argv++;
+	if (!strcmp(verb, "set")) {
+		if (argc < 2 || argv[1][0] == '-') {
+			fprintf(stderr, "vigil apikey set: which key? (vigil apikey set KEY --refuse-legacy)\n");
+			return 2;
+		}
+		setkey = argv[1];
+		argc--;
+		argv++;
+	}
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -58,6 +107,12 @@ int cmd_apikey(int argc, char **argv)
 			break;
 		case 'a':
 			admin = true;
+			break;
+		case 'r':
+			legacy = 1;
+			break;
+		case 'A':
+			legacy = 0;
 			break;
 		case 'h':
 			fputs(apikey_usage, stdout);
@@ -67,6 +122,14 @@ int cmd_apikey(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (setkey && legacy < 0) {
+		fprintf(stderr, "vigil apikey set: give --refuse-legacy or --accept-legacy\n");
+		return 2;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vigil apikey %s: unexpected argument '%s'\n", verb, argv[optind]);
+		return 2;
+	}
 	umask(077);
 	path = server_db_path(data, err, sizeof(err));
 	if (!path || db_open(&db, path, err, sizeof(err))) {
@@ -74,7 +137,21 @@ int cmd_apikey(int argc, char **argv)
 		free(path);
 		return 1;
 	}
+	if (!strcmp(verb, "list"))
+		return apikey_list(db, path);
+	if (setkey) {
+		rc = auth_key_set_refuse_legacy(db, setkey, legacy == 1);
+		db_free(db);
+		free(path);
+		if (rc) {
+			fprintf(stderr, "vigil apikey set: %s\n", rc == ERR_NOT_FOUND ? "no such key" : "cannot change it");
+			return 1;
+		}
+		return 0;
+	}
 	rc = auth_key_new(db, admin, key, secret);
+	if (!rc && legacy == 1)
+		rc = auth_key_set_refuse_legacy(db, key, true);
 	db_free(db);
 	free(path);
 	if (rc) {

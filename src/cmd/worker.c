@@ -141,7 +141,7 @@ static int worker_opt(void *ctx, int c, const char *arg, char *err, size_t errle
 int cmd_worker(int argc, char **argv)
 {
 	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe", SNAPKEEP_DEFAULT_S,
-				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL, 0 };
+				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL, 0, 0 };
 	struct conf conf;
 	char pool[64], err[512];
 	struct sigaction sa;

@@ -17,6 +17,7 @@
 #include "util/err.h"
 #include "util/file.h"
 #include "util/limits.h"
+#include "util/oom.h"
 #include "util/path.h"
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
@@ -367,6 +368,7 @@ int needle_parse(const char *json, size_t len, const char *file_label,
 	struct needle *n = NULL;
 	json_t *root = NULL;
 	json_error_t je;
+	bool nomem;
 	int rc;
 
 	*out = NULL;
@@ -376,7 +378,11 @@ int needle_parse(const char *json, size_t len, const char *file_label,
 		fail(&pe, "file is larger than %u bytes", LIMIT_NEEDLE_JSON);
 		return ERR_TOO_BIG;
 	}
-	root = json_loadb(json, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je);
+	root = oom_json_loadb(json, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &je, &nomem);
+	if (nomem) {
+		fail(&pe, "out of memory");
+		return ERR_NOMEM;
+	}
 	if (!root)
 		return fail(&pe, "broken json at line %d column %d: %s", je.line, je.column, je.text);
 	if (!json_is_object(root)) {

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* http.h - the signed HTTP client of the worker and `vigil client`:
- * libcurl plus openQA's HMAC headers (X-API-Key, X-API-Microtime,
- * X-API-Hash = hex HMAC-SHA1(secret, path+query as sent + microtime)).
- * One connection handle, reused; not thread-safe. */
+ * libcurl plus the signature headers of net/hmac.h: scheme 2 (X-API-Key,
+ * X-API-Microtime, X-API-Nonce, X-API-Content-SHA256, X-API-Signature)
+ * towards vigil's server, openQA's legacy ones (X-API-Key,
+ * X-API-Microtime, X-API-Hash) towards openQA. One connection handle,
+ * reused; not thread-safe. */
 #ifndef VIGIL_NET_HTTP_H
 #define VIGIL_NET_HTTP_H
 
@@ -12,7 +14,12 @@
 
 #define LIMIT_HTTP_RESPONSE (8u << 20)
 
+/* How requests are signed. AUTO: scheme 2 until a 403 comes without
+ * vigil's X-Vigil-Signature header (openQA), then legacy from then on. */
+enum http_sign { HTTP_SIGN_AUTO = 0, HTTP_SIGN_V2, HTTP_SIGN_LEGACY };
+
 struct http_client {
+	enum http_sign sign;
 	char *base;      /* scheme://host[:port], no trailing slash */
 	char *key;       /* NULL: unsigned requests */
 	char *secret;
@@ -49,7 +56,8 @@ struct http_part {
 };
 
 /* POST the fields as multipart/form-data (openQA's artefact and asset
- * uploads). */
+ * uploads; signed with the legacy scheme, whose signature covers no body:
+ * ERR_INVALID when the client must sign with scheme 2). */
 int http_upload_form(struct http_client *c, const char *target, const struct http_part *parts, size_t nparts,
 		     long timeout_s, long *status, struct buf *resp, char *err, size_t errlen);
 

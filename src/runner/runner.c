@@ -424,6 +424,9 @@ static void run_module(struct runner *r, struct module *m)
 	rc = lua_pcall(L, 1, 0, -3);
 	lua_sethook(L, NULL, 0, 0);
 	r->api_L = NULL; /* its threads may be gone: the steps below take fail_line */
+	/* Out of memory is no verdict on the test: the job ends incomplete. */
+	if (rc == LUA_ERRMEM && !r->abort)
+		runner__abort(r, JOB_INCOMPLETE, "out of memory while running a test module");
 	if (rc != LUA_OK) {
 		const char *msg = lua_tostring(L, -1);
 		m->result = MODULE_FAIL;

@@ -126,9 +126,13 @@ struct api_resp {
 /* Set a JSON error {"error": text} (server.c adds error_status). */
 void api_error(struct api_resp *out, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Answer a failed domain call, msg as the error text: ERR_NOT_FOUND 404,
- * ERR_INVALID 400, ERR_BADSTATE 403 (not allowed in this state), else 500. */
+ * ERR_INVALID 400, ERR_BADSTATE 403 (not allowed in this state),
+ * ERR_NOMEM 503 (api_nomem), else 500. */
 void api_error_code(struct api_resp *out, int rc, const char *msg);
-/* Set a 200 JSON body (takes ownership of j; NULL means out of memory → 500). */
+/* 503 {"error": "out of memory: try again later"}: the out-of-memory
+ * policy (docs/hardening.md); the server carries on. */
+void api_nomem(struct api_resp *out);
+/* Set a 200 JSON body (takes ownership of j; NULL means out of memory → 503). */
 void api_json(struct api_resp *out, json_t *j);
 
 typedef void (*api_handler)(struct api_req *req, struct api_resp *out);

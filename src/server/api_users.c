@@ -12,6 +12,9 @@
  *   GET    /api/v1/user/api_keys          session      the user's keys (no secrets)
  *   POST   /api/v1/user/api_keys          session      a new key; its secret is shown this once
  *   DELETE /api/v1/user/api_keys/<id>     session      revoke one of the user's keys
+ *   GET    /api/v1/api_keys               admin        every key (no secrets), with refuse_legacy
+ *   PUT    /api/v1/api_keys/<KEY>         admin        refuse_legacy=1|0: refuse openQA's legacy
+ *                                                      signatures for KEY (scheme 2 only), or take them
  */
 #define LOG_MODULE "api"
 #include <stdio.h>
@@ -222,6 +225,40 @@ static void keys_delete(struct api_req *req, struct api_resp *out)
 	api_json(out, json_pack("{s:I,s:b}", "id", (json_int_t)req->id, "deleted", 1));
 }
 
+static void all_keys_get(struct api_req *req, struct api_resp *out)
+{
+	json_t *a;
+
+	if (auth_keys_all(req->db, &a)) {
+		api_error(out, 500, "cannot read the API keys");
+		return;
+	}
+	api_json(out, json_pack("{s:o}", "api_keys", a));
+}
+
+static void key_put(struct api_req *req, struct api_resp *out)
+{
+	const char *v = params_get(&req->params, "refuse_legacy");
+	int rc;
+
+	if (!v && req->json && json_is_boolean(json_object_get(req->json, "refuse_legacy")))
+		v = json_is_true(json_object_get(req->json, "refuse_legacy")) ? "1" : "0";
+	if (!v || (strcmp(v, "0") && strcmp(v, "1"))) {
+		api_error(out, 400, "Erroneous parameters (refuse_legacy: expected 1 or 0)");
+		return;
+	}
+	rc = auth_key_set_refuse_legacy(req->db, req->name, !strcmp(v, "1"));
+	if (rc == ERR_NOT_FOUND) {
+		api_error(out, 404, "no API key '%s'", req->name);
+		return;
+	}
+	if (rc) {
+		api_error(out, 500, "cannot change the API key");
+		return;
+	}
+	api_json(out, json_pack("{s:s,s:b}", "key", req->name, "refuse_legacy", !strcmp(v, "1")));
+}
+
 /* Public routes: each handler checks the session itself, so a key-signed
  * request (no session) never manages keys. */
 const struct api_route api_users_routes[] = {
@@ -231,5 +268,7 @@ const struct api_route api_users_routes[] = {
 	{ "GET", "/api/v1/user/api_keys", AUTH_PUBLIC, keys_get, NULL },
 	{ "POST", "/api/v1/user/api_keys", AUTH_PUBLIC, keys_post, NULL },
 	{ "DELETE", "/api/v1/user/api_keys/#", AUTH_PUBLIC, keys_delete, NULL },
+	{ "GET", "/api/v1/api_keys", AUTH_ADMIN, all_keys_get, NULL },
+	{ "PUT", "/api/v1/api_keys/*", AUTH_ADMIN, key_put, NULL },
 	{ NULL, NULL, 0, NULL, NULL },
 };

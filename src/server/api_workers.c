@@ -68,13 +68,33 @@ static int64_t now_s(void)
 	return (int64_t)time(NULL);
 }
 
+/* Worker routes act only for the key the worker registered with: 0, or
+ * 403 (or 500) set in out. job: req->id is a job (else a worker). */
+static int key_may_act(struct api_req *req, struct api_resp *out, bool job)
+{
+	char msg[256];
+	int rc = job ? workers_job_key_check(req->db, req->id, req->key, msg, sizeof(msg))
+		     : workers_key_check(req->db, req->id, req->key, msg, sizeof(msg));
+
+	if (rc == ERR_INVALID) {
+		log_warn("%s %s refused: %s", req->method, req->path, msg);
+		api_error(out, 403, "%s", msg);
+		return -1;
+	}
+	if (rc && rc != ERR_NOT_FOUND) {
+		api_error(out, 500, "cannot read the workers");
+		return -1;
+	}
+	return 0;
+}
+
 static void worker_register(struct api_req *req, struct api_resp *out)
 {
 	const char *host = params_get(&req->params, "host");
 	const char *inst = params_get(&req->params, "instance");
 	const char *cls = params_get(&req->params, "worker_class");
 	const char *wsv;
-	char wsbuf[32] = "";
+	char wsbuf[32] = "", bound[64];
 	int64_t id;
 	long n = 0;
 	int rc;
@@ -113,7 +133,16 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "Erroneous parameters (instance '%s' is not a number)", inst);
 		return;
 	}
+	/* Another key may not take a worker over; an admin key may. */
+	if (!workers_bound_key(req->db, host, n, bound, sizeof(bound)) && bound[0] &&
+	    (!req->key || strcmp(bound, req->key)) && req->level < AUTH_ADMIN) {
+		api_error(out, 403, "worker %s:%ld is registered with another API key: only that key (or an admin key) "
+			  "may register it again", host, n);
+		return;
+	}
 	rc = workers_register(req->db, host, n, cls, now_s(), &id);
+	if (!rc)
+		rc = workers_set_key(req->db, id, req->key);
 	if (rc) {
 		api_error(out, 500, "Failed: %s", db_errmsg(req->db));
 		return;
@@ -157,6 +186,8 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "timeout '%s': expected 0..%d seconds", t, WORK_POLL_MAX_S);
 		return;
 	}
+	if (key_may_act(req, out, false))
+		return;
 	rc = workers_seen(req->db, req->id, now_s());
 	if (rc == ERR_NOT_FOUND) {
 		api_error(out, 404, "worker %lld is not registered", (long long)req->id);
@@ -239,6 +270,8 @@ static void job_status_post(struct api_req *req, struct api_resp *out)
 	json_t *outcome;
 	int rc;
 
+	if (key_may_act(req, out, true))
+		return;
 	if (!json_is_object(status)) {
 		api_error(out, 400, "No status information provided");
 		return;
@@ -402,6 +435,8 @@ static void job_artefact(struct api_req *req, struct api_resp *out)
 	enum artefact_kind kind = flag(req, "thumb") ? ARTEFACT_THUMB : flag(req, "ulog") ? ARTEFACT_ULOG : ARTEFACT_FILE;
 	int rc;
 
+	if (key_may_act(req, out, true))
+		return;
 	if (!name && ctype && !strncasecmp(ctype, "multipart/form-data", 19)) {
 		job_artefact_multipart(req, out);
 		return;
@@ -459,6 +494,8 @@ static void job_set_done(struct api_req *req, struct api_resp *out)
 	json_t *outcome;
 	int rc;
 
+	if (key_may_act(req, out, true))
+		return;
 	if (result && !*result)
 		result = NULL;
 	if (wid && api_parse_id(wid, &worker)) {

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* auth.h - openQA's API authentication: X-API-Key, X-API-Microtime and
- * X-API-Hash (the signature of net/hmac.h), accepted within
- * AUTH_TIME_TOLERANCE seconds; API keys: creation, and the keys a signed-in
+/* auth.h - API authentication: openQA's legacy scheme (X-API-Key,
+ * X-API-Microtime, X-API-Hash) and vigil's scheme 2 (X-API-Nonce,
+ * X-API-Content-SHA256, X-API-Signature: net/hmac.h), accepted within
+ * AUTH_TIME_TOLERANCE seconds, a scheme-2 nonce only once (kept in
+ * api_nonces until its time is out of the window); per key, an admin may
+ * refuse the legacy scheme. API keys: creation, and the keys a signed-in
  * user owns (a key of a user acts with the user's role). Owns the api_keys
- * table. */
+ * and api_nonces tables. */
 #ifndef VIGIL_AUTH_H
 #define VIGIL_AUTH_H
 
@@ -42,6 +45,35 @@ int auth_verify(const char *secret, const char *target, const char *microtime, c
 int auth_check(struct db *db, const char *key, const char *microtime, const char *hash, const char *target,
 	       double now, enum auth_level *level, char *msg, size_t msglen);
 
+/* One request's signature headers (NULL when absent) and what the server
+ * knows of the request. signature set: scheme 2, else legacy. */
+struct auth_sig {
+	const char *key, *microtime;
+	const char *hash;                       /* legacy: X-API-Hash */
+	const char *nonce, *content_sha256, *signature; /* scheme 2 */
+	const char *method, *target;            /* as received */
+	/* The hex SHA-256 of the body received, or NULL for a check from the
+	 * headers alone (an upload's start): then neither the body hash is
+	 * compared nor the nonce spent; the full check follows. */
+	const char *body_sha256;
+};
+
+/* auth_check for either scheme: scheme 2 checks the nonce's form, the
+ * signature, the body's hash and (once the body is known) spends the
+ * nonce, refusing one seen before (in any process on this database);
+ * legacy is refused for a key whose refuse_legacy is set. 0 and *level,
+ * ERR_INVALID with the reason in msg, ERR_IO (the nonce could not be
+ * recorded: try again) or ERR_NOMEM. */
+int auth_check_sig(struct db *db, const struct auth_sig *sig, double now, enum auth_level *level, char *msg,
+		   size_t msglen);
+/* Forget nonces whose time is out of the window (before now). 0 or ERR_IO. */
+int auth_nonces_prune(struct db *db, double now);
+/* Set whether key refuses legacy signatures. 0, ERR_NOT_FOUND, ERR_IO. */
+int auth_key_set_refuse_legacy(struct db *db, const char *key, bool refuse);
+/* All keys (no secrets), oldest first: [{"id", "key", "level", "user",
+ * "refuse_legacy", "t_created", "t_expiration"}]. 0, ERR_IO, ERR_NOMEM. */
+int auth_keys_all(struct db *db, json_t **out);
+
 /* Create a key (admin or operator) with fresh random key and secret
  * (uppercase hex, AUTH_KEY_LEN chars). 0, ERR_IO or the db's error. */
 int auth_key_new(struct db *db, bool admin, char key[AUTH_KEY_LEN + 1], char secret[AUTH_KEY_LEN + 1]);
@@ -52,7 +84,7 @@ int auth_key_new(struct db *db, bool admin, char key[AUTH_KEY_LEN + 1], char sec
 int auth_key_create(struct db *db, enum auth_level level, int64_t user_id, char key[AUTH_KEY_LEN + 1],
 		    char secret[AUTH_KEY_LEN + 1], int64_t *id);
 /* The keys of user user_id, newest first, secrets left out:
- * [{"id", "key", "t_created", "t_expiration"}] (new array in *out).
+ * [{"id", "key", "t_created", "t_expiration", "refuse_legacy"}] (new array in *out).
  * 0, ERR_IO or ERR_NOMEM. */
 int auth_keys_list(struct db *db, int64_t user_id, json_t **out);
 /* Delete key id if user user_id owns it; its key text into key.

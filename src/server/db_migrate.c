@@ -264,6 +264,19 @@ const struct db_migration db__migrations_sqlite[] = {
 	  " locked_by TEXT,"
 	  " count INTEGER NOT NULL DEFAULT 1,"
 	  " UNIQUE (name, owner));" },
+	{ 12,
+	  /* Signatures (auth.c): a key may refuse openQA's legacy scheme;
+	   * scheme-2 nonces seen, per key, until their time leaves the window
+	   * (t_expires, epoch s); the key a worker registered with (worker
+	   * routes act only for it). */
+	  "ALTER TABLE api_keys ADD COLUMN refuse_legacy INTEGER NOT NULL DEFAULT 0;"
+	  "CREATE TABLE api_nonces ("
+	  " key TEXT NOT NULL,"
+	  " nonce TEXT NOT NULL,"
+	  " t_expires INTEGER NOT NULL,"
+	  " PRIMARY KEY (key, nonce));"
+	  "CREATE INDEX api_nonces_expiry ON api_nonces (t_expires);"
+	  "ALTER TABLE workers ADD COLUMN api_key TEXT;" },
 	{ 14,
 	  /* sched.c: openQA's starvation protection of parallel clusters. The
 	   * priority bonus a scheduled job has gained because its cluster

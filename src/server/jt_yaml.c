@@ -359,8 +359,8 @@ static int want_settings(struct ctx *c, yaml_node_t *n, const char *path, json_t
 			rc = fail(c, m.v[i].knode, p, "invalid setting name (use A-Z, 0-9, _ and a leading +)");
 		else if (!(v = scalar(m.v[i].val)))
 			rc = fail(c, m.v[i].val, p, "a setting's value must be a string, found %s", type_name(m.v[i].val));
-		else
-			json_object_set_new(obj, m.v[i].key, json_string(v));
+		else if (json_object_set_new(obj, m.v[i].key, json_string(v)))
+			rc = ERR_NOMEM;
 	}
 	free(m.v);
 	return rc;
@@ -373,17 +373,16 @@ static int want_machines(struct ctx *c, yaml_node_t *n, const char *path, json_t
 	const char *s;
 
 	json_array_clear(arr);
-	if ((s = scalar(n)) && !is_null(n)) {
-		json_array_append_new(arr, json_string(s));
-		return 0;
-	}
+	if ((s = scalar(n)) && !is_null(n))
+		return json_array_append_new(arr, json_string(s)) ? ERR_NOMEM : 0;
 	if (!n || n->type != YAML_SEQUENCE_NODE)
 		return fail(c, n, path, "machine must be a name or a list of names, found %s", type_name(n));
 	for (it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
 		yaml_node_t *e = node_at(c, *it);
 		if (!(s = scalar(e)) || is_null(e))
 			return fail(c, e ? e : n, path, "machine list entries must be names, found %s", type_name(e));
-		json_array_append_new(arr, json_string(s));
+		if (json_array_append_new(arr, json_string(s)))
+			return ERR_NOMEM;
 	}
 	return 0;
 }
@@ -532,7 +531,10 @@ static int parse_scenario(struct ctx *c, yaml_node_t *n, const char *path, const
 				  " name and set 'testsuite' to reuse a test suite", suite, product, e.machine);
 			goto out;
 		}
-		json_object_set_new(c->seen, key, json_true());
+		if (json_object_set_new(c->seen, key, json_true())) {
+			rc = ERR_NOMEM;
+			goto out;
+		}
 		if ((rc = jt_list_add(c->out, &e))) {
 			if (rc == ERR_TOO_BIG)
 				fail(c, n, path, "more than %u job templates", LIMIT_JT_ENTRIES);
@@ -647,6 +649,10 @@ static int walk(struct ctx *c, yaml_node_t *root)
 		d.settings = json_object();
 		d.has_prio = false;
 		d.prio = 0;
+		if (!d.machines || !d.settings) {
+			rc = ERR_NOMEM;
+			goto out;
+		}
 		if (da) {
 			subpath(p, "/defaults", archs.v[i].key);
 			if ((rc = parse_defaults(c, da->val, p, &d)))

@@ -76,14 +76,19 @@ static int hexval(char c)
 	return -1;
 }
 
-/* Decode s[0..len) into a new string; NULL and *bad = offset on a bad escape. */
+#define DECODE_NOMEM ((size_t)-1) /* *bad of decode when out of memory */
+
+/* Decode s[0..len) into a new string; NULL and *bad = offset on a bad
+ * escape, or DECODE_NOMEM. */
 static char *decode(const char *s, size_t len, size_t *bad)
 {
 	char *out = malloc(len + 1);
 	size_t i, o = 0;
 
-	if (!out)
+	if (!out) {
+		*bad = DECODE_NOMEM;
 		return NULL;
+	}
 	for (i = 0; i < len; i++) {
 		if (s[i] == '+') {
 			out[o++] = ' ';
@@ -123,11 +128,20 @@ int params_parse(struct params *p, const char *s, size_t len, char *msg, size_t 
 
 		if (end > pos) {
 			k = decode(s + pos, keyend - pos, &bad);
+			if (!k && bad == DECODE_NOMEM) {
+				snprintf(msg, msglen, "out of memory");
+				return ERR_NOMEM;
+			}
 			if (!k) {
 				snprintf(msg, msglen, "bad percent escape in parameter name at byte %zu", pos + bad);
 				return ERR_PROTO;
 			}
 			v = eq ? decode(eq + 1, end - keyend - 1, &bad) : strdup("");
+			if (!v && (!eq || bad == DECODE_NOMEM)) {
+				free(k);
+				snprintf(msg, msglen, "out of memory");
+				return ERR_NOMEM;
+			}
 			if (!v) {
 				free(k);
 				/* s is not NUL-terminated: the name is printed by its length */
@@ -149,7 +163,10 @@ int params_parse(struct params *p, const char *s, size_t len, char *msg, size_t 
 				return ERR_PROTO;
 			}
 			if ((rc = push(p, k, v))) {
-				snprintf(msg, msglen, "more than %u parameters", LIMIT_API_PARAMS);
+				if (rc == ERR_NOMEM)
+					snprintf(msg, msglen, "out of memory");
+				else
+					snprintf(msg, msglen, "more than %u parameters", LIMIT_API_PARAMS);
 				return rc;
 			}
 		}
@@ -192,14 +209,23 @@ void api_error(struct api_resp *out, int status, const char *fmt, ...)
 
 void api_error_code(struct api_resp *out, int rc, const char *msg)
 {
+	if (rc == ERR_NOMEM) {
+		api_nomem(out);
+		return;
+	}
 	api_error(out, rc == ERR_NOT_FOUND ? 404 : rc == ERR_INVALID ? 400 : rc == ERR_BADSTATE ? 403 : 500, "%s", msg);
+}
+
+void api_nomem(struct api_resp *out)
+{
+	api_error(out, 503, "out of memory: try again later");
 }
 
 void api_json(struct api_resp *out, json_t *j)
 {
 	json_decref(out->json);
 	out->json = j;
-	out->status = j ? 200 : 500;
+	out->status = j ? 200 : 503; /* a NULL answer: its construction ran out of memory */
 }
 
 char *api_upper(const char *s)

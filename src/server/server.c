@@ -36,6 +36,7 @@
 #include "server/artefacts.h"
 #include "server/assets.h"
 #include "server/workers.h"
+#include "net/hmac.h"
 #include "server/auth.h"
 #include "server/db.h"
 #include "server/events.h"
@@ -54,6 +55,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"
+#include "util/oom.h"
 #include "util/log.h"
 #include "util/path.h"
 #include "util/proc.h"
@@ -129,6 +131,7 @@ struct conn_req {
 	EVP_MD_CTX *sha;       /* hashes the upload as it streams in */
 	char sha_hex[ARTEFACTS_HASH_HEX];
 	int64_t poll_deadline_ms;
+	bool nonce_spent;      /* checked in full once: a parked long poll handled again checks the headers only */
 };
 
 static const struct api_route *const route_tables[] = {
@@ -274,15 +277,24 @@ static int parse_request(struct api_req *req, struct conn_req *r, const char *ct
 	const char *q = strchr(r->target, '?');
 	char msg[256];
 	json_error_t jerr;
+	bool nomem = false;
+	int rc;
 
-	if (q && params_parse(&req->params, q + 1, strlen(q + 1), msg, sizeof(msg))) {
-		api_error(out, 400, "bad query string: %s", msg);
+	if (q && (rc = params_parse(&req->params, q + 1, strlen(q + 1), msg, sizeof(msg)))) {
+		if (rc == ERR_NOMEM)
+			api_nomem(out);
+		else
+			api_error(out, 400, "bad query string: %s", msg);
 		return -1;
 	}
 	if (r->body.len == 0)
 		return 0;
 	if (content_type_is(ctype, "application/json")) {
-		req->json = json_loadb(r->body.data, r->body.len, JSON_REJECT_DUPLICATES, &jerr);
+		req->json = oom_json_loadb(r->body.data, r->body.len, JSON_REJECT_DUPLICATES, &jerr, &nomem);
+		if (nomem) {
+			api_nomem(out);
+			return -1;
+		}
 		if (!req->json) {
 			api_error(out, 400, "malformed JSON body: %s at line %d, column %d", jerr.text, jerr.line,
 				  jerr.column);
@@ -291,8 +303,11 @@ static int parse_request(struct api_req *req, struct conn_req *r, const char *ct
 		return 0;
 	}
 	if (!ctype || content_type_is(ctype, "application/x-www-form-urlencoded")) {
-		if (params_parse(&req->params, r->body.data, r->body.len, msg, sizeof(msg))) {
-			api_error(out, 400, "bad form body: %s", msg);
+		if ((rc = params_parse(&req->params, r->body.data, r->body.len, msg, sizeof(msg)))) {
+			if (rc == ERR_NOMEM)
+				api_nomem(out);
+			else
+				api_error(out, 400, "bad form body: %s", msg);
 			return -1;
 		}
 		return 0;
@@ -341,28 +356,56 @@ static int authenticate_session(struct db *db, struct MHD_Connection *con, struc
 	return -1;
 }
 
-static int authenticate(struct db *db, struct MHD_Connection *con, struct api_req *req,
-			const struct api_route *route, bool writes, struct users_session *sess, struct api_resp *out)
+/* The signature headers of a request on con. */
+static void sig_headers(struct MHD_Connection *con, const char *method, const char *target, struct auth_sig *sig)
 {
-	const char *key = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Key");
-	const char *mt = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Microtime");
-	const char *hash = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Hash");
-	const char *cookie = key ? NULL : MHD_lookup_connection_value(con, MHD_COOKIE_KIND, LOGIN_COOKIE);
-	char msg[512];
+	memset(sig, 0, sizeof(*sig));
+	sig->key = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Key");
+	sig->microtime = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Microtime");
+	sig->hash = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Hash");
+	sig->nonce = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Nonce");
+	sig->content_sha256 = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Content-SHA256");
+	sig->signature = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Signature");
+	sig->method = method;
+	sig->target = target;
+}
 
+/* body_sha256: the hex SHA-256 of the body received (scheme 2 compares
+ * it and spends the nonce). */
+static int authenticate(struct db *db, struct MHD_Connection *con, struct api_req *req, const char *method,
+			const char *body_sha256, const struct api_route *route, bool writes,
+			struct users_session *sess, struct api_resp *out)
+{
+	struct auth_sig sig;
+	const char *cookie;
+	char msg[512];
+	int rc;
+
+	sig_headers(con, method, req->target, &sig);
+	sig.body_sha256 = body_sha256;
+	cookie = sig.key ? NULL : MHD_lookup_connection_value(con, MHD_COOKIE_KIND, LOGIN_COOKIE);
 	req->level = AUTH_PUBLIC;
 	if (cookie)
 		return authenticate_session(db, con, req, route, cookie, writes, sess, out);
-	if (route->level == AUTH_PUBLIC && !key)
+	if (route->level == AUTH_PUBLIC && !sig.key)
 		return 0;
-	if (auth_check(db, key, mt, hash, req->target, time_wall(), &req->level, msg, sizeof(msg))) {
+	if ((rc = auth_check_sig(db, &sig, time_wall(), &req->level, msg, sizeof(msg)))) {
+		if (rc == ERR_NOMEM) {
+			api_nomem(out);
+			return -1;
+		}
+		if (rc == ERR_IO) {
+			log_warn("%s %s: %s", req->method, req->target, msg);
+			api_error(out, 503, "%s", msg);
+			return -1;
+		}
 		if (route->level == AUTH_PUBLIC)
 			return 0; /* a read with a bad key is still a public read */
 		log_warn("%s %s: authentication failed: %s", req->method, req->target, msg);
 		api_error(out, 403, "%s", msg);
 		return -1;
 	}
-	req->key = key;
+	req->key = sig.key;
 	if (req->level < route->level) {
 		api_error(out, 403, route->level == AUTH_ADMIN ? "Administrator level required" : "Operator level required");
 		return -1;
@@ -456,6 +499,15 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 			return file_resp(out, fd, (uint64_t)st.st_size, status);
 		}
 	}
+	if (!out->json && !out->text && (out->status == 503 || out->status >= 400)) {
+		/* The answer's JSON could not be made: out of memory (api_nomem). */
+		static const char nomem[] = "{\"error\":\"out of memory: try again later\",\"error_status\":503}";
+		resp = MHD_create_response_from_buffer(sizeof(nomem) - 1, (void *)nomem, MHD_RESPMEM_PERSISTENT);
+		if (resp)
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+		*status = 503;
+		return resp;
+	}
 	if (!out->json && !out->text) {
 		out->status = 500;
 		out->json = json_pack("{s:s}", "error", "internal error: no response");
@@ -493,6 +545,8 @@ static struct MHD_Response *make_resp(struct api_resp *out, unsigned *status)
 	if (!resp)
 		return NULL;
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	/* vigil's clients sign with scheme 2 where this is seen (net/http.c). */
+	MHD_add_response_header(resp, "X-Vigil-Signature", "2");
 	if (out->set_cookie)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, out->set_cookie);
 	if (out->location)
@@ -537,7 +591,8 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	struct api_req req;
 	struct users_session sess;
 	const struct api_route *route;
-	char name[LIMIT_API_NAME], addr[INET6_ADDRSTRLEN + 8];
+	char name[LIMIT_API_NAME], addr[INET6_ADDRSTRLEN + 8], body_sha[HMAC2_HEX_LEN + 1];
+	const char *body_hash = "";
 	int64_t stamp[2], after[2];
 	bool known, cacheable, stamped = false;
 
@@ -599,8 +654,15 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	}
 	req.arg = route->arg;
 	/* Authenticate before looking at the body: strangers learn nothing from parse errors. */
-	if (authenticate(h->db, con, &req, route, r->item.writes, &sess, out))
+	if (r->stream)
+		body_hash = req.upload_sha256 ? req.upload_sha256
+			    : MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Content-SHA256");
+	else if (MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Signature") &&
+		 !hmac_sha256_hex(r->body.data, r->body.len, body_sha))
+		body_hash = body_sha;
+	if (authenticate(h->db, con, &req, method, r->nonce_spent ? NULL : body_hash, route, r->item.writes, &sess, out))
 		goto out;
+	r->nonce_spent = true;
 	if (!r->stream &&
 	    parse_request(&req, r, MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE), out))
 		goto out;
@@ -707,9 +769,7 @@ static bool upload_route(const char *url)
  * Failures are answered once the body has been read (and dropped). */
 static enum MHD_Result stream_start(struct server *s, struct MHD_Connection *con, struct conn_req *r, const char *cl)
 {
-	const char *key = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Key");
-	const char *mt = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Microtime");
-	const char *hash = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Hash");
+	struct auth_sig sig;
 	enum auth_level level = AUTH_PUBLIC;
 	char msg[256], *dir = NULL;
 	long n;
@@ -721,8 +781,9 @@ static enum MHD_Result stream_start(struct server *s, struct MHD_Connection *con
 		r->too_big = true;
 		return MHD_YES;
 	}
-	if (!key || auth_check(s->db, key, mt, hash, r->target, time_wall(), &level, msg, sizeof(msg)) ||
-	    level < AUTH_OPERATOR)
+	/* The headers only: the body's hash and the nonce are checked in dispatch. */
+	sig_headers(con, "POST", r->target, &sig);
+	if (!sig.key || auth_check_sig(s->db, &sig, time_wall(), &level, msg, sizeof(msg)) || level < AUTH_OPERATOR)
 		return MHD_YES; /* dispatch answers 403 */
 	dir = path_join(s->data_dir, "testresults/.incoming");
 	if (!dir || file_mkdir_p(dir, 0700)) {
@@ -749,9 +810,9 @@ static enum MHD_Result stream_start(struct server *s, struct MHD_Connection *con
  * the session runs on its own (ws_workers.c). */
 static enum MHD_Result ws_start(struct server *s, struct MHD_Connection *con, struct conn_req *r, int64_t worker_id)
 {
-	const char *key = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Key");
-	const char *mt = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Microtime");
-	const char *hash = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Hash");
+	struct auth_sig sig;
+	const char *key;
+	char empty_sha[HMAC2_HEX_LEN + 1];
 	enum auth_level level = AUTH_PUBLIC;
 	char msg[256] = "", body[400], *text;
 	struct MHD_Response *resp;
@@ -759,8 +820,12 @@ static enum MHD_Result ws_start(struct server *s, struct MHD_Connection *con, st
 	json_t *j;
 
 	r->ws = true;
-	if (key && !auth_check(s->db, key, mt, hash, r->target, time_wall(), &level, msg, sizeof(msg)) &&
-	    level >= AUTH_OPERATOR)
+	sig_headers(con, "GET", r->target, &sig);
+	key = sig.key;
+	if (!hmac_sha256_hex("", 0, empty_sha))
+		sig.body_sha256 = empty_sha; /* an upgrade has no body */
+	if (key && !auth_check_sig(s->db, &sig, time_wall(), &level, msg, sizeof(msg)) && level >= AUTH_OPERATOR &&
+	    workers_key_check(s->db, worker_id, key, msg, sizeof(msg)) != ERR_INVALID)
 		return ws_hub_upgrade(s->ws_hub, con, s->db, worker_id) == MHD_YES ? MHD_YES : MHD_NO;
 	if (!key)
 		snprintf(msg, sizeof(msg), "no API key");
@@ -776,6 +841,7 @@ static enum MHD_Result ws_start(struct server *s, struct MHD_Connection *con, st
 	if (!resp)
 		return MHD_NO;
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+	MHD_add_response_header(resp, "X-Vigil-Signature", "2");
 	ret = MHD_queue_response(con, MHD_HTTP_FORBIDDEN, resp);
 	MHD_destroy_response(resp);
 	return ret;

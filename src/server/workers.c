@@ -408,3 +408,64 @@ int workers_job_holder(struct db *db, int64_t job_id, int64_t *worker_id)
 	return db_query_int(db, worker_id, "SELECT COALESCE(assigned_worker_id, 0) FROM jobs WHERE id = ?"
 			    " AND state IN " EXEC_STATES, "i", job_id);
 }
+
+int workers_key_check(struct db *db, int64_t worker_id, const char *key, char *msg, size_t msglen)
+{
+	struct db_stmt *st = NULL;
+	int rc = db_prepare(db, &st, "SELECT api_key FROM workers WHERE id = ?", "i", worker_id);
+
+	if (!rc && (rc = db_step(st)) == 1) {
+		const char *bound = db_col_text(st, 0);
+		rc = 0;
+		if (bound && (!key || strcmp(bound, key))) {
+			snprintf(msg, msglen, "worker %lld is registered with another API key: only that key may act for it",
+				 (long long)worker_id);
+			rc = ERR_INVALID;
+		}
+	} else if (rc == 0) {
+		rc = ERR_NOT_FOUND;
+	}
+	db_finalize(st);
+	return rc;
+}
+
+int workers_job_key_check(struct db *db, int64_t job_id, const char *key, char *msg, size_t msglen)
+{
+	int64_t w = 0;
+	int rc = db_query_int(db, &w, "SELECT COALESCE(assigned_worker_id, 0) FROM jobs WHERE id = ?", "i", job_id);
+
+	if (rc == ERR_NOT_FOUND || (!rc && w == 0))
+		return 0;
+	if (rc)
+		return rc;
+	rc = workers_key_check(db, w, key, msg, msglen);
+	if (rc == ERR_INVALID)
+		snprintf(msg, msglen, "job %lld belongs to worker %lld, registered with another API key: only that key "
+			 "may act for it", (long long)job_id, (long long)w);
+	return rc == ERR_NOT_FOUND ? 0 : rc;
+}
+
+int workers_bound_key(struct db *db, const char *host, long instance, char *key, size_t keylen)
+{
+	struct db_stmt *st = NULL;
+	int rc = db_prepare(db, &st, "SELECT api_key FROM workers WHERE host = ? AND instance = ?", "ti", host,
+			    (int64_t)instance);
+
+	key[0] = '\0';
+	if (!rc && (rc = db_step(st)) == 1) {
+		snprintf(key, keylen, "%s", db_col_text(st, 0) ? db_col_text(st, 0) : "");
+		rc = 0;
+	} else if (rc == 0) {
+		rc = ERR_NOT_FOUND;
+	}
+	db_finalize(st);
+	return rc;
+}
+
+int workers_set_key(struct db *db, int64_t id, const char *key)
+{
+	int rc = key ? db_exec(db, "UPDATE workers SET api_key = ? WHERE id = ?", "ti", key, id)
+		     : db_exec(db, "UPDATE workers SET api_key = NULL WHERE id = ?", "i", id);
+
+	return rc < 0 ? rc : 0;
+}

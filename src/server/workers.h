@@ -71,6 +71,20 @@ int workers_job_status(struct db *db, int64_t job_id, const json_t *status, cons
 int workers_job_done(struct db *db, int64_t job_id, int64_t worker_id, const char *result, const char *reason,
 		     char *msg, size_t msglen);
 
+/* Worker routes act only for the key a worker registered with
+ * (workers.api_key; NULL: bound to no key, as before migration 12).
+ * workers_key_check: whether key may act for worker_id: 0, ERR_NOT_FOUND
+ * (no such worker), ERR_INVALID (bound to another key: why in msg), or a
+ * db error. workers_job_key_check: the same for the worker holding job_id
+ * (0 when no worker holds it). workers_bound_key: the key bound to the
+ * worker registered as host:instance into key ("" for none): 0,
+ * ERR_NOT_FOUND, or a db error. workers_set_key: bind id to key (NULL:
+ * none). */
+int workers_key_check(struct db *db, int64_t worker_id, const char *key, char *msg, size_t msglen);
+int workers_job_key_check(struct db *db, int64_t job_id, const char *key, char *msg, size_t msglen);
+int workers_bound_key(struct db *db, const char *host, long instance, char *key, size_t keylen);
+int workers_set_key(struct db *db, int64_t id, const char *key);
+
 /* The worker holding job_id while it executes (assigned, setup, running,
  * uploading): 0 and *worker_id (0 when no worker is recorded),
  * ERR_NOT_FOUND (no such job, or not executing), or a db error. */

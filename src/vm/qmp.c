@@ -17,6 +17,7 @@
 #include "util/err.h"
 #include "util/limits.h"
 #include "util/log.h"
+#include "util/oom.h"
 #include "util/time.h"
 #include "vm/qmp.h"
 #include "util/banned.h" /* last: after every system header */
@@ -70,13 +71,19 @@ static int read_msg(struct qmp *q, int64_t deadline, json_t **out, char *err, si
 			size_t linelen = (size_t)(nl - q->rbuf.data);
 			json_error_t jerr;
 			json_t *msg;
+			bool nomem;
 
 			if (linelen == 0 || (linelen == 1 && q->rbuf.data[0] == '\r')) {
 				buf_consume(&q->rbuf, linelen + 1);
 				continue;
 			}
-			msg = json_loadb(q->rbuf.data, linelen, 0, &jerr);
+			msg = oom_json_loadb(q->rbuf.data, linelen, 0, &jerr, &nomem);
 			buf_consume(&q->rbuf, linelen + 1);
+			if (nomem) {
+				err_set(err, errlen, "out of memory reading a qmp message");
+				q->dead = 1;
+				return ERR_NOMEM;
+			}
 			if (!msg || !json_is_object(msg)) {
 				err_set(err, errlen, "malformed qmp message (column %d): %s",
 					msg ? 0 : jerr.column, msg ? "not an object" : jerr.text);
@@ -120,9 +127,13 @@ static int read_msg(struct qmp *q, int64_t deadline, json_t **out, char *err, si
 			q->dead = 1;
 			return ERR_CLOSED;
 		}
-		if (buf_append(&q->rbuf, tmp, (size_t)n) < 0) {
-			err_set(err, errlen, "qmp message longer than %u bytes", LIMIT_QMP_MSG);
+		if ((rc = buf_append(&q->rbuf, tmp, (size_t)n)) < 0) {
 			q->dead = 1;
+			if (rc == ERR_NOMEM) {
+				err_set(err, errlen, "out of memory reading a qmp message");
+				return ERR_NOMEM;
+			}
+			err_set(err, errlen, "qmp message longer than %u bytes", LIMIT_QMP_MSG);
 			return ERR_PROTO;
 		}
 	}

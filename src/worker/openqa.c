@@ -33,7 +33,6 @@
  * every 60-300 s; a worker silent for worker_timeout (1800 s) is dead. */
 #define OQ_STATUS_IDLE_S 60
 #define OQ_STATUS_BUSY_S 30
-#define OQ_UPLOAD_TRIES 3
 
 static const char *share_dir(const struct worker *w)
 {
@@ -222,28 +221,29 @@ out:
 	return rc;
 }
 
-/* POST the parts to the job's artefact route, a few tries on transport
- * errors and 5xx. 0 when accepted. */
+struct form {
+	const struct http_part *parts;
+	size_t n;
+};
+
+static int send_form(struct worker *w, const char *target, const void *arg, long *code, char *err, size_t errlen)
+{
+	const struct form *f = arg;
+
+	return http_upload_form(&w->http, target, f->parts, f->n, 600, code, &w->resp, err, errlen);
+}
+
+/* POST the parts to the job's artefact route (worker__post: a few tries
+ * on transport errors and 5xx). 0 when accepted. */
 static int post_artefact(struct worker *w, struct job_run *r, const struct http_part *parts, size_t n,
 			 const char *what)
 {
-	char target[96], err[512];
-	long code = 0;
-	int i, rc = ERR_IO;
+	char target[96], name[300];
+	struct form f = { parts, n };
 
 	snprintf(target, sizeof(target), "/api/v1/jobs/%lld/artefact", r->id);
-	for (i = 0; i < OQ_UPLOAD_TRIES && !*w->stop; i++) {
-		rc = http_upload_form(&w->http, target, parts, n, 600, &code, &w->resp, err, sizeof(err));
-		if (!rc && code < 500)
-			break;
-		time_sleep_ms(1000 << i);
-	}
-	if (rc || code != 200) {
-		log_warn("job %lld: upload of %s failed: %s", r->id, what,
-			 rc ? err : w->resp.data && *w->resp.data ? w->resp.data : "HTTP error");
-		return -1;
-	}
-	return 0;
+	snprintf(name, sizeof(name), "'%s'", what);
+	return worker__post(w, r, target, name, send_form, &f) ? -1 : 0;
 }
 
 int openqa_upload(struct worker *w, struct job_run *r, const char *path, const char *filename, bool ulog)

@@ -98,6 +98,59 @@ static int post_until(struct worker *w, const struct job_run *r, const char *tar
 	}
 }
 
+static long retry_base_ms(const struct worker *w)
+{
+	return w->cfg && w->cfg->retry_ms > 0 ? w->cfg->retry_ms : 500;
+}
+
+int worker__post(struct worker *w, struct job_run *r, const char *target, const char *what, worker_send_fn send,
+		 const void *arg)
+{
+	char err[512];
+	long code = 0;
+	int i, rc = ERR_IO;
+
+	for (i = 0; i < WORKER_UPLOAD_TRIES && !*w->stop; i++) {
+		if (i)
+			time_sleep_ms(retry_base_ms(w) << (i - 1));
+		rc = send(w, target, arg, &code, err, sizeof(err));
+		if (!rc && code < 500)
+			break;
+	}
+	if (!rc && code == 200)
+		return 0;
+	if (rc)
+		log_warn("job %lld: upload of %s did not arrive: %s", r->id, what, err);
+	else
+		log_warn("job %lld: upload of %s refused (HTTP %ld): %s", r->id, what, code,
+			 w->resp.data && *w->resp.data ? w->resp.data : "no reason given");
+	if (!r->upload_why[0]) {
+		if (rc)
+			snprintf(r->upload_why, sizeof(r->upload_why), "%s did not arrive: %.160s", what, err);
+		else
+			snprintf(r->upload_why, sizeof(r->upload_why), "%s refused (HTTP %ld): %.120s", what, code,
+				 w->resp.data ? w->resp.data : "");
+	}
+	if (rc || code >= 500)
+		return -1;
+	r->upload_failed = true;
+	return -2;
+}
+
+void worker__final_result(const struct job_run *r, char *result, size_t rlen, char *reason, size_t whylen)
+{
+	/* Results the server does not have must not be reported passed. */
+	if (r->upload_failed && !r->cancelled) {
+		snprintf(result, rlen, "incomplete");
+		snprintf(reason, whylen, "api failure: %s", r->upload_why[0] ? r->upload_why
+				 : "some results could not be uploaded (see the worker's log)");
+	}
+	if (r->obsoleted) {
+		snprintf(result, rlen, "incomplete");
+		reason[0] = '\0';
+	}
+}
+
 /* MemTotal of /proc/meminfo in MiB (0 when unknown): openQA's mem_max. */
 static long long mem_total_mib(void)
 {
@@ -647,17 +700,21 @@ static struct uploaded *find_file(struct job_run *r, const char *key)
 	return NULL;
 }
 
+static int send_file(struct worker *w, const char *target, const void *path, long *code, char *err, size_t errlen)
+{
+	return http_upload_file(&w->http, target, path, 600, code, &w->resp, err, errlen);
+}
+
 /* Upload path as artefact name of that kind unless already sent
- * unchanged. 0 when the server has it, -1 when the upload failed (to be
- * tried again). */
+ * unchanged (or refused: it would be refused again). 0 when the server
+ * has it, -1 when it did not arrive (to be tried again), -2 when refused. */
 static int upload_one(struct worker *w, struct job_run *r, const char *path, enum upload_kind kind, const char *name)
 {
 	struct stat st;
 	struct uploaded *u;
 	struct buf q;
-	char err[512], key[WORKER_ASSET_NAME_MAX + 8];
-	long code = 0;
-	int attempt, rc = ERR_IO;
+	char key[WORKER_ASSET_NAME_MAX + 8], what[WORKER_ASSET_NAME_MAX + 16];
+	int rc;
 
 	if (stat(path, &st) || !S_ISREG(st.st_mode))
 		return 0;
@@ -670,22 +727,15 @@ static int upload_one(struct worker *w, struct job_run *r, const char *path, enu
 	http_query_add(&q, "file", name);
 	if (upload_flag[kind])
 		http_query_add(&q, upload_flag[kind], "1");
-	for (attempt = 0; attempt < 3; attempt++) {
-		rc = http_upload_file(&w->http, q.data, path, 600, &code, &w->resp, err, sizeof(err));
-		if (!rc && code < 500)
-			break;
-		time_sleep_ms(500);
-	}
+	snprintf(what, sizeof(what), "'%s'", name);
+	rc = q.data ? worker__post(w, r, q.data, what, send_file, path) : -1;
 	buf_release(&q);
-	if (rc || code != 200) {
-		log_warn("job %lld: upload of '%s' failed: %s", r->id, name, rc ? err : (w->resp.data ? w->resp.data : ""));
-		/* A refused file (4xx) will not be taken later either. */
-		return rc || code >= 500 ? -1 : 0;
-	}
+	if (rc == -1)
+		return -1;
 	if (!u && r->nfiles < WORKER_MAX_FILES) {
 		struct uploaded *v = realloc(r->files, (r->nfiles + 1) * sizeof(*v));
 		if (!v)
-			return 0;
+			return rc;
 		r->files = v;
 		u = &r->files[r->nfiles++];
 		u->name = strdup(key);
@@ -694,7 +744,7 @@ static int upload_one(struct worker *w, struct job_run *r, const char *path, enu
 		u->size = (long long)st.st_size;
 		u->mtime = (long long)st.st_mtime;
 	}
-	return 0;
+	return rc;
 }
 
 /* A log's file name as the server takes it: characters it refuses become
@@ -733,7 +783,7 @@ static int upload_dir(struct worker *w, struct job_run *r, const char *dir, enum
 		else
 			snprintf(name, sizeof(name), "%.*s", WORKER_ASSET_NAME_MAX, e->d_name);
 		if ((p = path_join(dir, e->d_name))) {
-			failed += upload_one(w, r, p, kind, name) ? 1 : 0;
+			failed += upload_one(w, r, p, kind, name) == -1 ? 1 : 0;
 			free(p);
 		}
 		if (failed)
@@ -757,27 +807,32 @@ static int upload_shots(struct worker *w, struct job_run *r, const char *tr, boo
 }
 
 /* Everything the job left, uploaded; while the server is away (restarted,
- * unreachable) tried again until WORKER_FINISH_DEADLINE_S has passed. 0
- * when all arrived. */
-static int upload_all(struct worker *w, struct job_run *r, const char *tr, double deadline)
+ * unreachable) passed over again, WORKER_UPLOAD_ROUNDS times at most
+ * and until deadline. 0 when all arrived. */
+int worker__upload_all(struct worker *w, struct job_run *r, const char *tr, double deadline)
 {
-	int failed;
+	long pause = retry_base_ms(w) * 4;
+	int failed, round;
 
-	for (;;) {
+	for (round = 1;; round++) {
 		char *p = path_join(r->dir, "runner-output.txt"), *ulogs = path_join(tr, "ulogs");
 		failed = upload_shots(w, r, tr, false) + upload_dir(w, r, r->out, UPLOAD_FILE, false);
 		if (ulogs)
 			failed += upload_dir(w, r, ulogs, UPLOAD_ULOG, false);
 		if (p)
-			failed += upload_one(w, r, p, UPLOAD_FILE, "runner-output.txt") ? 1 : 0;
+			failed += upload_one(w, r, p, UPLOAD_FILE, "runner-output.txt") == -1 ? 1 : 0;
 		free(p);
 		free(ulogs);
-		if (!failed || *w->stop || time_mono() > deadline)
+		if (!failed || *w->stop || round >= WORKER_UPLOAD_ROUNDS || time_mono() > deadline)
 			break;
-		log_warn("job %lld: %d file(s) not uploaded yet, trying again", r->id, failed);
-		time_sleep_ms(2000);
+		log_warn("job %lld: %d file(s) not uploaded yet, trying again (pass %d of %d)", r->id, failed, round + 1,
+			 WORKER_UPLOAD_ROUNDS);
+		time_sleep_ms(pause);
+		pause = pause * 2 > WORKER_UPLOAD_PAUSE_MAX_MS ? WORKER_UPLOAD_PAUSE_MAX_MS : pause * 2;
 	}
-	return failed ? -1 : 0;
+	if (failed)
+		r->upload_failed = true;
+	return failed || r->upload_failed ? -1 : 0;
 }
 
 json_t *worker__read_json(const char *dir, const char *name)
@@ -1222,7 +1277,7 @@ void worker__run_job(struct worker *w, json_t *job)
 	if (r.aborted)
 		goto out;
 	deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
-	if (w->openqa ? openqa_upload_logs(w, &r) != 0 : upload_all(w, &r, tr, deadline) != 0) {
+	if (w->openqa ? openqa_upload_logs(w, &r) != 0 : worker__upload_all(w, &r, tr, deadline) != 0) {
 		log_warn("job %lld: some files could not be uploaded", r.id);
 		r.upload_failed = true;
 	}
@@ -1231,15 +1286,7 @@ void worker__run_job(struct worker *w, json_t *job)
 		r.upload_failed = true;
 	}
 	job_result(&r, result, sizeof(result), reason, sizeof(reason));
-	/* Results the server does not have must not be reported passed. */
-	if (r.upload_failed && !r.cancelled) {
-		snprintf(result, sizeof(result), "incomplete");
-		snprintf(reason, sizeof(reason), "api failure: some results could not be uploaded (see the worker's log)");
-	}
-	if (r.obsoleted) {
-		snprintf(result, sizeof(result), "incomplete");
-		reason[0] = '\0';
-	}
+	worker__final_result(&r, result, sizeof(result), reason, sizeof(reason));
 	/* A passed job hands its disks to the jobs chained after it, before
 	 * set_done lets them start. */
 	if (publishes(settings) && !r.cancelled && (!strcmp(result, "passed") || !strcmp(result, "softfailed")) &&
@@ -1311,6 +1358,8 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 		return rc;
 	w.http.cancel = stop;
 	w.openqa = cfg->server == WORKER_SERVER_OPENQA;
+	/* vigil's server: scheme 2 only; openQA: its own; unknown: found out. */
+	w.http.sign = w.openqa ? HTTP_SIGN_LEGACY : cfg->server == WORKER_SERVER_VIGIL ? HTTP_SIGN_V2 : HTTP_SIGN_AUTO;
 	while (!*stop) {
 		long st = 0;
 		json_t *j, *job;
@@ -1339,6 +1388,7 @@ int worker_main(const struct worker_config *cfg, volatile int *stop)
 			/* No such route: openQA. */
 			log_info("the server has no /work route: openQA, using its WebSocket protocol");
 			w.openqa = true;
+			w.http.sign = HTTP_SIGN_LEGACY;
 			continue;
 		}
 		if (st == 404 || st == 403) {

@@ -34,6 +34,7 @@ struct worker_config {
 	int server;            /* WORKER_SERVER_*: which protocol the server speaks */
 	const char *share;     /* openQA's shared directory (NULL: /var/lib/openqa/share) */
 	long asset_cache_mb;   /* the asset cache's size (0: ASSET_CACHE_DEFAULT_MB) */
+	long retry_ms;         /* the first wait before an upload is tried again (0: 500 ms) */
 };
 
 /* The server's kind: found out from its answers (auto), or given. */

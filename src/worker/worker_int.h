@@ -16,6 +16,9 @@
 
 #define WORKER_ASSET_TIMEOUT_S 3600
 #define WORKER_ASSET_NAME_MAX 200
+#define WORKER_UPLOAD_TRIES 3   /* one upload: tries on transport errors and 5xx */
+#define WORKER_UPLOAD_ROUNDS 8  /* the end of a job: passes over the files not sent yet */
+#define WORKER_UPLOAD_PAUSE_MAX_MS 30000 /* the longest wait between two passes */
 
 struct uploaded {
 	char *name; /* as sent, after the kind's prefix ("t/", "u/" or "f/") */
@@ -32,6 +35,7 @@ struct job_run {
 	bool obsoleted;          /* openQA's "obsolete": incomplete with newbuild=1 */
 	bool quit;               /* openQA's "quit": duplicated, incomplete, the worker stops */
 	bool upload_failed;      /* some result did not reach the server: not passed */
+	char upload_why[256];    /* the first upload that failed, and why */
 	double kill_at;
 	struct uploaded *files;
 	size_t nfiles;
@@ -62,7 +66,30 @@ struct worker {
 	bool quit;               /* openQA said quit (or incompatible): stop after this job */
 };
 
+/* One upload's request (a file, or a form), made by worker__post. */
+typedef int (*worker_send_fn)(struct worker *w, const char *target, const void *arg, long *code, char *err,
+			      size_t errlen);
+
 /* worker.c */
+/* An upload to target (what names it in the log and the job's reason):
+ * send is tried up to WORKER_UPLOAD_TRIES times while the server is
+ * unreachable or answers 5xx, waiting a little longer each time. 0 when
+ * the server took it (200); -1 when it did not arrive (try again later);
+ * -2 when the server refused it (another status: trying again would not
+ * help). On -1 and -2 r->upload_why names the first such upload; on -2
+ * r->upload_failed is set (the job is not passed). Shared by vigil's
+ * protocol and openQA's. */
+int worker__post(struct worker *w, struct job_run *r, const char *target, const char *what, worker_send_fn send,
+		 const void *arg);
+/* The result and reason the job ends with, from what the runner said
+ * (result, reason: updated in place) and what happened to its uploads:
+ * never passed when a result did not arrive. */
+void worker__final_result(const struct job_run *r, char *result, size_t rlen, char *reason, size_t whylen);
+/* Upload everything the job left (vigil's protocol), passing over the
+ * files not sent yet up to WORKER_UPLOAD_ROUNDS times, until deadline
+ * (time_mono). 0 when all arrived, -1 otherwise (r->upload_why says). */
+int worker__upload_all(struct worker *w, struct job_run *r, const char *tr, double deadline);
+
 int worker__call(struct worker *w, const char *method, const char *target, const char *ctype, const char *body,
 		 long timeout_s, long *status);
 json_t *worker__read_json(const char *dir, const char *name);
