@@ -22,7 +22,9 @@
  *                                                       with thumb=1 a screenshot's thumbnail (.thumbs/N, N a .png),
  *                                                       with ulog=1 an uploaded log (ulogs/N), as openQA's flags;
  *                                                       with asset=public|private: factory/<type>/N →
- *                                                       {"status": "ok", "id", "type", "name"}
+ *                                                       {"status": "ok", "id", "type", "name"};
+ *                                                       multipart with asset=: one chunk of openQA's
+ *                                                       chunked upload (oqcompat_chunk.c) → {"status": "ok"}
  *   POST   /api/v1/jobs/<id>/set_done         operator  result, reason, worker_id → {"result", "reason"} (openQA)
  *   GET    /tests/<id>/file/<name>            public    an artefact's bytes, else the uploaded log's (openQA)
  *   GET    /tests/<id>/images/<name>.png      public    a screenshot (openQA)
@@ -37,6 +39,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 #include "server/api.h"
 #include "server/locks.h"
 #include "server/api_live.h"
@@ -275,7 +278,8 @@ static int job_uploadable(struct api_req *req, struct api_resp *out)
 /* An upload with asset=public|private: a disk or ISO a job made, stored
  * as DATA/factory/<type>/<name> (private ones prefixed with the job id, as
  * openQA does) for later jobs. */
-static void job_asset_upload(struct api_req *req, struct api_resp *out, const char *name, const char *scope)
+static void job_asset_store(struct api_req *req, struct api_resp *out, const char *name, const char *scope,
+			    const char *tmp, const char *sha256)
 {
 	char stored[LIMIT_ARTEFACT_NAME + 16];
 	const char *type = asset_type_of_name(name);
@@ -294,13 +298,62 @@ static void job_asset_upload(struct api_req *req, struct api_resp *out, const ch
 		api_error(out, 400, "asset name '%s' refused: too long", stored);
 		return;
 	}
-	rc = assets_store(req->db, req->data_dir, type, stored, req->upload, req->upload_sha256, req->id, &id);
+	rc = assets_store(req->db, req->data_dir, type, stored, tmp, sha256, req->id, &id);
 	if (rc) {
 		log_err("job %lld: storing asset %s/%s: %s", (long long)req->id, type, stored, err_str(rc));
 		api_error(out, 500, "Failed receiving asset: %s", err_str(rc));
 		return;
 	}
 	api_json(out, json_pack("{s:s,s:I,s:s,s:s}", "status", "ok", "id", (json_int_t)id, "type", type, "name", stored));
+}
+
+static void job_asset_upload(struct api_req *req, struct api_resp *out, const char *name, const char *scope)
+{
+	job_asset_store(req, out, name, scope, req->upload, req->upload_sha256);
+}
+
+/* One chunk of openQA's worker's chunked asset upload (multipart, field
+ * asset=public|private, the file part a Storable record): {"status": "ok"}
+ * for each, the asset stored and registered with the last. */
+static void job_asset_chunk(struct api_req *req, struct api_resp *out, const struct oqcompat_upload *up,
+			    const char *scope)
+{
+	char msg[300], sha[ARTEFACTS_HASH_HEX] = "", *whole = NULL;
+	int rc;
+
+	if (strcmp(scope, "public") && strcmp(scope, "private")) {
+		api_error(out, 400, "asset '%s': expected public or private", scope);
+		return;
+	}
+	if (!asset_name_valid(up->filename)) {
+		api_error(out, 400, "asset name '%s' refused", up->filename);
+		return;
+	}
+	/* openQA's "local" upload names a path on the server's host: vigil
+	 * reads no path a client names. */
+	if (params_get(&up->fields, "local")) {
+		log_warn("job %lld: asset %s: a local upload (a path) refused; set LOCAL_UPLOAD = 0 in the worker's"
+			 " workers.ini", (long long)req->id, up->filename);
+		api_error(out, 400, "asset '%s': local uploads (local=PATH) are not taken by vigil serve; set LOCAL_UPLOAD"
+			  " = 0 in the worker's workers.ini to upload in chunks", up->filename);
+		return;
+	}
+	rc = oqcompat_chunk(req->data_dir, req->id, up->filename, up->path, &whole, sha, msg, sizeof(msg));
+	if (rc) {
+		log_warn("job %lld: asset %s: chunk refused: %s", (long long)req->id, up->filename,
+			 rc == ERR_PROTO || rc == ERR_TOO_BIG ? msg : err_str(rc));
+		/* openQA answers 500 so that the worker retries a chunk. */
+		api_error(out, rc == ERR_PROTO || rc == ERR_TOO_BIG ? 400 : 500, "Failed receiving asset: %s",
+			  rc == ERR_PROTO || rc == ERR_TOO_BIG ? msg : err_str(rc));
+		return;
+	}
+	if (!whole) {
+		api_json(out, json_pack("{s:s}", "status", "ok"));
+		return;
+	}
+	job_asset_store(req, out, up->filename, scope, whole, sha);
+	(void)unlink(whole); /* gone already when it was stored */
+	free(whole);
 }
 
 /* Whether a flag parameter is set (present and not "0" or empty). */
@@ -359,14 +412,12 @@ static void job_artefact_multipart(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "thumbnail '%s' refused: a thumbnail is a .png", name);
 		goto out;
 	}
-	if (params_get(&up.fields, "asset")) {
-		/* Its chunks are Perl Storable records (OpenQA::File): not read here. */
-		api_error(out, 501, "asset '%s': openQA's chunked asset upload is not supported by vigil serve;"
-			  " publish assets through the share directory (docs/openqa-workers-under-vigil.md)", name);
-		goto out;
-	}
 	if (job_uploadable(req, out))
 		goto out;
+	if (params_get(&up.fields, "asset")) {
+		job_asset_chunk(req, out, &up, params_get(&up.fields, "asset"));
+		goto out;
+	}
 	rc = artefact_store(req->data_dir, req->id, kind, name, up.path);
 	if (rc) {
 		log_err("job %lld: storing artefact '%s': %s", (long long)req->id, name, err_str(rc));
