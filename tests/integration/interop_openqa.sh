@@ -45,6 +45,9 @@ cp -r examples/grub "$OQ_SHARE/tests/grub"
 cp -r tests/integration/distri-faults "$OQ_SHARE/tests/faults"
 cp -r tests/integration/distri-anchor-grub "$OQ_SHARE/tests/pgrub"
 cp "$ISO" "$OQ_SHARE/factory/iso/grub-rescue-cdrom.iso"
+# A disk of 2.5 MB of random data for a job to publish again (3 chunks).
+head -c 2500000 /dev/urandom > "$TMP/seed.raw"
+qemu-img convert -f raw -O qcow2 "$TMP/seed.raw" "$OQ_SHARE/factory/hdd/seed.qcow2"
 chown -R geekotest "$OQ_SHARE"
 CLASS=vigil_interop_$$
 
@@ -102,6 +105,19 @@ wait_job "$JP" '^done' 1200
 check "Perl job $JP done/passed under openQA" [ "$(oq_state "$JP")" = "done passed" ]
 oq_api "jobs/$JP/details" > "$TMP/pdetails.json"
 check "Perl job: module boot passed, with screenshots" [ "$(jget "$TMP/pdetails.json" '" ".join(m["name"]+"="+m["result"] for m in j["job"]["testresults"]) + " " + str(sum(1 for m in j["job"]["testresults"] for s in m["details"] if s.get("screenshot")) > 0)')" = "boot=passed True" ]
+
+# PUBLISH_HDD_1: the disk goes up in openQA's chunks (Storable records),
+# openQA checks and registers it; its content is the seed's.
+oq_api -X POST jobs TEST=publish DISTRI=grub VERSION=1 FLAVOR=cd ARCH=x86_64 BUILD=1 MACHINE=64bit \
+	ISO=grub-rescue-cdrom.iso QEMURAM=512 HDD_1=seed.qcow2 PUBLISH_HDD_1=vpub.qcow2 WORKER_CLASS="$CLASS" > "$TMP/postpub.json"
+JPUB=$(jget "$TMP/postpub.json" 'j["id"]')
+wait_job "$JPUB" '^done' 1200
+check "publishing job $JPUB done/passed under openQA" [ "$(oq_state "$JPUB")" = "done passed" ]
+check "published: vigil worker sent hdd/vpub.qcow2 in 3 chunks" grep -q "asset 'vpub.qcow2' ([0-9]* bytes) in 3 chunks" "$TMP/worker.log"
+check "published: openQA stored hdd/vpub.qcow2 with the seed's content" \
+	qemu-img compare -q "$OQ_SHARE/factory/hdd/seed.qcow2" "$OQ_SHARE/factory/hdd/vpub.qcow2"
+check "published: openQA lists the asset, made by job $JPUB" \
+	sh -c "openqa-cli api --host '$OQ_URL' --apikey $OQ_KEY --apisecret $OQ_SECRET assets | $PY -c 'import json,sys; sys.exit(0 if [a for a in json.load(sys.stdin)[\"assets\"] if a[\"name\"]==\"vpub.qcow2\" and a[\"type\"]==\"hdd\"] else 1)'"
 
 # A setup failure's reason (with spaces: signed as openQA verifies, '+')
 # reaches openQA: the job ends incomplete instead of hanging in setup.

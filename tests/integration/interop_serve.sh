@@ -21,7 +21,10 @@ fi
 . "$(dirname "$0")/server_lib.sh"
 
 new_keys
-mkdir -p "$DATA/tests" "$DATA/factory/iso"
+mkdir -p "$DATA/tests" "$DATA/factory/iso" "$DATA/factory/hdd"
+# A disk of 2.5 MB of random data: published through chunks of 1 MB.
+head -c 2500000 /dev/urandom > "$TMP/seed.raw"
+qemu-img convert -f raw -O qcow2 "$TMP/seed.raw" "$DATA/factory/hdd/seed.qcow2"
 cp -r tests/integration/distri-anchor-grub "$DATA/tests/grub"
 cp -r examples/grub "$DATA/tests/vgrub"
 ln -s "$IMG/grub-rescue-cdrom.iso" "$DATA/factory/iso/grub-rescue-cdrom.iso"
@@ -38,6 +41,7 @@ cat > "$OQ/etc/workers.ini" <<EOF
 HOST = $URL
 WORKER_CLASS = openqa_interop
 WORKER_HOSTNAME = 127.0.0.1
+LOCAL_UPLOAD = 0
 EOF
 cat > "$OQ/etc/client.conf" <<EOF
 [127.0.0.1]
@@ -113,6 +117,24 @@ check "mixed: job $JV (vigil_interop) ran on the vigil worker $VWID" \
 check "mixed: job $JO (openqa_interop) ran on the openQA worker $OQWID" \
 	[ "$(curl -s "$URL/api/v1/jobs/$JO" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$OQWID" ]
 
+# --- a chained pair across the fleet: the parent on the openQA worker
+# publishes its disk (isotovideo's PUBLISH_HDD_1, uploaded by openqa-worker
+# in chunks), the child (START_AFTER) boots from it on the vigil worker.
+cli -X POST jobs TEST:p=grub-anchor TEST:c=vgrub-child _START_AFTER:c=p DISTRI:p=grub DISTRI:c=vgrub VERSION=1 \
+	ARCH=x86_64 BUILD=3 ISO=grub-rescue-cdrom.iso BACKEND:p=qemu QEMU:p=x86_64 QEMU_NO_KVM:p=1 \
+	"QEMU_APPEND:p=accel tcg" QEMUCPUS:p=1 QEMURAM=512 NOVIDEO=1 HDD_1:p=seed.qcow2 PUBLISH_HDD_1:p=pub3.qcow2 \
+	HDD_1:c=pub3.qcow2 WORKER_CLASS:p=openqa_interop WORKER_CLASS:c=vigil_interop > "$TMP/post-chain.json"
+JP=$(json_get "$TMP/post-chain.json" 'j["ids"]["p"]')
+JC=$(json_get "$TMP/post-chain.json" 'j["ids"]["c"]')
+check "chained: parent $JP done/passed on the openQA worker" wait_state "$JP" "done passed" 300
+check "chained: child $JC done/passed on the vigil worker" wait_state "$JC" "done passed" 300
+check "chained: parent on the openQA worker, child on the vigil worker" \
+	[ "$(curl -s "$URL/api/v1/jobs/$JP" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])') $(curl -s "$URL/api/v1/jobs/$JC" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$OQWID $VWID" ]
+check "chunked upload: openqa-worker sent hdd/pub3.qcow2 in 3 chunks" \
+	[ "$(grep -c 'pub3.qcow2: Processing chunk' "$TMP/openqa-worker.log")" -ge 3 ]
+check "chunked upload: the published disk is the seed's content, registered as a public asset" \
+	sh -c "qemu-img compare -q '$DATA/factory/hdd/seed.qcow2' '$DATA/factory/hdd/pub3.qcow2' && curl -s '$URL/api/v1/assets' | grep -q '\"pub3.qcow2\"'"
+check "chained: the child got the published disk" grep -q "hdd/pub3.qcow2" "$TMP/worker2.log"
 check "WebSocket without a signature refused (403)" \
 	[ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Connection: Upgrade' -H 'Upgrade: websocket' \
 		-H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$URL/api/v1/ws/$OQWID")" = 403 ]
