@@ -5,8 +5,10 @@
  * and distri.c.
  *
  *   method path                               level     what
- *   POST   /api/v1/workers                    operator  register host, instance, worker_class → {"id"} (openQA)
- *   GET    /api/v1/workers                    public    {"workers": [...]} (openQA; vigil adds "snapshots":
+ *   POST   /api/v1/workers                    operator  register host, instance, worker_class, cpu_arch, mem_max
+ *                                                       → {"id"} (openQA)
+ *   GET    /api/v1/workers                    public    {"workers": [...]} (openQA: properties WORKER_CLASS,
+ *                                                       CPU_ARCH, MEM_MAX; vigil adds "snapshots":
  *                                                       the jobs whose disks each keeps)
  *   GET    /api/v1/workers/<id>/work?timeout=S operator long poll (vigil): {"job": {...}} or {"job": null}
  *                                                       after S s (default 30, at most 60); a job reserved
@@ -76,10 +78,10 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 	const char *host = params_get(&req->params, "host");
 	const char *inst = params_get(&req->params, "instance");
 	const char *cls = params_get(&req->params, "worker_class");
-	const char *wsv;
-	char wsbuf[32] = "";
+	const char *wsv, *arch, *mem;
+	char wsbuf[32] = "", membuf[32] = "";
 	int64_t id;
-	long n = 0;
+	long n = 0, mem_max = -1;
 	int rc;
 
 	if (req->json) {
@@ -110,7 +112,29 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "Erroneous parameters (instance '%s' is not a number)", inst);
 		return;
 	}
+	/* openQA requires cpu_arch and mem_max; vigil takes them when given. */
+	arch = params_get(&req->params, "cpu_arch");
+	mem = params_get(&req->params, "mem_max");
+	if (req->json) {
+		const json_t *v = json_object_get(req->json, "mem_max");
+		arch = arch ? arch : json_string_value(json_object_get(req->json, "cpu_arch"));
+		if (!mem && json_is_integer(v))
+			snprintf(membuf, sizeof(membuf), "%lld", (long long)json_integer_value(v));
+		else if (!mem && json_is_string(v))
+			snprintf(membuf, sizeof(membuf), "%.30s", json_string_value(v));
+		mem = mem ? mem : membuf[0] ? membuf : NULL;
+	}
+	if (arch && (!*arch || strlen(arch) > WORKERS_CPU_ARCH_MAX)) {
+		api_error(out, 400, "Erroneous parameters (cpu_arch: 1..%d characters)", WORKERS_CPU_ARCH_MAX);
+		return;
+	}
+	if (mem && (str_to_long(mem, &mem_max) || mem_max < 0)) {
+		api_error(out, 400, "Erroneous parameters (mem_max '%s' is not a number of MiB)", mem);
+		return;
+	}
 	rc = workers_register(req->db, host, n, cls, now_s(), &id);
+	if (!rc)
+		rc = workers_set_caps(req->db, id, arch, mem ? (int64_t)mem_max : -1);
 	if (rc) {
 		api_error(out, 500, "Failed: %s", db_errmsg(req->db));
 		return;

@@ -264,6 +264,12 @@ const struct db_migration db__migrations_sqlite[] = {
 	  " locked_by TEXT,"
 	  " count INTEGER NOT NULL DEFAULT 1,"
 	  " UNIQUE (name, owner));" },
+	{ 13,
+	  /* What a worker said of its host at registration (openQA's worker
+	   * capabilities, shown as its CPU_ARCH and MEM_MAX properties):
+	   * uname's machine and MemTotal in MiB; NULL when it said nothing. */
+	  "ALTER TABLE workers ADD COLUMN cpu_arch TEXT;"
+	  "ALTER TABLE workers ADD COLUMN mem_max INTEGER;" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

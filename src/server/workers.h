@@ -18,6 +18,7 @@ struct db;
 #define WORKERS_DEFAULT_CLASS "qemu_x86_64,qemu_i686,qemu_i586"
 /* Seconds without any request after which a worker's job is abandoned. */
 #define WORKERS_DEFAULT_TIMEOUT_S 60
+#define WORKERS_CPU_ARCH_MAX 64 /* bytes of a registration's cpu_arch */
 /* Register (or re-register) the worker host:instance offering classes
  * (comma-separated; NULL or "" for WORKERS_DEFAULT_CLASS). A worker that
  * registers again has abandoned whatever it ran: its assigned jobs are
@@ -25,6 +26,10 @@ struct db;
  * ERR_INVALID (empty host), or a db error. */
 int workers_register(struct db *db, const char *host, long instance, const char *classes, int64_t now_s,
 		     int64_t *id);
+
+/* What the worker said of its host at registration: cpu_arch (NULL:
+ * unknown) and mem_max in MiB (negative: unknown). 0 or a db error. */
+int workers_set_caps(struct db *db, int64_t worker_id, const char *cpu_arch, int64_t mem_max);
 
 /* At server start: count every worker as seen at now_s. While the server
  * was down nobody could reach it, so a worker gets a full timeout from the

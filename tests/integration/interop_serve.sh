@@ -112,6 +112,9 @@ JO=$(json_get "$TMP/post-o.json" 'j["id"]')
 check "mixed: vigil job $JV done/passed" wait_state "$JV" "done passed" 300
 check "mixed: openQA worker job $JO done/passed" wait_state "$JO" "done passed" 300
 VWID=$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print([w["id"] for w in json.load(sys.stdin)["workers"] if w["properties"]["WORKER_CLASS"]=="vigil_interop"][0])')
+MEMMIB=$(awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo)
+check "workers list: cpu_arch and mem_max of both registrations as openQA's CPU_ARCH, MEM_MAX" \
+	[ "$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print(" ".join(sorted(w["properties"]["WORKER_CLASS"] + "=" + w["properties"].get("CPU_ARCH", "-") + "/" + w["properties"].get("MEM_MAX", "-") for w in json.load(sys.stdin)["workers"])))')" = "openqa_interop=$(uname -m)/$MEMMIB vigil_interop=$(uname -m)/$MEMMIB" ]
 check "mixed: job $JV (vigil_interop) ran on the vigil worker $VWID" \
 	[ "$(curl -s "$URL/api/v1/jobs/$JV" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$VWID" ]
 check "mixed: job $JO (openqa_interop) ran on the openQA worker $OQWID" \
