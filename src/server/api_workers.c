@@ -149,7 +149,7 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 
 static void workers_list(struct api_req *req, struct api_resp *out)
 {
-	json_t *all = workers_list_json(req->db), *w;
+	json_t *all = workers_list_json(req->db, now_s(), req->worker_timeout_s), *w;
 	size_t i;
 
 	/* vigil: the jobs whose disks each worker keeps (re-run from a milestone). */
@@ -157,7 +157,8 @@ static void workers_list(struct api_req *req, struct api_resp *out)
 		int64_t id = json_integer_value(json_object_get(w, "id"));
 		json_object_set_new(w, "snapshots", rerun_held_json(req->db, id));
 		/* An openQA worker gets its jobs over its WebSocket: without one it is not idle. */
-		if (req->ws_hub && ws_hub_missing(req->ws_hub, id)) {
+		if (req->ws_hub && ws_hub_missing(req->ws_hub, id) &&
+		    strcmp(json_string_value(json_object_get(w, "status")), "dead")) {
 			json_object_set_new(w, "status", json_string("offline"));
 			if (json_is_null(json_object_get(w, "error")))
 				json_object_set_new(w, "error", json_string("no WebSocket connection (/api/v1/ws/<id>)"));

@@ -388,13 +388,13 @@ json_t *workers_job_modules(struct db *db, int64_t job_id)
 	return a;
 }
 
-json_t *workers_list_json(struct db *db)
+json_t *workers_list_json(struct db *db, int64_t now_s, int timeout_s)
 {
 	json_t *a = json_array();
 	struct db_stmt *st;
 
-	if (db_prepare(db, &st, "SELECT id, host, instance, worker_class, job_id, error, t_seen, cpu_arch, mem_max"
-		       " FROM workers ORDER BY id", ""))
+	if (db_prepare(db, &st, "SELECT id, host, instance, worker_class, job_id, error, t_seen, cpu_arch, mem_max,"
+		       " t_seen_s FROM workers ORDER BY id", ""))
 		return json_pack("{s:o}", "workers", a);
 	while (db_step(st) == 1) {
 		json_t *w = json_pack("{s:I,s:s,s:I,s:s,s:{s:s}}", "id", (json_int_t)db_col_int(st, 0), "host",
@@ -411,8 +411,10 @@ json_t *workers_list_json(struct db *db)
 		json_object_set_new(w, "jobid", db_col_null(st, 4) ? json_null() : json_integer(db_col_int(st, 4)));
 		/* An error (only openQA's workers have one: no WebSocket, or
 		 * broken) keeps a worker without a job from counting as idle. */
-		json_object_set_new(w, "status", json_string(!db_col_null(st, 4) ? "running" : db_col_text(st, 5) ? "offline"
-											    : "idle"));
+		json_object_set_new(w, "status", json_string(timeout_s > 0 && db_col_int(st, 9) < now_s - timeout_s ? "dead"
+							     : !db_col_null(st, 4)			      ? "running"
+							     : db_col_text(st, 5)				      ? "offline"
+													      : "idle"));
 		json_object_set_new(w, "error", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
 		json_object_set_new(w, "t_seen", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
 		json_array_append_new(a, w);

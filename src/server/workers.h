@@ -82,7 +82,9 @@ int workers_job_holder(struct db *db, int64_t job_id, int64_t *worker_id);
 /* The job's modules as openQA's [{name, category, result, flags}]. New array. */
 json_t *workers_job_modules(struct db *db, int64_t job_id);
 
-/* GET /api/v1/workers shape: {"workers": [...]}. New object or NULL. */
-json_t *workers_list_json(struct db *db);
+/* GET /api/v1/workers shape: {"workers": [...]}. A worker not seen for
+ * timeout_s (> 0) is "dead", as openQA says; else "running" with a job,
+ * "offline" with an error, "idle". New object or NULL. */
+json_t *workers_list_json(struct db *db, int64_t now_s, int timeout_s);
 
 #endif

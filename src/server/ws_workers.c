@@ -47,11 +47,14 @@ struct ws_session {
 	int64_t job_id;         /* the job handed out and not yet over, 0 if none */
 	bool cancel_sent;
 	int64_t last_seen_s;
+	int64_t last_rx_ms;     /* monotonic: the last frame from the worker, pongs too */
+	int64_t next_ping_ms;
 };
 
 struct ws_hub {
 	char *db_path;
 	struct pool *pool;
+	int64_t dead_ms;        /* a socket silent this long is a dead peer */
 	pthread_mutex_t lock;
 	bool stopping;
 	struct ws_session *sessions;
@@ -59,7 +62,7 @@ struct ws_hub {
 	size_t nexpect;
 };
 
-int ws_hub_new(struct ws_hub **out, const char *db_path, struct pool *pool)
+int ws_hub_new(struct ws_hub **out, const char *db_path, struct pool *pool, int dead_s)
 {
 	struct ws_hub *h = calloc(1, sizeof(*h));
 
@@ -69,6 +72,7 @@ int ws_hub_new(struct ws_hub **out, const char *db_path, struct pool *pool)
 		return ERR_NOMEM;
 	}
 	h->pool = pool;
+	h->dead_ms = 1000LL * (dead_s > WS_WORKERS_DEAD_MIN_S ? dead_s : WS_WORKERS_DEAD_MIN_S);
 	pthread_mutex_init(&h->lock, NULL);
 	*out = h;
 	return 0;
@@ -254,6 +258,7 @@ static void on_msg(void *ud, enum ws_opcode op, const uint8_t *data, size_t len,
 	const char *type;
 
 	(void)status;
+	s->last_rx_ms = time_mono_ms();
 	if (op != WS_OP_TEXT)
 		return;
 	m = json_loadb((const char *)data, len, 0, &jerr);
@@ -383,6 +388,7 @@ static void *session_main(void *arg)
 	struct ws_session *s = arg;
 	struct ws_hub *h = s->hub;
 	int64_t next_tick = 0, stop_deadline = 0;
+	bool dead = false;
 	char err[256];
 	int rc = 0;
 
@@ -394,6 +400,8 @@ static void *session_main(void *arg)
 	}
 	set_error(s, NULL);
 	log_info("worker %lld: WebSocket connected", (long long)s->worker_id);
+	s->last_rx_ms = time_mono_ms();
+	s->next_ping_ms = s->last_rx_ms + WS_WORKERS_PING_MS;
 	for (;;) {
 		bool stop;
 		pthread_mutex_lock(&h->lock);
@@ -411,18 +419,30 @@ static void *session_main(void *arg)
 			break;
 		if (s->quit)
 			break;
+		/* A peer that answers nothing, not even pings, is gone. */
+		if (!stop && time_mono_ms() - s->last_rx_ms >= h->dead_ms) {
+			log_warn("worker %lld: nothing received for %lld s, not even a pong: taken for dead",
+				 (long long)s->worker_id, (long long)(h->dead_ms / 1000));
+			dead = true;
+			break;
+		}
+		if (!stop && time_mono_ms() >= s->next_ping_ms) {
+			if (ws_ping(s->ws, "vigil", 5))
+				log_warn("worker %lld: ping not sent", (long long)s->worker_id);
+			s->next_ping_ms = time_mono_ms() + WS_WORKERS_PING_MS;
+		}
 		if (!stop && time_mono_ms() >= next_tick) {
 			tick(s);
 			next_tick = time_mono_ms() + WS_WORKERS_TICK_MS;
 		}
 	}
 	log_info("worker %lld: WebSocket closed (%s)", (long long)s->worker_id,
-		 s->quit ? "the worker quit" : err_str(rc));
+		 s->quit ? "the worker quit" : dead ? "no answer" : err_str(rc));
 	/* The worker may have connected again already (openQA's worker
 	 * registers anew after a job): that session owns its state now. */
 	if (!other_session(h, s)) {
 		requeue_assigned(s, 0);
-		set_error(s, s->quit ? "graceful disconnect" : "WebSocket closed");
+		set_error(s, s->quit ? "graceful disconnect" : dead ? "WebSocket dead: no answer to pings" : "WebSocket closed");
 	}
 out:
 	pthread_mutex_lock(&h->lock);

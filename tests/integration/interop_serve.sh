@@ -27,8 +27,15 @@ head -c 2500000 /dev/urandom > "$TMP/seed.raw"
 qemu-img convert -f raw -O qcow2 "$TMP/seed.raw" "$DATA/factory/hdd/seed.qcow2"
 cp -r tests/integration/distri-anchor-grub "$DATA/tests/grub"
 cp -r examples/grub "$DATA/tests/vgrub"
+cp -r tests/integration/distri-faults "$DATA/tests/faults"
+# A Perl test that waits on the serial line for text that never comes.
+mkdir -p "$DATA/tests/hang/tests"
+printf 'use strict;\nuse testapi;\nuse autotest;\nuse distribution;\ntestapi::set_distribution(distribution->new());\nautotest::loadtest("tests/hang.pm");\n1;\n' \
+	> "$DATA/tests/hang/main.pm"
+printf 'use base "basetest";\nuse strict;\nuse testapi;\nsub run { wait_serial("never-written-here", 3600); }\n1;\n' \
+	> "$DATA/tests/hang/tests/hang.pm"
 ln -s "$IMG/grub-rescue-cdrom.iso" "$DATA/factory/iso/grub-rescue-cdrom.iso"
-start_server --worker-timeout 30
+start_server --worker-timeout 20
 check "server answers" curl -sf -o /dev/null "$URL/api/v1/jobs"
 
 # The openQA worker's host: its configuration, and /var/lib/openqa under
@@ -121,11 +128,11 @@ check "mixed: job $JO (openqa_interop) ran on the openQA worker $OQWID" \
 	[ "$(curl -s "$URL/api/v1/jobs/$JO" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$OQWID" ]
 
 # --- a chained pair across the fleet: the parent on the openQA worker
-# publishes its disk (isotovideo's PUBLISH_HDD_1, uploaded by openqa-worker
+# publishes its disk (isotovideo's FORCE_PUBLISH_HDD_1: GRUB is not shut down; uploaded by openqa-worker
 # in chunks), the child (START_AFTER) boots from it on the vigil worker.
 cli -X POST jobs TEST:p=grub-anchor TEST:c=vgrub-child _START_AFTER:c=p DISTRI:p=grub DISTRI:c=vgrub VERSION=1 \
 	ARCH=x86_64 BUILD=3 ISO=grub-rescue-cdrom.iso BACKEND:p=qemu QEMU:p=x86_64 QEMU_NO_KVM:p=1 \
-	"QEMU_APPEND:p=accel tcg" QEMUCPUS:p=1 QEMURAM=512 NOVIDEO=1 HDD_1:p=seed.qcow2 PUBLISH_HDD_1:p=pub3.qcow2 \
+	"QEMU_APPEND:p=accel tcg" QEMUCPUS:p=1 QEMURAM=512 NOVIDEO=1 HDD_1:p=seed.qcow2 FORCE_PUBLISH_HDD_1:p=pub3.qcow2 \
 	HDD_1:c=pub3.qcow2 WORKER_CLASS:p=openqa_interop WORKER_CLASS:c=vigil_interop > "$TMP/post-chain.json"
 JP=$(json_get "$TMP/post-chain.json" 'j["ids"]["p"]')
 JC=$(json_get "$TMP/post-chain.json" 'j["ids"]["c"]')
@@ -152,18 +159,47 @@ kill "$SPID"
 n=0
 while kill -0 "$SPID" 2>/dev/null && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
 check "server stops with an openQA worker connected" sh -c "! kill -0 $SPID 2>/dev/null"
-start_server --worker-timeout 30
+start_server --worker-timeout 20
 n=0
 until oq_idle || [ $n -ge 600 ]; do sleep 0.2; n=$((n + 1)); done
 check "openqa-worker connected again after the server's restart" oq_idle
 
-# --- the openQA worker gone: not shown idle, gets no job.
-kill "$OQPID"
+# --- workers that crash while connected (kill -9), each with a job that
+# never ends: the openQA worker's WebSocket drops (listed offline at once),
+# the vigil worker just falls silent (listed dead after the worker timeout,
+# as openQA); both jobs end incomplete with the reason, as openQA's.
+descendants() { # descendants PID: its process tree below it, deepest last
+	for c in $(ps -o pid= --ppid "$1"); do echo "$c"; descendants "$c"; done
+}
+cli -X POST jobs TEST=hang DISTRI=hang ARCH=x86_64 BUILD=4 ISO=grub-rescue-cdrom.iso BACKEND=qemu QEMU=x86_64 \
+	QEMU_NO_KVM=1 "QEMU_APPEND=accel tcg" QEMUCPUS=1 QEMURAM=512 NOVIDEO=1 WORKER_CLASS=openqa_interop > "$TMP/post-ho.json"
+cli -X POST jobs TEST=never DISTRI=faults FAULT=never ARCH=x86_64 BUILD=4 ISO=grub-rescue-cdrom.iso QEMURAM=512 \
+	WORKER_CLASS=vigil_interop > "$TMP/post-hv.json"
+JHO=$(json_get "$TMP/post-ho.json" 'j["id"]')
+JHV=$(json_get "$TMP/post-hv.json" 'j["id"]')
+check "crash: job $JHO running on the openQA worker" wait_running "$JHO" 300
+check "crash: job $JHV running on the vigil worker" wait_running "$JHV" 300
+VPID=$(echo "$PIDS" | tr ' ' '\n' | grep -v '^$' | while read -r p; do
+	tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q -- '--class vigil_interop' && echo "$p"; done | head -1)
+TREE="$(descendants "$OQPID") $(descendants "$VPID")"
+kill -9 "$OQPID" "$VPID"
+for p in $TREE; do kill -9 "$p" 2>/dev/null; done
+w_status() { curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print([w["status"] for w in json.load(sys.stdin)["workers"] if w["id"]=='"$1"'][0])'; }
 n=0
-while oq_idle && [ $n -lt 600 ]; do sleep 0.2; n=$((n + 1)); done
-oq_not_idle() { ! oq_idle; }
-check "openQA worker stopped: not shown idle" oq_not_idle
-check "openQA worker stopped: listed offline" \
-	[ "$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print([w["status"] for w in json.load(sys.stdin)["workers"] if w["id"]=='"$OQWID"'][0])')" = offline ]
+while [ "$(w_status "$OQWID")" != offline ] && [ $n -lt 100 ]; do sleep 0.2; n=$((n + 1)); done
+check "crash: the killed openQA worker listed offline at once (its WebSocket closed)" [ "$(w_status "$OQWID")" = offline ]
+check "crash: its job $JHO ends incomplete" wait_state "$JHO" "done incomplete" 120
+check "crash: the killed vigil worker's job $JHV ends incomplete" wait_state "$JHV" "done incomplete" 120
+check "crash: the killed vigil worker listed dead" [ "$(w_status "$VWID")" = dead ]
+for j in "$JHO:$OQWID" "$JHV:$VWID"; do
+	curl -s "$URL/api/v1/jobs/${j%%:*}" > "$TMP/crash.json"
+	check "crash: job ${j%%:*}'s reason names worker ${j#*:} lost, and the job is cloned" \
+		[ "$(json_get "$TMP/crash.json" 'j["job"]["reason"].startswith("abandoned: worker '"${j#*:}"' ") and "lost" in j["job"]["reason"] and bool(j["job"]["clone_id"])')" = True ]
+done
+check "crash: no QEMU of theirs left" sh -c "for p in $TREE; do kill -0 \$p 2>/dev/null && exit 1; done; exit 0"
+# The clones are not run by anybody: cancelled so no worker takes them.
+for j in $(curl -s "$URL/api/v1/jobs?state=scheduled" | $PY -c 'import json,sys; print(" ".join(str(j["id"]) for j in json.load(sys.stdin)["jobs"]))'); do
+	cli -X POST "jobs/$j/cancel" > /dev/null 2>&1
+done
 [ "$FAILED" -eq 0 ] || { echo "--- openqa-worker log"; tail -40 "$TMP/openqa-worker.log"; echo "--- serve log"; tail -20 "$TMP/serve.log"; }
 finish
