@@ -25,6 +25,7 @@
 #include "util/log.h"
 #include "util/path.h"
 #include "util/time.h"
+#include "worker/live_relay.h"
 #include "worker/oq_ws.h"
 #include "worker/worker_int.h"
 #include "util/banned.h" /* last: after every system header */
@@ -505,6 +506,25 @@ static json_t *module_result(struct job_run *r, const char *tr, const char *name
 	return res;
 }
 
+/* While openQA's live view is open: the runner's new output as the status's
+ * "log" (openQA appends it to autoinst-log-live.txt) and its newest frame as
+ * "screen" (the live stream's last.png), as openQA's worker sends them. */
+static void add_live(struct job_run *r, json_t *status)
+{
+	json_t *live = live_relay_update(&r->live, r->out, r->log), *frame = json_object_get(live, "frame");
+	const char *text = json_string_value(json_object_get(live, "log"));
+
+	if (text && *text)
+		json_object_set_new(status, "log", json_pack("{s:i,s:s}", "offset", 0, "data", text));
+	if (json_is_string(json_object_get(frame, "png"))) {
+		char name[48];
+		snprintf(name, sizeof(name), "live-%lld", (long long)json_integer_value(json_object_get(frame, "seq")));
+		json_object_set_new(status, "screen",
+				    json_pack("{s:s,s:O}", "name", name, "png", json_object_get(frame, "png")));
+	}
+	json_decref(live);
+}
+
 int openqa_status(struct worker *w, struct job_run *r, bool final)
 {
 	char *tr = path_join(r->out, "testresults"), target[96], err[512], *text = NULL;
@@ -539,6 +559,8 @@ int openqa_status(struct worker *w, struct job_run *r, bool final)
 		goto out;
 	if (json_array_size(order) && (!r->oq_order_sent || final))
 		json_object_set(status, "test_order", order);
+	if (r->live.on && !final)
+		add_live(r, status);
 	json_object_set(status, "result", result);
 	{
 		json_t *body = json_pack("{s:O}", "status", status);
@@ -671,8 +693,8 @@ void openqa_poll(struct worker *w, struct job_run *r)
 			    jobid == r->id;
 		if (!type) {
 			log_warn("websocket: message without a type ignored");
-		} else if (!strcmp(type, "info") || !strcmp(type, "livelog_stop")) {
-			/* the server saw our status / nobody watches: nothing to do */
+		} else if (!strcmp(type, "info")) {
+			/* the server saw our status */
 		} else if (!strcmp(type, "grab_job") || !strcmp(type, "grab_jobs")) {
 			char why[64];
 			snprintf(why, sizeof(why), "already busy with job %lld", r->id);
@@ -691,9 +713,12 @@ void openqa_poll(struct worker *w, struct job_run *r)
 			r->aborted = true;
 			r->quit = true;
 			w->quit = true; /* after the job's last calls: stop cancels transfers */
-		} else if (!strcmp(type, "livelog_start")) {
-			log_warn("job %lld: openQA's live log is not offered by vigil worker yet; its page shows the "
-				 "results as the modules finish", r->id);
+		} else if (!strcmp(type, "livelog_start") || !strcmp(type, "livelog_stop")) {
+			/* openQA's live view: while someone watches, each status (every
+			 * second) carries the runner's new output and newest frame. */
+			r->oq_livelog += !strcmp(type, "livelog_start") ? 1 : r->oq_livelog > 0 ? -1 : 0;
+			live_relay_set(&r->live, r->out, r->log, r->oq_livelog > 0);
+			log_info("job %lld: %s (%d viewer(s))", r->id, type, r->oq_livelog);
 		} else if (!strcmp(type, "developer_session_start")) {
 			log_warn("job %lld: openQA's developer mode is not supported by vigil worker (use vigil serve's)",
 				 r->id);

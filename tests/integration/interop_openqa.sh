@@ -135,6 +135,22 @@ oq_api -X POST jobs TEST=never DISTRI=faults FAULT=never ARCH=x86_64 BUILD=1 ISO
 J3=$(jget "$TMP/post3.json" 'j["id"]')
 wait_job "$J3" '^running' 1200
 check "job $J3 running" sh -c "oq_api() { openqa-cli api --host '$OQ_URL' --apikey $OQ_KEY --apisecret $OQ_SECRET \"\$@\"; }; oq_api jobs/$J3 | grep -q '\"state\":\"running\"'"
+# openQA's live view of the running job: its stream page asks the worker
+# (livelog_start over the WebSocket) and shows the frames the worker's
+# status carries; the live log endpoint streams the runner's output.
+curl -sN --max-time 300 "$OQ_URL/tests/$J3/streaming" > "$TMP/streaming.txt" 2> /dev/null &
+CPID=$!
+n=0
+until grep -q 'data:image/png;base64,' "$TMP/streaming.txt" || [ $n -ge 600 ]; do sleep 0.5; n=$((n + 1)); done
+check "live view: openQA's stream shows the vigil worker's screen" grep -q 'data:image/png;base64,iVBOR' "$TMP/streaming.txt"
+check "live view: the worker took livelog_start" grep -q "job $J3: livelog_start (1 viewer(s))" "$TMP/worker.log"
+curl -sN --max-time 5 "$OQ_URL/tests/$J3/livelog" > "$TMP/livelog.txt" 2> /dev/null
+check "live log: openQA's livelog endpoint streams the runner's output" grep -q '^data: \[' "$TMP/livelog.txt"
+kill "$CPID" 2> /dev/null
+wait "$CPID" 2> /dev/null
+n=0
+until grep -q "job $J3: livelog_stop (0 viewer(s))" "$TMP/worker.log" || [ $n -ge 120 ]; do sleep 0.5; n=$((n + 1)); done
+check "live view closed: the worker took livelog_stop" grep -q "job $J3: livelog_stop (0 viewer(s))" "$TMP/worker.log"
 oq_api -X POST "jobs/$J3/cancel" > /dev/null
 wait_job "$J3" '^done' 600
 check "cancelled job $J3 ends user_cancelled" [ "$(oq_state "$J3")" = "done user_cancelled" ]
