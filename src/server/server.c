@@ -1325,6 +1325,7 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	ws_hub_set_live(s->ws_hub, &s->live);
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				  MHD_OPTION_ARRAY, listen_opt,

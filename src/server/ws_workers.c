@@ -21,6 +21,7 @@
 #include "server/locks.h"
 #include "server/pool.h"
 #include "server/sched.h"
+#include "server/watch.h"
 #include "server/workers.h"
 #include "server/ws_workers.h"
 #include "util/err.h"
@@ -49,12 +50,14 @@ struct ws_session {
 	int64_t last_seen_s;
 	int64_t last_rx_ms;     /* monotonic: the last frame from the worker, pongs too */
 	int64_t next_ping_ms;
+	bool livelog_on;        /* livelog_start sent for job_id */
 };
 
 struct ws_hub {
 	char *db_path;
 	struct pool *pool;
 	int64_t dead_ms;        /* a socket silent this long is a dead peer */
+	struct watch_map *live; /* the server's watched jobs, or NULL */
 	pthread_mutex_t lock;
 	bool stopping;
 	struct ws_session *sessions;
@@ -124,6 +127,11 @@ void ws_hub_free(struct ws_hub *h)
 	pthread_mutex_destroy(&h->lock);
 	free(h->db_path);
 	free(h);
+}
+
+void ws_hub_set_live(struct ws_hub *h, struct watch_map *live)
+{
+	h->live = live;
 }
 
 void ws_hub_expect(struct ws_hub *h, int64_t worker_id, bool expect)
@@ -343,6 +351,16 @@ static void tick(struct ws_session *s)
 		if (over) {
 			s->job_id = 0;
 			s->cancel_sent = false;
+			s->livelog_on = false;
+		} else if (!taken && s->hub->live) {
+			/* openQA's live view protocol: its worker then sends the log and
+			 * the newest screen with each status (api_live_status). */
+			bool watched = watch_active(s->hub->live, s->job_id, time_mono());
+			if (watched != s->livelog_on) {
+				send_json(s, json_pack("{s:s,s:I}", "type", watched ? "livelog_start" : "livelog_stop", "jobid",
+						       (json_int_t)s->job_id));
+				s->livelog_on = watched;
+			}
 		}
 		return;
 	}

@@ -131,7 +131,7 @@ check "mixed: job $JO (openqa_interop) ran on the openQA worker $OQWID" \
 # publishes its disk (isotovideo's FORCE_PUBLISH_HDD_1: GRUB is not shut down; uploaded by openqa-worker
 # in chunks), the child (START_AFTER) boots from it on the vigil worker.
 cli -X POST jobs TEST:p=grub-anchor TEST:c=vgrub-child _START_AFTER:c=p DISTRI:p=grub DISTRI:c=vgrub VERSION=1 \
-	ARCH=x86_64 BUILD=3 ISO=grub-rescue-cdrom.iso BACKEND:p=qemu QEMU:p=x86_64 QEMU_NO_KVM:p=1 \
+	ARCH=x86_64 BUILD=3 ISO:p=grub-rescue-cdrom.iso BACKEND:p=qemu QEMU:p=x86_64 QEMU_NO_KVM:p=1 \
 	"QEMU_APPEND:p=accel tcg" QEMUCPUS:p=1 QEMURAM=512 NOVIDEO=1 HDD_1:p=seed.qcow2 FORCE_PUBLISH_HDD_1:p=pub3.qcow2 \
 	HDD_1:c=pub3.qcow2 WORKER_CLASS:p=openqa_interop WORKER_CLASS:c=vigil_interop > "$TMP/post-chain.json"
 JP=$(json_get "$TMP/post-chain.json" 'j["ids"]["p"]')
@@ -144,7 +144,8 @@ check "chunked upload: openqa-worker sent hdd/pub3.qcow2 in 3 chunks" \
 	[ "$(grep -c 'pub3.qcow2: Processing chunk' "$TMP/openqa-worker.log")" -ge 3 ]
 check "chunked upload: the published disk is the seed's content, registered as a public asset" \
 	sh -c "qemu-img compare -q '$DATA/factory/hdd/seed.qcow2' '$DATA/factory/hdd/pub3.qcow2' && curl -s '$URL/api/v1/assets' | grep -q '\"pub3.qcow2\"'"
-check "chained: the child got the published disk" grep -q "hdd/pub3.qcow2" "$TMP/worker2.log"
+check "chained: the child booted with the published disk (in its worker's asset cache)" \
+	sh -c "find '$TMP/pool2' -name pub3.qcow2 | grep -q . && qemu-img compare -q '$DATA/factory/hdd/seed.qcow2' \"\$(find '$TMP/pool2' -name pub3.qcow2 | head -1)\""
 check "WebSocket without a signature refused (403)" \
 	[ "$(curl -s -o /dev/null -w '%{http_code}' -H 'Connection: Upgrade' -H 'Upgrade: websocket' \
 		-H 'Sec-WebSocket-Version: 13' -H 'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==' "$URL/api/v1/ws/$OQWID")" = 403 ]
@@ -179,6 +180,20 @@ JHO=$(json_get "$TMP/post-ho.json" 'j["id"]')
 JHV=$(json_get "$TMP/post-hv.json" 'j["id"]')
 check "crash: job $JHO running on the openQA worker" wait_running "$JHO" 300
 check "crash: job $JHV running on the vigil worker" wait_running "$JHV" 300
+# vigil's live view of the openQA worker's job: the stream makes the server
+# send livelog_start over the worker's WebSocket; the worker's status posts
+# then carry its screen and log lines, which the stream shows.
+curl -sN --max-time 300 "$URL/tests/$JHO/streaming" > "$TMP/live.txt" 2> /dev/null &
+CPID=$!
+n=0
+until { grep -q '^event: frame' "$TMP/live.txt" && grep -q '^event: log' "$TMP/live.txt"; } || [ $n -ge 600 ]; do
+	sleep 0.5
+	n=$((n + 1))
+done
+check "live view: the openQA worker's screen in vigil's stream (livelog_start)" grep -q '^event: frame' "$TMP/live.txt"
+check "live view: its log lines in vigil's stream" grep -q '^event: log' "$TMP/live.txt"
+kill "$CPID" 2> /dev/null
+wait "$CPID" 2> /dev/null
 VPID=$(echo "$PIDS" | tr ' ' '\n' | grep -v '^$' | while read -r p; do
 	tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q -- '--class vigil_interop' && echo "$p"; done | head -1)
 TREE="$(descendants "$OQPID") $(descendants "$VPID")"
