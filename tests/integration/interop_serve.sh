@@ -29,7 +29,7 @@ cp -r tests/integration/distri-anchor-grub "$DATA/tests/grub"
 cp -r examples/grub "$DATA/tests/vgrub"
 cp -r tests/integration/distri-faults "$DATA/tests/faults"
 # A Perl test that waits on the serial line for text that never comes.
-mkdir -p "$DATA/tests/hang/tests"
+mkdir -p "$DATA/tests/hang/tests" "$DATA/tests/hang/needles"
 printf 'use strict;\nuse testapi;\nuse autotest;\nuse distribution;\ntestapi::set_distribution(distribution->new());\nautotest::loadtest("tests/hang.pm");\n1;\n' \
 	> "$DATA/tests/hang/main.pm"
 printf 'use base "basetest";\nuse strict;\nuse testapi;\nsub run { wait_serial("never-written-here", 3600); }\n1;\n' \
@@ -174,8 +174,7 @@ descendants() { # descendants PID: its process tree below it, deepest last
 }
 cli -X POST jobs TEST=hang DISTRI=hang ARCH=x86_64 BUILD=4 ISO=grub-rescue-cdrom.iso BACKEND=qemu QEMU=x86_64 \
 	QEMU_NO_KVM=1 "QEMU_APPEND=accel tcg" QEMUCPUS=1 QEMURAM=512 NOVIDEO=1 WORKER_CLASS=openqa_interop > "$TMP/post-ho.json"
-cli -X POST jobs TEST=never DISTRI=faults FAULT=never ARCH=x86_64 BUILD=4 ISO=grub-rescue-cdrom.iso QEMURAM=512 \
-	WORKER_CLASS=vigil_interop > "$TMP/post-hv.json"
+cli -X POST jobs TEST=never DISTRI=faults FAULT=never ARCH=x86_64 BUILD=4 WORKER_CLASS=vigil_interop > "$TMP/post-hv.json"
 JHO=$(json_get "$TMP/post-ho.json" 'j["id"]')
 JHV=$(json_get "$TMP/post-hv.json" 'j["id"]')
 check "crash: job $JHO running on the openQA worker" wait_running "$JHO" 300
