@@ -146,18 +146,27 @@ static int store_frame(struct api_req *req, const char *b64)
 /* A frame a worker sent: stored, and streamed with its times. */
 static void take_frame(struct api_req *req, const json_t *frame)
 {
-	const char *b64 = json_string_value(json_object_get(frame, "png"));
+	const char *raw = json_string_value(json_object_get(frame, "png"));
+	char *b64 = NULL;
 	int64_t now = (int64_t)(time_wall() * 1000);
 	json_int_t t = json_integer_value(json_object_get(frame, "t"));
 	json_int_t w = json_integer_value(json_object_get(frame, "w"));
 
-	if (!b64 || store_frame(req, b64))
-		return;
 	json_int_t seq = json_integer_value(json_object_get(frame, "seq"));
+	size_t i, n = 0;
 
-	if (req->streams) /* openQA's screen has no sequence number: its time then */
+	/* openQA's worker sends Perl's MIME base64: lines of 76 characters. */
+	if (!raw || !(b64 = malloc(strlen(raw) + 1)))
+		return;
+	for (i = 0; raw[i]; i++)
+		if (raw[i] != '\n' && raw[i] != '\r')
+			b64[n++] = raw[i];
+	b64[n] = '\0';
+	/* openQA's screen has no sequence number: its time then. */
+	if (!store_frame(req, b64) && req->streams)
 		livestream_frame(req->streams, req->id, (uint64_t)(seq > 0 ? seq : now), t > 0 ? t : now, w > 0 ? w : now,
-				 b64, strlen(b64));
+				 b64, n);
+	free(b64);
 }
 
 void api_live_status(struct api_req *req, const json_t *status, json_t *reply)
