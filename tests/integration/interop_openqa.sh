@@ -138,7 +138,8 @@ check "job $J3 running" sh -c "oq_api() { openqa-cli api --host '$OQ_URL' --apik
 # openQA's live view of the running job: its stream page asks the worker
 # (livelog_start over the WebSocket) and shows the frames the worker's
 # status carries; the live log endpoint streams the runner's output.
-curl -sN --max-time 300 "$OQ_URL/tests/$J3/streaming" > "$TMP/streaming.txt" 2> /dev/null &
+: > "$TMP/streaming.txt"
+curl -sN --max-time 300 "$OQ_URL/tests/$J3/streaming" >> "$TMP/streaming.txt" 2> /dev/null &
 CPID=$!
 n=0
 until grep -q 'data:image/png;base64,' "$TMP/streaming.txt" || [ $n -ge 600 ]; do sleep 0.5; n=$((n + 1)); done
