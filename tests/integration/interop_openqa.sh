@@ -60,8 +60,9 @@ $VIGIL worker -v --host "$OQ_URL" --apikey "$OQ_KEY" --apisecret "$OQ_SECRET" --
 WPID=$!
 
 # One job, as a user posts it (openqa-cli), for the vigil worker's class.
+# It also publishes a disk (PUBLISH_HDD_1 over a 2.5 MB seed: 3 chunks).
 oq_api -X POST jobs TEST=grub DISTRI=grub VERSION=1 FLAVOR=cd ARCH=x86_64 BUILD=1 MACHINE=64bit \
-	ISO=grub-rescue-cdrom.iso QEMURAM=512 WORKER_CLASS="$CLASS" > "$TMP/post.json"
+	ISO=grub-rescue-cdrom.iso QEMURAM=512 HDD_1=seed.qcow2 PUBLISH_HDD_1=vpub.qcow2 WORKER_CLASS="$CLASS" > "$TMP/post.json"
 JOB=$(jget "$TMP/post.json" 'j["id"]')
 check "job posted ($JOB)" [ -n "$JOB" ]
 oq_state() { oq_api "jobs/$1" 2> /dev/null | $PY -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["result"])' 2> /dev/null; }
@@ -106,17 +107,13 @@ check "Perl job $JP done/passed under openQA" [ "$(oq_state "$JP")" = "done pass
 oq_api "jobs/$JP/details" > "$TMP/pdetails.json"
 check "Perl job: module boot passed, with screenshots" [ "$(jget "$TMP/pdetails.json" '" ".join(m["name"]+"="+m["result"] for m in j["job"]["testresults"]) + " " + str(sum(1 for m in j["job"]["testresults"] for s in m["details"] if s.get("screenshot")) > 0)')" = "boot=passed True" ]
 
-# PUBLISH_HDD_1: the disk goes up in openQA's chunks (Storable records),
-# openQA checks and registers it; its content is the seed's.
-oq_api -X POST jobs TEST=publish DISTRI=grub VERSION=1 FLAVOR=cd ARCH=x86_64 BUILD=1 MACHINE=64bit \
-	ISO=grub-rescue-cdrom.iso QEMURAM=512 HDD_1=seed.qcow2 PUBLISH_HDD_1=vpub.qcow2 WORKER_CLASS="$CLASS" > "$TMP/postpub.json"
-JPUB=$(jget "$TMP/postpub.json" 'j["id"]')
-wait_job "$JPUB" '^done' 1200
-check "publishing job $JPUB done/passed under openQA" [ "$(oq_state "$JPUB")" = "done passed" ]
+# PUBLISH_HDD_1: the disk went up in openQA's chunks (Storable records),
+# openQA checked and registered it; its content is the seed's.
+JPUB=$JOB
 check "published: vigil worker sent hdd/vpub.qcow2 in 3 chunks" grep -q "asset 'vpub.qcow2' ([0-9]* bytes) in 3 chunks" "$TMP/worker.log"
 check "published: openQA stored hdd/vpub.qcow2 with the seed's content" \
 	qemu-img compare -q "$OQ_SHARE/factory/hdd/seed.qcow2" "$OQ_SHARE/factory/hdd/vpub.qcow2"
-check "published: openQA lists the asset, made by job $JPUB" \
+check "published: openQA lists the asset hdd/vpub.qcow2 (job $JPUB's)" \
 	sh -c "openqa-cli api --host '$OQ_URL' --apikey $OQ_KEY --apisecret $OQ_SECRET assets | $PY -c 'import json,sys; sys.exit(0 if [a for a in json.load(sys.stdin)[\"assets\"] if a[\"name\"]==\"vpub.qcow2\" and a[\"type\"]==\"hdd\"] else 1)'"
 
 # A setup failure's reason (with spaces: signed as openQA verifies, '+')

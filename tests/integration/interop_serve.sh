@@ -7,7 +7,11 @@
 # takes a job over its WebSocket and runs the GRUB anchor
 # (distri-anchor-grub) with isotovideo on TCG; the result is checked
 # through vigil's API and job page. Then a mixed fleet: a `vigil worker`
-# beside it, two jobs with different WORKER_CLASS, each on its own worker.
+# beside it, jobs with different WORKER_CLASS, each on its own worker, a
+# chained pair across the two (the parent's disk published in openQA's
+# chunks, the child booting it); cpu_arch/mem_max in the workers list; the
+# live view of the openQA worker's job; both workers killed (-9) while
+# running jobs: offline/dead, the jobs incomplete and cloned.
 . "$(dirname "$0")/lib.sh"
 IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
 OQW=/usr/share/openqa/script/worker
@@ -103,7 +107,7 @@ check "known_images: the screenshots' md5s answered to the worker's status" \
 	sh -c "ls '$R/.md5' | grep -qE '^[0-9a-f]{32}\.png$'"
 
 # --- a mixed fleet: a vigil worker beside the openQA worker, each job to
-# the worker whose WORKER_CLASS it needs (the openQA worker's second job).
+# the worker whose WORKER_CLASS it needs.
 start_worker_class() { # start_worker_class INSTANCE CLASS
 	$VIGIL worker --host "$URL" --apikey "$KEY" --apisecret "$SECRET" --instance "$1" --class "$2" \
 		--pool "$TMP/pool$1" >> "$TMP/worker$1.log" 2>&1 &
@@ -111,36 +115,30 @@ start_worker_class() { # start_worker_class INSTANCE CLASS
 	VPID=$!
 }
 start_worker_class 2 vigil_interop
+# A job for the vigil worker's class, and beside it a chained pair across
+# the fleet: the parent on the openQA worker publishes its disk
+# (isotovideo's FORCE_PUBLISH_HDD_1: GRUB is not shut down; uploaded by
+# openqa-worker in chunks), the child (START_AFTER) boots from it on the
+# vigil worker.
 cli -X POST jobs TEST=vgrub DISTRI=vgrub ARCH=x86_64 BUILD=2 WORKER_CLASS=vigil_interop > "$TMP/post-v.json"
-cli -X POST jobs TEST=grub-anchor DISTRI=grub VERSION=1 ARCH=x86_64 BUILD=2 ISO=grub-rescue-cdrom.iso \
-	BACKEND=qemu QEMU=x86_64 QEMU_NO_KVM=1 "QEMU_APPEND=accel tcg" QEMUCPUS=1 QEMURAM=512 NOVIDEO=1 \
-	WORKER_CLASS=openqa_interop > "$TMP/post-o.json"
-JV=$(json_get "$TMP/post-v.json" 'j["id"]')
-JO=$(json_get "$TMP/post-o.json" 'j["id"]')
-check "mixed: vigil job $JV done/passed" wait_state "$JV" "done passed" 300
-check "mixed: openQA worker job $JO done/passed" wait_state "$JO" "done passed" 300
-VWID=$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print([w["id"] for w in json.load(sys.stdin)["workers"] if w["properties"]["WORKER_CLASS"]=="vigil_interop"][0])')
-MEMMIB=$(awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo)
-check "workers list: cpu_arch and mem_max of both registrations as openQA's CPU_ARCH, MEM_MAX" \
-	[ "$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print(" ".join(sorted(w["properties"]["WORKER_CLASS"] + "=" + w["properties"].get("CPU_ARCH", "-") + "/" + w["properties"].get("MEM_MAX", "-") for w in json.load(sys.stdin)["workers"])))')" = "openqa_interop=$(uname -m)/$MEMMIB vigil_interop=$(uname -m)/$MEMMIB" ]
-check "mixed: job $JV (vigil_interop) ran on the vigil worker $VWID" \
-	[ "$(curl -s "$URL/api/v1/jobs/$JV" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$VWID" ]
-check "mixed: job $JO (openqa_interop) ran on the openQA worker $OQWID" \
-	[ "$(curl -s "$URL/api/v1/jobs/$JO" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$OQWID" ]
-
-# --- a chained pair across the fleet: the parent on the openQA worker
-# publishes its disk (isotovideo's FORCE_PUBLISH_HDD_1: GRUB is not shut down; uploaded by openqa-worker
-# in chunks), the child (START_AFTER) boots from it on the vigil worker.
 cli -X POST jobs TEST:p=grub-anchor TEST:c=vgrub-child _START_AFTER:c=p DISTRI:p=grub DISTRI:c=vgrub VERSION=1 \
 	ARCH=x86_64 BUILD=3 ISO:p=grub-rescue-cdrom.iso BACKEND:p=qemu QEMU:p=x86_64 QEMU_NO_KVM:p=1 \
 	"QEMU_APPEND:p=accel tcg" QEMUCPUS:p=1 QEMURAM=512 NOVIDEO=1 HDD_1:p=seed.qcow2 FORCE_PUBLISH_HDD_1:p=pub3.qcow2 \
 	HDD_1:c=pub3.qcow2 WORKER_CLASS:p=openqa_interop WORKER_CLASS:c=vigil_interop > "$TMP/post-chain.json"
+JV=$(json_get "$TMP/post-v.json" 'j["id"]')
 JP=$(json_get "$TMP/post-chain.json" 'j["ids"]["p"]')
 JC=$(json_get "$TMP/post-chain.json" 'j["ids"]["c"]')
+check "mixed: vigil job $JV done/passed" wait_state "$JV" "done passed" 300
 check "chained: parent $JP done/passed on the openQA worker" wait_state "$JP" "done passed" 300
 check "chained: child $JC done/passed on the vigil worker" wait_state "$JC" "done passed" 300
-check "chained: parent on the openQA worker, child on the vigil worker" \
-	[ "$(curl -s "$URL/api/v1/jobs/$JP" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])') $(curl -s "$URL/api/v1/jobs/$JC" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])')" = "$OQWID $VWID" ]
+VWID=$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print([w["id"] for w in json.load(sys.stdin)["workers"] if w["properties"]["WORKER_CLASS"]=="vigil_interop"][0])')
+MEMMIB=$(awk '/^MemTotal:/ {print int($2 / 1024)}' /proc/meminfo)
+check "workers list: cpu_arch and mem_max of both registrations as openQA's CPU_ARCH, MEM_MAX" \
+	[ "$(curl -s "$URL/api/v1/workers" | $PY -c 'import json,sys; print(" ".join(sorted(w["properties"]["WORKER_CLASS"] + "=" + w["properties"].get("CPU_ARCH", "-") + "/" + w["properties"].get("MEM_MAX", "-") for w in json.load(sys.stdin)["workers"])))')" = "openqa_interop=$(uname -m)/$MEMMIB vigil_interop=$(uname -m)/$MEMMIB" ]
+assigned() { curl -s "$URL/api/v1/jobs/$1" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["assigned_worker_id"])'; }
+check "mixed: job $JV (vigil_interop) ran on the vigil worker $VWID" [ "$(assigned "$JV")" = "$VWID" ]
+check "mixed/chained: parent $JP (openqa_interop) on the openQA worker, child $JC (vigil_interop) on the vigil worker" \
+	[ "$(assigned "$JP") $(assigned "$JC")" = "$OQWID $VWID" ]
 check "chunked upload: openqa-worker sent hdd/pub3.qcow2 in 3 chunks" \
 	[ "$(grep -c 'pub3.qcow2: Processing chunk' "$TMP/openqa-worker.log")" -ge 3 ]
 check "chunked upload: the published disk is the seed's content, registered as a public asset" \
