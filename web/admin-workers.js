@@ -19,7 +19,7 @@ function seenAgo(t) {
 
 // openQA's states: running, idle, broken (an error), offline (silent).
 export function workerState(w) {
-	if (seenAgo(w.t_seen) > OFFLINE_S && !w.jobid) return 'offline';
+	if ((seenAgo(w.t_seen) > OFFLINE_S && !w.jobid) || w.status === 'dead') return 'offline';
 	if (w.error) return 'broken';
 	return w.jobid ? 'running' : (w.status || 'idle');
 }

@@ -99,6 +99,7 @@ struct api_req {
 	struct rejudge_store *rejudge; /* the last re-judge per job (the server's, shared, locked inside) */
 	struct developer_hub *developer; /* developer mode's queues and states (the server's, shared) */
 	struct ws_hub *ws_hub;  /* openQA workers' WebSockets (the server's, shared, locked inside) */
+	int worker_timeout_s;   /* a worker silent this long is dead (serve --worker-timeout) */
 };
 
 struct api_resp {

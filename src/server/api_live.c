@@ -7,7 +7,9 @@
  * stored as testresults/<id>/.live.png (a dot name: never listed or served
  * as an artefact) and handed to the streams with the rest; the
  * housekeeping thread (api_live_tick) adds the job's state and its end.
- * openQA's status.screen.png (base64) in a status post is still taken.
+ * openQA's worker, told livelog_start over its WebSocket while the job is
+ * watched (ws_workers.c), sends status.screen.png (base64) and status.log
+ * with its status posts: taken as a frame and output lines.
  *
  *   method path                     level     what
  *   GET    /tests/<id>/streaming    public    text/event-stream (openQA's URL): events "status",
@@ -144,16 +146,27 @@ static int store_frame(struct api_req *req, const char *b64)
 /* A frame a worker sent: stored, and streamed with its times. */
 static void take_frame(struct api_req *req, const json_t *frame)
 {
-	const char *b64 = json_string_value(json_object_get(frame, "png"));
+	const char *raw = json_string_value(json_object_get(frame, "png"));
+	char *b64 = NULL;
 	int64_t now = (int64_t)(time_wall() * 1000);
 	json_int_t t = json_integer_value(json_object_get(frame, "t"));
 	json_int_t w = json_integer_value(json_object_get(frame, "w"));
 
-	if (!b64 || store_frame(req, b64))
+	json_int_t seq = json_integer_value(json_object_get(frame, "seq"));
+	size_t i, n = 0;
+
+	/* openQA's worker sends Perl's MIME base64: lines of 76 characters. */
+	if (!raw || !(b64 = malloc(strlen(raw) + 1)))
 		return;
-	if (req->streams)
-		livestream_frame(req->streams, req->id, (uint64_t)json_integer_value(json_object_get(frame, "seq")),
-				 t > 0 ? t : now, w > 0 ? w : now, b64, strlen(b64));
+	for (i = 0; raw[i]; i++)
+		if (raw[i] != '\n' && raw[i] != '\r')
+			b64[n++] = raw[i];
+	b64[n] = '\0';
+	/* openQA's screen has no sequence number: its time then. */
+	if (!store_frame(req, b64) && req->streams)
+		livestream_frame(req->streams, req->id, (uint64_t)(seq > 0 ? seq : now), t > 0 ? t : now, w > 0 ? w : now,
+				 b64, n);
+	free(b64);
 }
 
 void api_live_status(struct api_req *req, const json_t *status, json_t *reply)
@@ -165,6 +178,13 @@ void api_live_status(struct api_req *req, const json_t *status, json_t *reply)
 
 	if (watched && json_object_get(screen, "png"))
 		take_frame(req, screen);
+	/* openQA's worker while its live log is on: the new output of its
+	 * autoinst-log.txt as status.log.data. */
+	if (watched && req->streams) {
+		const json_t *data = json_object_get(json_object_get(status, "log"), "data");
+		if (json_is_string(data) && json_string_length(data))
+			livestream_log(req->streams, req->id, json_string_value(data), json_string_length(data));
+	}
 	/* The modules and their results so far, for the streams' status. */
 	if (req->streams && json_is_array(order) && livestream_watched(req->streams, req->id)) {
 		json_t *mods = json_array(), *f;

@@ -5,8 +5,10 @@
  * and distri.c.
  *
  *   method path                               level     what
- *   POST   /api/v1/workers                    operator  register host, instance, worker_class → {"id"} (openQA)
- *   GET    /api/v1/workers                    public    {"workers": [...]} (openQA; vigil adds "snapshots":
+ *   POST   /api/v1/workers                    operator  register host, instance, worker_class, cpu_arch, mem_max
+ *                                                       → {"id"} (openQA)
+ *   GET    /api/v1/workers                    public    {"workers": [...]} (openQA: properties WORKER_CLASS,
+ *                                                       CPU_ARCH, MEM_MAX; vigil adds "snapshots":
  *                                                       the jobs whose disks each keeps)
  *   GET    /api/v1/workers/<id>/work?timeout=S operator long poll (vigil): {"job": {...}} or {"job": null}
  *                                                       after S s (default 30, at most 60); a job reserved
@@ -22,7 +24,9 @@
  *                                                       with thumb=1 a screenshot's thumbnail (.thumbs/N, N a .png),
  *                                                       with ulog=1 an uploaded log (ulogs/N), as openQA's flags;
  *                                                       with asset=public|private: factory/<type>/N →
- *                                                       {"status": "ok", "id", "type", "name"}
+ *                                                       {"status": "ok", "id", "type", "name"};
+ *                                                       multipart with asset=: one chunk of openQA's
+ *                                                       chunked upload (oqcompat_chunk.c) → {"status": "ok"}
  *   POST   /api/v1/jobs/<id>/set_done         operator  result, reason, worker_id → {"result", "reason"} (openQA)
  *   GET    /tests/<id>/file/<name>            public    an artefact's bytes, else the uploaded log's (openQA)
  *   GET    /tests/<id>/images/<name>.png      public    a screenshot (openQA)
@@ -37,6 +41,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
 #include "server/api.h"
 #include "server/locks.h"
 #include "server/api_live.h"
@@ -93,10 +98,10 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 	const char *host = params_get(&req->params, "host");
 	const char *inst = params_get(&req->params, "instance");
 	const char *cls = params_get(&req->params, "worker_class");
-	const char *wsv;
-	char wsbuf[32] = "", bound[64];
+	const char *wsv, *arch, *mem;
+	char wsbuf[32] = "", membuf[32] = "", bound[64];
 	int64_t id;
-	long n = 0;
+	long n = 0, mem_max = -1;
 	int rc;
 
 	if (req->json) {
@@ -140,9 +145,31 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 			  "may register it again", host, n);
 		return;
 	}
+	/* openQA requires cpu_arch and mem_max; vigil takes them when given. */
+	arch = params_get(&req->params, "cpu_arch");
+	mem = params_get(&req->params, "mem_max");
+	if (req->json) {
+		const json_t *v = json_object_get(req->json, "mem_max");
+		arch = arch ? arch : json_string_value(json_object_get(req->json, "cpu_arch"));
+		if (!mem && json_is_integer(v))
+			snprintf(membuf, sizeof(membuf), "%lld", (long long)json_integer_value(v));
+		else if (!mem && json_is_string(v))
+			snprintf(membuf, sizeof(membuf), "%.30s", json_string_value(v));
+		mem = mem ? mem : membuf[0] ? membuf : NULL;
+	}
+	if (arch && (!*arch || strlen(arch) > WORKERS_CPU_ARCH_MAX)) {
+		api_error(out, 400, "Erroneous parameters (cpu_arch: 1..%d characters)", WORKERS_CPU_ARCH_MAX);
+		return;
+	}
+	if (mem && (str_to_long(mem, &mem_max) || mem_max < 0)) {
+		api_error(out, 400, "Erroneous parameters (mem_max '%s' is not a number of MiB)", mem);
+		return;
+	}
 	rc = workers_register(req->db, host, n, cls, now_s(), &id);
 	if (!rc)
 		rc = workers_set_key(req->db, id, req->key);
+	if (!rc)
+		rc = workers_set_caps(req->db, id, arch, mem ? (int64_t)mem_max : -1);
 	if (rc) {
 		api_error(out, 500, "Failed: %s", db_errmsg(req->db));
 		return;
@@ -157,7 +184,7 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 
 static void workers_list(struct api_req *req, struct api_resp *out)
 {
-	json_t *all = workers_list_json(req->db), *w;
+	json_t *all = workers_list_json(req->db, now_s(), req->worker_timeout_s), *w;
 	size_t i;
 
 	/* vigil: the jobs whose disks each worker keeps (re-run from a milestone). */
@@ -165,7 +192,8 @@ static void workers_list(struct api_req *req, struct api_resp *out)
 		int64_t id = json_integer_value(json_object_get(w, "id"));
 		json_object_set_new(w, "snapshots", rerun_held_json(req->db, id));
 		/* An openQA worker gets its jobs over its WebSocket: without one it is not idle. */
-		if (req->ws_hub && ws_hub_missing(req->ws_hub, id)) {
+		if (req->ws_hub && ws_hub_missing(req->ws_hub, id) &&
+		    strcmp(json_string_value(json_object_get(w, "status")), "dead")) {
 			json_object_set_new(w, "status", json_string("offline"));
 			if (json_is_null(json_object_get(w, "error")))
 				json_object_set_new(w, "error", json_string("no WebSocket connection (/api/v1/ws/<id>)"));
@@ -316,7 +344,8 @@ static int job_uploadable(struct api_req *req, struct api_resp *out)
 /* An upload with asset=public|private: a disk or ISO a job made, stored
  * as DATA/factory/<type>/<name> (private ones prefixed with the job id, as
  * openQA does) for later jobs. */
-static void job_asset_upload(struct api_req *req, struct api_resp *out, const char *name, const char *scope)
+static void job_asset_store(struct api_req *req, struct api_resp *out, const char *name, const char *scope,
+			    const char *tmp, const char *sha256)
 {
 	char stored[LIMIT_ARTEFACT_NAME + 16];
 	const char *type = asset_type_of_name(name);
@@ -335,13 +364,62 @@ static void job_asset_upload(struct api_req *req, struct api_resp *out, const ch
 		api_error(out, 400, "asset name '%s' refused: too long", stored);
 		return;
 	}
-	rc = assets_store(req->db, req->data_dir, type, stored, req->upload, req->upload_sha256, req->id, &id);
+	rc = assets_store(req->db, req->data_dir, type, stored, tmp, sha256, req->id, &id);
 	if (rc) {
 		log_err("job %lld: storing asset %s/%s: %s", (long long)req->id, type, stored, err_str(rc));
 		api_error(out, 500, "Failed receiving asset: %s", err_str(rc));
 		return;
 	}
 	api_json(out, json_pack("{s:s,s:I,s:s,s:s}", "status", "ok", "id", (json_int_t)id, "type", type, "name", stored));
+}
+
+static void job_asset_upload(struct api_req *req, struct api_resp *out, const char *name, const char *scope)
+{
+	job_asset_store(req, out, name, scope, req->upload, req->upload_sha256);
+}
+
+/* One chunk of openQA's worker's chunked asset upload (multipart, field
+ * asset=public|private, the file part a Storable record): {"status": "ok"}
+ * for each, the asset stored and registered with the last. */
+static void job_asset_chunk(struct api_req *req, struct api_resp *out, const struct oqcompat_upload *up,
+			    const char *scope)
+{
+	char msg[300], sha[ARTEFACTS_HASH_HEX] = "", *whole = NULL;
+	int rc;
+
+	if (strcmp(scope, "public") && strcmp(scope, "private")) {
+		api_error(out, 400, "asset '%s': expected public or private", scope);
+		return;
+	}
+	if (!asset_name_valid(up->filename)) {
+		api_error(out, 400, "asset name '%s' refused", up->filename);
+		return;
+	}
+	/* openQA's "local" upload names a path on the server's host: vigil
+	 * reads no path a client names. */
+	if (params_get(&up->fields, "local")) {
+		log_warn("job %lld: asset %s: a local upload (a path) refused; set LOCAL_UPLOAD = 0 in the worker's"
+			 " workers.ini", (long long)req->id, up->filename);
+		api_error(out, 400, "asset '%s': local uploads (local=PATH) are not taken by vigil serve; set LOCAL_UPLOAD"
+			  " = 0 in the worker's workers.ini to upload in chunks", up->filename);
+		return;
+	}
+	rc = oqcompat_chunk(req->data_dir, req->id, up->filename, up->path, &whole, sha, msg, sizeof(msg));
+	if (rc) {
+		log_warn("job %lld: asset %s: chunk refused: %s", (long long)req->id, up->filename,
+			 rc == ERR_PROTO || rc == ERR_TOO_BIG ? msg : err_str(rc));
+		/* openQA answers 500 so that the worker retries a chunk. */
+		api_error(out, rc == ERR_PROTO || rc == ERR_TOO_BIG ? 400 : 500, "Failed receiving asset: %s",
+			  rc == ERR_PROTO || rc == ERR_TOO_BIG ? msg : err_str(rc));
+		return;
+	}
+	if (!whole) {
+		api_json(out, json_pack("{s:s}", "status", "ok"));
+		return;
+	}
+	job_asset_store(req, out, up->filename, scope, whole, sha);
+	(void)unlink(whole); /* gone already when it was stored */
+	free(whole);
 }
 
 /* Whether a flag parameter is set (present and not "0" or empty). */
@@ -400,14 +478,12 @@ static void job_artefact_multipart(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "thumbnail '%s' refused: a thumbnail is a .png", name);
 		goto out;
 	}
-	if (params_get(&up.fields, "asset")) {
-		/* Its chunks are Perl Storable records (OpenQA::File): not read here. */
-		api_error(out, 501, "asset '%s': openQA's chunked asset upload is not supported by vigil serve;"
-			  " publish assets through the share directory (docs/openqa-workers-under-vigil.md)", name);
-		goto out;
-	}
 	if (job_uploadable(req, out))
 		goto out;
+	if (params_get(&up.fields, "asset")) {
+		job_asset_chunk(req, out, &up, params_get(&up.fields, "asset"));
+		goto out;
+	}
 	rc = artefact_store(req->data_dir, req->id, kind, name, up.path);
 	if (rc) {
 		log_err("job %lld: storing artefact '%s': %s", (long long)req->id, name, err_str(rc));

@@ -277,6 +277,12 @@ const struct db_migration db__migrations_sqlite[] = {
 	  " PRIMARY KEY (key, nonce));"
 	  "CREATE INDEX api_nonces_expiry ON api_nonces (t_expires);"
 	  "ALTER TABLE workers ADD COLUMN api_key TEXT;" },
+	{ 13,
+	  /* What a worker said of its host at registration (openQA's worker
+	   * capabilities, shown as its CPU_ARCH and MEM_MAX properties):
+	   * uname's machine and MemTotal in MiB; NULL when it said nothing. */
+	  "ALTER TABLE workers ADD COLUMN cpu_arch TEXT;"
+	  "ALTER TABLE workers ADD COLUMN mem_max INTEGER;" },
 	{ 14,
 	  /* sched.c: openQA's starvation protection of parallel clusters. The
 	   * priority bonus a scheduled job has gained because its cluster

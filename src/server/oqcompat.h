@@ -16,6 +16,7 @@
 #include "server/artefacts.h"
 
 #define OQCOMPAT_MD5_HEX 33   /* md5 hex + NUL */
+#define OQCOMPAT_CHUNK_MAX (256u << 20) /* one chunk record of a chunked asset upload */
 
 /* A multipart body's parts: the one file part ("file", with a filename)
  * and the fields beside it. */
@@ -53,5 +54,16 @@ int oqcompat_store_details(const char *data_dir, int64_t job_id, const json_t *s
  * video.webm (VP8) beside it with FFmpeg's libraries, for browsers without
  * Theora; the .ogv stays. 0, or an error with what in msg. */
 int oqcompat_video_webm(const char *data_dir, int64_t job_id, char *msg, size_t msglen);
+
+/* One chunk of openQA's chunked asset upload (oqcompat_chunk.c): the
+ * Storable record in rec_path, for asset name of job_id, written at its
+ * offset into DATA/factory/.chunks/<job>-<name> after its SHA-1 is
+ * checked. 0 with *assembled NULL while chunks are due; after the last
+ * one, the whole file's SHA-256 checked against the record's, 0 with
+ * *assembled the file's path (the caller's: store or unlink it) and its
+ * SHA-256 in sha256_hex. ERR_PROTO (a bad record or checksum; what in
+ * msg), ERR_TOO_BIG, ERR_NOMEM, -errno. */
+int oqcompat_chunk(const char *data_dir, int64_t job_id, const char *name, const char *rec_path, char **assembled,
+		   char sha256_hex[65], char *msg, size_t msglen);
 
 #endif

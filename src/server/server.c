@@ -634,6 +634,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	req.rejudge = s->rejudge;
 	req.developer = s->developer;
 	req.ws_hub = s->ws_hub;
+	req.worker_timeout_s = s->worker_timeout_s;
 	req.client = r->item.client;
 	if (r->too_big) {
 		if (r->stream)
@@ -1429,10 +1430,11 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 		snprintf(err, errlen, "cannot start %u handler threads: %s", s->nthreads, err_str(rc));
 		goto out;
 	}
-	if ((rc = ws_hub_new(&s->ws_hub, dbpath, s->pool))) {
+	if ((rc = ws_hub_new(&s->ws_hub, dbpath, s->pool, s->worker_timeout_s))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
+	ws_hub_set_live(s->ws_hub, &s->live);
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				  MHD_OPTION_ARRAY, listen_opt,

@@ -189,6 +189,9 @@ static const char *worker_state(const json_t *w, time_t now)
 	if (!json_integer_value(json_object_get(w, "jobid")) &&
 	    (!web_ssr_time(web_ssr_str(w, "t_seen"), &seen) || difftime(now, seen) > WORKER_OFFLINE_S))
 		return "offline";
+	/* Silent for the server's worker timeout (the API's "dead"). */
+	if (!strcmp(web_ssr_str(w, "status"), "dead"))
+		return "offline";
 	if (*web_ssr_str(w, "error"))
 		return "broken";
 	if (json_integer_value(json_object_get(w, "jobid")))

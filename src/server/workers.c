@@ -58,6 +58,16 @@ int workers_register(struct db *db, const char *host, long instance, const char 
 	return rc;
 }
 
+int workers_set_caps(struct db *db, int64_t worker_id, const char *cpu_arch, int64_t mem_max)
+{
+	int rc = mem_max >= 0 ? db_exec(db, "UPDATE workers SET cpu_arch = ?, mem_max = ? WHERE id = ?", "tii", cpu_arch,
+					mem_max, worker_id)
+			      : db_exec(db, "UPDATE workers SET cpu_arch = ?, mem_max = NULL WHERE id = ?", "ti", cpu_arch,
+					worker_id);
+
+	return rc < 0 ? rc : 0;
+}
+
 int workers_grace(struct db *db, int64_t now_s)
 {
 	int rc = db_exec(db, "UPDATE workers SET t_seen_s = ? WHERE t_seen_s < ?", "ii", now_s, now_s);
@@ -378,23 +388,33 @@ json_t *workers_job_modules(struct db *db, int64_t job_id)
 	return a;
 }
 
-json_t *workers_list_json(struct db *db)
+json_t *workers_list_json(struct db *db, int64_t now_s, int timeout_s)
 {
 	json_t *a = json_array();
 	struct db_stmt *st;
 
-	if (db_prepare(db, &st, "SELECT id, host, instance, worker_class, job_id, error, t_seen FROM workers"
-		       " ORDER BY id", ""))
+	if (db_prepare(db, &st, "SELECT id, host, instance, worker_class, job_id, error, t_seen, cpu_arch, mem_max,"
+		       " t_seen_s FROM workers ORDER BY id", ""))
 		return json_pack("{s:o}", "workers", a);
 	while (db_step(st) == 1) {
 		json_t *w = json_pack("{s:I,s:s,s:I,s:s,s:{s:s}}", "id", (json_int_t)db_col_int(st, 0), "host",
 				      db_col_text(st, 1), "instance", (json_int_t)db_col_int(st, 2), "name",
 				      db_col_text(st, 1), "properties", "WORKER_CLASS", db_col_text(st, 3));
+		/* openQA lists a worker's capabilities as upper-case properties. */
+		if (!db_col_null(st, 7))
+			json_object_set_new(json_object_get(w, "properties"), "CPU_ARCH", json_string(db_col_text(st, 7)));
+		if (!db_col_null(st, 8)) {
+			char mem[24];
+			snprintf(mem, sizeof(mem), "%lld", (long long)db_col_int(st, 8));
+			json_object_set_new(json_object_get(w, "properties"), "MEM_MAX", json_string(mem));
+		}
 		json_object_set_new(w, "jobid", db_col_null(st, 4) ? json_null() : json_integer(db_col_int(st, 4)));
 		/* An error (only openQA's workers have one: no WebSocket, or
 		 * broken) keeps a worker without a job from counting as idle. */
-		json_object_set_new(w, "status", json_string(!db_col_null(st, 4) ? "running" : db_col_text(st, 5) ? "offline"
-											    : "idle"));
+		json_object_set_new(w, "status", json_string(timeout_s > 0 && db_col_int(st, 9) < now_s - timeout_s ? "dead"
+							     : !db_col_null(st, 4)			      ? "running"
+							     : db_col_text(st, 5)				      ? "offline"
+													      : "idle"));
 		json_object_set_new(w, "error", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
 		json_object_set_new(w, "t_seen", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
 		json_array_append_new(a, w);

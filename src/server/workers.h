@@ -20,6 +20,7 @@ struct db;
 #define WORKERS_DEFAULT_TIMEOUT_S 60
 #define LIMIT_WORKER_HOST  255   /* bytes of a worker's host name (a DNS name's most) */
 #define LIMIT_WORKER_CLASS 4096  /* bytes of its comma-separated WORKER_CLASS */
+#define WORKERS_CPU_ARCH_MAX 64 /* bytes of a registration's cpu_arch */
 /* Register (or re-register) the worker host:instance offering classes
  * (comma-separated; NULL or "" for WORKERS_DEFAULT_CLASS). A worker that
  * registers again has abandoned whatever it ran: its assigned jobs are
@@ -27,6 +28,10 @@ struct db;
  * ERR_INVALID (empty host), or a db error. */
 int workers_register(struct db *db, const char *host, long instance, const char *classes, int64_t now_s,
 		     int64_t *id);
+
+/* What the worker said of its host at registration: cpu_arch (NULL:
+ * unknown) and mem_max in MiB (negative: unknown). 0 or a db error. */
+int workers_set_caps(struct db *db, int64_t worker_id, const char *cpu_arch, int64_t mem_max);
 
 /* At server start: count every worker as seen at now_s. While the server
  * was down nobody could reach it, so a worker gets a full timeout from the
@@ -93,7 +98,9 @@ int workers_job_holder(struct db *db, int64_t job_id, int64_t *worker_id);
 /* The job's modules as openQA's [{name, category, result, flags}]. New array. */
 json_t *workers_job_modules(struct db *db, int64_t job_id);
 
-/* GET /api/v1/workers shape: {"workers": [...]}. New object or NULL. */
-json_t *workers_list_json(struct db *db);
+/* GET /api/v1/workers shape: {"workers": [...]}. A worker not seen for
+ * timeout_s (> 0) is "dead", as openQA says; else "running" with a job,
+ * "offline" with an error, "idle". New object or NULL. */
+json_t *workers_list_json(struct db *db, int64_t now_s, int timeout_s);
 
 #endif

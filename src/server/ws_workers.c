@@ -23,6 +23,7 @@
 #include "server/locks.h"
 #include "server/pool.h"
 #include "server/sched.h"
+#include "server/watch.h"
 #include "server/workers.h"
 #include "server/ws_workers.h"
 #include "util/err.h"
@@ -49,11 +50,16 @@ struct ws_session {
 	int64_t job_id;         /* the job handed out and not yet over, 0 if none */
 	bool cancel_sent;
 	int64_t last_seen_s;
+	int64_t last_rx_ms;     /* monotonic: the last frame from the worker, pongs too */
+	int64_t next_ping_ms;
+	bool livelog_on;        /* livelog_start sent for job_id */
 };
 
 struct ws_hub {
 	char *db_path;
 	struct pool *pool;
+	int64_t dead_ms;        /* a socket silent this long is a dead peer */
+	struct watch_map *live; /* the server's watched jobs, or NULL */
 	pthread_mutex_t lock;
 	bool stopping;
 	struct ws_session *sessions;
@@ -61,7 +67,7 @@ struct ws_hub {
 	size_t nexpect;
 };
 
-int ws_hub_new(struct ws_hub **out, const char *db_path, struct pool *pool)
+int ws_hub_new(struct ws_hub **out, const char *db_path, struct pool *pool, int dead_s)
 {
 	struct ws_hub *h = calloc(1, sizeof(*h));
 
@@ -71,6 +77,7 @@ int ws_hub_new(struct ws_hub **out, const char *db_path, struct pool *pool)
 		return ERR_NOMEM;
 	}
 	h->pool = pool;
+	h->dead_ms = 1000LL * (dead_s > WS_WORKERS_DEAD_MIN_S ? dead_s : WS_WORKERS_DEAD_MIN_S);
 	pthread_mutex_init(&h->lock, NULL);
 	*out = h;
 	return 0;
@@ -122,6 +129,11 @@ void ws_hub_free(struct ws_hub *h)
 	pthread_mutex_destroy(&h->lock);
 	free(h->db_path);
 	free(h);
+}
+
+void ws_hub_set_live(struct ws_hub *h, struct watch_map *live)
+{
+	h->live = live;
 }
 
 void ws_hub_expect(struct ws_hub *h, int64_t worker_id, bool expect)
@@ -256,6 +268,7 @@ static void on_msg(void *ud, enum ws_opcode op, const uint8_t *data, size_t len,
 	const char *type;
 
 	(void)status;
+	s->last_rx_ms = time_mono_ms();
 	if (op != WS_OP_TEXT)
 		return;
 	m = json_loadb((const char *)data, len, 0, &jerr);
@@ -345,6 +358,16 @@ static void tick(struct ws_session *s)
 		if (over) {
 			s->job_id = 0;
 			s->cancel_sent = false;
+			s->livelog_on = false;
+		} else if (!taken && s->hub->live) {
+			/* openQA's live view protocol: its worker then sends the log and
+			 * the newest screen with each status (api_live_status). */
+			bool watched = watch_active(s->hub->live, s->job_id, time_mono());
+			if (watched != s->livelog_on) {
+				send_json(s, json_pack("{s:s,s:I}", "type", watched ? "livelog_start" : "livelog_stop", "jobid",
+						       (json_int_t)s->job_id));
+				s->livelog_on = watched;
+			}
 		}
 		return;
 	}
@@ -390,6 +413,7 @@ static void *session_main(void *arg)
 	struct ws_session *s = arg;
 	struct ws_hub *h = s->hub;
 	int64_t next_tick = 0, stop_deadline = 0;
+	bool dead = false;
 	char err[256];
 	int rc = 0;
 
@@ -401,6 +425,8 @@ static void *session_main(void *arg)
 	}
 	set_error(s, NULL);
 	log_info("worker %lld: WebSocket connected", (long long)s->worker_id);
+	s->last_rx_ms = time_mono_ms();
+	s->next_ping_ms = s->last_rx_ms + WS_WORKERS_PING_MS;
 	for (;;) {
 		bool stop;
 		pthread_mutex_lock(&h->lock);
@@ -418,6 +444,18 @@ static void *session_main(void *arg)
 			break;
 		if (s->quit)
 			break;
+		/* A peer that answers nothing, not even pings, is gone. */
+		if (!stop && time_mono_ms() - s->last_rx_ms >= h->dead_ms) {
+			log_warn("worker %lld: nothing received for %lld s, not even a pong: taken for dead",
+				 (long long)s->worker_id, (long long)(h->dead_ms / 1000));
+			dead = true;
+			break;
+		}
+		if (!stop && time_mono_ms() >= s->next_ping_ms) {
+			if (ws_ping(s->ws, "vigil", 5))
+				log_warn("worker %lld: ping not sent", (long long)s->worker_id);
+			s->next_ping_ms = time_mono_ms() + WS_WORKERS_PING_MS;
+		}
 		if (!stop && time_mono_ms() >= next_tick) {
 			tick(s);
 			next_tick = time_mono_ms() + WS_WORKERS_TICK_MS;
@@ -428,12 +466,12 @@ static void *session_main(void *arg)
 	if (ws_is_open(s->ws) && !ws_close(s->ws, 1000, s->quit ? "quit" : NULL))
 		(void)ws_pump(s->ws);
 	log_info("worker %lld: WebSocket closed (%s)", (long long)s->worker_id,
-		 s->quit ? "the worker quit" : err_str(rc));
+		 s->quit ? "the worker quit" : dead ? "no answer" : err_str(rc));
 	/* The worker may have connected again already (openQA's worker
 	 * registers anew after a job): that session owns its state now. */
 	if (!other_session(h, s)) {
 		requeue_assigned(s, 0);
-		set_error(s, s->quit ? "graceful disconnect" : "WebSocket closed");
+		set_error(s, s->quit ? "graceful disconnect" : dead ? "WebSocket dead: no answer to pings" : "WebSocket closed");
 	}
 out:
 	pthread_mutex_lock(&h->lock);

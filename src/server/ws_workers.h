@@ -18,6 +18,7 @@
 struct ws_hub;
 struct db;
 struct pool;
+struct watch_map;
 struct MHD_Connection;
 
 /* How often a connected worker's session looks for work and for a
@@ -28,10 +29,21 @@ struct MHD_Connection;
 /* How often a connected worker is marked seen (the lost-worker check
  * must not end the jobs of a worker that only keeps its socket open). */
 #define WS_WORKERS_SEEN_S 5
+/* A ping to each worker this often; a socket over which nothing came
+ * (not even a pong) for the hub's dead time is a dead peer (its host gone
+ * without closing the TCP connection, or the process stopped). */
+#define WS_WORKERS_PING_MS 5000
+#define WS_WORKERS_DEAD_MIN_S 15
 
 /* A hub for the server whose database is db_path, writers serialised by
- * pool. 0, ERR_NOMEM. */
-int ws_hub_new(struct ws_hub **out, const char *db_path, struct pool *pool);
+ * pool; a socket silent for dead_s (at least WS_WORKERS_DEAD_MIN_S: the
+ * server's worker timeout) is closed as dead. 0, ERR_NOMEM. */
+int ws_hub_new(struct ws_hub **out, const char *db_path, struct pool *pool, int dead_s);
+
+/* The server's watched jobs (api_live.c's): a job of an openQA worker
+ * that someone watches gets livelog_start, livelog_stop when nobody does.
+ * Set before the first session; borrowed. */
+void ws_hub_set_live(struct ws_hub *h, struct watch_map *live);
 
 /* Closes every session (close frame 1001), waits for their threads and
  * frees the hub. NULL-safe. */

@@ -19,11 +19,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "net/http.h"
+#include "net/storable.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/log.h"
 #include "util/path.h"
 #include "util/time.h"
+#include "worker/live_relay.h"
 #include "worker/oq_ws.h"
 #include "worker/worker_int.h"
 #include "util/banned.h" /* last: after every system header */
@@ -33,6 +35,8 @@
  * every 60-300 s; a worker silent for worker_timeout (1800 s) is dead. */
 #define OQ_STATUS_IDLE_S 60
 #define OQ_STATUS_BUSY_S 30
+#define OQ_UPLOAD_TRIES 3
+#define OQ_CHUNK_SIZE 1000000LL /* bytes of an asset per chunk, openQA's default */
 
 static const char *share_dir(const struct worker *w)
 {
@@ -325,16 +329,143 @@ int openqa_upload_logs(struct worker *w, struct job_run *r)
 	return failed;
 }
 
+/* Base64 without padding, as Perl's Digest::SHA b64digest (openQA's
+ * chunk checksums). */
+static void b64_nopad(const unsigned char *md, unsigned n, char *out, size_t outlen)
+{
+	unsigned char enc[100];
+	int len;
+
+	if (4 * ((n + 2) / 3) + 1 > sizeof(enc)) {
+		snprintf(out, outlen, "%s", "");
+		return;
+	}
+	len = EVP_EncodeBlock(enc, md, (int)n);
+	while (len > 0 && enc[len - 1] == '=')
+		len--;
+	snprintf(out, outlen, "%.*s", len, (const char *)enc);
+}
+
+/* The whole file's SHA-256 in openQA's form (total_cksum). 0 or -1. */
+static int file_sha256_b64(const char *path, char *out, size_t outlen)
+{
+	unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	FILE *f = fopen(path, "rb");
+	size_t got;
+	int rc = -1;
+
+	if (!ctx || !f || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
+		goto out;
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
+		if (!EVP_DigestUpdate(ctx, buf, got))
+			goto out;
+	if (ferror(f) || !EVP_DigestFinal_ex(ctx, md, &n))
+		goto out;
+	b64_nopad(md, n, out, outlen);
+	rc = 0;
+out:
+	if (f)
+		fclose(f);
+	EVP_MD_CTX_free(ctx);
+	return rc;
+}
+
+/* One chunk as openQA's OpenQA::File record: bytes [start, end) of the
+ * file, hex-encoded, with the chunk's SHA-1 and the whole file's SHA-256,
+ * frozen in Storable's network order into out. */
+static int chunk_record(FILE *f, const char *path, long long index, long long total, long long start, long long end,
+			const char *total_cksum, struct buf *out)
+{
+	static const char hexd[] = "0123456789abcdef";
+	size_t n = (size_t)(end - start), i;
+	unsigned char *bytes = malloc(n ? n : 1), md[EVP_MAX_MD_SIZE];
+	char *hex = malloc(2 * n + 1), cksum[64];
+	unsigned mdlen = 0;
+	json_t *rec = NULL;
+	int rc = ERR_NOMEM;
+
+	if (!bytes || !hex)
+		goto out;
+	if (fseeko(f, (off_t)start, SEEK_SET) || fread(bytes, 1, n, f) != n) {
+		rc = ERR_IO;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		hex[2 * i] = hexd[bytes[i] >> 4];
+		hex[2 * i + 1] = hexd[bytes[i] & 15];
+	}
+	hex[2 * n] = '\0';
+	EVP_Digest(bytes, n, md, &mdlen, EVP_sha1(), NULL);
+	b64_nopad(md, mdlen, cksum, sizeof(cksum));
+	rec = json_pack("{s:s,s:I,s:I,s:I,s:I,s:s,s:s,s:s}", "file", path, "index", (json_int_t)index, "total",
+			(json_int_t)total, "start", (json_int_t)start, "end", (json_int_t)end, "cksum", cksum, "total_cksum",
+			total_cksum, "content", hex);
+	rc = rec ? storable_nfreeze_hash(rec, out) : ERR_NOMEM;
+out:
+	json_decref(rec);
+	free(bytes);
+	free(hex);
+	return rc;
+}
+
 int openqa_upload_asset(struct worker *w, struct job_run *r, const char *path, const char *name, const char *scope)
 {
-	(void)w;
-	(void)path;
-	/* openQA 4.6 takes assets only as chunks in Perl's Storable format
-	 * (OpenQA::File), or as a path on its own host (local=): neither is
-	 * done yet. Said plainly rather than a job that claims its disk. */
-	log_err("job %lld: uploading %s asset '%s' to openQA is not supported by vigil worker yet (chunked upload)",
-		r->id, scope, name);
-	return -1;
+	char total_cksum[64], *tmp = NULL;
+	long long size, total, index;
+	struct stat st;
+	FILE *f = NULL;
+	struct buf rec;
+	int rc = -1;
+
+	/* openQA 4.6 takes an asset as chunks, each an OpenQA::File frozen by
+	 * Perl's Storable, in a multipart upload with asset=public|private;
+	 * the last chunk makes it check the whole file and register it. */
+	buf_init(&rec, 2 * OQ_CHUNK_SIZE + 4096);
+	if (stat(path, &st) || !(f = fopen(path, "rb")) || file_sha256_b64(path, total_cksum, sizeof(total_cksum))) {
+		log_err("job %lld: asset '%s': cannot read %s: %s", r->id, name, path, strerror(errno));
+		goto out;
+	}
+	tmp = path_join(r->out, ".asset-chunk");
+	if (!tmp)
+		goto out;
+	size = (long long)st.st_size;
+	total = size ? (size + OQ_CHUNK_SIZE - 1) / OQ_CHUNK_SIZE : 1;
+	log_info("job %lld: uploading %s asset '%s' (%lld bytes) in %lld chunks", r->id, scope, name, size, total);
+	for (index = 1; index <= total && !*w->stop; index++) {
+		long long start = (index - 1) * OQ_CHUNK_SIZE, end = start + OQ_CHUNK_SIZE < size ? start + OQ_CHUNK_SIZE : size;
+		struct http_part p[2] = { { "file", NULL, tmp, name }, { "asset", scope, NULL, NULL } };
+		char what[400];
+		json_t *ans;
+		bool ok;
+		buf_reset(&rec);
+		if (chunk_record(f, path, index, total, start, end, total_cksum, &rec) ||
+		    file_write_all(tmp, rec.data, rec.len)) {
+			log_err("job %lld: asset '%s': chunk %lld not prepared", r->id, name, index);
+			goto out;
+		}
+		snprintf(what, sizeof(what), "asset %s chunk %lld/%lld", name, index, total);
+		if (post_artefact(w, r, p, 2, what))
+			goto out;
+		ans = w->resp.data ? json_loads(w->resp.data, 0, NULL) : NULL;
+		ok = json_is_string(json_object_get(ans, "status")) &&
+		     !strcmp(json_string_value(json_object_get(ans, "status")), "ok");
+		json_decref(ans);
+		if (!ok) {
+			log_err("job %lld: %s not taken: %s", r->id, what, w->resp.data ? w->resp.data : "no answer");
+			goto out;
+		}
+	}
+	rc = index > total ? 0 : -1;
+out:
+	if (f)
+		fclose(f);
+	if (tmp)
+		(void)unlink(tmp);
+	free(tmp);
+	buf_release(&rec);
+	return rc;
 }
 
 /* ------------------------------------------------------------ status */
@@ -376,6 +507,25 @@ static json_t *module_result(struct job_run *r, const char *tr, const char *name
 	return res;
 }
 
+/* While openQA's live view is open: the runner's new output as the status's
+ * "log" (openQA appends it to autoinst-log-live.txt) and its newest frame as
+ * "screen" (the live stream's last.png), as openQA's worker sends them. */
+static void add_live(struct job_run *r, json_t *status)
+{
+	json_t *live = live_relay_update(&r->live, r->out, r->log), *frame = json_object_get(live, "frame");
+	const char *text = json_string_value(json_object_get(live, "log"));
+
+	if (text && *text)
+		json_object_set_new(status, "log", json_pack("{s:i,s:s}", "offset", 0, "data", text));
+	if (json_is_string(json_object_get(frame, "png"))) {
+		char name[48];
+		snprintf(name, sizeof(name), "live-%lld", (long long)json_integer_value(json_object_get(frame, "seq")));
+		json_object_set_new(status, "screen",
+				    json_pack("{s:s,s:O}", "name", name, "png", json_object_get(frame, "png")));
+	}
+	json_decref(live);
+}
+
 int openqa_status(struct worker *w, struct job_run *r, bool final)
 {
 	char *tr = path_join(r->out, "testresults"), target[96], err[512], *text = NULL;
@@ -410,6 +560,8 @@ int openqa_status(struct worker *w, struct job_run *r, bool final)
 		goto out;
 	if (json_array_size(order) && (!r->oq_order_sent || final))
 		json_object_set(status, "test_order", order);
+	if (r->live.on && !final)
+		add_live(r, status);
 	json_object_set(status, "result", result);
 	{
 		json_t *body = json_pack("{s:O}", "status", status);
@@ -542,8 +694,8 @@ void openqa_poll(struct worker *w, struct job_run *r)
 			    jobid == r->id;
 		if (!type) {
 			log_warn("websocket: message without a type ignored");
-		} else if (!strcmp(type, "info") || !strcmp(type, "livelog_stop")) {
-			/* the server saw our status / nobody watches: nothing to do */
+		} else if (!strcmp(type, "info")) {
+			/* the server saw our status */
 		} else if (!strcmp(type, "grab_job") || !strcmp(type, "grab_jobs")) {
 			char why[64];
 			snprintf(why, sizeof(why), "already busy with job %lld", r->id);
@@ -562,9 +714,12 @@ void openqa_poll(struct worker *w, struct job_run *r)
 			r->aborted = true;
 			r->quit = true;
 			w->quit = true; /* after the job's last calls: stop cancels transfers */
-		} else if (!strcmp(type, "livelog_start")) {
-			log_warn("job %lld: openQA's live log is not offered by vigil worker yet; its page shows the "
-				 "results as the modules finish", r->id);
+		} else if (!strcmp(type, "livelog_start") || !strcmp(type, "livelog_stop")) {
+			/* openQA's live view: while someone watches, each status (every
+			 * second) carries the runner's new output and newest frame. */
+			r->oq_livelog += !strcmp(type, "livelog_start") ? 1 : r->oq_livelog > 0 ? -1 : 0;
+			live_relay_set(&r->live, r->out, r->log, r->oq_livelog > 0);
+			log_info("job %lld: %s (%d viewer(s))", r->id, type, r->oq_livelog);
 		} else if (!strcmp(type, "developer_session_start")) {
 			log_warn("job %lld: openQA's developer mode is not supported by vigil worker (use vigil serve's)",
 				 r->id);

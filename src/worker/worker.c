@@ -1226,7 +1226,8 @@ void worker__run_job(struct worker *w, json_t *job)
 		}
 		if (now >= next_status) {
 			post_status(w, &r, false);
-			next_status = now + WORKER_STATUS_INTERVAL_S;
+			/* openQA's live view: a status each second, as its worker. */
+			next_status = now + (w->openqa && r.live.on ? 1 : WORKER_STATUS_INTERVAL_S);
 		}
 		if (w->openqa) {
 			/* Commands come over the WebSocket; screenshots go up with

@@ -50,6 +50,7 @@ struct job_run {
 	json_t *oq_sent;         /* openQA: md5s of the images the server has */
 	bool oq_order_sent;      /* openQA: test_order went with a status */
 	double oq_next_status;   /* openQA: next worker_status over the WebSocket */
+	int oq_livelog;          /* openQA: viewers of its live log/stream (livelog_start minus _stop) */
 };
 
 struct oq_ws;

@@ -45,6 +45,9 @@ cp -r examples/grub "$OQ_SHARE/tests/grub"
 cp -r tests/integration/distri-faults "$OQ_SHARE/tests/faults"
 cp -r tests/integration/distri-anchor-grub "$OQ_SHARE/tests/pgrub"
 cp "$ISO" "$OQ_SHARE/factory/iso/grub-rescue-cdrom.iso"
+# A disk of 2.5 MB of random data for a job to publish again (3 chunks).
+head -c 2500000 /dev/urandom > "$TMP/seed.raw"
+qemu-img convert -f raw -O qcow2 "$TMP/seed.raw" "$OQ_SHARE/factory/hdd/seed.qcow2"
 chown -R geekotest "$OQ_SHARE"
 CLASS=vigil_interop_$$
 
@@ -57,8 +60,9 @@ $VIGIL worker -v --host "$OQ_URL" --apikey "$OQ_KEY" --apisecret "$OQ_SECRET" --
 WPID=$!
 
 # One job, as a user posts it (openqa-cli), for the vigil worker's class.
+# It also publishes a disk (PUBLISH_HDD_1 over a 2.5 MB seed: 3 chunks).
 oq_api -X POST jobs TEST=grub DISTRI=grub VERSION=1 FLAVOR=cd ARCH=x86_64 BUILD=1 MACHINE=64bit \
-	ISO=grub-rescue-cdrom.iso QEMURAM=512 WORKER_CLASS="$CLASS" > "$TMP/post.json"
+	ISO=grub-rescue-cdrom.iso QEMURAM=512 HDD_1=seed.qcow2 PUBLISH_HDD_1=vpub.qcow2 WORKER_CLASS="$CLASS" > "$TMP/post.json"
 JOB=$(jget "$TMP/post.json" 'j["id"]')
 check "job posted ($JOB)" [ -n "$JOB" ]
 oq_state() { oq_api "jobs/$1" 2> /dev/null | $PY -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["result"])' 2> /dev/null; }
@@ -103,6 +107,15 @@ check "Perl job $JP done/passed under openQA" [ "$(oq_state "$JP")" = "done pass
 oq_api "jobs/$JP/details" > "$TMP/pdetails.json"
 check "Perl job: module boot passed, with screenshots" [ "$(jget "$TMP/pdetails.json" '" ".join(m["name"]+"="+m["result"] for m in j["job"]["testresults"]) + " " + str(sum(1 for m in j["job"]["testresults"] for s in m["details"] if s.get("screenshot")) > 0)')" = "boot=passed True" ]
 
+# PUBLISH_HDD_1: the disk went up in openQA's chunks (Storable records),
+# openQA checked and registered it; its content is the seed's.
+JPUB=$JOB
+check "published: vigil worker sent hdd/vpub.qcow2 in 3 chunks" grep -q "asset 'vpub.qcow2' ([0-9]* bytes) in 3 chunks" "$TMP/worker.log"
+check "published: openQA stored hdd/vpub.qcow2 with the seed's content" \
+	qemu-img compare -q "$OQ_SHARE/factory/hdd/seed.qcow2" "$OQ_SHARE/factory/hdd/vpub.qcow2"
+check "published: openQA lists the asset hdd/vpub.qcow2 (job $JPUB's)" \
+	sh -c "openqa-cli api --host '$OQ_URL' --apikey $OQ_KEY --apisecret $OQ_SECRET assets | $PY -c 'import json,sys; sys.exit(0 if [a for a in json.load(sys.stdin)[\"assets\"] if a[\"name\"]==\"vpub.qcow2\" and a[\"type\"]==\"hdd\"] else 1)'"
+
 # A setup failure's reason (with spaces: signed as openQA verifies, '+')
 # reaches openQA: the job ends incomplete instead of hanging in setup.
 oq_api -X POST jobs TEST=nosuch DISTRI=grub ARCH=x86_64 BUILD=1 ISO=nosuch.iso WORKER_CLASS="$CLASS" > "$TMP/post2.json"
@@ -119,6 +132,23 @@ oq_api -X POST jobs TEST=never DISTRI=faults FAULT=never ARCH=x86_64 BUILD=1 ISO
 J3=$(jget "$TMP/post3.json" 'j["id"]')
 wait_job "$J3" '^running' 1200
 check "job $J3 running" sh -c "oq_api() { openqa-cli api --host '$OQ_URL' --apikey $OQ_KEY --apisecret $OQ_SECRET \"\$@\"; }; oq_api jobs/$J3 | grep -q '\"state\":\"running\"'"
+# openQA's live view of the running job: its stream page asks the worker
+# (livelog_start over the WebSocket) and shows the frames the worker's
+# status carries; the live log endpoint streams the runner's output.
+: > "$TMP/streaming.txt"
+curl -sN --max-time 300 "$OQ_URL/tests/$J3/streaming" >> "$TMP/streaming.txt" 2> /dev/null &
+CPID=$!
+n=0
+until grep -q 'data:image/png;base64,' "$TMP/streaming.txt" || [ $n -ge 600 ]; do sleep 0.5; n=$((n + 1)); done
+check "live view: openQA's stream shows the vigil worker's screen" grep -q 'data:image/png;base64,iVBOR' "$TMP/streaming.txt"
+check "live view: the worker took livelog_start" grep -q "job $J3: livelog_start (1 viewer(s))" "$TMP/worker.log"
+curl -sN --max-time 5 "$OQ_URL/tests/$J3/livelog" > "$TMP/livelog.txt" 2> /dev/null
+check "live log: openQA's livelog endpoint streams the runner's output" grep -q '^data: \[' "$TMP/livelog.txt"
+kill "$CPID" 2> /dev/null
+wait "$CPID" 2> /dev/null
+n=0
+until grep -q "job $J3: livelog_stop (0 viewer(s))" "$TMP/worker.log" || [ $n -ge 120 ]; do sleep 0.5; n=$((n + 1)); done
+check "live view closed: the worker took livelog_stop" grep -q "job $J3: livelog_stop (0 viewer(s))" "$TMP/worker.log"
 oq_api -X POST "jobs/$J3/cancel" > /dev/null
 wait_job "$J3" '^done' 600
 check "cancelled job $J3 ends user_cancelled" [ "$(oq_state "$J3")" = "done user_cancelled" ]

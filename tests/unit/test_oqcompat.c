@@ -4,10 +4,12 @@
  * details becomes job modules (the script kept as its path) and
  * result-<module>.json (screenshots by name); md5-named screenshots make
  * known_images and are linked under a later step's new name. */
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
+#include "net/storable.h"
 #include "server/artefacts.h"
 #include "server/db.h"
 #include "server/jobs.h"
@@ -127,4 +129,97 @@ TEST(oqcompat_details_refuse_bad_module_names)
 	CHECK(!file_exists(p));
 	free(p);
 	json_decref(status);
+}
+
+/* Base64 without padding of a digest of data, as Perl's Digest::SHA. */
+static void digest_b64(const EVP_MD *md, const void *data, size_t len, char *out)
+{
+	unsigned char d[EVP_MAX_MD_SIZE], enc[100];
+	unsigned n = 0;
+	int el;
+
+	EVP_Digest(data, len, d, &n, md, NULL);
+	el = EVP_EncodeBlock(enc, d, (int)n);
+	while (el > 0 && enc[el - 1] == '=')
+		el--;
+	snprintf(out, 64, "%.*s", el, (const char *)enc);
+}
+
+/* A chunk record file for bytes [start, end) of whole, as openQA's worker
+ * sends it (the cksum given, or the right one when NULL). */
+static void put_chunk(const char *path, const char *whole, long long index, long long total, long long start,
+		      long long end, const char *cksum)
+{
+	char hex[256] = "", sum[64], tsum[64];
+	struct buf b;
+	json_t *rec;
+
+	for (long long i = start; i < end; i++)
+		snprintf(hex + 2 * (i - start), 3, "%02x", (unsigned char)whole[i]);
+	digest_b64(EVP_sha1(), whole + start, (size_t)(end - start), sum);
+	digest_b64(EVP_sha256(), whole, strlen(whole), tsum);
+	rec = json_pack("{s:I,s:I,s:I,s:I,s:s,s:s,s:s,s:s}", "index", (json_int_t)index, "total", (json_int_t)total,
+			"start", (json_int_t)start, "end", (json_int_t)end, "content", hex, "cksum", cksum ? cksum : sum,
+			"total_cksum", tsum, "file", "/pool/1/assets_public/x.qcow2");
+	buf_init(&b, 1 << 20);
+	CHECK_INT(storable_nfreeze_hash(rec, &b), 0);
+	CHECK_INT(file_write_all(path, b.data, b.len), 0);
+	buf_release(&b);
+	json_decref(rec);
+}
+
+TEST(oqcompat_chunked_asset)
+{
+	static const char whole[] = "a disk image in three chunks!";
+	char rec[512], sha[65] = "", msg[300] = "", *done = NULL;
+	const char *data = unit_tmpdir();
+	struct buf got;
+
+	snprintf(rec, sizeof(rec), "%s/chunk-rec", data);
+	/* Three chunks of 10, 10 and 9 bytes. */
+	put_chunk(rec, whole, 1, 3, 0, 10, NULL);
+	CHECK_INT(oqcompat_chunk(data, 7, "x.qcow2", rec, &done, sha, msg, sizeof(msg)), 0);
+	CHECK(done == NULL);
+	put_chunk(rec, whole, 2, 3, 10, 20, NULL);
+	CHECK_INT(oqcompat_chunk(data, 7, "x.qcow2", rec, &done, sha, msg, sizeof(msg)), 0);
+	CHECK(done == NULL);
+	/* A chunk whose checksum does not match its content: refused, named. */
+	put_chunk(rec, whole, 3, 3, 20, 29, "AAAAAAAAAAAAAAAAAAAAAAAAAAA");
+	CHECK_INT(oqcompat_chunk(data, 7, "x.qcow2", rec, &done, sha, msg, sizeof(msg)), ERR_PROTO);
+	CHECK(strstr(msg, "chunk 3 of 3: checksum AAAA") != NULL);
+	put_chunk(rec, whole, 3, 3, 20, 29, NULL);
+	CHECK_INT(oqcompat_chunk(data, 7, "x.qcow2", rec, &done, sha, msg, sizeof(msg)), 0);
+	CHECK(done != NULL);
+	buf_init(&got, 1 << 20);
+	CHECK_INT(file_read_all(done, &got), 0);
+	CHECK_STR(got.data, whole);
+	CHECK_STR(sha, "6acf0c6244512f05e8ae155ab2b4cf474fccfe2c43512af811b1615b9a68a39f");
+	buf_release(&got);
+	free(done);
+	/* The whole file not what the worker hashed (a chunk left out). */
+	put_chunk(rec, whole, 1, 2, 0, 10, NULL);
+	CHECK_INT(oqcompat_chunk(data, 8, "y.qcow2", rec, &done, sha, msg, sizeof(msg)), 0);
+	put_chunk(rec, whole, 2, 2, 20, 29, NULL);
+	CHECK_INT(oqcompat_chunk(data, 8, "y.qcow2", rec, &done, sha, msg, sizeof(msg)), ERR_PROTO);
+	CHECK(strstr(msg, "checksum of the whole file") != NULL);
+	CHECK(done == NULL);
+	/* Offsets that disagree with the content. */
+	put_chunk(rec, whole, 1, 1, 0, 10, NULL);
+	{
+		struct buf b;
+		json_t *r;
+		buf_init(&b, 1 << 20);
+		r = json_pack("{s:i,s:i,s:i,s:i,s:s,s:s,s:s}", "index", 1, "total", 1, "start", 0, "end", 5, "content",
+			      "6869", "cksum", "x", "total_cksum", "y");
+		CHECK_INT(storable_nfreeze_hash(r, &b), 0);
+		CHECK_INT(file_write_all(rec, b.data, b.len), 0);
+		json_decref(r);
+		buf_release(&b);
+	}
+	CHECK_INT(oqcompat_chunk(data, 9, "z.qcow2", rec, &done, sha, msg, sizeof(msg)), ERR_PROTO);
+	CHECK(strstr(msg, "do not agree") != NULL);
+	/* Not a Storable record. */
+	CHECK_INT(file_write_all(rec, "hello", 5), 0);
+	CHECK_INT(oqcompat_chunk(data, 9, "z.qcow2", rec, &done, sha, msg, sizeof(msg)), ERR_PROTO);
+	CHECK(strstr(msg, "Storable record") != NULL);
 }

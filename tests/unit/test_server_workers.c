@@ -254,3 +254,36 @@ TEST(uploads_stay_in_the_data_dir)
 	free(t1), free(t2), free(t3);
 	db_free(db);
 }
+
+TEST(workers_caps_listed_as_openqa_properties)
+{
+	struct db *db = unit_db();
+	int64_t a = 0, b = 0;
+	json_t *l, *p;
+
+	CHECK_INT(workers_register(db, "h", 1, NULL, 1000, &a), 0);
+	CHECK_INT(workers_set_caps(db, a, "aarch64", 16384), 0);
+	CHECK_INT(workers_register(db, "h", 2, NULL, 1000, &b), 0);
+	CHECK_INT(workers_set_caps(db, b, NULL, -1), 0);
+	l = workers_list_json(db, 1001, 60);
+	p = json_object_get(json_array_get(json_object_get(l, "workers"), 0), "properties");
+	CHECK_STR(json_string_value(json_object_get(p, "CPU_ARCH")), "aarch64");
+	CHECK_STR(json_string_value(json_object_get(p, "MEM_MAX")), "16384");
+	p = json_object_get(json_array_get(json_object_get(l, "workers"), 1), "properties");
+	CHECK(json_object_get(p, "CPU_ARCH") == NULL && json_object_get(p, "MEM_MAX") == NULL);
+	json_decref(l);
+	/* A registration again replaces them. */
+	CHECK_INT(workers_register(db, "h", 1, NULL, 1001, &a), 0);
+	CHECK_INT(workers_set_caps(db, a, "x86_64", 2048), 0);
+	l = workers_list_json(db, 1001, 60);
+	p = json_object_get(json_array_get(json_object_get(l, "workers"), 0), "properties");
+	CHECK_STR(json_string_value(json_object_get(p, "CPU_ARCH")), "x86_64");
+	CHECK_STR(json_string_value(json_object_get(p, "MEM_MAX")), "2048");
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(l, "workers"), 0), "status")), "idle");
+	json_decref(l);
+	/* Not seen for the timeout: dead, as openQA lists it. */
+	l = workers_list_json(db, 1062, 60);
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(l, "workers"), 0), "status")), "dead");
+	json_decref(l);
+	db_free(db);
+}
