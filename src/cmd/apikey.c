@@ -14,7 +14,7 @@
 #include "util/banned.h" /* last: after every system header */
 
 static const char apikey_usage[] =
-	"usage: vigil apikey new [--data DIR] [--admin]\n"
+	"usage: vigil apikey new [--data DIR] [--db URL] [--admin]\n"
 	"\n"
 	"Creates an API key for 'vigil serve' in DIR/vigil.db (created 0600 in a\n"
 	"0700 directory if missing) and prints \"KEY SECRET\". Put them into\n"
@@ -22,6 +22,7 @@ static const char apikey_usage[] =
 	"  [HOST]\n  key = KEY\n  secret = SECRET\n"
 	"\n"
 	"  --data DIR   data directory (default ./vigil-data), as given to 'vigil serve'\n"
+	"  --db URL     the PostgreSQL database given to 'vigil serve --db'\n"
 	"  --admin      the key may also change machines, products, test suites,\n"
 	"               job groups and job templates (otherwise: jobs and isos)\n"
 	"  -h, --help   this text\n";
@@ -30,11 +31,12 @@ int cmd_apikey(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "data", required_argument, NULL, 'd' },
+		{ "db", required_argument, NULL, 'D' },
 		{ "admin", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *data = "vigil-data";
+	const char *data = "vigil-data", *dburl = NULL;
 	char key[AUTH_KEY_LEN + 1], secret[AUTH_KEY_LEN + 1], err[512];
 	struct db *db = NULL;
 	char *path;
@@ -56,6 +58,9 @@ int cmd_apikey(int argc, char **argv)
 		case 'd':
 			data = optarg;
 			break;
+		case 'D':
+			dburl = optarg;
+			break;
 		case 'a':
 			admin = true;
 			break;
@@ -68,7 +73,7 @@ int cmd_apikey(int argc, char **argv)
 		}
 	}
 	umask(077);
-	path = server_db_path(data, err, sizeof(err));
+	path = server_db_path(data, dburl, err, sizeof(err));
 	if (!path || db_open(&db, path, err, sizeof(err))) {
 		fprintf(stderr, "vigil apikey: %s\n", err);
 		free(path);
@@ -76,11 +81,12 @@ int cmd_apikey(int argc, char **argv)
 	}
 	rc = auth_key_new(db, admin, key, secret);
 	db_free(db);
-	free(path);
 	if (rc) {
-		fprintf(stderr, "vigil apikey: cannot store the new key in %s/vigil.db\n", data);
+		fprintf(stderr, "vigil apikey: cannot store the new key in %s\n", path);
+		free(path);
 		return 1;
 	}
+	free(path);
 	printf("%s %s\n", key, secret);
 	return 0;
 }
