@@ -385,6 +385,16 @@ void db_now(char out[DB_TIME_LEN])
 	strftime(out, DB_TIME_LEN, "%Y-%m-%dT%H:%M:%S", &tm);
 }
 
+bool db_is_pg_target(const char *target)
+{
+	return db__is_pg(target);
+}
+
+bool db_is_pg(const struct db *db)
+{
+	return db->pg != NULL;
+}
+
 int db_schema_version(struct db *db)
 {
 	if (db->pg)

@@ -29,6 +29,11 @@ void db_free(struct db *db);
  * 0 or ERR_IO. */
 int db_change_stamp(struct db *db, int64_t stamp[2]);
 
+/* true when target (as given to db_open) names a PostgreSQL database. */
+bool db_is_pg_target(const char *target);
+/* true when db is a PostgreSQL connection, false for SQLite. */
+bool db_is_pg(const struct db *db);
+
 /* The schema version after migrations (the highest applied number). */
 int db_schema_version(struct db *db);
 
