@@ -25,12 +25,13 @@
 #include "util/log.h"
 #include "util/banned.h" /* last: after every system header */
 
-/* Prepared texts kept per connection; beyond it a text is prepared unnamed each time. */
+/* Prepared texts kept per connection; beyond it a text is prepared for each use. */
 #define DBPG_QUERIES 512
 #define DBPG_MAX_PARAMS 100
 /* The advisory lock every transaction holds (any number: one per database). */
 #define DBPG_TX_LOCK "7264353"
 #define OID_TEXT 25
+#define OID_INT8 20
 
 struct pgquery {
 	char *sql;   /* the caller's text */
@@ -168,12 +169,13 @@ static void query_release(struct pgquery *q)
 
 /* PQprepare, giving text to each parameter PostgreSQL cannot type from
  * the statement ("could not determine data type of parameter $2"). */
-static int prepare_named(struct dbpg *pg, const char *name, const char *text, int nparams)
+static int prepare_named(struct dbpg *pg, const char *name, const char *text, int nparams, const char *hint)
 {
 	Oid types[DBPG_MAX_PARAMS] = { 0 };
+	bool hinted = false;
 	int tries;
 
-	for (tries = 0; tries <= nparams; tries++) {
+	for (tries = 0; tries <= nparams + 1; tries++) {
 		PGresult *r = PQprepare(pg->c, name, text, nparams, types);
 		const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
 		const char *d;
@@ -184,6 +186,18 @@ static int prepare_named(struct dbpg *pg, const char *name, const char *text, in
 			return 0;
 		}
 		set_err(pg, r ? PQresultErrorMessage(r) : PQerrorMessage(pg->c));
+		/* "operator does not exist: bigint = text": a parameter typed text
+		 * from its context ("SELECT ?") meets an integer; the caller bound
+		 * integers there (types hint), so they are bigint. */
+		if (state && (!strcmp(state, "42883") || !strcmp(state, "42804")) && hint && !hinted) {
+			int i;
+			for (i = 0; hint[i] && i < nparams; i++)
+				if (hint[i] == 'i' || hint[i] == 'I')
+					types[i] = OID_INT8;
+			hinted = true;
+			PQclear(r);
+			continue;
+		}
 		if (!state || strcmp(state, "42P18") || !(d = strchr(pg->errmsg, '$')) ||
 		    (n = strtol(d + 1, NULL, 10)) < 1 || n > nparams || types[n - 1]) {
 			PQclear(r);
@@ -196,7 +210,7 @@ static int prepare_named(struct dbpg *pg, const char *name, const char *text, in
 	return ERR_IO;
 }
 
-static struct pgquery *query_get(struct dbpg *pg, const char *sql, struct pgquery *tmp)
+static struct pgquery *query_get(struct dbpg *pg, const char *sql, const char *hint, struct pgquery *tmp)
 {
 	uint32_t h = sql_hash(sql);
 	struct pgquery *q;
@@ -215,9 +229,9 @@ static struct pgquery *query_get(struct dbpg *pg, const char *sql, struct pgquer
 		query_release(q);
 		return NULL;
 	}
-	if (q != tmp)
-		snprintf(q->name, sizeof(q->name), "v%u", pg->next_name++);
-	if (prepare_named(pg, q->name, q->text, q->nparams)) {
+	/* Beyond the cache: a name of its own, deallocated at finalize. */
+	snprintf(q->name, sizeof(q->name), "%s%u", q == tmp ? "t" : "v", pg->next_name++);
+	if (prepare_named(pg, q->name, q->text, q->nparams, hint)) {
 		query_release(q);
 		return NULL;
 	}
@@ -236,7 +250,7 @@ int db__pg_prepare(struct db *db, struct dbpg *pg, struct db_stmt **out, const c
 		return ERR_NOMEM;
 	ps->base.db = db;
 	ps->pg = pg;
-	if (!(ps->q = query_get(pg, sql, &ps->tmp))) {
+	if (!(ps->q = query_get(pg, sql, types, &ps->tmp))) {
 		free(ps);
 		return ERR_IO;
 	}
@@ -318,11 +332,7 @@ static int execute(struct pgstmt *ps)
 	ps->executed = true;
 	if (sp && db__pg_exec_plain(pg, "SAVEPOINT vigil_stmt"))
 		return ERR_IO;
-	if (ps->q == &ps->tmp)
-		ps->res = PQexecParams(pg->c, ps->q->text, ps->q->nparams, NULL, (const char *const *)ps->vals, NULL,
-				       NULL, 0);
-	else
-		ps->res = PQexecPrepared(pg->c, ps->q->name, ps->q->nparams, (const char *const *)ps->vals, NULL, NULL, 0);
+	ps->res = PQexecPrepared(pg->c, ps->q->name, ps->q->nparams, (const char *const *)ps->vals, NULL, NULL, 0);
 	s = ps->res ? PQresultStatus(ps->res) : PGRES_FATAL_ERROR;
 	if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK) {
 		ps->nrows = PQntuples(ps->res);
@@ -390,8 +400,12 @@ void db__pg_finalize(struct db_stmt *st)
 	for (i = 0; i < DBPG_MAX_PARAMS; i++)
 		free(ps->vals[i]);
 	PQclear(ps->res);
-	if (ps->q == &ps->tmp)
+	if (ps->q == &ps->tmp) {
+		char sql[40];
+		snprintf(sql, sizeof(sql), "DEALLOCATE %s", ps->tmp.name);
+		PQclear(PQexec(ps->pg->c, sql));
 		query_release(&ps->tmp);
+	}
 	free(ps);
 }
 
@@ -448,7 +462,7 @@ int db__pg_plan(struct dbpg *pg, const char *sql, char *buf, size_t len)
 	if (query_init(&q, sql))
 		return ERR_NOMEM;
 	if (db__pg_exec_plain(pg, "SET plan_cache_mode = force_generic_plan") ||
-	    prepare_named(pg, "vigil_plan", q.text, q.nparams))
+	    prepare_named(pg, "vigil_plan", q.text, q.nparams, NULL))
 		goto out;
 	el = 64 + (size_t)q.nparams * 6;
 	if (!(ex = malloc(el)))

@@ -346,12 +346,22 @@ int db_copy(struct db *from, struct db *to, FILE *report, char *err, size_t errl
 		goto out;
 	}
 	for (i = 0; i < t.n; i++) {
-		int64_t rows;
+		int64_t rows, ident = 0;
 		if (!strcmp(t.v[i], "schema_version"))
 			continue;
 		if ((rc = copy_table(from, to, t.v[i], &rows, err, errlen)))
 			goto rollback;
 		/* An identity column's sequence goes past the ids copied. */
+		if ((rc = db_query_int(to, &ident, "SELECT COUNT(*) FROM information_schema.columns WHERE table_schema ="
+					" current_schema() AND table_name = ? AND column_name = 'id' AND is_identity = 'YES'",
+					"t", t.v[i]))) {
+			snprintf(err, errlen, "cannot read the columns of table %s: %s", t.v[i], db_errmsg(to));
+			goto rollback;
+		}
+		if (report)
+			fprintf(report, "%-24s %lld rows\n", t.v[i], (long long)rows);
+		if (!ident)
+			continue;
 		sb_reset(&q);
 		put(&q, "SELECT setval(s, COALESCE((SELECT MAX(id) FROM ");
 		quote(&q, t.v[i]);
@@ -362,8 +372,6 @@ int db_copy(struct db *from, struct db *to, FILE *report, char *err, size_t errl
 			rc = rc < 0 ? rc : ERR_NOMEM;
 			goto rollback;
 		}
-		if (report)
-			fprintf(report, "%-24s %lld rows\n", t.v[i], (long long)rows);
 	}
 	if ((rc = db_commit(to))) {
 		snprintf(err, errlen, "cannot commit the copy: %s", db_errmsg(to));
