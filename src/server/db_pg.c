@@ -173,8 +173,12 @@ static int prepare_named(struct dbpg *pg, const char *name, const char *text, in
 {
 	Oid types[DBPG_MAX_PARAMS] = { 0 };
 	bool hinted = false;
+	/* A failed prepare aborts the transaction it runs in: try under a savepoint. */
+	bool sp = PQtransactionStatus(pg->c) == PQTRANS_INTRANS;
 	int tries;
 
+	if (sp && db__pg_exec_plain(pg, "SAVEPOINT vigil_prep"))
+		return ERR_IO;
 	for (tries = 0; tries <= nparams + 1; tries++) {
 		PGresult *r = PQprepare(pg->c, name, text, nparams, types);
 		const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
@@ -183,9 +187,15 @@ static int prepare_named(struct dbpg *pg, const char *name, const char *text, in
 
 		if (r && PQresultStatus(r) == PGRES_COMMAND_OK) {
 			PQclear(r);
+			if (sp)
+				(void)db__pg_exec_plain(pg, "RELEASE SAVEPOINT vigil_prep");
 			return 0;
 		}
 		set_err(pg, r ? PQresultErrorMessage(r) : PQerrorMessage(pg->c));
+		if (sp) {
+			PGresult *rb = PQexec(pg->c, "ROLLBACK TO SAVEPOINT vigil_prep");
+			PQclear(rb);
+		}
 		/* "operator does not exist: bigint = text": a parameter typed text
 		 * from its context ("SELECT ?") meets an integer; the caller bound
 		 * integers there (types hint), so they are bigint. */
@@ -202,11 +212,15 @@ static int prepare_named(struct dbpg *pg, const char *name, const char *text, in
 		    (n = strtol(d + 1, NULL, 10)) < 1 || n > nparams || types[n - 1]) {
 			PQclear(r);
 			log_err("cannot prepare '%s': %s", text, pg->errmsg);
+			if (sp)
+				PQclear(PQexec(pg->c, "RELEASE SAVEPOINT vigil_prep"));
 			return ERR_IO;
 		}
 		PQclear(r);
 		types[n - 1] = OID_TEXT;
 	}
+	if (sp)
+		PQclear(PQexec(pg->c, "RELEASE SAVEPOINT vigil_prep"));
 	return ERR_IO;
 }
 
