@@ -39,7 +39,9 @@ struct pgquery {
 	uint32_t hash;
 	int nparams;
 	bool write;  /* INSERT/UPDATE/DELETE: runs under a savepoint in a transaction */
-	char name[16]; /* "" until prepared */
+	char *hint;  /* the caller's parameter types (db_prepare's), NULL if none */
+	char name[16];
+	bool prepared; /* on this connection (false again after a reconnect) */
 };
 
 struct pgstmt {
@@ -162,6 +164,7 @@ static int query_init(struct pgquery *q, const char *sql)
 
 static void query_release(struct pgquery *q)
 {
+	free(q->hint);
 	free(q->sql);
 	free(q->text);
 	memset(q, 0, sizeof(*q));
@@ -232,12 +235,20 @@ static struct pgquery *query_get(struct dbpg *pg, const char *sql, const char *h
 
 	for (i = 0; i < pg->nq; i++) {
 		q = &pg->q[i];
-		if (q->hash == h && !strcmp(q->sql, sql))
+		if (q->hash == h && !strcmp(q->sql, sql)) {
+			if (!q->prepared && prepare_named(pg, q->name, q->text, q->nparams, q->hint))
+				return NULL;
+			q->prepared = true;
 			return q;
+		}
 	}
 	q = pg->nq < DBPG_QUERIES ? &pg->q[pg->nq] : tmp;
 	if (query_init(q, sql))
 		return NULL;
+	if (hint && !(q->hint = strdup(hint))) {
+		query_release(q);
+		return NULL;
+	}
 	if (q->nparams > DBPG_MAX_PARAMS) {
 		log_err("'%s': more than %d parameters", sql, DBPG_MAX_PARAMS);
 		query_release(q);
@@ -249,9 +260,31 @@ static struct pgquery *query_get(struct dbpg *pg, const char *sql, const char *h
 		query_release(q);
 		return NULL;
 	}
+	q->prepared = true;
 	if (q != tmp)
 		pg->nq++;
 	return q;
+}
+
+/* A connection the server lost (PostgreSQL restarted, a network cut) is
+ * made again before the next statement; the statement that met the loss
+ * failed, later ones run. */
+static void reconnect_if_lost(struct dbpg *pg)
+{
+	size_t i;
+
+	if (PQstatus(pg->c) != CONNECTION_BAD)
+		return;
+	log_warn("connection to PostgreSQL lost: reconnecting");
+	PQreset(pg->c);
+	if (PQstatus(pg->c) != CONNECTION_OK) {
+		set_err(pg, PQerrorMessage(pg->c));
+		log_err("cannot reconnect to PostgreSQL: %s", pg->errmsg);
+		return;
+	}
+	for (i = 0; i < pg->nq; i++)
+		pg->q[i].prepared = false;
+	(void)db__pg_exec_plain(pg, "SET TIME ZONE 'UTC'");
 }
 
 int db__pg_prepare(struct db *db, struct dbpg *pg, struct db_stmt **out, const char *sql, const char *types, va_list ap)
@@ -262,6 +295,7 @@ int db__pg_prepare(struct db *db, struct dbpg *pg, struct db_stmt **out, const c
 	*out = NULL;
 	if (!ps)
 		return ERR_NOMEM;
+	reconnect_if_lost(pg);
 	ps->base.db = db;
 	ps->pg = pg;
 	if (!(ps->q = query_get(pg, sql, types, &ps->tmp))) {
@@ -340,6 +374,7 @@ static int execute(struct pgstmt *ps)
 {
 	struct dbpg *pg = ps->pg;
 	bool sp = ps->q->write && PQtransactionStatus(pg->c) == PQTRANS_INTRANS;
+	bool idle = PQtransactionStatus(pg->c) == PQTRANS_IDLE;
 	const char *state;
 	ExecStatusType s;
 
@@ -348,6 +383,21 @@ static int execute(struct pgstmt *ps)
 		return ERR_IO;
 	ps->res = PQexecPrepared(pg->c, ps->q->name, ps->q->nparams, (const char *const *)ps->vals, NULL, NULL, 0);
 	s = ps->res ? PQresultStatus(ps->res) : PGRES_FATAL_ERROR;
+	/* A read outside a transaction that found the connection gone runs
+	 * again on a new one (a write is not repeated: it may have committed). */
+	if (s != PGRES_TUPLES_OK && s != PGRES_COMMAND_OK && PQstatus(pg->c) == CONNECTION_BAD && !ps->q->write &&
+	    idle) {
+		PQclear(ps->res);
+		ps->res = NULL;
+		reconnect_if_lost(pg);
+		if (PQstatus(pg->c) == CONNECTION_OK &&
+		    (ps->q->prepared || !prepare_named(pg, ps->q->name, ps->q->text, ps->q->nparams, ps->q->hint))) {
+			ps->q->prepared = true;
+			ps->res = PQexecPrepared(pg->c, ps->q->name, ps->q->nparams, (const char *const *)ps->vals, NULL,
+						 NULL, 0);
+		}
+		s = ps->res ? PQresultStatus(ps->res) : PGRES_FATAL_ERROR;
+	}
 	if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK) {
 		ps->nrows = PQntuples(ps->res);
 		ps->changes = strtoll(PQcmdTuples(ps->res), NULL, 10);
@@ -433,9 +483,16 @@ int64_t db__pg_stmt_changes(struct db_stmt *st)
  * SQLite's data_version. */
 int db__pg_change_stamp(struct dbpg *pg, int64_t stamp[2])
 {
-	PGresult *r = exec_simple(pg, "SELECT pg_current_snapshot()::text", PGRES_TUPLES_OK);
 	uint64_t h = 1469598103934665603ull;
 	const char *s;
+	PGresult *r;
+
+	reconnect_if_lost(pg);
+	r = exec_simple(pg, "SELECT pg_current_snapshot()::text", PGRES_TUPLES_OK);
+	if (!r && PQstatus(pg->c) == CONNECTION_BAD) {
+		reconnect_if_lost(pg);
+		r = exec_simple(pg, "SELECT pg_current_snapshot()::text", PGRES_TUPLES_OK);
+	}
 
 	if (!r || PQntuples(r) != 1)
 		goto fail;
@@ -515,6 +572,7 @@ const char *db__pg_errmsg(struct dbpg *pg)
 
 int db__pg_begin(struct dbpg *pg)
 {
+	reconnect_if_lost(pg);
 	return db__pg_exec_plain(pg, "BEGIN; SELECT pg_advisory_xact_lock(" DBPG_TX_LOCK ")");
 }
 

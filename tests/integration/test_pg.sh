@@ -110,6 +110,15 @@ cli -X POST jobs TEST=after DISTRI=opensuse > "$TMP/after.json"
 check "the copied key still signs (a job created)" [ $? -eq 0 ]
 check "new ids follow the copied ones (job 6)" [ "$(json_get "$TMP/after.json" 'j["id"]')" = 6 ]
 check "the copied operator key cannot create a job group" sh -c "! openqa-cli api --host '$URL' --apikey '$OPKEY' --apisecret '$OPSECRET' -X POST job_groups name=nope > /dev/null 2>&1"
+# PostgreSQL restarts under a running server: its connections come back.
+pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m fast -w restart > /dev/null 2>&1
+check "PostgreSQL restarted" pg_sql moved "SELECT 1"
+n=0
+until [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/jobs/6")" = 200 ] || [ $n -ge 60 ]; do n=$((n + 1)); sleep 0.5; done
+check "the server answers again after the restart" [ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/jobs/6")" = 200 ]
+for i in 1 2 3 4 5 6 7 8; do curl -s -o /dev/null "$URL/api/v1/jobs?limit=3"; done # every handler thread meets it
+cli -X POST jobs TEST=after-restart DISTRI=opensuse > "$TMP/after2.json"
+check "and writes again (job 7)" [ "$(json_get "$TMP/after2.json" 'j["id"]')" = 7 ]
 stop_pids
 PIDS=
 
@@ -157,5 +166,14 @@ check "every job handed by some server: $(awk '{print $1}' "$TMP/grabs" | sort |
 	[ "$(awk '{print $1}' "$TMP/grabs" | sort -u | wc -l)" -eq $SERVERS ]
 check "the database agrees: $NJOBS jobs done, passed, each on one worker" \
 	[ "$(pg_sql multi "SELECT COUNT(*) FROM jobs WHERE state = 'done' AND result = 'passed' AND assigned_worker_id IS NOT NULL")" = $NJOBS ]
+# The response cache of one server sees another server's write.
+P1=$(echo "$PORTS" | cut -d, -f1)
+P2=$(echo "$PORTS" | cut -d, -f2)
+top() { curl -s "http://127.0.0.1:$1/api/v1/jobs?limit=1" | $PY -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["id"])'; }
+before=$(top "$P2")
+top "$P2" > /dev/null # cached now
+openqa-cli api --host "http://127.0.0.1:$P1" --apikey "$KEY" --apisecret "$SECRET" -X POST jobs TEST=seen WORKER_CLASS=none > "$TMP/seen.json"
+check "a job created on one server is listed at once by another (its cache: job $(top "$P2"), was $before)" \
+	[ "$(top "$P2")" = "$(json_get "$TMP/seen.json" 'j["id"]')" ]
 check "no server logged a database error" sh -c "! grep -E 'statement .* failed|cannot prepare' '$TMP/serve.log'"
 finish
