@@ -227,6 +227,23 @@ static int prepare_named(struct dbpg *pg, const char *name, const char *text, in
 	return ERR_IO;
 }
 
+static void reconnect_if_lost(struct dbpg *pg);
+
+/* prepare_named, once more on a new connection when the server was lost
+ * (outside a transaction). */
+static int prepare_or_reconnect(struct dbpg *pg, struct pgquery *q)
+{
+	bool idle = PQtransactionStatus(pg->c) == PQTRANS_IDLE;
+	int rc = prepare_named(pg, q->name, q->text, q->nparams, q->hint);
+
+	if (rc && idle && PQstatus(pg->c) == CONNECTION_BAD) {
+		reconnect_if_lost(pg);
+		if (PQstatus(pg->c) == CONNECTION_OK)
+			rc = prepare_named(pg, q->name, q->text, q->nparams, q->hint);
+	}
+	return rc;
+}
+
 static struct pgquery *query_get(struct dbpg *pg, const char *sql, const char *hint, struct pgquery *tmp)
 {
 	uint32_t h = sql_hash(sql);
@@ -236,7 +253,7 @@ static struct pgquery *query_get(struct dbpg *pg, const char *sql, const char *h
 	for (i = 0; i < pg->nq; i++) {
 		q = &pg->q[i];
 		if (q->hash == h && !strcmp(q->sql, sql)) {
-			if (!q->prepared && prepare_named(pg, q->name, q->text, q->nparams, q->hint))
+			if (!q->prepared && prepare_or_reconnect(pg, q))
 				return NULL;
 			q->prepared = true;
 			return q;
@@ -256,7 +273,7 @@ static struct pgquery *query_get(struct dbpg *pg, const char *sql, const char *h
 	}
 	/* Beyond the cache: a name of its own, deallocated at finalize. */
 	snprintf(q->name, sizeof(q->name), "%s%u", q == tmp ? "t" : "v", pg->next_name++);
-	if (prepare_named(pg, q->name, q->text, q->nparams, hint)) {
+	if (prepare_or_reconnect(pg, q)) {
 		query_release(q);
 		return NULL;
 	}
