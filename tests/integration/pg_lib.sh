@@ -31,8 +31,9 @@ pg_newdb() { # pg_newdb NAME: a new empty database, its URL printed
 pg_sql() { # pg_sql DB SQL: psql's unaligned tuples
 	"$PG_BIN/psql" -X -q -A -t -h "$PG_SOCK" -p "$PG_PORT" -U postgres -d "$1" -c "$2"
 }
-pg_stop_after() { # pg_stop_after PID: stop the cluster once process PID is gone (not our child: wait skips it)
-	(sh -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
+pg_stop_after() { # pg_stop_after PID: stop the cluster once process PID is gone (not our child: wait
+	# skips it; a session of its own: a timeout that signals the suite's process group spares it)
+	($(command -v setsid) sh -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
 		'"$(command -v runuser > /dev/null && [ "$(id -u)" = 0 ] && echo "runuser -u postgres --")"' "$2/pg_ctl" -D "$3/data" -m immediate -w stop > /dev/null 2>&1
 		rm -rf "$3"' pg_stop_after "$1" "$PG_BIN" "$PG_DIR" > /dev/null 2>&1 &)
 }
