@@ -62,6 +62,7 @@ struct dbpg {
 	size_t nq;
 	unsigned next_name;
 	int64_t changes;   /* rows changed by this connection, for db_change_stamp */
+	char last_table[64]; /* of the last INSERT INTO, for db_last_id */
 	char errmsg[512];
 	int version;
 };
@@ -416,6 +417,15 @@ static int execute(struct pgstmt *ps)
 		s = ps->res ? PQresultStatus(ps->res) : PGRES_FATAL_ERROR;
 	}
 	if (s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK) {
+		const char *t = ps->q->sql;
+		size_t n;
+		while (isspace((unsigned char)*t))
+			t++;
+		if (!strncasecmp(t, "INSERT INTO ", 12)) {
+			t += 12;
+			n = strspn(t, "abcdefghijklmnopqrstuvwxyz_0123456789");
+			snprintf(pg->last_table, sizeof(pg->last_table), "%.*s", (int)n, t);
+		}
 		ps->nrows = PQntuples(ps->res);
 		ps->changes = strtoll(PQcmdTuples(ps->res), NULL, 10);
 		if (ps->q->write)
@@ -524,10 +534,33 @@ fail:
 	return ERR_IO;
 }
 
+/* The id the last INSERT INTO gave its table: currval of that table's
+ * id sequence, which a trigger inserting elsewhere (the event outbox) does
+ * not move as it moves lastval(). */
 int64_t db__pg_last_id(struct dbpg *pg)
 {
-	PGresult *r = exec_simple(pg, "SELECT lastval()", PGRES_TUPLES_OK);
+	const char *const v[1] = { pg->last_table };
+	PGresult *r = NULL;
 	int64_t id = 0;
+
+	if (pg->last_table[0]) {
+		/* currval fails when this session gave the table no id (an INSERT
+		 * with its own): in a transaction, that failure alone is undone. */
+		bool tx = PQtransactionStatus(pg->c) == PQTRANS_INTRANS, ok;
+		if (tx)
+			PQclear(PQexec(pg->c, "SAVEPOINT vigil_id"));
+		r = PQexecParams(pg->c, "SELECT currval(pg_get_serial_sequence($1, 'id'))", 1, NULL, v, NULL, NULL, 0);
+		ok = r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 && !PQgetisnull(r, 0, 0);
+		if (ok)
+			id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+		PQclear(r);
+		if (tx)
+			PQclear(PQexec(pg->c, ok ? "RELEASE SAVEPOINT vigil_id" :
+						   "ROLLBACK TO SAVEPOINT vigil_id; RELEASE SAVEPOINT vigil_id"));
+		if (ok)
+			return id;
+	}
+	r = exec_simple(pg, "SELECT lastval()", PGRES_TUPLES_OK);
 
 	if (r && PQntuples(r) == 1)
 		id = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
