@@ -18,7 +18,8 @@ struct command {
 static const struct command commands[] = {
 	{ "run", cmd_run, "run a test distribution against one VM, write a results directory" },
 	{ "needle", cmd_needle, "needle tools: match screenshots against needles, cut and show needles" },
-	{ "serve", cmd_serve, "serve openQA's REST API (jobs, isos, tables) from a SQLite database" },
+	{ "serve", cmd_serve, "serve openQA's REST API (jobs, isos, tables) from SQLite or PostgreSQL" },
+	{ "db", cmd_db, "copy a server's SQLite database to PostgreSQL, print a schema" },
 	{ "apikey", cmd_apikey, "create API keys for 'vigil serve'" },
 	{ "user", cmd_user, "add, list and remove the users who sign in to the web UI" },
 	{ "worker", cmd_worker, "take jobs from a 'vigil serve' server, run them, upload the results" },

@@ -17,9 +17,9 @@
 #include "util/banned.h" /* last: after every system header */
 
 static const char apikey_usage[] =
-	"usage: vigil apikey new [--data DIR] [--admin] [--refuse-legacy]\n"
-	"       vigil apikey set KEY [--data DIR] --refuse-legacy|--accept-legacy\n"
-	"       vigil apikey list [--data DIR]\n"
+	"usage: vigil apikey new [--data DIR] [--db URL] [--admin] [--refuse-legacy]\n"
+	"       vigil apikey set KEY [--data DIR] [--db URL] --refuse-legacy|--accept-legacy\n"
+	"       vigil apikey list [--data DIR] [--db URL]\n"
 	"\n"
 	"Creates an API key for 'vigil serve' in DIR/vigil.db (created 0600 in a\n"
 	"0700 directory if missing) and prints \"KEY SECRET\". Put them into\n"
@@ -27,6 +27,7 @@ static const char apikey_usage[] =
 	"  [HOST]\n  key = KEY\n  secret = SECRET\n"
 	"\n"
 	"  --data DIR   data directory (default ./vigil-data), as given to 'vigil serve'\n"
+	"  --db URL     the PostgreSQL database given to 'vigil serve --db'\n"
 	"  --admin      the key may also change machines, products, test suites,\n"
 	"               job groups and job templates (otherwise: jobs and isos)\n"
 	"  --refuse-legacy\n"
@@ -65,13 +66,14 @@ int cmd_apikey(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "data", required_argument, NULL, 'd' },
+		{ "db", required_argument, NULL, 'D' },
 		{ "admin", no_argument, NULL, 'a' },
 		{ "refuse-legacy", no_argument, NULL, 'r' },
 		{ "accept-legacy", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *data = "vigil-data";
+	const char *data = "vigil-data", *dburl = NULL;
 	char key[AUTH_KEY_LEN + 1], secret[AUTH_KEY_LEN + 1], err[512];
 	struct db *db = NULL;
 	char *path;
@@ -105,6 +107,9 @@ int cmd_apikey(int argc, char **argv)
 		case 'd':
 			data = optarg;
 			break;
+		case 'D':
+			dburl = optarg;
+			break;
 		case 'a':
 			admin = true;
 			break;
@@ -131,7 +136,7 @@ int cmd_apikey(int argc, char **argv)
 		return 2;
 	}
 	umask(077);
-	path = server_db_path(data, err, sizeof(err));
+	path = server_db_path(data, dburl, err, sizeof(err));
 	if (!path || db_open(&db, path, err, sizeof(err))) {
 		fprintf(stderr, "vigil apikey: %s\n", err);
 		free(path);

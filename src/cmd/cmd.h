@@ -8,6 +8,7 @@ int cmd_run(int argc, char **argv);
 int cmd_needle(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_apikey(int argc, char **argv);
+int cmd_db(int argc, char **argv);
 int cmd_user(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_client(int argc, char **argv);

@@ -21,14 +21,14 @@
 #include "util/banned.h" /* last: after every system header */
 
 static const char serve_usage[] =
-	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--connections N]\n"
+	"usage: vigil serve [--listen ADDR:PORT] [--data DIR] [--db URL] [--connections N]\n"
 	"                   [--per-ip N] [--threads N] [--header-timeout S]\n"
 	"                   [--secure-cookies] [--rerun-wait S] [--cleanup-interval S]\n"
 	"                   [--user NAME] [--config FILE] [-v]\n"
 	"\n"
 	"Serves openQA's REST API (/api/v1: jobs, isos, machines, products,\n"
 	"test_suites, job_groups, job_templates, workers, assets) from the SQLite\n"
-	"database DIR/vigil.db, so openqa-cli, openqa-clone-job and the python\n"
+	"database DIR/vigil.db (or PostgreSQL: --db), so openqa-cli, openqa-clone-job and the python\n"
 	"openqa_client work against it. Reads are public; writes need an API key\n"
 	"from 'vigil apikey new --data DIR', or, from the web UI, a user signed in\n"
 	"(users: 'vigil user add'). Test distributions live in\n"
@@ -38,6 +38,10 @@ static const char serve_usage[] =
 	"  --listen ADDR:PORT  address to listen on (default 127.0.0.1:9526;\n"
 	"                      [::1]:9526 for IPv6, port 0 picks a free port)\n"
 	"  --data DIR          data directory, created 0700 (default ./vigil-data)\n"
+	"  --db URL            the database: a PostgreSQL URL, postgresql://USER@HOST\n"
+	"                      /NAME or postgresql:///NAME?host=/SOCKET/DIR (default:\n"
+	"                      SQLite in DIR/vigil.db); several servers may share\n"
+	"                      one PostgreSQL database (and one data directory)\n"
 	"  --connections N     simultaneous connections (default 512)\n"
 	"  --per-ip N          simultaneous connections from one client address\n"
 	"                      (default 64; 0: no limit, e.g. behind a proxy)\n"
@@ -87,6 +91,7 @@ static int opt_number(const char *arg, long lo, long hi, const char *unit, long 
 static const struct option serve_opts[] = {
 	{ "listen", required_argument, NULL, 'l' },
 	{ "data", required_argument, NULL, 'd' },
+	{ "db", required_argument, NULL, 'B' },
 	{ "connections", required_argument, NULL, 'c' },
 	{ "worker-timeout", required_argument, NULL, 't' },
 	{ "per-ip", required_argument, NULL, 'p' },
@@ -112,6 +117,7 @@ static int serve_opt(void *ctx, int c, const char *arg, char *err, size_t errlen
 	switch (c) {
 	case 'l': cfg->listen = arg; break;
 	case 'd': cfg->data_dir = arg; break;
+	case 'B': cfg->db = arg; break;
 	case 'u': cfg->user = arg; break;
 	case 'S': cfg->secure_cookies = true; break;
 	case 'v': log_set_stderr_level(LOG_DEBUG); break;

@@ -44,6 +44,7 @@ static const char user_usage[] =
 	"  --password-file FILE  read the password from FILE's first line\n"
 	"  --data DIR            data directory (default ./vigil-data), as given to\n"
 	"                        'vigil serve'\n"
+	"  --db URL              the PostgreSQL database given to 'vigil serve --db'\n"
 	"  -h, --help            this text\n";
 
 /* One line of f into out without its line end; false when none. */
@@ -142,13 +143,14 @@ int cmd_user(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "data", required_argument, NULL, 'd' },
+		{ "db", required_argument, NULL, 'D' },
 		{ "admin", no_argument, NULL, 'a' },
 		{ "operator", no_argument, NULL, 'o' },
 		{ "password-file", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *data = "vigil-data", *pwfile = NULL, *verb, *name = NULL, *rolearg = NULL;
+	const char *data = "vigil-data", *dburl = NULL, *pwfile = NULL, *verb, *name = NULL, *rolearg = NULL;
 	char err[512], pw[USERS_PASSWORD_MAX + 2];
 	enum auth_level role = AUTH_PUBLIC;
 	struct db *db = NULL;
@@ -170,6 +172,9 @@ int cmd_user(int argc, char **argv)
 		switch (c) {
 		case 'd':
 			data = optarg;
+			break;
+		case 'D':
+			dburl = optarg;
 			break;
 		case 'a':
 			role = AUTH_ADMIN;
@@ -215,7 +220,7 @@ int cmd_user(int argc, char **argv)
 	if ((!strcmp(verb, "add") || !strcmp(verb, "passwd")) && read_password(pwfile, pw, sizeof(pw)))
 		return 1;
 	umask(077);
-	path = server_db_path(data, err, sizeof(err));
+	path = server_db_path(data, dburl, err, sizeof(err));
 	if (!path || db_open(&db, path, err, sizeof(err))) {
 		fprintf(stderr, "vigil user: %s\n", err);
 		goto out;

@@ -154,7 +154,7 @@ static int check_v2(struct db *db, const struct auth_sig *s, const char *secret,
 		(void)auth_nonces_prune(db, now - AUTH_TIME_TOLERANCE - 2);
 	}
 	/* Kept until the time it came with is out of the window. */
-	rc = db_exec(db, "INSERT OR IGNORE INTO api_nonces (key, nonce, t_expires) VALUES (?, ?, ?)", "tti", s->key,
+	rc = db_exec(db, "INSERT INTO api_nonces (key, nonce, t_expires) VALUES (?, ?, ?) ON CONFLICT DO NOTHING", "tti", s->key,
 		     s->nonce, (int64_t)ceil(t + AUTH_TIME_TOLERANCE) + 1);
 	if (rc < 0) {
 		/* The database is busy or failing: the request may be tried again. */

@@ -3,8 +3,8 @@
  * migrations in a schema_version table, bound parameters only. Owns the
  * connection and a small cache of prepared statements (SQL parsing was the
  * largest cost of listing jobs). A connection belongs to one thread, so
- * SQLite runs without its own mutexes. Dialect details stay here so
- * PostgreSQL can be added beside it. */
+ * SQLite runs without its own mutexes. A postgresql:// target goes to
+ * db_pg.c instead: each function here hands such a connection over. */
 #define LOG_MODULE "db"
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "server/db.h"
+#include "server/db_int.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/banned.h" /* last: after every system header */
@@ -28,12 +29,6 @@
  * same text prepare a private one). */
 #define DB_STMT_CACHE 64
 
-struct db_stmt {
-	sqlite3_stmt *s;
-	struct db *db;
-	bool cached;   /* lives in db->cache: db_finalize resets it */
-	bool in_use;
-};
 
 struct db_cache_entry {
 	const char *sql;   /* sqlite3_sql() of the statement */
@@ -42,6 +37,7 @@ struct db_cache_entry {
 };
 
 struct db {
+	struct dbpg *pg; /* PostgreSQL (db_pg.c) instead of SQLite when set */
 	sqlite3 *h;
 	int version;
 	struct db_cache_entry cache[DB_STMT_CACHE];
@@ -129,9 +125,12 @@ static int bind_va(struct db_stmt *st, const char *types, va_list ap)
 
 static int prepare_va(struct db *db, struct db_stmt **out, const char *sql, const char *types, va_list ap)
 {
-	struct db_stmt *st = cache_get(db, sql);
+	struct db_stmt *st;
 	int rc;
 
+	if (db->pg)
+		return db__pg_prepare(db, db->pg, out, sql, types, ap);
+	st = cache_get(db, sql);
 	*out = NULL;
 	if (st) {
 		st->in_use = true;
@@ -168,18 +167,31 @@ int db_prepare(struct db *db, struct db_stmt **out, const char *sql, const char 
 
 int db_bind_text(struct db_stmt *st, int idx, const char *s)
 {
-	int rc = s ? sqlite3_bind_text(st->s, idx, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st->s, idx);
+	int rc;
+
+	if (st->db->pg)
+		return db__pg_bind_text(st, idx, s);
+	rc = s ? sqlite3_bind_text(st->s, idx, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st->s, idx);
 	return rc == SQLITE_OK ? 0 : ERR_INVALID;
 }
 
 int db_bind_int(struct db_stmt *st, int idx, int64_t v)
 {
+	if (st->db->pg) {
+		char num[24];
+		snprintf(num, sizeof(num), "%lld", (long long)v);
+		return db__pg_bind_text(st, idx, num);
+	}
 	return sqlite3_bind_int64(st->s, idx, v) == SQLITE_OK ? 0 : ERR_INVALID;
 }
 
 int db_step(struct db_stmt *st)
 {
-	int rc = sqlite3_step(st->s);
+	int rc;
+
+	if (st->db->pg)
+		return db__pg_step(st);
+	rc = sqlite3_step(st->s);
 
 	if (rc == SQLITE_ROW)
 		return 1;
@@ -193,16 +205,25 @@ int db_step(struct db_stmt *st)
 
 const char *db_col_text(struct db_stmt *st, int col)
 {
+	if (st->db->pg)
+		return db__pg_col_text(st, col);
 	return (const char *)sqlite3_column_text(st->s, col);
 }
 
 int64_t db_col_int(struct db_stmt *st, int col)
 {
+	if (st->db->pg) {
+		/* Text results: an integer, or a boolean's t/f as SQLite's 1/0. */
+		const char *t = db__pg_col_text(st, col);
+		return !t ? 0 : *t == 't' ? 1 : *t == 'f' ? 0 : strtoll(t, NULL, 10);
+	}
 	return sqlite3_column_int64(st->s, col);
 }
 
 bool db_col_null(struct db_stmt *st, int col)
 {
+	if (st->db->pg)
+		return db__pg_col_null(st, col);
 	return sqlite3_column_type(st->s, col) == SQLITE_NULL;
 }
 
@@ -210,6 +231,10 @@ void db_finalize(struct db_stmt *st)
 {
 	if (!st)
 		return;
+	if (st->db->pg) {
+		db__pg_finalize(st);
+		return;
+	}
 	if (st->cached) {
 		sqlite3_reset(st->s);
 		sqlite3_clear_bindings(st->s);
@@ -234,7 +259,7 @@ int db_exec(struct db *db, const char *sql, const char *types, ...)
 	while ((rc = db_step(st)) == 1)
 		;
 	if (rc == 0)
-		rc = sqlite3_changes(db->h);
+		rc = db->pg ? (int)db__pg_stmt_changes(st) : sqlite3_changes(db->h);
 	db_finalize(st);
 	return rc;
 }
@@ -263,7 +288,11 @@ int db_query_int(struct db *db, int64_t *out, const char *sql, const char *types
 
 int db_change_stamp(struct db *db, int64_t stamp[2])
 {
-	int rc = db_query_int(db, &stamp[0], "PRAGMA data_version", NULL);
+	int rc;
+
+	if (db->pg)
+		return db__pg_change_stamp(db->pg, stamp);
+	rc = db_query_int(db, &stamp[0], "PRAGMA data_version", NULL);
 
 	stamp[1] = sqlite3_total_changes64(db->h);
 	return rc ? ERR_IO : 0;
@@ -271,6 +300,8 @@ int db_change_stamp(struct db *db, int64_t stamp[2])
 
 int64_t db_last_id(struct db *db)
 {
+	if (db->pg)
+		return db__pg_last_id(db->pg);
 	return sqlite3_last_insert_rowid(db->h);
 }
 
@@ -281,6 +312,10 @@ int db_plan(struct db *db, const char *sql, char *buf, size_t len)
 	size_t used = 0;
 	int rc = ERR_IO;
 
+	if (db->pg) {
+		sqlite3_free(q);
+		return db__pg_plan(db->pg, sql, buf, len);
+	}
 	if (len)
 		buf[0] = '\0';
 	if (!q || sqlite3_prepare_v2(db->h, q, -1, &st, NULL) != SQLITE_OK)
@@ -300,6 +335,8 @@ out:
 
 const char *db_errmsg(struct db *db)
 {
+	if (db->pg)
+		return db__pg_errmsg(db->pg);
 	return sqlite3_errmsg(db->h);
 }
 
@@ -317,16 +354,24 @@ static int exec_plain(struct db *db, const char *sql)
 
 int db_begin(struct db *db)
 {
+	if (db->pg)
+		return db__pg_begin(db->pg);
 	return exec_plain(db, "BEGIN IMMEDIATE");
 }
 
 int db_commit(struct db *db)
 {
+	if (db->pg)
+		return db__pg_commit(db->pg);
 	return exec_plain(db, "COMMIT");
 }
 
 void db_rollback(struct db *db)
 {
+	if (db->pg) {
+		db__pg_rollback(db->pg);
+		return;
+	}
 	/* Fails only when no transaction is open, which is what we want anyway. */
 	(void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -340,8 +385,20 @@ void db_now(char out[DB_TIME_LEN])
 	strftime(out, DB_TIME_LEN, "%Y-%m-%dT%H:%M:%S", &tm);
 }
 
+bool db_is_pg_target(const char *target)
+{
+	return db__is_pg(target);
+}
+
+bool db_is_pg(const struct db *db)
+{
+	return db->pg != NULL;
+}
+
 int db_schema_version(struct db *db)
 {
+	if (db->pg)
+		return db__pg_schema_version(db->pg);
 	return db->version;
 }
 
@@ -387,6 +444,16 @@ int db_open(struct db **out, const char *path, char *err, size_t errlen)
 	int fd, rc = ERR_IO;
 
 	*out = NULL;
+	if (db__is_pg(path)) {
+		if (!(db = calloc(1, sizeof(*db))))
+			return ERR_NOMEM;
+		if ((rc = db__pg_open(&db->pg, path, err, errlen))) {
+			free(db);
+			return rc;
+		}
+		*out = db;
+		return 0;
+	}
 	/* Create the file ourselves so it is 0600 from the first byte: it holds
 	 * API secrets. Never open and close an existing database file here: a
 	 * close() drops every POSIX lock this process holds on it, including
@@ -430,8 +497,10 @@ void db_free(struct db *db)
 
 	if (!db)
 		return;
+	db__pg_free(db->pg);
 	for (i = 0; i < db->ncache; i++)
 		sqlite3_finalize(db->cache[i].st.s);
-	sqlite3_close_v2(db->h);
+	if (db->h)
+		sqlite3_close_v2(db->h);
 	free(db);
 }

@@ -16,15 +16,23 @@ struct db_stmt;
 /* Length of a timestamp text "YYYY-MM-DDTHH:MM:SS" plus its NUL. */
 #define DB_TIME_LEN 20
 
-/* Open (creating with mode 0600) the database at path, switch on WAL and
- * foreign keys, and apply every pending migration. 0, ERR_IO (message in
- * err) or ERR_NOMEM. The connection may be used from one thread at a time. */
+/* Open (creating with mode 0600) the SQLite database at path, switch on WAL
+ * and foreign keys, and apply every pending migration; or, when path is a
+ * postgresql:// (or postgres://) URL, connect to that PostgreSQL database
+ * and migrate it. 0, ERR_IO (message in err) or ERR_NOMEM. The connection
+ * may be used from one thread at a time. */
 int db_open(struct db **out, const char *path, char *err, size_t errlen);
 void db_free(struct db *db);
 /* A stamp that changes whenever the database does, by this connection or
- * any other (PRAGMA data_version + this connection's total changes).
+ * any other (SQLite's PRAGMA data_version or PostgreSQL's snapshot, and
+ * this connection's total changes).
  * 0 or ERR_IO. */
 int db_change_stamp(struct db *db, int64_t stamp[2]);
+
+/* true when target (as given to db_open) names a PostgreSQL database. */
+bool db_is_pg_target(const char *target);
+/* true when db is a PostgreSQL connection, false for SQLite. */
+bool db_is_pg(const struct db *db);
 
 /* The schema version after migrations (the highest applied number). */
 int db_schema_version(struct db *db);
@@ -74,5 +82,7 @@ struct db_migration {
 };
 extern const struct db_migration db__migrations_sqlite[];
 extern const size_t db__migrations_sqlite_count;
+extern const struct db_migration db__migrations_pg[];
+extern const size_t db__migrations_pg_count;
 
 #endif

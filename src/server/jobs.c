@@ -354,10 +354,22 @@ static json_t *assets_of(const json_t *settings)
 	return a;
 }
 
+static const char *const dep_names[] = { "", "Chained", "Parallel", "Directly chained" };
+
+static json_t *hash_deps_new(void)
+{
+	return json_pack("{s:[],s:[],s:[]}", "Chained", "Directly chained", "Parallel");
+}
+
+static void hash_deps_add(json_t *d, int64_t other, int64_t type)
+{
+	if (type >= 1 && type <= 3)
+		json_array_append_new(json_object_get(d, dep_names[type]), json_integer(other));
+}
+
 static json_t *dependencies_of(struct db *db, int64_t id, bool parents)
 {
-	static const char *const names[] = { "", "Chained", "Parallel", "Directly chained" };
-	json_t *d = json_pack("{s:[],s:[],s:[]}", "Chained", "Directly chained", "Parallel");
+	json_t *d = hash_deps_new();
 	struct db_stmt *st;
 
 	if (db_prepare(db, &st,
@@ -365,13 +377,27 @@ static json_t *dependencies_of(struct db *db, int64_t id, bool parents)
 			       : "SELECT child_job_id, dependency FROM job_dependencies WHERE parent_job_id = ? ORDER BY 1",
 		       "i", id))
 		return d;
-	while (db_step(st) == 1) {
-		int64_t t = db_col_int(st, 1);
-		if (t >= 1 && t <= 3)
-			json_array_append_new(json_object_get(d, names[t]), json_integer(db_col_int(st, 0)));
-	}
+	while (db_step(st) == 1)
+		hash_deps_add(d, db_col_int(st, 0), db_col_int(st, 1));
 	db_finalize(st);
 	return d;
+}
+
+/* One job_settings row into s: repeated keys (one row per WORKER_CLASS)
+ * are joined with ',' as openQA does. */
+static void settings_add(json_t *s, const char *k, const char *v)
+{
+	const char *old = json_string_value(json_object_get(s, k));
+
+	if (old) {
+		struct buf b;
+		buf_init(&b, LIMIT_SETTING_TEXT);
+		if (!buf_printf(&b, "%s,%s", old, v))
+			json_object_set_new(s, k, json_string(b.data));
+		buf_release(&b);
+	} else {
+		json_object_set_new(s, k, json_string(v));
+	}
 }
 
 /* The job's settings: its job_settings rows, then the non-empty columns
@@ -385,20 +411,8 @@ static json_t *settings_of(struct db *db, int64_t id, struct db_stmt *job_row, i
 	size_t i;
 
 	if (!db_prepare(db, &st, "SELECT key, value FROM job_settings WHERE job_id = ? ORDER BY id", "i", id)) {
-		while (db_step(st) == 1) {
-			const char *k = db_col_text(st, 0), *v = db_col_text(st, 1);
-			const char *old = json_string_value(json_object_get(s, k));
-			if (old) {
-				/* Repeated keys (one row per WORKER_CLASS) are joined with ',' as openQA does. */
-				struct buf b;
-				buf_init(&b, LIMIT_SETTING_TEXT);
-				if (!buf_printf(&b, "%s,%s", old, v))
-					json_object_set_new(s, k, json_string(b.data));
-				buf_release(&b);
-			} else {
-				json_object_set_new(s, k, json_string(v));
-			}
-		}
+		while (db_step(st) == 1)
+			settings_add(s, db_col_text(st, 0), db_col_text(st, 1));
 		db_finalize(st);
 	}
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
@@ -409,29 +423,54 @@ static json_t *settings_of(struct db *db, int64_t id, struct db_stmt *job_row, i
 	return s;
 }
 
-int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
-{
-	struct db_stmt *st = NULL;
-	json_t *j = NULL, *settings, *parents;
-	char *name = NULL, *fullname = NULL;
-	int64_t origin;
-	int rc;
+/* What a job's hash holds besides its jobs row, read per job (jobs_to_json)
+ * or for a page of jobs at once (jobs_to_json_many). */
+struct job_parts {
+	json_t *settings;          /* its job_settings rows */
+	json_t *parents, *children; /* by dependency type */
+	int64_t origin;            /* the job it is a clone of; 0: none */
+	int parents_ok;
+};
 
-	*out = NULL;
-	rc = db_prepare(db, &st,
-			"SELECT j.id, j.priority, j.state, j.result, j.reason, j.clone_id, j.blocked_by_id, j.group_id,"
-			" g.name, j.assigned_worker_id, j.test, j.distri, j.version, j.flavor, j.arch, j.build, j.machine,"
-			" j.t_started, j.t_finished, j.needs_review"
-			" FROM jobs j LEFT JOIN job_groups g ON g.id = j.group_id WHERE j.id = ?",
-			"i", id);
-	if (rc)
-		return rc;
-	rc = db_step(st);
-	if (rc != 1) {
-		db_finalize(st);
-		return rc == 0 ? ERR_NOT_FOUND : rc;
+static void parts_init(struct job_parts *p)
+{
+	p->settings = json_object();
+	p->parents = hash_deps_new();
+	p->children = hash_deps_new();
+	p->origin = 0;
+	p->parents_ok = 1;
+}
+
+static void parts_release(struct job_parts *p)
+{
+	json_decref(p->settings);
+	json_decref(p->parents);
+	json_decref(p->children);
+	memset(p, 0, sizeof(*p));
+}
+
+#define JOB_ROW_SQL                                                                                          \
+	"SELECT j.id, j.priority, j.state, j.result, j.reason, j.clone_id, j.blocked_by_id, j.group_id,"     \
+	" g.name, j.assigned_worker_id, j.test, j.distri, j.version, j.flavor, j.arch, j.build, j.machine,"  \
+	" j.t_started, j.t_finished, j.needs_review"                                                          \
+	" FROM jobs j LEFT JOIN job_groups g ON g.id = j.group_id WHERE j.id "
+
+/* The hash of the job in row st (JOB_ROW_SQL) with its parts (taken: p is
+ * left empty). NULL when out of memory. */
+static json_t *job_hash(struct db_stmt *st, struct job_parts *p, bool details)
+{
+	static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
+	int64_t id = db_col_int(st, 0);
+	json_t *j, *settings = p->settings, *parents = p->parents;
+	char *name, *fullname;
+	size_t i;
+
+	/* The settings: the job_settings rows, then the non-empty columns. */
+	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+		const char *v = db_col_text(st, 10 + (int)i);
+		if (v && *v)
+			json_object_set_new(settings, cols[i], json_string(v));
 	}
-	settings = settings_of(db, id, st, 10);
 	name = jobs_name(settings);
 	j = json_object();
 	json_object_set_new(j, "id", json_integer(id));
@@ -453,25 +492,23 @@ int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
 	json_object_set_new(j, "test", json_string(db_col_text(st, 10)));
 	if (db_col_int(st, 19))
 		json_object_set_new(j, "needs_review", json_true()); /* vigil: see jobs_set_needs_review */
-	db_finalize(st);
-	st = NULL;
-	if (db_query_int(db, &origin, "SELECT id FROM jobs WHERE clone_id = ?", "i", id) == 0)
-		json_object_set_new(j, "origin_id", json_integer(origin));
-	fullname = malloc(strlen(name) + 16);
+	if (p->origin)
+		json_object_set_new(j, "origin_id", json_integer(p->origin));
+	fullname = name ? malloc(strlen(name) + 16) : NULL;
 	if (fullname) {
 		snprintf(fullname, strlen(name) + 16, "%08lld-%s", (long long)id, name);
 		json_object_set_new(settings, "NAME", json_string(fullname));
 	}
 	json_object_set_new(j, "assets", assets_of(settings));
 	json_object_set_new(j, "settings", settings);
-	parents = dependencies_of(db, id, true);
 	json_object_set_new(j, "has_parents",
 			    json_integer(json_array_size(json_object_get(parents, "Chained")) +
 						 json_array_size(json_object_get(parents, "Directly chained")) +
 						 json_array_size(json_object_get(parents, "Parallel")) > 0));
-	json_object_set_new(j, "parents_ok", json_integer(deps_parents_ok(db, id)));
+	json_object_set_new(j, "parents_ok", json_integer(p->parents_ok));
 	json_object_set_new(j, "parents", parents);
-	json_object_set_new(j, "children", dependencies_of(db, id, false));
+	json_object_set_new(j, "children", p->children);
+	memset(p, 0, sizeof(*p));
 	if (details) {
 		json_object_set_new(j, "testresults", json_array());
 		json_object_set_new(j, "logs", json_array());
@@ -479,8 +516,169 @@ int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
 	}
 	free(name);
 	free(fullname);
-	*out = j;
-	return 0;
+	return j;
+}
+
+int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
+{
+	struct db_stmt *st = NULL, *q;
+	struct job_parts p;
+	int rc;
+
+	*out = NULL;
+	rc = db_prepare(db, &st, JOB_ROW_SQL "= ?", "i", id);
+	if (rc)
+		return rc;
+	rc = db_step(st);
+	if (rc != 1) {
+		db_finalize(st);
+		return rc == 0 ? ERR_NOT_FOUND : rc;
+	}
+	parts_init(&p);
+	if (!db_prepare(db, &q, "SELECT key, value FROM job_settings WHERE job_id = ? ORDER BY id", "i", id)) {
+		while (db_step(q) == 1)
+			settings_add(p.settings, db_col_text(q, 0), db_col_text(q, 1));
+		db_finalize(q);
+	}
+	if (db_query_int(db, &p.origin, "SELECT id FROM jobs WHERE clone_id = ?", "i", id))
+		p.origin = 0;
+	json_decref(p.parents);
+	p.parents = dependencies_of(db, id, true);
+	p.parents_ok = deps_parents_ok(db, id);
+	json_decref(p.children);
+	p.children = dependencies_of(db, id, false);
+	*out = job_hash(st, &p, details);
+	db_finalize(st);
+	parts_release(&p);
+	return *out ? 0 : ERR_NOMEM;
+}
+
+/* Ids per batch query: one SQL text for every page (short batches are
+ * padded with id 0, which no job has). */
+#define JOBS_BATCH 100
+
+/* "IN (?, ?, ...)" with JOBS_BATCH placeholders appended to sql. */
+static const char *batch_sql(char *buf, size_t len, const char *head, const char *tail)
+{
+	size_t used = (size_t)snprintf(buf, len, "%sIN (", head);
+	int i;
+
+	for (i = 0; i < JOBS_BATCH && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, i ? ", ?" : "?");
+	if (used < len)
+		snprintf(buf + used, len - used, ")%s", tail);
+	return buf;
+}
+
+static int batch_prepare(struct db *db, struct db_stmt **st, const char *sql, const int64_t *ids)
+{
+	int i, rc = db_prepare(db, st, sql, NULL);
+
+	for (i = 0; !rc && i < JOBS_BATCH; i++)
+		rc = db_bind_int(*st, i + 1, ids[i]);
+	if (rc) {
+		db_finalize(*st);
+		*st = NULL;
+	}
+	return rc;
+}
+
+static int batch_index(const int64_t *ids, size_t n, int64_t id)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ids[i] == id)
+			return (int)i;
+	return -1;
+}
+
+/* One batch of up to JOBS_BATCH ids: six queries for all of them. */
+static int to_json_batch(struct db *db, const int64_t *ids, size_t n, bool details, json_t **out)
+{
+	char sql[JOBS_BATCH * 3 + 512];
+	int64_t padded[JOBS_BATCH] = { 0 };
+	struct job_parts p[JOBS_BATCH];
+	struct db_stmt *st;
+	size_t i;
+	int k, rc;
+
+	memcpy(padded, ids, n * sizeof(*ids));
+	for (i = 0; i < n; i++)
+		parts_init(&p[i]);
+	rc = batch_prepare(db, &st, batch_sql(sql, sizeof(sql), "SELECT job_id, key, value FROM job_settings WHERE job_id ",
+					      " ORDER BY job_id, id"), padded);
+	while (st && (rc = db_step(st)) == 1)
+		if ((k = batch_index(ids, n, db_col_int(st, 0))) >= 0)
+			settings_add(p[k].settings, db_col_text(st, 1), db_col_text(st, 2));
+	db_finalize(st);
+	if (rc)
+		goto out;
+	rc = batch_prepare(db, &st, batch_sql(sql, sizeof(sql), "SELECT clone_id, id FROM jobs WHERE clone_id ",
+					      " ORDER BY id"), padded);
+	while (st && (rc = db_step(st)) == 1)
+		if ((k = batch_index(ids, n, db_col_int(st, 0))) >= 0 && !p[k].origin)
+			p[k].origin = db_col_int(st, 1);
+	db_finalize(st);
+	if (rc)
+		goto out;
+	rc = batch_prepare(db, &st, batch_sql(sql, sizeof(sql), "SELECT child_job_id, parent_job_id, dependency"
+					      " FROM job_dependencies WHERE child_job_id ", " ORDER BY 1, 2"), padded);
+	while (st && (rc = db_step(st)) == 1)
+		if ((k = batch_index(ids, n, db_col_int(st, 0))) >= 0)
+			hash_deps_add(p[k].parents, db_col_int(st, 1), db_col_int(st, 2));
+	db_finalize(st);
+	if (rc)
+		goto out;
+	rc = batch_prepare(db, &st, batch_sql(sql, sizeof(sql), "SELECT parent_job_id, child_job_id, dependency"
+					      " FROM job_dependencies WHERE parent_job_id ", " ORDER BY 1, 2"), padded);
+	while (st && (rc = db_step(st)) == 1)
+		if ((k = batch_index(ids, n, db_col_int(st, 0))) >= 0)
+			hash_deps_add(p[k].children, db_col_int(st, 1), db_col_int(st, 2));
+	db_finalize(st);
+	if (rc)
+		goto out;
+	/* parents_ok as deps_parents_ok: no chained parent short of passed. */
+	rc = batch_prepare(db, &st, batch_sql(sql, sizeof(sql), "SELECT d.child_job_id, COUNT(*) FROM job_dependencies d"
+					      " JOIN jobs p ON p.id = d.parent_job_id WHERE d.dependency IN (1, 3)"
+					      " AND (p.state NOT IN ('done', 'cancelled') OR p.result NOT IN ('passed',"
+					      " 'softfailed')) AND d.child_job_id ", " GROUP BY d.child_job_id"), padded);
+	while (st && (rc = db_step(st)) == 1)
+		if ((k = batch_index(ids, n, db_col_int(st, 0))) >= 0)
+			p[k].parents_ok = db_col_int(st, 1) == 0;
+	db_finalize(st);
+	if (rc)
+		goto out;
+	rc = batch_prepare(db, &st, batch_sql(sql, sizeof(sql), JOB_ROW_SQL, ""), padded);
+	while (st && (rc = db_step(st)) == 1)
+		if ((k = batch_index(ids, n, db_col_int(st, 0))) >= 0 && !out[k] && !(out[k] = job_hash(st, &p[k], details)))
+			break;
+	if (rc == 1)
+		rc = ERR_NOMEM;
+	db_finalize(st);
+out:
+	for (i = 0; i < n; i++)
+		parts_release(&p[i]);
+	return rc;
+}
+
+int jobs_to_json_many(struct db *db, const int64_t *ids, size_t n, bool details, json_t **out)
+{
+	size_t i, m;
+	int rc = 0;
+
+	for (i = 0; i < n; i++)
+		out[i] = NULL;
+	for (i = 0; i < n && !rc; i += m) {
+		m = n - i < JOBS_BATCH ? n - i : JOBS_BATCH;
+		rc = to_json_batch(db, ids + i, m, details, out + i);
+	}
+	if (rc)
+		for (i = 0; i < n; i++) {
+			json_decref(out[i]);
+			out[i] = NULL;
+		}
+	return rc;
 }
 
 int jobs_cancel(struct db *db, int64_t id, const char *reason, int *changed)

@@ -1215,15 +1215,19 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 		log_warn("libmicrohttpd: %s", msg);
 }
 
-char *server_db_path(const char *data_dir, char *err, size_t errlen)
+char *server_db_path(const char *data_dir, const char *db, char *err, size_t errlen)
 {
-	int rc = file_mkdir_p(data_dir, 0700);
+	int rc;
 
-	if (rc) {
+	if (db && strncmp(db, "postgresql://", 13) && strncmp(db, "postgres://", 11)) {
+		snprintf(err, errlen, "--db '%s': expected a postgresql:// URL (without --db: DATA/vigil.db, SQLite)", db);
+		return NULL;
+	}
+	if ((rc = file_mkdir_p(data_dir, 0700))) {
 		snprintf(err, errlen, "cannot create data directory '%s': %s", data_dir, err_str(rc));
 		return NULL;
 	}
-	return path_join(data_dir, "vigil.db");
+	return db ? strdup(db) : path_join(data_dir, "vigil.db");
 }
 
 static int resolve(const char *listen, struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen)
@@ -1383,7 +1387,7 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 	}
 	listen_opt[0] = lfd >= 0 ? (struct MHD_OptionItem){ MHD_OPTION_LISTEN_SOCKET, lfd, NULL } :
 				   (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &ss };
-	if (!(dbpath = server_db_path(cfg->data_dir, err, errlen))) {
+	if (!(dbpath = server_db_path(cfg->data_dir, cfg->db, err, errlen))) {
 		if (lfd >= 0)
 			close(lfd);
 		return ERR_IO;

@@ -22,6 +22,7 @@ struct events_config;
 struct server_config {
 	const char *listen;    /* "ADDR:PORT", "[V6ADDR]:PORT" or ":PORT" */
 	const char *data_dir;  /* created 0700 if missing */
+	const char *db;        /* a postgresql:// URL; NULL: the SQLite file DATA_DIR/vigil.db */
 	unsigned connection_limit;  /* 0: SERVER_CONNECTION_LIMIT */
 	int worker_timeout_s;       /* silence after which a worker is lost; 0: WORKERS_DEFAULT_TIMEOUT_S */
 	unsigned threads;           /* handler threads; 0: server_default_threads() */
@@ -49,8 +50,9 @@ void server_free(struct server *s);
 /* The port actually bound (useful with port 0). */
 unsigned server_port(const struct server *s);
 
-/* Create data_dir (0700) and return the new string DATA_DIR/vigil.db, or
- * NULL with the reason in err. */
-char *server_db_path(const char *data_dir, char *err, size_t errlen);
+/* Create data_dir (0700) and return the database to open as a new string:
+ * db when given (a postgresql:// URL), else DATA_DIR/vigil.db; NULL with the
+ * reason in err (db neither NULL nor a postgresql:// URL among them). */
+char *server_db_path(const char *data_dir, const char *db, char *err, size_t errlen);
 
 #endif

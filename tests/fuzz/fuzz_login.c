@@ -43,7 +43,7 @@ static void setup(void)
 	if (!mkdtemp(dir))
 		abort();
 	atexit(cleanup);
-	path = server_db_path(dir, err, sizeof(err));
+	path = server_db_path(dir, NULL, err, sizeof(err));
 	/* The user's row as users_add makes it, with the cheap hash below
 	 * (users_add's 310,000 rounds take seconds under ASan). */
 	if (!path || db_open(&db, path, err, sizeof(err)) ||

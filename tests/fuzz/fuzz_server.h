@@ -45,7 +45,7 @@ static void fuzz_server_setup(void)
 	if (!mkdtemp(fuzz_dir))
 		abort();
 	cfg.data_dir = fuzz_dir;
-	path = server_db_path(fuzz_dir, err, sizeof(err));
+	path = server_db_path(fuzz_dir, NULL, err, sizeof(err));
 	if (!path || db_open(&db, path, err, sizeof(err)) ||
 	    auth_key_create(db, AUTH_ADMIN, 0, fuzz_key, fuzz_secret, &id)) {
 		fprintf(stderr, "fuzz: database: %s\n", err);

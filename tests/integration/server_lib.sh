@@ -3,12 +3,17 @@
 # a free port, the processes to stop at exit (a suite may set its own
 # trap), API keys, starting and waiting for the server, openqa-cli with the
 # suite's key, job state polling and worker start. Source after lib.sh,
-# then new_keys before the first start_server.
+# then new_keys before the first start_server. VIGIL_TEST_DB=pg runs the
+# suite's server on PostgreSQL: a throwaway cluster (pg_lib.sh) and one
+# database, given to apikey and serve as --db (DBOPT; DBURL for a suite's own
+# commands); sql runs a statement on whichever database the suite uses.
 PY=/usr/bin/python3  # Debian's, with python3-openqa-client
 PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 URL=http://127.0.0.1:$PORT
 DATA=$TMP/data
 PIDS=
+DBURL=
+DBOPT=
 stop_pids() {
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
 	sleep 1
@@ -16,6 +21,18 @@ stop_pids() {
 	wait 2>/dev/null
 }
 trap stop_pids EXIT INT TERM
+if [ "${VIGIL_TEST_DB:-sqlite}" = pg ]; then
+	. "$(dirname "$0")/pg_lib.sh"
+	PG_PORT=$($PY -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+	pg_start || { echo "FAIL cannot start PostgreSQL"; exit 1; }
+	pg_stop_after $$ # whatever trap the suite sets
+	DBURL=$(pg_newdb vigil) || { echo "FAIL cannot create a PostgreSQL database"; exit 1; }
+	DBOPT="--db $DBURL"
+	echo "# on PostgreSQL: $DBURL"
+fi
+sql() { # sql STATEMENT: its rows, columns joined by |
+	if [ -n "$DBURL" ]; then pg_sql vigil "$1"; else sqlite3 "$DATA/vigil.db" "$1"; fi
+}
 
 wait_server() { # until the server at URL answers, or its process (SPID) is gone; 2 minutes at most
 	i=0
@@ -25,14 +42,14 @@ wait_server() { # until the server at URL answers, or its process (SPID) is gone
 	done
 }
 new_keys() { # new_keys [operator]: an admin key in DATA -> KEY SECRET; with operator, also OPKEY OPSECRET
-	$VIGIL apikey new --data "$DATA" --admin > "$TMP/key"
+	$VIGIL apikey new --data "$DATA" $DBOPT --admin > "$TMP/key"
 	read -r KEY SECRET < "$TMP/key"
 	[ "${1:-}" = operator ] || return 0
-	$VIGIL apikey new --data "$DATA" > "$TMP/opkey"
+	$VIGIL apikey new --data "$DATA" $DBOPT > "$TMP/opkey"
 	read -r OPKEY OPSECRET < "$TMP/opkey"
 }
 start_server() { # start_server [SERVE OPTION...]: `vigil serve` over DATA on PORT, pid in SPID (and PIDS), answering
-	$VIGIL serve --listen "127.0.0.1:$PORT" --data "$DATA" "$@" >> "$TMP/serve.log" 2>&1 &
+	$VIGIL serve --listen "127.0.0.1:$PORT" --data "$DATA" $DBOPT "$@" >> "$TMP/serve.log" 2>&1 &
 	SPID=$!
 	PIDS="$PIDS $SPID"
 	wait_server

@@ -31,7 +31,7 @@ cp -r examples/grub/needles "$DATA/tests/perl-grub/needles"
 $PY -c 'import json,sys; p=sys.argv[1]; j=json.load(open(p)); del j["NEEDLES_DIR"]; json.dump(j, open(p, "w"))' \
 	"$DATA/tests/perl-grub/vars.json"
 start_server -v # info lines too: the scheduler's assignments
-db() { sqlite3 "$DATA/vigil.db" "$@"; }
+db() { sql "$@"; }
 COMMON="DISTRI=perl-grub ARCH=x86_64 MACHINE=64bit BUILD=1"
 
 # --- the cluster, as openqa-cli posts related jobs (suffixes)

@@ -165,7 +165,7 @@ cli "jobs/$job" > "$TMP/pj.json"
 check "perl job: modules boot and locks passed (lockapi through the job token)" \
 	[ "$(json_get "$TMP/pj.json" '" ".join(m["name"]+"="+m["result"] for m in j["job"]["modules"])')" = "boot=passed locks=passed" ]
 check "perl job: the mutex is the job's, unlocked; the released barrier is gone, the other one waits" \
-	[ "$(sqlite3 "$DATA/vigil.db" "SELECT name || ':' || owner || ':' || COALESCE(locked_by, '-') || ':' || count FROM job_locks ORDER BY name" | tr '\n' ' ')" = \
+	[ "$(sql "SELECT name || ':' || owner || ':' || COALESCE(locked_by, '-') || ':' || count FROM job_locks ORDER BY name" | tr '\n' ' ')" = \
 	"vigil_b2:$job:$job:2 vigil_m:$job:-:1 " ]
 curl -s "$URL/tests/$job/file/vars.json" > "$TMP/pj-vars.json"
 TOKEN=$(json_get "$TMP/pj-vars.json" 'j["JOBTOKEN"]')
@@ -182,7 +182,7 @@ child=$(json_get "$TMP/child.json" 'j["id"]')
 check "locks: the chained child done/passed (its parent's mutex locked and unlocked, the barrier of two released)" \
 	wait_state "$child" "done passed" 300
 check "locks: the barrier has both jobs" \
-	[ "$(sqlite3 "$DATA/vigil.db" "SELECT locked_by FROM job_locks WHERE name = 'vigil_b2'")" = "$job,$child" ]
+	[ "$(sql "SELECT locked_by FROM job_locks WHERE name = 'vigil_b2'")" = "$job,$child" ]
 curl -s "$URL/tests/$job/file/result-boot.json" > "$TMP/pj-boot.json"
 check "perl job: Perl's result-boot.json uploaded, its steps served" \
 	[ "$(json_get "$TMP/pj-boot.json" '",".join(d["needle"] for d in j["details"] if "needle" in d)')" = "grub-menu,grub-cmdline,grub-echo" ]

@@ -269,7 +269,7 @@ TEST(bad_input_every_route_refuses_and_changes_nothing)
 
 	log_set_stderr_level(LOG_ERR);
 	cfg.data_dir = unit_tmpdir();
-	CHECK((path = server_db_path(cfg.data_dir, err, sizeof(err))) != NULL);
+	CHECK((path = server_db_path(cfg.data_dir, NULL, err, sizeof(err))) != NULL);
 	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
 	CHECK_INT(auth_key_create(db, AUTH_ADMIN, 0, key, secret, &kid), 0);
 	db_free(db);

@@ -197,3 +197,36 @@ TEST(server_watch_map)
 	CHECK(watch_active(&m, 1000 + WATCH_MAX_JOBS - 1, 201.0));
 	watch_release(&m);
 }
+
+/* Every migration is in both dialects' lists, in the same order: a
+ * migration added to db_migrate.c and not mirrored in db_migrate_pg.c (or
+ * the other way round) fails here, naming the number. */
+TEST(server_db_migrations_mirrored)
+{
+	size_t i;
+
+	for (i = 0; i < db__migrations_sqlite_count || i < db__migrations_pg_count; i++) {
+		int sv = i < db__migrations_sqlite_count ? db__migrations_sqlite[i].version : -1;
+		int pv = i < db__migrations_pg_count ? db__migrations_pg[i].version : -1;
+		if (sv != pv)
+			FAIL("migration %d of SQLite (db_migrate.c) against %d of PostgreSQL (db_migrate_pg.c): "
+			     "add each migration to both lists", sv, pv);
+		CHECK(db__migrations_sqlite[i].sql && *db__migrations_sqlite[i].sql);
+		CHECK(db__migrations_pg[i].sql && *db__migrations_pg[i].sql);
+	}
+	CHECK(db__migrations_pg_count >= 11);
+}
+
+/* A PostgreSQL URL is told from a SQLite path. */
+TEST(server_db_pg_target)
+{
+	CHECK(db_is_pg_target("postgresql:///vigil?host=/tmp"));
+	CHECK(db_is_pg_target("postgres://u@h/db"));
+	CHECK(!db_is_pg_target("/srv/vigil-data/vigil.db"));
+	CHECK(!db_is_pg_target("postgresql.db"));
+	{
+		struct db *db = open_db(db_path());
+		CHECK(!db_is_pg(db));
+		db_free(db);
+	}
+}

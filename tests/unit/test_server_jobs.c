@@ -7,6 +7,7 @@
 #include "server/api.h"
 #include "server/db.h"
 #include "server/isos.h"
+#include "server/deps.h"
 #include "server/jobs.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -285,4 +286,54 @@ TEST(server_api_error_not_utf8)
 	e = json_string_value(json_object_get(out.json, "error"));
 	CHECK(e && strlen(e) == 1023 && e[1022] == '?');
 	json_decref(out.json);
+}
+
+/* The job list's batched hashes (jobs_to_json_many) are jobs_to_json's,
+ * job by job: settings with a repeated key, a clone and its origin, chained
+ * and parallel dependencies, parents_ok, more jobs than one batch, a missing
+ * id. */
+TEST(server_jobs_to_json_many_matches_one_by_one)
+{
+	char err[256], msg[256], *path = path_join(unit_tmpdir(), "many.db");
+	int64_t ids[130], clone;
+	json_t *many[131];
+	struct db *db;
+	size_t i, n = 0;
+
+	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
+	for (i = 0; i < 128; i++) {
+		json_t *s = json_pack("{s:s,s:s,s:s,s:s}", "TEST", i % 2 ? "odd" : "even", "ARCH", "x86_64", "ISO",
+				      "a.iso", "WORKER_CLASS", i % 3 ? "qemu_x86_64" : "qemu_x86_64,tap");
+		CHECK_INT(jobs_insert(db, s, 50, 0, 0, &ids[n]), 0);
+		n++;
+		json_decref(s);
+	}
+	CHECK_INT(deps_add(db, ids[0], ids[1], 1, msg, sizeof(msg)), 0);   /* chained */
+	CHECK_INT(deps_add(db, ids[0], ids[2], 2, msg, sizeof(msg)), 0);   /* parallel */
+	CHECK_INT(deps_add(db, ids[3], ids[1], 3, msg, sizeof(msg)), 0);   /* directly chained */
+	CHECK_INT(deps_add(db, ids[120], ids[5], 1, msg, sizeof(msg)), 0); /* across batches */
+	CHECK_INT(db_exec(db, "UPDATE jobs SET state = 'done', result = 'passed' WHERE id = ?", "i", ids[3]) >= 0, 1);
+	CHECK_INT(jobs_restart(db, ids[7], &clone, msg, sizeof(msg)), 0);
+	ids[n++] = clone;
+	ids[n++] = 999999; /* no such job */
+	CHECK_INT(jobs_to_json_many(db, ids, n, false, many), 0);
+	for (i = 0; i < n; i++) {
+		json_t *one = NULL;
+		int rc = jobs_to_json(db, ids[i], false, &one);
+		if (ids[i] == 999999) {
+			CHECK_INT(rc, ERR_NOT_FOUND);
+			CHECK(many[i] == NULL);
+			continue;
+		}
+		CHECK_INT(rc, 0);
+		if (!many[i] || !json_equal(one, many[i])) {
+			char *a = json_dumps(one, JSON_SORT_KEYS), *b = many[i] ? json_dumps(many[i], JSON_SORT_KEYS) : NULL;
+			FAIL("job %lld: one by one %s, batched %s", (long long)ids[i], a, b ? b : "(none)");
+		}
+		json_decref(one);
+		json_decref(many[i]);
+	}
+	CHECK_INT(jobs_to_json_many(db, ids, 0, false, many), 0);
+	db_free(db);
+	free(path);
 }

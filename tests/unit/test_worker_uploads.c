@@ -59,7 +59,7 @@ static void rig_up(struct rig *g)
 	memset(g, 0, sizeof(*g));
 	data = path_join(unit_tmpdir(), "data");
 	CHECK(data);
-	dbp = server_db_path(data, err, sizeof(err));
+	dbp = server_db_path(data, NULL, err, sizeof(err));
 	CHECK(dbp);
 	CHECK_INT(db_open(&db, dbp, err, sizeof(err)), 0);
 	CHECK_INT(auth_key_new(db, true, key, secret), 0);
