@@ -260,7 +260,7 @@ static json_t *areas_to_perl(json_t *areas)
 }
 
 /* A match or candidate as Perl's check_screen reply carries it. */
-static json_t *match_to_perl(struct runner *r, const char *name, json_t *areas, double error, int ok)
+json_t *perl__match_json(struct runner *r, const char *name, json_t *areas, double error, int ok)
 {
 	struct needle *n = needle_set_get(r->needles, name);
 	json_t *o;
@@ -276,13 +276,13 @@ static json_t *match_to_perl(struct runner *r, const char *name, json_t *areas, 
 }
 
 /* A check's candidate objects (screen.c's) as Perl's failed_candidates. */
-static json_t *cands_to_perl(struct runner *r, json_t *cands)
+json_t *perl__cands_json(struct runner *r, json_t *cands)
 {
 	json_t *out = json_array(), *c;
 	size_t i;
 
 	json_array_foreach(cands, i, c) {
-		json_t *e = match_to_perl(r, json_string_value(json_object_get(c, "name")),
+		json_t *e = perl__match_json(r, json_string_value(json_object_get(c, "name")),
 					  json_object_get(c, "area"), json_number_value(json_object_get(c, "error")), 0);
 		if (e)
 			json_array_append_new(out, e);
@@ -582,7 +582,7 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 		return NULL;
 	}
 	if (rc == 1) {
-		json_t *found = match_to_perl(r, json_string_value(json_object_get(match, "needle")),
+		json_t *found = perl__match_json(r, json_string_value(json_object_get(match, "needle")),
 					      json_object_get(match, "area"),
 					      json_number_value(json_object_get(match, "error")), 1);
 		json_decref(match);
@@ -613,13 +613,13 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 		}
 		for (i = 0; i < r->check_nfails; i++) {
 			screen = json_object();
-			json_object_set_new(screen, "candidates", cands_to_perl(r, r->check_fails[i].cands));
+			json_object_set_new(screen, "candidates", perl__cands_json(r, r->check_fails[i].cands));
 			add_image(r, p, screen, r->check_fails[i].f);
 			json_array_append_new(screens, screen);
 		}
 		if (!r->check_nfails) {
 			screen = json_object();
-			json_object_set_new(screen, "candidates", cands_to_perl(r, r->check_cands));
+			json_object_set_new(screen, "candidates", perl__cands_json(r, r->check_cands));
 			add_image(r, p, screen, r->check_frame);
 			json_array_append_new(screens, screen);
 		}
@@ -1074,6 +1074,32 @@ static int write_vars(struct runner *r, char *err, size_t errlen)
 	return rc;
 }
 
+/* testapi's sound checks run `snd2png WAV PNG` from PATH: vigil's own
+ * (cmd/snd2png.c), BOOT/bin/snd2png, first on the test process's PATH. */
+static int write_snd2png(struct perl *p, char *err, size_t errlen)
+{
+	char self[4096], *bin = path_join(p->boot_dir, "bin"), *sh = bin ? path_join(bin, "snd2png") : NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct buf b;
+	int rc = sh ? file_mkdir_p(bin, 0755) : ERR_NOMEM;
+
+	buf_init(&b, 8192);
+	self[n > 0 ? n : 0] = '\0';
+	if (!rc && (n <= 0 || strchr(self, '\''))) {
+		snprintf(err, errlen, "cannot name vigil's own binary for snd2png");
+		rc = ERR_INVALID;
+	} else if (!rc && (rc = buf_printf(&b, "#!/bin/sh\nexec '%s' snd2png \"$@\"\n", self)) == 0 &&
+		   (rc = file_write_all(sh, b.data, b.len)) == 0 && chmod(sh, 0755)) {
+		rc = -errno;
+	}
+	if (rc && rc != ERR_INVALID)
+		snprintf(err, errlen, "cannot write '%s': %s", sh ? sh : "snd2png", err_str(rc));
+	buf_release(&b);
+	free(sh);
+	free(bin);
+	return rc;
+}
+
 static int unpack_boot(struct runner *r, struct perl *p, char *err, size_t errlen)
 {
 	size_t i;
@@ -1094,6 +1120,8 @@ static int unpack_boot(struct runner *r, struct perl *p, char *err, size_t errle
 		free(dir);
 		free(path);
 	}
+	if (!rc)
+		rc = write_snd2png(p, err, errlen);
 	return rc;
 }
 
@@ -1137,21 +1165,24 @@ static int spawn(struct runner *r, struct perl *p, char *err, size_t errlen)
 {
 	int sv[2], logfd, nullfd;
 	char *script = path_join(p->boot_dir, "vigil_autotest.pl"), *logp = path_join(r->out_dir, "autoinst-log.txt");
-	char *inline_dir = NULL, **envp = NULL;
-	size_t n = 0, i;
+	char *inline_dir = NULL, *pathv = NULL, **envp = NULL;
+	size_t n = 0, i, j;
 	pid_t pid;
 
 	if (!script || !logp)
 		goto nomem;
 	while (environ[n])
 		n++;
-	envp = calloc(n + 3, sizeof(*envp));
-	if (!envp || asprintf(&inline_dir, "PERL_INLINE_DIRECTORY=%s/inline", r->workdir) < 0)
+	envp = calloc(n + 4, sizeof(*envp));
+	if (!envp || asprintf(&inline_dir, "PERL_INLINE_DIRECTORY=%s/inline", r->workdir) < 0 ||
+	    asprintf(&pathv, "PATH=%s/bin:%s", p->boot_dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin") < 0)
 		goto nomem;
-	for (i = 0; i < n; i++)
-		envp[i] = environ[i];
-	envp[n] = "ANSI_COLORS_DISABLED=1";
-	envp[n + 1] = inline_dir;
+	for (i = 0, j = 0; i < n; i++)
+		if (strncmp(environ[i], "PATH=", 5))
+			envp[j++] = environ[i];
+	envp[j++] = "ANSI_COLORS_DISABLED=1";
+	envp[j++] = inline_dir;
+	envp[j] = pathv;
 	{
 		char *idir = path_join(r->workdir, "inline");
 		if (idir)
@@ -1169,6 +1200,7 @@ static int spawn(struct runner *r, struct perl *p, char *err, size_t errlen)
 		free(script);
 		free(logp);
 		free(inline_dir);
+		free(pathv);
 		free(envp);
 		return -errno;
 	}
@@ -1198,6 +1230,7 @@ static int spawn(struct runner *r, struct perl *p, char *err, size_t errlen)
 	close(nullfd);
 	free(logp);
 	free(inline_dir);
+	free(pathv);
 	free(envp);
 	if (pid < 0) {
 		snprintf(err, errlen, "cannot start perl %s: %s", script, strerror(errno));
@@ -1214,6 +1247,7 @@ nomem:
 	free(script);
 	free(logp);
 	free(inline_dir);
+	free(pathv);
 	free(envp);
 	snprintf(err, errlen, "out of memory");
 	return ERR_NOMEM;

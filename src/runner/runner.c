@@ -850,6 +850,7 @@ enum job_result runner_run(struct runner *r)
 		lua_pop(r->L, 1);
 	}
 	r->last_milestone = -1;
+	r->sound_module = -1;
 	first = 0;
 	if (r->resume_from) {
 		char name[300];

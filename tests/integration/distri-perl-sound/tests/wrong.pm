@@ -1,0 +1,14 @@
+# The same note asserted as the two notes: the module fails.
+use base 'basetest';
+use strict;
+use warnings;
+use testapi;
+
+sub run {
+    start_audiocapture;
+    type_string "clear; set v=wrong; play 60 660 1; echo vigil-\$v\n";
+    assert_screen 'grub-played-wrong', 60;
+    assert_recorded_sound 'grub-beeps';
+}
+
+1;

@@ -1,0 +1,12 @@
+-- One 660 Hz note: the two notes' needle does not match it.
+return {
+   run = function()
+      start_audiocapture()
+      type_string("clear; set v=tone; play 60 660 1; echo vigil-$v\n")
+      assert_screen("grub-played-tone", 60)
+      if check_recorded_sound("grub-beeps") then
+         error("the two notes' needle matched one note")
+      end
+      set_var("TONE_CHECKED", "nil")
+   end,
+}
