@@ -490,6 +490,7 @@ static json_t *c_set_current_test(struct runner *r, struct perl *p, json_t *msg,
 			p->ended = p->running;
 			p->running = -1;
 		}
+		perl_read_vars(r);
 		return ret(json_integer(1));
 	}
 	if (p)
@@ -782,11 +783,16 @@ static json_t *c_zero(struct runner *r, struct perl *p, json_t *msg, char *err, 
 static json_t *c_pause(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
 {
 	const char *why = json_string_value(json_object_get(msg, "reason"));
+	json_t *f = json_object_get(msg, "due_to_failure");
 
-	(void)r, (void)p, (void)err, (void)errlen;
-	/* Developer mode's hold is phase 2: the test goes on. */
-	log_info("the test asks to pause (%s): developer mode for Perl modules is not there yet, going on",
-		 why ? why : "no reason given");
+	(void)p, (void)err, (void)errlen;
+	/* autotest's pause_on_failure: held while developer mode pauses on
+	 * failures (PAUSE_ON_FAILURE); the failure stands after the resume */
+	if (json_is_true(f) || json_integer_value(f))
+		(void)devmode_on_failure(r, why ? why : "test died");
+	else
+		log_info("the test asks to pause (%s): only failures pause a Perl module, going on",
+			 why ? why : "no reason given");
 	return ret(json_integer(1));
 }
 
@@ -1011,6 +1017,10 @@ int perl_answer(struct runner *r, struct perl *p, json_t *msg, json_t **reply)
 	size_t i;
 
 	*reply = NULL;
+	/* step by command: developer mode holds the test API's commands to
+	 * the backend (and screen checks) as isotovideo does */
+	if (cmd && (!strncmp(cmd, "backend_", 8) || !strcmp(cmd, "check_screen")))
+		devmode_at_perl_command(r, cmd);
 	for (i = 0; cmd && i < sizeof(perl_cmds) / sizeof(perl_cmds[0]); i++) {
 		if (strcmp(perl_cmds[i].name, cmd))
 			continue;
@@ -1451,6 +1461,8 @@ void perl_run(struct runner *r)
 		log_warn("the test process exited with status %d after tests_done", p.status);
 	if (p.done && p.died && !r->abort)
 		runner__abort(r, JOB_INCOMPLETE, "the Perl test process died: see autoinst-log.txt");
+	if (p.done)
+		perl_read_vars(r); /* run_all's last save */
 	perl_load_results(r);
 out:
 	stop_process(&p, 0);

@@ -551,7 +551,23 @@ static int by_key(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* pairs(vars): next over a sorted copy, taken when the loop starts. */
+/* pairs(vars)'s iterator: upvalues the sorted names, the values, the
+ * position. */
+static int l_vars_next(lua_State *L)
+{
+	lua_Integer i = lua_tointeger(L, lua_upvalueindex(3)) + 1;
+
+	lua_pushinteger(L, i);
+	lua_replace(L, lua_upvalueindex(3));
+	if (lua_rawgeti(L, lua_upvalueindex(1), i) == LUA_TNIL)
+		return 1;
+	lua_pushvalue(L, -1);
+	lua_rawget(L, lua_upvalueindex(2));
+	return 2;
+}
+
+/* pairs(vars): every variable in name order, as they were when the loop
+ * started. */
 static int l_vars_pairs(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
@@ -564,15 +580,18 @@ static int l_vars_pairs(lua_State *L)
 	json_object_foreach(r->vars.obj, k, v)
 		keys[i++] = k;
 	qsort(keys, i, sizeof(*keys), by_key);
-	lua_getglobal(L, "next");
+	lua_createtable(L, (int)i, 0);
 	lua_createtable(L, 0, (int)i);
 	for (n = 0; n < i; n++) {
+		lua_pushstring(L, keys[n]);
+		lua_rawseti(L, -3, (lua_Integer)n + 1);
 		lua_pushstring(L, json_string_value(json_object_get(r->vars.obj, keys[n])));
 		lua_setfield(L, -2, keys[n]);
 	}
 	free(keys);
-	lua_pushnil(L);
-	return 3;
+	lua_pushinteger(L, 0);
+	lua_pushcclosure(L, l_vars_next, 3);
+	return 1;
 }
 
 void testapi_register_more(struct runner *r, lua_State *L)
