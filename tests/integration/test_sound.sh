@@ -58,6 +58,8 @@ check "lua: tone: check_recorded_sound missed (unk)" \
 	[ "$(steps "$TMP/lua" tone)" = "ok:grub-played-tone-20261205 audio:tone-captured.wav unk:None" ]
 check "lua: wrong: assert_recorded_sound failed" \
 	[ "$(steps "$TMP/lua" wrong)" = "ok:grub-played-wrong-20261205 audio:wrong-captured.wav fail:None" ]
+check "lua: wrong: the module went on after the failed assert (as os-autoinst)" \
+	[ "$(json_get "$TMP/lua/vars.json" 'j.get("WRONG_WENT_ON")')" = 1 ]
 check "lua: the recording is QEMU's wavcapture format (44.1 kHz, 16 bit, mono)" sh -c \
 	"ffprobe -v error -show_entries stream=sample_rate,channels,codec_name -of csv=p=0 '$TMP/lua/testresults/beep-captured.wav' | grep -qx 'pcm_s16le,44100,1'"
 shot=$(json_get "$TMP/lua/testresults/result-beep.json" 'j["details"][2]["screenshot"]')
@@ -94,6 +96,8 @@ check "perl: beep: the capture, then the sound needle found" \
 	[ "$(steps "$TMP/perl" beep)" = "ok:grub-played-beep-20261205 audio:beep-captured.wav ok:sound-grub-beeps-20261205" ]
 check "perl: wrong: assert_recorded_sound failed" \
 	[ "$(steps "$TMP/perl" wrong)" = "ok:grub-played-wrong-20261205 audio:wrong-captured.wav fail:None" ]
+check "perl: wrong: the module went on after the failed assert" \
+	[ "$(json_get "$TMP/perl/vars.json" 'j.get("WRONG_WENT_ON")')" = 1 ]
 check "perl: testapi drew the image with vigil's snd2png (os-autoinst's would log its bins)" \
 	sh -c "[ -s '$TMP/perl/beep-captured.wav.png' ] && ! grep -q 'frequency bins' '$TMP/perl/autoinst-log.txt'"
 check "perl: check_recorded_sound returned undef" [ "$(json_get "$TMP/perl/vars.json" 'j.get("TONE_CHECKED")')" = undef ]

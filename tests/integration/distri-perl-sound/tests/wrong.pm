@@ -1,4 +1,5 @@
-# The same note asserted as the two notes: the module fails.
+# The same note asserted as the two notes: the module fails, and goes on
+# (assert_recorded_sound records the failure, it does not die).
 use base 'basetest';
 use strict;
 use warnings;
@@ -8,7 +9,7 @@ sub run {
     start_audiocapture;
     type_string "clear; set v=wrong; play 60 660 1; echo vigil-\$v\n";
     assert_screen 'grub-played-wrong', 60;
-    assert_recorded_sound 'grub-beeps';
+    set_var('WRONG_WENT_ON', 1) unless assert_recorded_sound 'grub-beeps';
 }
 
 1;
