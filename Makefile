@@ -2,7 +2,7 @@
 # vigil - GNU Makefile. Sources are found by globbing src/, so adding a
 # module needs no edit here. `make SAN=1` builds with ASan+UBSan into build-san/.
 
-PKGS := libvncclient spng jansson lua5.4 libpcre2-8 libcrypto libavcodec libavformat libavutil libswscale libmicrohttpd sqlite3 libpq libcurl yaml-0.1 libarchive librabbitmq
+PKGS := libvncclient spng jansson lua5.4 libpcre2-8 libcrypto libavcodec libavformat libavutil libswscale libmicrohttpd sqlite3 libpq libcurl yaml-0.1 libarchive librabbitmq fftw3 sndfile
 CC ?= gcc
 SAN ?= 0
 WERROR ?= 0

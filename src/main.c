@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "worker", cmd_worker, "take jobs from a 'vigil serve' server, run them, upload the results" },
 	{ "new", cmd_new, "scaffold a test distribution: main.lua, a boot module, vars.json, needles/" },
 	{ "client", cmd_client, "schedule, list, show, clone, cancel, restart and comment on server jobs" },
+	{ "snd2png", cmd_snd2png, "draw a recorded sound as the spectrogram image sound needles match" },
 	{ "cmdsrv-connect", cmd_cmdsrv_connect, NULL }, /* internal: not listed */
 };
 

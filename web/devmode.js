@@ -21,6 +21,7 @@ export function mountDevmode(jobId) {
 		h('option', { value: '' }, '(no module)'));
 	const onFail = h('input', { type: 'checkbox', class: 'devmode-on-fail' });
 	const onNext = h('input', { type: 'checkbox', class: 'devmode-on-next' });
+	const onModFail = h('input', { type: 'checkbox', class: 'devmode-on-failure' });
 	const resume = h('button', { type: 'button', class: 'devmode-resume', disabled: true }, 'Resume');
 	const retry = h('button', { type: 'button', class: 'devmode-retry', disabled: true,
 		title: 'check again with the needles as the server has them now' }, 'Retry check');
@@ -44,6 +45,7 @@ export function mountDevmode(jobId) {
 	onFail.addEventListener('change', () => command({ command: 'set_pause_on_screen_mismatch',
 		pause_on: onFail.checked ? 'assert_screen' : 'false' }));
 	onNext.addEventListener('change', () => command({ command: 'set_pause_on_next_command', flag: onNext.checked ? '1' : '0' }));
+	onModFail.addEventListener('change', () => command({ command: 'set_pause_on_failure', flag: onModFail.checked ? '1' : '0' }));
 	resume.addEventListener('click', () => command({ command: 'resume_test_execution' }));
 	retry.addEventListener('click', () => command({ command: 'resume_test_execution', action: 'retry' }));
 	skip.addEventListener('click', () => command({ command: 'resume_test_execution', action: 'skip' }));
@@ -52,6 +54,7 @@ export function mountDevmode(jobId) {
 		h('label', {}, 'Pause at module ', atSelect),
 		h('label', {}, onFail, ' pause on the next failed check'),
 		h('label', {}, onNext, ' pause on the next command'),
+		h('label', {}, onModFail, ' pause when a module fails'),
 		h('span', { class: 'devmode-buttons' }, resume, ' ', retry, ' ', skip), ' ', msg);
 	const signin = h('p', { class: 'devmode-signin muted', hidden: true },
 		h('a', { href: loginHref() }, 'Sign in'), ' as an operator to pause this job, fix needles and resume.');
@@ -109,6 +112,7 @@ export function mountDevmode(jobId) {
 				if (Array.isArray(state.schedule) && state.schedule.length) modules = state.schedule.filter(n => typeof n === 'string');
 				onFail.checked = !!state.pause_on_screen_mismatch;
 				onNext.checked = !!state.pause_on_next_command;
+				onModFail.checked = !!state.pause_on_failure;
 			}
 			drawModules();
 			drawPaused();

@@ -13,6 +13,7 @@ int cmd_user(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_client(int argc, char **argv);
 int cmd_new(int argc, char **argv);
+int cmd_snd2png(int argc, char **argv);
 /* Internal: QEMU runs it for each guest connection to the command server. */
 int cmd_cmdsrv_connect(int argc, char **argv);
 

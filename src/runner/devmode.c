@@ -45,6 +45,7 @@ struct devmode {
 	char pause_at[DEVMODE_NAME_MAX];
 	char pause_on[16];   /* "", "assert_screen" or "check_screen" */
 	bool next_command;
+	bool on_failure;     /* pause when a module fails (set_pause_on_failure) */
 	/* The pause, under lock; kind[0] == 0: running. */
 	char kind[16], module[DEVMODE_NAME_MAX], tags[256], reason[512];
 	char current[DEVMODE_NAME_MAX];
@@ -64,6 +65,7 @@ static json_t *state_locked(struct devmode *d)
 	if (!j)
 		return NULL;
 	json_object_set_new(j, "pause_on_screen_mismatch", d->pause_on[0] ? json_string(d->pause_on) : json_false());
+	json_object_set_new(j, "pause_on_failure", json_boolean(d->on_failure));
 	json_object_set_new(j, "schedule", d->schedule ? json_incref(d->schedule) : json_array());
 	if (d->kind[0]) {
 		json_object_set_new(j, "test_execution_paused", json_string(d->reason));
@@ -156,6 +158,10 @@ json_t *devmode_command(struct devmode *d, const char *line)
 	} else if (!strcmp(name, "set_pause_on_next_command")) {
 		v = json_object_get(cmd, "flag");
 		d->next_command = json_is_true(v) || (json_is_integer(v) && json_integer_value(v) != 0);
+		changed_locked(d);
+	} else if (!strcmp(name, "set_pause_on_failure")) {
+		v = json_object_get(cmd, "flag");
+		d->on_failure = json_is_true(v) || (json_is_integer(v) && json_integer_value(v) != 0);
 		changed_locked(d);
 	} else if (!strcmp(name, "resume_test_execution")) {
 		const char *dir = json_string_value(json_object_get(cmd, "distri_dir"));
@@ -335,6 +341,8 @@ int devmode_start(const char *out_dir, const struct devmode_opts *o, struct devm
 	pthread_cond_init(&d->cond, NULL);
 	snprintf(d->pause_at, sizeof(d->pause_at), "%s", o->pause_at ? o->pause_at : "");
 	snprintf(d->pause_on, sizeof(d->pause_on), "%s", o->pause_on_mismatch ? o->pause_on_mismatch : "");
+	d->next_command = o->pause_on_next_command != 0;
+	d->on_failure = o->pause_on_failure != 0;
 	d->sock_path = path_join(out_dir, DEVMODE_SOCK_FILE);
 	d->state_path = path_join(out_dir, DEVMODE_STATE_FILE);
 	if (!d->sock_path || !d->state_path) {
@@ -420,6 +428,23 @@ static enum devmode_action pause_here(struct runner *r, const char *kind, const 
 	return act;
 }
 
+/* A Perl run's modules come as they start: its schedule is the
+ * test_order.json the test process wrote first. The names, or NULL. */
+static json_t *perl_schedule(struct runner *r)
+{
+	char *path = path_join(r->testresults, "test_order.json");
+	json_t *order = path ? json_load_file(path, 0, NULL) : NULL, *names = NULL, *e;
+	size_t i;
+
+	free(path);
+	if (json_array_size(order) && (names = json_array()))
+		json_array_foreach(order, i, e)
+			if (json_is_string(json_object_get(e, "name")))
+				json_array_append(names, json_object_get(e, "name"));
+	json_decref(order);
+	return names;
+}
+
 void devmode_at_module(struct runner *r, const struct module *m)
 {
 	struct devmode *d = r->devmode;
@@ -429,6 +454,8 @@ void devmode_at_module(struct runner *r, const struct module *m)
 	if (!d)
 		return;
 	pthread_mutex_lock(&d->lock);
+	if (!d->schedule && r->perl)
+		d->schedule = perl_schedule(r);
 	if (!d->schedule && (d->schedule = json_array()))
 		for (size_t i = 0; i < r->nmodules; i++)
 			json_array_append_new(d->schedule, json_string(r->modules[i].name));
@@ -462,6 +489,51 @@ void devmode_at_command(struct runner *r, struct lua_State *L)
 	else
 		snprintf(reason, sizeof(reason), "next command");
 	(void)pause_here(r, "next_command", reason, m->details ? (int)json_array_size(m->details) : 0, NULL);
+}
+
+static void save_partial(struct runner *r, const struct module *m);
+
+void devmode_at_perl_command(struct runner *r, const char *cmd)
+{
+	struct devmode *d = r->devmode;
+	const struct module *m = runner__module(r);
+	char reason[300];
+	bool hit;
+
+	if (!d || !m)
+		return;
+	pthread_mutex_lock(&d->lock);
+	hit = d->next_command && !d->kind[0];
+	pthread_mutex_unlock(&d->lock);
+	if (!hit)
+		return;
+	snprintf(reason, sizeof(reason), "next command: %s", cmd);
+	(void)pause_here(r, "next_command", reason, 0, NULL);
+}
+
+int devmode_on_failure(struct runner *r, const char *reason)
+{
+	struct devmode *d = r->devmode;
+	const struct module *m = runner__module(r);
+	bool hit;
+
+	char why[512];
+	size_t n;
+
+	if (!d || !m)
+		return 0;
+	pthread_mutex_lock(&d->lock);
+	hit = d->on_failure && !d->kind[0];
+	pthread_mutex_unlock(&d->lock);
+	if (!hit)
+		return 0;
+	snprintf(why, sizeof(why), "%s", reason);
+	for (n = strlen(why); n && (why[n - 1] == '\n' || why[n - 1] == ' '); n--)
+		why[n - 1] = '\0'; /* Perl's die message ends in a newline */
+	if (!r->perl)
+		save_partial(r, m);
+	(void)pause_here(r, "failure", why, m->details ? (int)json_array_size(m->details) : 0, NULL);
+	return 1;
 }
 
 /* The paused module's result so far, as OUT/.devmode/result-<module>.json,

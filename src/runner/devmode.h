@@ -4,8 +4,9 @@
  * docs/devmode.md) read by a thread, and the pauses it asks for, taken by
  * the runner at safe points: before a module (set_pause_at_test), on a
  * failed screen check (set_pause_on_screen_mismatch: the check then waits
- * for resume, retry or skip) and on the next test API call
- * (set_pause_on_next_command). While paused the VM and the live view run
+ * for resume, retry or skip), on the next test API call
+ * (set_pause_on_next_command) and on a failed module
+ * (set_pause_on_failure). While paused the VM and the live view run
  * on. The state is answered on the channel and kept in OUT/.devmode.json.
  * Owns its thread, socket and files; the runner thread alone pauses. */
 #ifndef VIGIL_DEVMODE_H
@@ -29,6 +30,8 @@ struct lua_State;
 struct devmode_opts {
 	const char *pause_at;          /* a module's name, or NULL */
 	const char *pause_on_mismatch; /* "assert_screen", "check_screen" or NULL */
+	int pause_on_next_command;     /* PAUSE_ON_NEXT_COMMAND */
+	int pause_on_failure;          /* PAUSE_ON_FAILURE */
 	int terminal;
 };
 
@@ -63,6 +66,14 @@ int devmode_on_mismatch(struct runner *r, const char *tags, int is_assert);
  * (is_configured_to_pause_on_timeout), and the pause itself
  * (report_timeout): 1 retry (the needles were reloaded), 0 let it fail. */
 int devmode_pauses_on_timeout(struct runner *r, int is_assert);
+/* The Perl test process's next command (a backend_* command or a screen
+ * check, cmd its name) while set_pause_on_next_command is on: pauses
+ * before vigil answers it, as isotovideo holds backend commands. */
+void devmode_at_perl_command(struct runner *r, const char *cmd);
+/* A module failed (reason: os-autoinst's "test died: ..."): pauses when
+ * set_pause_on_failure is on (PAUSE_ON_FAILURE); the failure stands after
+ * the resume. 1 when it paused. */
+int devmode_on_failure(struct runner *r, const char *reason);
 int devmode_on_timeout(struct runner *r, const char *tags, int is_assert);
 
 #endif

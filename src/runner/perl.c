@@ -260,7 +260,7 @@ static json_t *areas_to_perl(json_t *areas)
 }
 
 /* A match or candidate as Perl's check_screen reply carries it. */
-static json_t *match_to_perl(struct runner *r, const char *name, json_t *areas, double error, int ok)
+json_t *perl__match_json(struct runner *r, const char *name, json_t *areas, double error, int ok)
 {
 	struct needle *n = needle_set_get(r->needles, name);
 	json_t *o;
@@ -276,13 +276,13 @@ static json_t *match_to_perl(struct runner *r, const char *name, json_t *areas, 
 }
 
 /* A check's candidate objects (screen.c's) as Perl's failed_candidates. */
-static json_t *cands_to_perl(struct runner *r, json_t *cands)
+json_t *perl__cands_json(struct runner *r, json_t *cands)
 {
 	json_t *out = json_array(), *c;
 	size_t i;
 
 	json_array_foreach(cands, i, c) {
-		json_t *e = match_to_perl(r, json_string_value(json_object_get(c, "name")),
+		json_t *e = perl__match_json(r, json_string_value(json_object_get(c, "name")),
 					  json_object_get(c, "area"), json_number_value(json_object_get(c, "error")), 0);
 		if (e)
 			json_array_append_new(out, e);
@@ -490,6 +490,7 @@ static json_t *c_set_current_test(struct runner *r, struct perl *p, json_t *msg,
 			p->ended = p->running;
 			p->running = -1;
 		}
+		perl_read_vars(r);
 		return ret(json_integer(1));
 	}
 	if (p)
@@ -582,7 +583,7 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 		return NULL;
 	}
 	if (rc == 1) {
-		json_t *found = match_to_perl(r, json_string_value(json_object_get(match, "needle")),
+		json_t *found = perl__match_json(r, json_string_value(json_object_get(match, "needle")),
 					      json_object_get(match, "area"),
 					      json_number_value(json_object_get(match, "error")), 1);
 		json_decref(match);
@@ -613,13 +614,13 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 		}
 		for (i = 0; i < r->check_nfails; i++) {
 			screen = json_object();
-			json_object_set_new(screen, "candidates", cands_to_perl(r, r->check_fails[i].cands));
+			json_object_set_new(screen, "candidates", perl__cands_json(r, r->check_fails[i].cands));
 			add_image(r, p, screen, r->check_fails[i].f);
 			json_array_append_new(screens, screen);
 		}
 		if (!r->check_nfails) {
 			screen = json_object();
-			json_object_set_new(screen, "candidates", cands_to_perl(r, r->check_cands));
+			json_object_set_new(screen, "candidates", perl__cands_json(r, r->check_cands));
 			add_image(r, p, screen, r->check_frame);
 			json_array_append_new(screens, screen);
 		}
@@ -782,11 +783,16 @@ static json_t *c_zero(struct runner *r, struct perl *p, json_t *msg, char *err, 
 static json_t *c_pause(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
 {
 	const char *why = json_string_value(json_object_get(msg, "reason"));
+	json_t *f = json_object_get(msg, "due_to_failure");
 
-	(void)r, (void)p, (void)err, (void)errlen;
-	/* Developer mode's hold is phase 2: the test goes on. */
-	log_info("the test asks to pause (%s): developer mode for Perl modules is not there yet, going on",
-		 why ? why : "no reason given");
+	(void)p, (void)err, (void)errlen;
+	/* autotest's pause_on_failure: held while developer mode pauses on
+	 * failures (PAUSE_ON_FAILURE); the failure stands after the resume */
+	if (json_is_true(f) || json_integer_value(f))
+		(void)devmode_on_failure(r, why ? why : "test died");
+	else
+		log_info("the test asks to pause (%s): only failures pause a Perl module, going on",
+			 why ? why : "no reason given");
 	return ret(json_integer(1));
 }
 
@@ -1011,6 +1017,10 @@ int perl_answer(struct runner *r, struct perl *p, json_t *msg, json_t **reply)
 	size_t i;
 
 	*reply = NULL;
+	/* step by command: developer mode holds the test API's commands to
+	 * the backend (and screen checks) as isotovideo does */
+	if (cmd && (!strncmp(cmd, "backend_", 8) || !strcmp(cmd, "check_screen")))
+		devmode_at_perl_command(r, cmd);
 	for (i = 0; cmd && i < sizeof(perl_cmds) / sizeof(perl_cmds[0]); i++) {
 		if (strcmp(perl_cmds[i].name, cmd))
 			continue;
@@ -1074,6 +1084,32 @@ static int write_vars(struct runner *r, char *err, size_t errlen)
 	return rc;
 }
 
+/* testapi's sound checks run `snd2png WAV PNG` from PATH: vigil's own
+ * (cmd/snd2png.c), BOOT/bin/snd2png, first on the test process's PATH. */
+static int write_snd2png(struct perl *p, char *err, size_t errlen)
+{
+	char self[4096], *bin = path_join(p->boot_dir, "bin"), *sh = bin ? path_join(bin, "snd2png") : NULL;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct buf b;
+	int rc = sh ? file_mkdir_p(bin, 0755) : ERR_NOMEM;
+
+	buf_init(&b, 8192);
+	self[n > 0 ? n : 0] = '\0';
+	if (!rc && (n <= 0 || strchr(self, '\''))) {
+		snprintf(err, errlen, "cannot name vigil's own binary for snd2png");
+		rc = ERR_INVALID;
+	} else if (!rc && (rc = buf_printf(&b, "#!/bin/sh\nexec '%s' snd2png \"$@\"\n", self)) == 0 &&
+		   (rc = file_write_all(sh, b.data, b.len)) == 0 && chmod(sh, 0755)) {
+		rc = -errno;
+	}
+	if (rc && rc != ERR_INVALID)
+		snprintf(err, errlen, "cannot write '%s': %s", sh ? sh : "snd2png", err_str(rc));
+	buf_release(&b);
+	free(sh);
+	free(bin);
+	return rc;
+}
+
 static int unpack_boot(struct runner *r, struct perl *p, char *err, size_t errlen)
 {
 	size_t i;
@@ -1094,6 +1130,8 @@ static int unpack_boot(struct runner *r, struct perl *p, char *err, size_t errle
 		free(dir);
 		free(path);
 	}
+	if (!rc)
+		rc = write_snd2png(p, err, errlen);
 	return rc;
 }
 
@@ -1137,21 +1175,24 @@ static int spawn(struct runner *r, struct perl *p, char *err, size_t errlen)
 {
 	int sv[2], logfd, nullfd;
 	char *script = path_join(p->boot_dir, "vigil_autotest.pl"), *logp = path_join(r->out_dir, "autoinst-log.txt");
-	char *inline_dir = NULL, **envp = NULL;
-	size_t n = 0, i;
+	char *inline_dir = NULL, *pathv = NULL, **envp = NULL;
+	size_t n = 0, i, j;
 	pid_t pid;
 
 	if (!script || !logp)
 		goto nomem;
 	while (environ[n])
 		n++;
-	envp = calloc(n + 3, sizeof(*envp));
-	if (!envp || asprintf(&inline_dir, "PERL_INLINE_DIRECTORY=%s/inline", r->workdir) < 0)
+	envp = calloc(n + 4, sizeof(*envp));
+	if (!envp || asprintf(&inline_dir, "PERL_INLINE_DIRECTORY=%s/inline", r->workdir) < 0 ||
+	    asprintf(&pathv, "PATH=%s/bin:%s", p->boot_dir, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin") < 0)
 		goto nomem;
-	for (i = 0; i < n; i++)
-		envp[i] = environ[i];
-	envp[n] = "ANSI_COLORS_DISABLED=1";
-	envp[n + 1] = inline_dir;
+	for (i = 0, j = 0; i < n; i++)
+		if (strncmp(environ[i], "PATH=", 5))
+			envp[j++] = environ[i];
+	envp[j++] = "ANSI_COLORS_DISABLED=1";
+	envp[j++] = inline_dir;
+	envp[j] = pathv;
 	{
 		char *idir = path_join(r->workdir, "inline");
 		if (idir)
@@ -1169,6 +1210,7 @@ static int spawn(struct runner *r, struct perl *p, char *err, size_t errlen)
 		free(script);
 		free(logp);
 		free(inline_dir);
+		free(pathv);
 		free(envp);
 		return -errno;
 	}
@@ -1198,6 +1240,7 @@ static int spawn(struct runner *r, struct perl *p, char *err, size_t errlen)
 	close(nullfd);
 	free(logp);
 	free(inline_dir);
+	free(pathv);
 	free(envp);
 	if (pid < 0) {
 		snprintf(err, errlen, "cannot start perl %s: %s", script, strerror(errno));
@@ -1214,6 +1257,7 @@ nomem:
 	free(script);
 	free(logp);
 	free(inline_dir);
+	free(pathv);
 	free(envp);
 	snprintf(err, errlen, "out of memory");
 	return ERR_NOMEM;
@@ -1417,6 +1461,8 @@ void perl_run(struct runner *r)
 		log_warn("the test process exited with status %d after tests_done", p.status);
 	if (p.done && p.died && !r->abort)
 		runner__abort(r, JOB_INCOMPLETE, "the Perl test process died: see autoinst-log.txt");
+	if (p.done)
+		perl_read_vars(r); /* run_all's last save */
 	perl_load_results(r);
 out:
 	stop_process(&p, 0);

@@ -36,6 +36,17 @@ json_t *perl_backend_answer(struct runner *r, const char *cmd, json_t *msg, int 
  * to r's (a warning names an unsupported class). 0 or negative. */
 int perl_backend_add_console(struct runner *r, json_t *console);
 
+/* The test process's variables read back from the vars.json it saved
+ * (after each module and at the end; perl_results.c): later values win,
+ * and each variable the test set or changed is named in the log. */
+void perl_read_vars(struct runner *r);
+
+/* A needle match as the test process takes it (needle::TO_JSON, areas'
+ * similarity 0..1), from screen.c's match (needle name, areas, error);
+ * NULL when the needle is gone. And a check's candidate list likewise. */
+json_t *perl__match_json(struct runner *r, const char *name, json_t *areas, double error, int ok);
+json_t *perl__cands_json(struct runner *r, json_t *cands);
+
 /* r->modules replaced by the modules of Perl's test_order.json and their
  * result-<name>.json files (perl_results.c), keeping the start and end
  * times the run recorded for each name; unchanged when there is no

@@ -261,6 +261,79 @@ static json_t *b_report_timeout(struct runner *r, json_t *msg, char *err, size_t
 	return ret(json_integer(devmode_on_timeout(r, text, !is_check(msg))));
 }
 
+/* --- sound (testapi_sound.c's primitives) ---------------------------- */
+
+/* testapi's start_audiocapture: filename is testresults/<module>-captured.wav,
+ * relative to the test process's directory, the results directory. */
+static json_t *b_start_audio(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	char why[900];
+
+	if (testapi_sound_start(r, str(msg, "filename"), why, sizeof(why))) {
+		snprintf(err, errlen, "start_audiocapture: %s", why);
+		return NULL;
+	}
+	return ret(json_integer(0));
+}
+
+static json_t *b_stop_audio(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	char why[900];
+
+	(void)msg;
+	if (testapi_sound_stop(r, why, sizeof(why))) {
+		snprintf(err, errlen, "stop_audiocapture: %s", why);
+		return NULL;
+	}
+	return ret(json_integer(0));
+}
+
+/* basetest's verify_sound_image: the PNG testapi made with snd2png (vigil's,
+ * first on the test process's PATH) searched once, {found, candidates}
+ * or {candidates}, as backend::baseclass's verify_image. */
+static json_t *b_verify_image(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	const char *img = str(msg, "imgpath"), *tags[32];
+	json_t *mm = json_object_get(msg, "mustmatch"), *t, *match = NULL, *o;
+	char why[900], *path = img[0] == '/' ? strdup(img) : path_join(r->out_dir, img);
+	size_t n = 0, i;
+	int near, rc;
+
+	if (json_is_string(mm))
+		tags[n++] = json_string_value(mm);
+	json_array_foreach(mm, i, t)
+		if (json_is_string(t) && n < 32)
+			tags[n++] = json_string_value(t);
+	if (!path || !n) {
+		free(path);
+		snprintf(err, errlen, "verify_image: %s", path ? "no tag in mustmatch" : "out of memory");
+		return NULL;
+	}
+	rc = testapi_sound_check(r, path, 1, tags, n, 0, &match, &near, why, sizeof(why));
+	free(path);
+	if (rc < 0) {
+		snprintf(err, errlen, "verify_image '%s': %s", img, why);
+		return NULL;
+	}
+	o = json_object();
+	if (rc == 1) {
+		json_t *found = perl__match_json(r, json_string_value(json_object_get(match, "needle")),
+						 json_object_get(match, "area"),
+						 json_number_value(json_object_get(match, "error")), 1);
+		if (found)
+			json_object_set_new(o, "found", found);
+		json_object_set_new(o, "candidates", json_array());
+		runner__progress(r, "verify_image '%s': matched %s", tags[0],
+				 json_string_value(json_object_get(match, "needle")));
+	} else {
+		json_object_set_new(o, "candidates", perl__cands_json(r, r->check_cands));
+		runner__progress(r, "verify_image '%s': no match%s%s", tags[0], r->check_why[0] ? ": " : "",
+				 r->check_why);
+	}
+	json_decref(match);
+	return ret(o);
+}
+
 #define NEEDS_VM 1
 
 static const struct backend_cmd {
@@ -289,6 +362,9 @@ static const struct backend_cmd {
 	{ "backend_cont_vm", NULL, "resume_vm", "", NEEDS_VM },
 	{ "backend_save_memory_dump", NULL, "save_memory_dump", "*", NEEDS_VM },
 	{ "backend_reload_needles", b_reload_needles, NULL, NULL, 0 },
+	{ "backend_start_audiocapture", b_start_audio, NULL, NULL, NEEDS_VM },
+	{ "backend_stop_audiocapture", b_stop_audio, NULL, NULL, NEEDS_VM },
+	{ "backend_verify_image", b_verify_image, NULL, NULL, 0 },
 	{ "is_configured_to_pause_on_timeout", b_pause_configured, NULL, NULL, 0 },
 	{ "report_timeout", b_report_timeout, NULL, NULL, 0 },
 };

@@ -3,6 +3,7 @@
  * os-autoinst's test process wrote (test_order.json, result-<name>.json),
  * with the times vigil saw and parse_extra_log's tests. Reads files only;
  * the process and its RPC are perl.c's. */
+#define LOG_MODULE "perl"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "runner/results.h"
 #include "runner/runner_int.h"
 #include "util/file.h"
+#include "util/log.h"
 #include "util/path.h"
 #include "util/str.h"
 #include "util/time.h"
@@ -95,4 +97,49 @@ void perl_load_results(struct runner *r)
 	free(r->modules);
 	r->modules = mods;
 	r->nmodules = n;
+}
+
+/* Names whose values the log does not show (os-autoinst's vars.json leaves
+ * them out at the end too). */
+static int is_secret(const char *key)
+{
+	return !strncmp(key, "_SECRET_", 8) || str_ends_with(key, "_PASSWORD");
+}
+
+void perl_read_vars(struct runner *r)
+{
+	char *path = r->out_dir ? path_join(r->out_dir, "vars.json") : NULL;
+	json_t *root = path ? json_load_file(path, 0, NULL) : NULL, *val;
+	const char *key;
+
+	if (!path)
+		return; /* no results directory (unit tests) */
+	free(path);
+	if (!json_is_object(root)) {
+		log_warn("vars.json of the test process could not be read back: the variables it set stay unseen");
+		json_decref(root);
+		return;
+	}
+	json_object_foreach(root, key, val) {
+		const char *old = vars_get(&r->vars, key);
+		char *text = NULL;
+
+		if (json_is_null(val)) {
+			if (old) {
+				log_info("the test removed %s", key);
+				json_object_del(r->vars.obj, key);
+			}
+			continue;
+		}
+		if (!vars_valid_key(key) || json_is_object(val) || json_is_array(val))
+			continue; /* nothing vigil reads: only Perl's */
+		text = json_is_string(val) ? str_dup(json_string_value(val)) : json_dumps(val, JSON_ENCODE_ANY);
+		if (text && (!old || strcmp(old, text))) {
+			log_info("the test set %s=%s", key, is_secret(key) ? "(secret)" : text);
+			if (vars_set(&r->vars, key, text))
+				log_warn("variable %s could not be kept", key);
+		}
+		free(text);
+	}
+	json_decref(root);
 }

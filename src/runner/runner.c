@@ -445,6 +445,12 @@ static void run_module(struct runner *r, struct module *m)
 			steps_text(&r->steps, "Failed", b.data ? b.data : "", "fail");
 			buf_release(&b);
 		}
+		/* developer mode's pause on failure (os-autoinst's reason) */
+		if (!r->abort) {
+			char why[600];
+			snprintf(why, sizeof(why), "test died: %s", m->fail_message);
+			(void)devmode_on_failure(r, why);
+		}
 		if (!r->abort) {
 			lua_getfield(L, -2, "post_fail_hook");
 			if (lua_isfunction(L, -1)) {
@@ -853,6 +859,7 @@ enum job_result runner_run(struct runner *r)
 		lua_pop(r->L, 1);
 	}
 	r->last_milestone = -1;
+	r->sound_module = -1;
 	first = 0;
 	if (r->resume_from) {
 		char name[300];
@@ -1103,7 +1110,14 @@ int runner_new(const struct runner_opts *o, struct runner **out, char *err, size
 		r->log_opened = 1;
 	save_vars(r);
 	{
-		struct devmode_opts d = { o->pause_at, o->pause_on_mismatch, o->pause_at || o->pause_on_mismatch };
+		/* os-autoinst's variables set what the options do not */
+		const char *at = vars_get(&r->vars, "PAUSE_AT"), *on = vars_get(&r->vars, "PAUSE_ON_SCREEN_MISMATCH");
+		if (on && strcmp(on, "assert_screen") && strcmp(on, "check_screen"))
+			on = vars_get_bool(&r->vars, "PAUSE_ON_SCREEN_MISMATCH", 0) ? "assert_screen" : NULL;
+		struct devmode_opts d = { o->pause_at ? o->pause_at : at && *at ? at : NULL,
+					  o->pause_on_mismatch ? o->pause_on_mismatch : on && *on ? on : NULL,
+					  vars_get_bool(&r->vars, "PAUSE_ON_NEXT_COMMAND", 0),
+					  vars_get_bool(&r->vars, "PAUSE_ON_FAILURE", 0), o->pause_at || o->pause_on_mismatch };
 		if ((rc = devmode_start(r->out_dir, &d, &r->devmode))) {
 			snprintf(err, errlen, "developer mode: %s", err_str(rc));
 			goto out;

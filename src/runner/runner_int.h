@@ -120,6 +120,10 @@ struct runner {
 	size_t virtio_offset;     /* wait_serial start on it */
 	size_t term_offset;       /* Perl: a serial-terminal's own position in the serial
 	                           * output (from its activation; not reset per module) */
+	/* testapi_sound.c: a wavcapture runs; the module that started one
+	 * (once per module, as os-autoinst), -1 none */
+	int sound_running;
+	long sound_module;
 };
 
 /* Mark the job as ended early (first reason wins). */

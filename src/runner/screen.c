@@ -637,6 +637,38 @@ out:
 	return rc;
 }
 
+int screen_check_frame(struct runner *r, struct frame *f, const char *const *tags, size_t ntags, int is_assert,
+		       json_t **match, int *near_miss)
+{
+	struct needle **needles = NULL;
+	struct frame_search s = { 0 };
+	size_t nn;
+	int rc;
+
+	*match = NULL;
+	*near_miss = 0;
+	r->check_why[0] = '\0';
+	nn = needle_set_find(r->needles, tags, ntags, &needles);
+	if (nn == 0)
+		(void)no_needle(r, tags, ntags, 0, 0);
+	rc = search_frame(r, needles, nn, f, 1.0, &s);
+	/* the cached preparation belongs to this frame alone */
+	screen_release(r);
+	if (rc)
+		goto out;
+	if (s.n && s.res[0].ok) {
+		*match = record_match(r, f, &s, tags, ntags);
+		rc = 1;
+		goto out;
+	}
+	*near_miss = s.n ? is_near_miss(r, &s.res[0]) : 0;
+	record_failure(r, f, &s, tags, ntags, is_assert, *near_miss);
+out:
+	search_release(&s);
+	free(needles);
+	return rc;
+}
+
 int screen_changed(const struct frame *ref, const struct frame *f, double level)
 {
 	return !ref || image_psnr(ref->img, f->img) < level;

@@ -23,6 +23,13 @@
 int screen_check(struct runner *r, const char *const *tags, size_t ntags, double timeout,
 		 int is_assert, json_t **match, int *near_miss);
 
+/* One whole-image search of f (not a screen: a recorded sound's
+ * spectrogram) for the tags, recorded as screen_check records its last
+ * search. Returns 1 matched (*match as screen_check's), 0 not, or
+ * ERR_NOMEM. */
+int screen_check_frame(struct runner *r, struct frame *f, const char *const *tags, size_t ntags, int is_assert,
+		       json_t **match, int *near_miss);
+
 /* wait_still_screen's test of a change: whether frame f differs from ref
  * by a PSNR under level (ref NULL: always). --explore keeps the frames
  * that pass it (explore.c), so "distinct" means the same in both. */

@@ -1032,5 +1032,6 @@ void testapi_register(struct runner *r, lua_State *L)
 	testapi_register_console(L);
 	testapi_register_more(r, L);
 	testapi_register_extra(L);
+	testapi_register_sound(L);
 	testapi_register_cmdsrv(L);
 }

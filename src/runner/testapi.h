@@ -62,8 +62,22 @@ void testapi_register_console(lua_State *L);
  * username, password, cmd) from r's variables; r NULL: their defaults. */
 void testapi_register_more(struct runner *r, lua_State *L);
 /* testapi_extra.c's functions (parse_extra_log, save_storage_drives,
- * switch_network, the sound ones, x11_start_program, ensure_installed, use). */
+ * switch_network, x11_start_program, ensure_installed, use). */
 void testapi_register_extra(lua_State *L);
+/* testapi_sound.c: start_audiocapture, assert_recorded_sound,
+ * check_recorded_sound; and their primitives, shared with Perl's
+ * backend_* commands. Each returns 0 or a negative code with err set.
+ * testapi_sound_start: QEMU's wavcapture into path (relative: to the
+ * results directory); testapi_sound_stop: stopcapture. */
+void testapi_register_sound(lua_State *L);
+int testapi_sound_start(struct runner *r, const char *path, char *err, size_t errlen);
+int testapi_sound_stop(struct runner *r, char *err, size_t errlen);
+/* One search of path (a PNG when is_png, else a sound file drawn as its
+ * spectrogram) for the tags, recorded as a screen check. 1 matched
+ * (*match: screen_check's match object, the caller's), 0 not (*near: a
+ * near miss), negative with err set. */
+int testapi_sound_check(struct runner *r, const char *path, int is_png, const char *const *tags, size_t ntags,
+			int is_assert, json_t **match, int *near, char *err, size_t errlen);
 /* Primitives of the Lua and Perl front ends (testapi_extra.c). Each
  * returns 0 or a negative code with err set. testapi_save_drives: disks
  * first..last (1-based) as ulogs/<name>-<n>-vm_disk_file.qcow2, the VM

@@ -2,7 +2,7 @@
 /* testapi_extra.c - the last of openQA's test API in Lua: parse_junit_log /
  * parse_extra_log (openQA's own OpenQA::Parser), save_storage_drives and
  * switch_network (primitives the Perl side shares), the distribution defaults
- * x11_start_program and ensure_installed, sound refused by name, and
+ * x11_start_program and ensure_installed, and
  * os-autoinst's upstream Lua module form (use, a global run, test_flags). */
 #define LOG_MODULE "testapi"
 #include <stdio.h>
@@ -216,17 +216,6 @@ static int l_switch_network(lua_State *L)
 	return 0;
 }
 
-/* The sound functions: QEMU gets no sound device (QEMU_SOUNDHW is named as
- * unsupported at start), so each says so instead of recording nothing. */
-static int no_sound(lua_State *L, const char *name)
-{
-	return luaL_error(L, "%s: vigil does not record sound (no sound device; docs/testapi.md)", name);
-}
-
-static int l_start_audiocapture(lua_State *L) { return no_sound(L, "start_audiocapture"); }
-static int l_assert_recorded_sound(lua_State *L) { return no_sound(L, "assert_recorded_sound"); }
-static int l_check_recorded_sound(lua_State *L) { return no_sound(L, "check_recorded_sound"); }
-
 /* os-autoinst's distribution defaults (distribution.pm) and the upstream
  * Lua module form's importer, in Lua on the functions above. */
 static const char prelude[] =
@@ -280,20 +269,10 @@ static const luaL_Reg extra_api[] = {
 	{ NULL, NULL },
 };
 
-/* Names that only raise a clear error (scripts/gen-testapi-table lists a
- * refused_* table's names as refused). */
-static const luaL_Reg refused_api[] = {
-	{ "start_audiocapture", l_start_audiocapture },
-	{ "assert_recorded_sound", l_assert_recorded_sound },
-	{ "check_recorded_sound", l_check_recorded_sound },
-	{ NULL, NULL },
-};
-
 void testapi_register_extra(lua_State *L)
 {
 	lua_pushglobaltable(L);
 	luaL_setfuncs(L, extra_api, 0);
-	luaL_setfuncs(L, refused_api, 0);
 	lua_pop(L, 1);
 	if (luaL_dostring(L, prelude) != LUA_OK) {
 		log_err("the test API's Lua part does not load: %s", lua_tostring(L, -1));

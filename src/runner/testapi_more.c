@@ -3,7 +3,7 @@
  * validate_script_output, force_soft_failure, assert_screen_change,
  * hold_key/release_key, background_script_run, become_root, test data
  * files, VM control over QMP and the exported variables (serialdev,
- * username, password, cmd). Mouse functions live in testapi.c. */
+ * username, password, cmd, vars). Mouse functions live in testapi.c. */
 #define LOG_MODULE "testapi"
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -515,6 +515,85 @@ static const luaL_Reg more_api[] = {
 	{ NULL, NULL },
 };
 
+/* The vars table: os-autoinst 4.6's testapi exports %vars (upstream's
+ * Lua use("testapi") copies it into a global table); here it is the job's
+ * variables themselves, live: vars.NAME reads as get_var, vars.NAME = v
+ * sets as set_var (nil deletes), pairs(vars) lists them sorted. */
+static int l_vars_index(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *v = lua_type(L, 2) == LUA_TSTRING ? vars_get(&r->vars, lua_tostring(L, 2)) : NULL;
+
+	if (v)
+		lua_pushstring(L, v);
+	else
+		lua_pushnil(L);
+	return 1;
+}
+
+static int l_vars_newindex(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *k = luaL_checkstring(L, 2);
+	const char *v = lua_isnil(L, 3) ? NULL : luaL_tolstring(L, 3, NULL);
+
+	if (!v) {
+		json_object_del(r->vars.obj, k);
+		return 0;
+	}
+	if (vars_set(&r->vars, k, v))
+		return luaL_error(L, "vars: settings key '%s' is invalid", k);
+	return 0;
+}
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* pairs(vars)'s iterator: upvalues the sorted names, the values, the
+ * position. */
+static int l_vars_next(lua_State *L)
+{
+	lua_Integer i = lua_tointeger(L, lua_upvalueindex(3)) + 1;
+
+	lua_pushinteger(L, i);
+	lua_replace(L, lua_upvalueindex(3));
+	if (lua_rawgeti(L, lua_upvalueindex(1), i) == LUA_TNIL)
+		return 1;
+	lua_pushvalue(L, -1);
+	lua_rawget(L, lua_upvalueindex(2));
+	return 2;
+}
+
+/* pairs(vars): every variable in name order, as they were when the loop
+ * started. */
+static int l_vars_pairs(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	size_t n = json_object_size(r->vars.obj), i = 0;
+	const char **keys = calloc(n ? n : 1, sizeof(*keys)), *k;
+	json_t *v;
+
+	if (!keys)
+		return luaL_error(L, "vars: out of memory");
+	json_object_foreach(r->vars.obj, k, v)
+		keys[i++] = k;
+	qsort(keys, i, sizeof(*keys), by_key);
+	lua_createtable(L, (int)i, 0);
+	lua_createtable(L, 0, (int)i);
+	for (n = 0; n < i; n++) {
+		lua_pushstring(L, keys[n]);
+		lua_rawseti(L, -3, (lua_Integer)n + 1);
+		lua_pushstring(L, json_string_value(json_object_get(r->vars.obj, keys[n])));
+		lua_setfield(L, -2, keys[n]);
+	}
+	free(keys);
+	lua_pushinteger(L, 0);
+	lua_pushcclosure(L, l_vars_next, 3);
+	return 1;
+}
+
 void testapi_register_more(struct runner *r, lua_State *L)
 {
 	static const char *const from_vars[][2] = {
@@ -540,6 +619,16 @@ void testapi_register_more(struct runner *r, lua_State *L)
 	}
 	lua_newtable(L);
 	lua_setglobal(L, "cmd");
+	lua_newtable(L);
+	lua_newtable(L);
+	lua_pushcfunction(L, l_vars_index);
+	lua_setfield(L, -2, "__index");
+	lua_pushcfunction(L, l_vars_newindex);
+	lua_setfield(L, -2, "__newindex");
+	lua_pushcfunction(L, l_vars_pairs);
+	lua_setfield(L, -2, "__pairs");
+	lua_setmetatable(L, -2);
+	lua_setglobal(L, "vars");
 	if (luaL_dostring(L, prelude) != LUA_OK) {
 		log_err("the test API's Lua part does not load: %s", lua_tostring(L, -1));
 		lua_pop(L, 1);

@@ -63,7 +63,7 @@ static json_t *build(struct api_req *req, struct api_resp *out)
 
 	if (!name) {
 		api_error(out, 400, "missing \"command\": set_pause_at_test, set_pause_on_screen_mismatch, "
-				    "set_pause_on_next_command or resume_test_execution");
+				    "set_pause_on_next_command, set_pause_on_failure or resume_test_execution");
 		return NULL;
 	}
 	if (!strcmp(name, "set_pause_at_test")) {
@@ -83,7 +83,7 @@ static json_t *build(struct api_req *req, struct api_resp *out)
 					    "\"check_screen\" or false");
 		else
 			cmd = json_pack("{s:s,s:o}", "cmd", name, "pause_on", s ? json_string(s) : json_false());
-	} else if (!strcmp(name, "set_pause_on_next_command")) {
+	} else if (!strcmp(name, "set_pause_on_next_command") || !strcmp(name, "set_pause_on_failure")) {
 		cmd = json_pack("{s:s,s:b}", "cmd", name, "flag", truthy(arg(req, "flag", &tmp)));
 	} else if (!strcmp(name, "resume_test_execution")) {
 		s = json_string_value(arg(req, "action", &tmp));

@@ -442,6 +442,31 @@ out:
 	return rc;
 }
 
+/* os-autoinst's sound card (backend::qemu, QEMU 4.2 and later): the
+ * audiodev snd0 that start_audiocapture's wavcapture records, of backend
+ * QEMU_AUDIOBACKEND (default none: nothing is played on the host), and
+ * the device QEMU_AUDIODEV (default intel-hda, with its hda-output codec)
+ * playing into it. The PC speaker is not connected unless QEMU_APPEND
+ * says so ("machine pcspk-audiodev=snd0"), as in os-autoinst. */
+static int add_audio(struct qemu_cmd *c, qemu_get_fn get, void *ctx)
+{
+	const char *dev = get_or(get, ctx, "QEMU_AUDIODEV", "intel-hda");
+	const char *backend = get_or(get, ctx, "QEMU_AUDIOBACKEND", "none");
+	int rc;
+
+	/* both may carry QEMU options after a comma, as in os-autoinst */
+	if ((rc = add(c, "-audiodev")) < 0 || (rc = addf(c, "%s,id=snd0", backend)) < 0)
+		return rc;
+	if (!strcmp(dev, "intel-hda")) {
+		if ((rc = add(c, "-device")) < 0 || (rc = add(c, "intel-hda")) < 0)
+			return rc;
+		dev = "hda-output";
+	}
+	if ((rc = add(c, "-device")) < 0 || (rc = addf(c, "%s,audiodev=snd0", dev)) < 0)
+		return rc;
+	return 0;
+}
+
 /* QEMU_APPEND in os-autoinst's form: split at " -", each part split at
  * spaces, its first word an option that gets its '-' (kept if present). */
 static int add_append(struct qemu_cmd *c, const char *v)
@@ -682,6 +707,8 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 	    (rc = add(c, "-device")) < 0 || (rc = add(c, "qemu-xhci")) < 0 ||
 	    (rc = add(c, "-device")) < 0 || (rc = add(c, "usb-tablet")) < 0)
 		goto out;
+	if ((rc = add_audio(c, get, ctx)) < 0)
+		goto out;
 	{
 		const char *hm = get_or(get, ctx, "HDDMODEL", ""), *cm = get_or(get, ctx, "CDMODEL", "");
 
@@ -827,9 +854,7 @@ static const struct {
 	{ "OFW", "no Open Firmware (ppc, sparc)" },
 	{ "OVS_DEBUG", "no Open vSwitch: NICTYPE=tap is QEMU socket multicast" },
 	{ "PXEBOOT", "no network boot" },
-	{ "QEMU_AUDIODEV", "no sound device" },
-	{ "QEMU_AUDIOBACKEND", "no sound device" },
-	{ "QEMU_SOUNDHW", "no sound device" },
+	{ "QEMU_SOUNDHW", "os-autoinst too ignores it on QEMU 4.2 and later: use QEMU_AUDIODEV" },
 	{ "QEMU_BALLOON_TARGET", "no balloon device" },
 	{ "QEMU_BALLOON_TIMEOUT", "no balloon device" },
 	{ "QEMU_ENABLE_SMBD", "no samba share" },

@@ -513,6 +513,25 @@ static bool publishes(const json_t *settings)
 	return false;
 }
 
+/* What the job publishes is what its variables say when the run ends, as
+ * isotovideo reads vars.json back before handling the assets it made: the
+ * settings with the run's PUBLISH_* variables (a test's set_var) over
+ * them. New reference, or NULL on OOM. */
+static json_t *final_settings(const json_t *settings, const char *out_dir)
+{
+	char *path = out_dir ? path_join(out_dir, "vars.json") : NULL;
+	json_t *run = path ? json_load_file(path, 0, NULL) : NULL, *all = json_deep_copy(settings), *v;
+	const char *k;
+
+	free(path);
+	if (all && json_is_object(run))
+		json_object_foreach(run, k, v)
+			if (!strncmp(k, "PUBLISH_", 8) && json_is_string(v))
+				json_object_set(all, k, v);
+	json_decref(run);
+	return all;
+}
+
 /* Upload a file as an asset ("public", or "private": the server prefixes
  * the job id), trying again while the server is away. */
 static int upload_asset(struct worker *w, struct job_run *r, const char *path, const char *name, const char *scope,
@@ -1290,10 +1309,15 @@ void worker__run_job(struct worker *w, json_t *job)
 	worker__final_result(&r, result, sizeof(result), reason, sizeof(reason));
 	/* A passed job hands its disks to the jobs chained after it, before
 	 * set_done lets them start. */
-	if (publishes(settings) && !r.cancelled && (!strcmp(result, "passed") || !strcmp(result, "softfailed")) &&
-	    publish_disks(w, &r, settings, vmdir, deadline, why, sizeof(why))) {
-		snprintf(result, sizeof(result), "incomplete");
-		snprintf(reason, sizeof(reason), "%s", why);
+	{
+		json_t *fin = final_settings(settings, r.out);
+		const json_t *pub = fin ? fin : settings;
+		if (publishes(pub) && !r.cancelled && (!strcmp(result, "passed") || !strcmp(result, "softfailed")) &&
+		    publish_disks(w, &r, pub, vmdir, deadline, why, sizeof(why))) {
+			snprintf(result, sizeof(result), "incomplete");
+			snprintf(reason, sizeof(reason), "%s", why);
+		}
+		json_decref(fin);
 	}
 	if (*w->stop && !r.cancelled && strcmp(result, "passed")) {
 		snprintf(result, sizeof(result), "incomplete");

@@ -4,7 +4,8 @@
 # pool testresults/ and vigil's OUT/testresults/) the way issue 15 checks
 # them: the modules (test_order.json: name, script, flags) and their results,
 # and per step of result-<module>.json the result, needle, tags, match areas
-# and text steps. Timings, frame times and file names are not compared.
+# text steps and recordings (audio). Timings, frame times and file names are not
+# compared.
 # --only-in-b NAME: module NAME is B's own (vigil_extra of test_perl_debian.sh,
 # scheduled for vigil only): left out of B, and a difference if A has it.
 # --across-languages: A and B run the same steps written in two languages
@@ -72,6 +73,8 @@ def step_view(d, step, opts):
     if 'area' in step:
         keys = ('x', 'y', 'w', 'h', 'result') + (('similarity',) if opts['similarity'] else ())
         v['area'] = [{k: a.get(k) for k in keys} for a in step['area']]
+    if 'audio' in step:  # a recording (start_audiocapture)
+        v['audio'] = step['audio']
     if 'needles' in step:  # a failed screen's candidates
         v['candidates'] = sorted(n.get('name') or '' for n in step['needles'])
     if 'text' in step or 'title' in step:

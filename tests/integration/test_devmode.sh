@@ -6,7 +6,8 @@
 # sent before the job starts pause it at a module, resume, a failed check
 # pauses with its step uploaded, a needle saved in the server's
 # distribution turns the retry into a pass, skip fails the next check as
-# it would have. Waits on the states the runner reports, never on time.
+# it would have; a Perl distribution stepped command by command and held on
+# its failed module. Waits on the states the runner reports, never on time.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/server_lib.sh"
 ISO=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}/grub-rescue-cdrom.iso
@@ -51,7 +52,34 @@ check "SIGTERM ends a paused run (exit 2, incomplete)" test $? -eq 2
 check "no QEMU is left behind" qemu_gone "$TMP/lout"
 check "the channel is gone with the run" test ! -e "$TMP/lout/.devmode.sock"
 
-# 2. Through the server and a worker.
+# 2. A Perl distribution (os-autoinst's test process), locally, with
+# os-autoinst's variables: PAUSE_ON_NEXT_COMMAND steps through the
+# commands it sends, PAUSE_ON_FAILURE holds a failed module.
+(exec $VIGIL run "$ROOT/tests/integration/distri-perl-devmode" --out "$TMP/pout" --var NOVIDEO=1 \
+	--var NEEDLES_DIR="$ROOT/examples/grub/needles" --var PAUSE_ON_NEXT_COMMAND=1 --var PAUSE_ON_FAILURE=1 \
+	< /dev/null > "$TMP/perl.log" 2>&1) &
+PPID_RUN=$!
+PIDS="$PIDS $PPID_RUN"
+ppaused() { json_get "$TMP/pout/.devmode.json" 'j["paused"]["kind"] + " " + j["paused"]["module"] + ": " + j["paused"]["reason"]' | grep -qx "$1"; }
+pcmd() { $CMD "$TMP/pout/.devmode.sock" "$1" > "$TMP/pcmd.json" 2>&1 && grep -q '"ret":1' "$TMP/pcmd.json"; }
+check "perl: the first command of module boot pauses (check_screen)" \
+	until_ok 240 ppaused "next_command boot: next command: check_screen"
+check "perl: resume" pcmd '{"cmd": "resume_test_execution"}'
+check "perl: the next command pauses (backend_send_key)" \
+	until_ok 240 ppaused "next_command boot: next command: backend_send_key"
+check "perl: step by command off" pcmd '{"cmd": "set_pause_on_next_command", "flag": false}'
+check "perl: resume again" pcmd '{"cmd": "resume_test_execution"}'
+check "perl: the failed module pauses (pause_on_failure)" \
+	until_ok 240 ppaused "failure dies: test died: deliberate failure"
+check "perl: the state says pause_on_failure" grep -q '"pause_on_failure":true' "$TMP/pout/.devmode.json"
+check "perl: resume after the failure" pcmd '{"cmd": "resume_test_execution"}'
+wait $PPID_RUN
+check "perl: the run ends failed (exit 1)" test $? -eq 1
+check "perl: the failure stood: boot ok, dies fail" [ "$(json_get "$TMP/pout/testresults/results.json" \
+	'",".join(m["name"] + "=" + m["result"] for m in j["modules"])')" = "boot=ok,dies=fail" ]
+check "perl: no QEMU is left behind" qemu_gone "$TMP/pout"
+
+# 3. Through the server and a worker.
 new_keys operator
 mkdir -p "$DATA/tests"
 distri "$DATA/tests/devmode"

@@ -167,6 +167,8 @@ check "perl job: modules boot and locks passed (lockapi through the job token)" 
 check "perl job: the mutex is the job's, unlocked; the released barrier is gone, the other one waits" \
 	[ "$(sql "SELECT name || ':' || owner || ':' || COALESCE(locked_by, '-') || ':' || count FROM job_locks ORDER BY name" | tr '\n' ' ')" = \
 	"vigil_b2:$job:$job:2 vigil_m:$job:-:1 " ]
+check "perl job: the disk its test named with set_var('PUBLISH_HDD_1') was published" \
+	[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/assets/hdd/perl-set-var.qcow2")" = 200 ]
 curl -s "$URL/tests/$job/file/vars.json" > "$TMP/pj-vars.json"
 TOKEN=$(json_get "$TMP/pj-vars.json" 'j["JOBTOKEN"]')
 check "perl job: its vars had the server's JOBTOKEN and OPENQA_URL" \

@@ -23,7 +23,7 @@ static json_t *cmd(struct devmode *d, const char *line)
 TEST(devmode_channel_commands)
 {
 	char dir[] = "/tmp/vigil-devmode-XXXXXX", state[300];
-	struct devmode_opts o = { "boot", NULL, 0 };
+	struct devmode_opts o = { .pause_at = "boot", .pause_on_failure = 1 };
 	struct devmode *d = NULL;
 	struct dev_relay rel = { 0 };
 	json_t *r, *st;
@@ -36,6 +36,10 @@ TEST(devmode_channel_commands)
 	CHECK_STR(json_string_value(json_object_get(r, "pause_test_name")), "boot");
 	CHECK(json_is_false(json_object_get(r, "pause_on_screen_mismatch")));
 	CHECK_INT(json_integer_value(json_object_get(r, "test_execution_paused")), 0);
+	CHECK(json_is_true(json_object_get(r, "pause_on_failure"))); /* PAUSE_ON_FAILURE */
+	json_decref(r);
+	r = cmd(d, "{\"cmd\": \"set_pause_on_failure\", \"flag\": false}");
+	CHECK(json_is_false(json_object_get(r, "pause_on_failure")));
 	json_decref(r);
 	r = cmd(d, "{\"cmd\": \"set_pause_on_screen_mismatch\", \"pause_on\": \"check_screen\"}");
 	CHECK_STR(json_string_value(json_object_get(r, "pause_on_screen_mismatch")), "check_screen");

@@ -89,7 +89,10 @@ TEST(perl_cmds_answer_the_anchor_transcript)
 	CHECK(strstr(got, "\"vigil_error\"") && strstr(got, "interface 33"));
 	free(got);
 	got = answer(r, "{\"cmd\":\"backend_start_audiocapture\",\"filename\":\"a.wav\"}");
-	CHECK(strstr(got, "\"vigil_error\"") && strstr(got, "'backend_start_audiocapture'"));
+	CHECK(strstr(got, "\"vigil_error\"") && strstr(got, "'backend_start_audiocapture' before the VM runs"));
+	free(got);
+	got = answer(r, "{\"cmd\":\"backend_verify_image\",\"imgpath\":\"/nonexistent/x.png\",\"mustmatch\":\"t\"}");
+	CHECK(strstr(got, "\"vigil_error\"") && strstr(got, "verify_image '/nonexistent/x.png'"));
 	free(got);
 	for (i = 0; i < r->nmodules; i++)
 		results_module_release(&r->modules[i]);

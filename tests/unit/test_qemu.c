@@ -71,6 +71,10 @@ TEST(qemu_cmd_defaults)
 	CHECK_STR(after(&c, "-chardev", ""), "socket,id=serial0,path=/w/serial.sock,server=on,wait=off");
 	CHECK_STR(after(&c, "-serial", ""), "chardev:serial0");
 	CHECK(after(&c, "-device", "qemu-xhci") && after(&c, "-device", "usb-tablet"));
+	/* os-autoinst's sound card: the audiodev snd0 that wavcapture records */
+	CHECK_STR(after(&c, "-audiodev", ""), "none,id=snd0");
+	CHECK(after(&c, "-device", "intel-hda"));
+	CHECK_STR(after(&c, "-device", "hda-"), "hda-output,audiodev=snd0");
 	CHECK(find(&c, "-boot") < 0);
 	/* NUMDISKS defaults to 1 as in os-autoinst: one blank 10 GiB disk,
 	 * then the device-less scratch disk for snapshots' VM state. */
@@ -288,6 +292,14 @@ TEST(qemu_cmd_machine_vars)
 	CHECK_STR(c.argv[i + 3], "base=utc");
 	CHECK_STR(c.argv[i + 4], "-no-reboot");
 	qemu_cmd_release(&c);
+	{
+		const char *snd[] = { "QEMU_AUDIODEV", "AC97", "QEMU_AUDIOBACKEND", "wav,path=/tmp/x.wav", NULL };
+		CHECK_INT(qemu_cmd_build(lookup, snd, "/w", "tcg", &c, err, sizeof(err)), 0);
+		CHECK_STR(after(&c, "-audiodev", ""), "wav,path=/tmp/x.wav,id=snd0");
+		CHECK_STR(after(&c, "-device", "AC97"), "AC97,audiodev=snd0");
+		CHECK(!after(&c, "-device", "intel-hda") && !after(&c, "-device", "hda-output"));
+		qemu_cmd_release(&c);
+	}
 	CHECK_INT(qemu_cmd_build(lookup, video, "/w", "tcg", &c, err, sizeof(err)), 0);
 	CHECK_STR(c.argv[2], "virtio-gpu-pci,edid=on,xres=1024,yres=768,max_outputs=1");
 	qemu_cmd_release(&c);

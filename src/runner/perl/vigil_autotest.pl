@@ -118,6 +118,19 @@ bmwqemu::save_vars();
 ask('vigil_schedule', consoles => \@consoles, needles_dir => $needles_dir, serialdev => $testapi::serialdev);
 $scheduled = 1;
 
+# A module's set_var()s reach vigil's variables when it ends: vars.json
+# saved (with the secrets, as set_var(..., reload_needles => 1) saves it)
+# before set_current_test(undef), which vigil answers by reading it back.
+# run_all's last save (without secrets) is read back after tests_done.
+{
+    no warnings 'redefine';
+    my $set_current_test = \&autotest::set_current_test;
+    *autotest::set_current_test = sub {
+        bmwqemu::save_vars() unless defined $_[0];
+        return $set_current_test->(@_);
+    };
+}
+
 $autotest::isotovideo = $sock;
 $SIG{TERM} = \&autotest::handle_sigterm;
 $SIG{INT} = $SIG{HUP} = $SIG{CHLD} = 'DEFAULT';

@@ -20,6 +20,9 @@ sub run {
         record_info('locks', 'the parent\'s mutex and barrier, found and released');
         return;
     }
+    # the worker publishes what the run's variables say at its end, as
+    # isotovideo does: a disk named by the test itself
+    set_var('PUBLISH_HDD_1', 'perl-set-var.qcow2');
     mutex_create('vigil_m') or die 'mutex_create refused';
     die 'a second mutex_create of the same name was accepted' if mutex_create('vigil_m');
     mutex_lock('vigil_m');
