@@ -17,7 +17,7 @@ static const char worker_usage[] =
 	"usage: vigil worker --host URL --apikey KEY --apisecret SECRET [--class C1,C2]\n"
 	"                    [--pool DIR] [--instance N] [--keep-snapshots S]\n"
 	"                    [--snapshot-cap MB] [--server auto|vigil|openqa]\n"
-	"                    [--share DIR] [-v]\n"
+	"                    [--share DIR] [--finish-deadline S] [-v]\n"
 	"\n"
 	"Registers with a 'vigil serve' or an openQA server, waits for jobs whose WORKER_CLASS it\n"
 	"offers, runs each with 'vigil run', posts status, uploads the results\n"
@@ -42,6 +42,8 @@ static const char worker_usage[] =
 	"  --share DIR       openQA's shared directory (tests/, factory/) as mounted\n"
 	"                    here (default /var/lib/openqa/share); assets not there\n"
 	"                    are downloaded\n"
+	"  --finish-deadline S  how long the end of a job (uploads, set_done) retries\n"
+	"                    a server that is away or answers 5xx (default 600)\n"
 	"  -v, --verbose     debug messages\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -69,12 +71,14 @@ int cmd_worker(int argc, char **argv)
 		{ "snapshot-cap", required_argument, NULL, 'C' },
 		{ "server", required_argument, NULL, 'S' },
 		{ "share", required_argument, NULL, 'D' },
+		{ "finish-deadline", required_argument, NULL, 'F' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe", SNAPKEEP_DEFAULT_S,
-				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL };
+				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL,
+				     WORKER_FINISH_DEADLINE_S };
 	char pool[64];
 	struct sigaction sa;
 	int c;
@@ -103,6 +107,13 @@ int cmd_worker(int argc, char **argv)
 		case 'i':
 			if (str_to_long(optarg, &cfg.instance) || cfg.instance < 0 || cfg.instance > 100000) {
 				fprintf(stderr, "vigil worker: --instance '%s': expected a number 0..100000\n", optarg);
+				return 2;
+			}
+			break;
+		case 'F':
+			if (str_to_long(optarg, &cfg.finish_deadline_s) || cfg.finish_deadline_s < 1 ||
+			    cfg.finish_deadline_s > 86400) {
+				fprintf(stderr, "vigil worker: --finish-deadline '%s': expected seconds 1..86400\n", optarg);
 				return 2;
 			}
 			break;

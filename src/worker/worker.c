@@ -76,6 +76,12 @@ int worker__call(struct worker *w, const char *method, const char *target, const
 	return rc ? rc : ERR_IO;
 }
 
+/* Seconds the end of a job retries a server that is away (--finish-deadline). */
+static double finish_deadline(const struct worker *w)
+{
+	return w->cfg->finish_deadline_s > 0 ? (double)w->cfg->finish_deadline_s : WORKER_FINISH_DEADLINE_S;
+}
+
 /* POST target, with the file at path as the body (none when path is NULL),
  * until a response under 500 comes, the worker stops or deadline passes:
  * a job's end outlasts a server that is away (restarted, unreachable).
@@ -744,9 +750,13 @@ static int upload_shots(struct worker *w, struct job_run *r, const char *tr, boo
 	return failed;
 }
 
+static void post_status(struct worker *w, struct job_run *r, bool uploading);
+
 /* Everything the job left, uploaded; while the server is away (restarted,
- * unreachable) tried again until WORKER_FINISH_DEADLINE_S has passed. 0
- * when all arrived. */
+ * unreachable, its disk full: 507) tried again until the finish deadline
+ * has passed, with a status between the rounds: uploads do not tell the
+ * server this worker is alive, and a worker silent for --worker-timeout
+ * loses its job. 0 when all arrived. */
 static int upload_all(struct worker *w, struct job_run *r, const char *tr, double deadline)
 {
 	int failed;
@@ -763,6 +773,7 @@ static int upload_all(struct worker *w, struct job_run *r, const char *tr, doubl
 		if (!failed || *w->stop || time_mono() > deadline)
 			break;
 		log_warn("job %lld: %d file(s) not uploaded yet, trying again", r->id, failed);
+		post_status(w, r, true);
 		time_sleep_ms(2000);
 	}
 	return failed ? -1 : 0;
@@ -1006,7 +1017,7 @@ static void job_result(struct job_run *r, char *result, size_t rlen, char *reaso
  * asks for new work). */
 static void set_done(struct worker *w, struct job_run *r, const char *result, const char *reason)
 {
-	double deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
+	double deadline = time_mono() + finish_deadline(w);
 	struct buf q;
 	char wid[24], err[512];
 	long st = 0;
@@ -1209,7 +1220,7 @@ void worker__run_job(struct worker *w, json_t *job)
 	post_status(w, &r, true);
 	if (r.aborted)
 		goto out;
-	deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
+	deadline = time_mono() + finish_deadline(w);
 	if (w->openqa ? openqa_upload_logs(w, &r) != 0 : upload_all(w, &r, tr, deadline) != 0) {
 		log_warn("job %lld: some files could not be uploaded", r.id);
 		r.upload_failed = true;
