@@ -299,14 +299,19 @@ def wait_for(pred, secs=WAIT, step=0.1):
 
 
 def defined_end(r, c, jid, allow_pass=True):
-    """The job ended (done) with a result; anything but a pass or a clean
-    failure carries a reason."""
+    """The job ended (done) with a result; a pass, a failure that names its
+    failed module (a frozen screen fails the check that waited on it), or
+    anything else with a reason."""
     j = c.wait_job(jid)
     r.notes.append(f"job {jid}: {j['state']} {j['result']}" + (f" ({j.get('reason')})" if j.get("reason") else ""))
     if not r.check(j["state"] == "done", f"job {jid} did not end: state {j['state']}"):
         return j
     if j["result"] == "passed":
         r.check(allow_pass, f"job {jid} passed although the fault hit it")
+    elif j["result"] == "failed" and not j.get("reason"):
+        failed = [m["name"] for m in j.get("modules", []) if m.get("result") == "failed"]
+        r.check(bool(failed), f"job {jid} failed without a reason or a failed module")
+        r.notes[-1] += f" (failed module {', '.join(failed)})"
     else:
         r.check(bool(j.get("reason")), f"job {jid} ended {j['result']} without a reason")
     return j
@@ -611,7 +616,7 @@ def kind_vnc(r, c):
     for pid, fd in fds or []:
         res = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", f"call (int)shutdown({fd}, 2)"],
                              capture_output=True, text=True, timeout=120)
-        r.injected = r.injected or "$1 = 0" in res.stdout
+        r.injected = r.injected or (res.returncode == 0 and "= 0" in res.stdout + res.stderr)
     r.notes.append(f"QEMU drops the VNC connection {fds} after {delay:.2f} s" + ("" if r.injected else " (missed)"))
     defined_end(r, c, jid, allow_pass=not r.injected)
 
@@ -622,7 +627,7 @@ def kind_qmp(r, c):
     jid = c.post_job(f"qmp-{r.seed}")
     r.check(wait_running(c, jid), f"job {jid} never ran")
     wait_for(lambda: qemu_pids(c.pool), secs=60)
-    delay, length = r.rng.uniform(0, 7), r.rng.choice([r.rng.uniform(0.5, 5), r.rng.uniform(5, 40)])
+    delay, length = r.rng.uniform(0, 10), r.rng.choice([r.rng.uniform(0.5, 5), r.rng.uniform(5, 40)])
     time.sleep(delay)
     pids = qemu_pids(c.pool)
     for p in pids:
