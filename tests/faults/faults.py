@@ -542,16 +542,18 @@ def kind_enospc(r, c):
         c.restart_server()
         return
     # the worker's end: uploads and set_done retried for FINISH_DEADLINE s
-    end = time.monotonic() + WAIT
+    # Until the job is done, or no runner has run for longer than the
+    # worker retries its end (set_done refused: the job stays running).
+    end, quiet_since = time.monotonic() + WAIT, time.monotonic()
     while time.monotonic() < end:
         try:
             if c.job(jid)["state"] == "done":
                 break
         except (requests.RequestException, ValueError, KeyError):
             pass
-        if "gave up" in open(os.path.join(c.tmp, "worker.log"), errors="replace").read()[-4000:]:
-            break
-        if not c.runner_pids() and not qemu_pids(c.pool) and time.monotonic() > end - WAIT + 60:
+        if c.runner_pids() or qemu_pids(c.pool):
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since > FINISH_DEADLINE + 10:
             break
         time.sleep(0.5)
     c.restart_server()
