@@ -19,6 +19,7 @@ Docs: docs/hardening.md, "Faults".
     tests/faults/faults.py --kinds net --seeds 17   # one run again
 """
 import argparse
+import ctypes
 import hashlib
 import json
 import os
@@ -44,6 +45,7 @@ WAIT = 300
 # down from 600 s so that a fault that outlasts them is seen in seconds.
 WORKER_TIMEOUT = 10
 FINISH_DEADLINE = 8
+SYS_PIDFD_GETFD = 438  # x86_64 and the other architectures of the unified table
 SINK = "fault-sink"  # a worker class no worker offers: jobs posted only to be kept
 
 
@@ -610,19 +612,42 @@ def unix_server_fds(sock_name, pool):
     return found
 
 
+def shutdown_in(pid, fd):
+    """shutdown() the socket that is fd in process pid, from here: a copy
+    of it taken with pidfd_getfd(2) (Linux 5.6; root or ptrace rights).
+    True when done."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        return False
+    try:
+        mine = libc.syscall(SYS_PIDFD_GETFD, pidfd, fd, 0)
+        if mine < 0:
+            return False
+        s = socket.socket(fileno=mine)
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            return False
+        finally:
+            s.close()
+        return True
+    finally:
+        os.close(pidfd)
+
+
 def kind_vnc(r, c):
-    """QEMU drops the runner's VNC connection at a seeded point (gdb makes
-    QEMU shut its end down: no hook in vigil)."""
+    """QEMU drops the runner's VNC connection at a seeded point: QEMU's end
+    of it is shut down from outside (pidfd_getfd); nothing in vigil helps."""
     jid = c.post_job(f"vnc-{r.seed}")
     r.check(wait_running(c, jid), f"job {jid} never ran")
-    fds = wait_for(lambda: unix_server_fds("vnc.sock", c.pool), secs=60)
-    delay = r.rng.uniform(0, 7)
+    wait_for(lambda: unix_server_fds("vnc.sock", c.pool), secs=60)
+    delay = r.rng.uniform(0, 8)
     time.sleep(delay)
     fds = unix_server_fds("vnc.sock", c.pool)
     for pid, fd in fds or []:
-        res = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", f"call (int)shutdown({fd}, 2)"],
-                             capture_output=True, text=True, timeout=120)
-        r.injected = r.injected or (res.returncode == 0 and "= 0" in res.stdout + res.stderr)
+        r.injected = shutdown_in(pid, fd) or r.injected
     r.notes.append(f"QEMU drops the VNC connection {fds} after {delay:.2f} s" + ("" if r.injected else " (missed)"))
     defined_end(r, c, jid, allow_pass=not r.injected)
 
@@ -633,7 +658,7 @@ def kind_qmp(r, c):
     jid = c.post_job(f"qmp-{r.seed}")
     r.check(wait_running(c, jid), f"job {jid} never ran")
     wait_for(lambda: qemu_pids(c.pool), secs=60)
-    delay, length = r.rng.uniform(0, 10), r.rng.choice([r.rng.uniform(0.5, 5), r.rng.uniform(5, 40)])
+    delay, length = r.rng.uniform(0, 10), r.rng.choice([r.rng.uniform(0.5, 5), r.rng.uniform(5, 25)])
     time.sleep(delay)
     pids = qemu_pids(c.pool)
     for p in pids:

@@ -5,7 +5,8 @@
 # client's fault, with nothing half-stored, and a start on a full disk that
 # says so; then tests/faults/faults.py with fixed seeds, each kind of fault
 # (kill -9 QEMU, the runner, the worker, the server mid-write and
-# mid-`POST isos`, a full disk, a cut network) injected into real jobs.
+# mid-`POST isos`, a full disk, a cut network, QEMU dropping VNC, QEMU not
+# answering) injected into real jobs.
 # `make faults` runs 50 seeds of each (docs/hardening.md, "Faults").
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/server_lib.sh"
@@ -49,7 +50,7 @@ check "start on a full disk: says the disk is full, and where" grep -q "the disk
 $PY tests/faults/faults.py --seeds "${FAULT_SEEDS:-1,2,3}" --tmp "$TMP/faults" > "$TMP/faults.out" 2>&1
 rc=$?
 cat "$TMP/faults.out"
-for k in qemu runner worker server isos enospc net; do
+for k in qemu runner worker server isos enospc net vnc qmp; do
 	check "faults: $k, every seed and the next job" sh -c "! grep -q '^FAIL $k' '$TMP/faults.out' && grep -q '^ok   $k: the next job runs to the end' '$TMP/faults.out'"
 done
 check "faults: exit status 0 (got $rc)" [ $rc -eq 0 ]
