@@ -533,14 +533,26 @@ def kind_enospc(r, c):
         spec = f"*/testresults/*:{r.rng.randint(0, 2_000_000)}"
     else:
         spec = f"*/vigil.db*:{r.rng.randint(0, 300_000)}"
+    log_path = os.path.join(c.tmp, "serve.log")
     c.restart_server({"VIGIL_FAULT_ENOSPC": spec})
-    r.injected = True
+    log_from = os.path.getsize(log_path)
     r.notes.append(f"VIGIL_FAULT_ENOSPC={spec}")
+
+    def struck():
+        """Writes the full disk refused (the server logs each), counted as
+        injected only when there was one."""
+        with open(log_path, errors="replace") as f:
+            f.seek(log_from)
+            t = f.read()
+        n = t.count("No space left on device") + t.count("database or disk is full")
+        r.injected = n > 0
+        r.notes.append(f"{n} writes refused")
     try:
         jid = c.post_job(f"enospc-{r.seed}")
     except Exception as e:  # the disk was full before the job could be stored
         msg = str(e)
         r.check("507" in msg, f"job creation on a full disk: {msg}")
+        struck()
         c.restart_server()
         return
     # the worker's end: uploads and set_done retried for FINISH_DEADLINE s
@@ -558,6 +570,7 @@ def kind_enospc(r, c):
         elif time.monotonic() - quiet_since > FINISH_DEADLINE + 10:
             break
         time.sleep(0.5)
+    struck()
     c.restart_server()
     j = defined_end(r, c, jid, allow_pass=True)
     # The worker kept the server informed while it retried (it used to be
