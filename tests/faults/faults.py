@@ -602,14 +602,15 @@ def on_term(sig, frame):
 
 def unix_server_fds(sock_name, pool):
     """(pid, fd) of the accepted ends of the connections to the unix socket
-    named sock_name under pool (QEMU's side)."""
-    out = subprocess.run(["ss", "-xpn", "state", "established"], capture_output=True, text=True).stdout
+    named sock_name under pool (QEMU's side): /proc/net/unix lists them
+    with the listening socket's path, connected (state 03)."""
     inodes = set()
-    for line in out.splitlines():
-        f = line.split()
-        for i, x in enumerate(f):
-            if x.startswith(pool) and x.endswith("/" + sock_name) and i + 1 < len(f):
-                inodes.add(f[i + 1])
+    with open("/proc/net/unix") as f:
+        next(f)
+        for line in f:
+            x = line.split()
+            if len(x) >= 8 and x[5] == "03" and x[7].startswith(pool) and x[7].endswith("/" + sock_name):
+                inodes.add(x[6])
     found = []
     for pid in qemu_pids(pool):
         try:
