@@ -57,7 +57,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/fuzz/%)
 FIXTURE_SRC := $(sort $(wildcard tests/fixtures/*.c))
 FIXTURES := $(FIXTURE_SRC:tests/fixtures/%.c=$(BUILD)/fixtures/%)
 
-.PHONY: all deps images demo install check check-interop unit integration bench clean install-deps fuzz fuzz-build FORCE
+.PHONY: all deps images demo install check check-interop unit integration bench clean install-deps fuzz fuzz-build faults FORCE
 
 all: $(BUILD)/vigil $(FIXTURES)
 
@@ -123,6 +123,13 @@ fuzz-build:
 FUZZ_TIME ?= 60
 fuzz: fuzz-build
 	tests/fuzz/run $(FUZZ_TIME)
+
+# Issue 17's fault suite (tests/faults/faults.py, docs/hardening.md "Faults"):
+# FAULT_RUNS seeded runs of each kind against real jobs; long, not in CI
+# (test_fault_inject.sh runs three fixed seeds).
+FAULT_RUNS ?= 50
+faults: all
+	tests/faults/faults.py --runs $(FAULT_RUNS)
 
 install-deps:
 	scripts/install-deps

@@ -19,7 +19,7 @@ static const char worker_usage[] =
 	"usage: vigil worker --host URL --apikey KEY --apisecret SECRET [--class C1,C2]\n"
 	"                    [--pool DIR] [--instance N] [--keep-snapshots S]\n"
 	"                    [--snapshot-cap MB] [--asset-cache MB] [--server auto|vigil|openqa]\n"
-	"                    [--share DIR] [--config FILE] [-v]\n"
+	"                    [--share DIR] [--finish-deadline S] [--config FILE] [-v]\n"
 	"\n"
 	"Registers with a 'vigil serve' or an openQA server, waits for jobs whose WORKER_CLASS it\n"
 	"offers, runs each with 'vigil run', posts status, uploads the results\n"
@@ -47,6 +47,8 @@ static const char worker_usage[] =
 	"  --share DIR       openQA's shared directory (tests/, factory/) as mounted\n"
 	"                    here (default /var/lib/openqa/share); assets not there\n"
 	"                    are downloaded\n"
+	"  --finish-deadline S  how long the end of a job (uploads, set_done) retries\n"
+	"                    a server that is away or answers 5xx (default 600)\n"
 	"  --config FILE     read options from the [worker] section of FILE (default\n"
 	"                    $VIGIL_CONFIG, else /etc/vigil/vigil.conf when it\n"
 	"                    exists); options given here override it\n"
@@ -76,6 +78,7 @@ static const struct option worker_opts[] = {
 	{ "asset-cache", required_argument, NULL, 'A' },
 	{ "server", required_argument, NULL, 'S' },
 	{ "share", required_argument, NULL, 'D' },
+	{ "finish-deadline", required_argument, NULL, 'L' },
 	{ "config", required_argument, NULL, 'F' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -125,6 +128,12 @@ static int worker_opt(void *ctx, int c, const char *arg, char *err, size_t errle
 		}
 		break;
 	}
+	case 'L':
+		if (str_to_long(arg, &cfg->finish_deadline_s) || cfg->finish_deadline_s < 1 || cfg->finish_deadline_s > 86400) {
+			err_set(err, errlen, "'%s': expected seconds 1..86400", arg);
+			return ERR_INVALID;
+		}
+		break;
 	case 'A':
 		if (str_to_long(arg, &cfg->asset_cache_mb) || cfg->asset_cache_mb < 1 || cfg->asset_cache_mb > 100000000) {
 			err_set(err, errlen, "'%s': expected MiB, 1..100000000", arg);
@@ -141,7 +150,8 @@ static int worker_opt(void *ctx, int c, const char *arg, char *err, size_t errle
 int cmd_worker(int argc, char **argv)
 {
 	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe", SNAPKEEP_DEFAULT_S,
-				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL, 0, 0 };
+				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL, 0, 0,
+				     WORKER_FINISH_DEADLINE_S };
 	struct conf conf;
 	char pool[64], err[512];
 	struct sigaction sa;

@@ -347,6 +347,15 @@ static size_t read_fd(char *p, size_t sz, size_t n, void *arg)
 	return r < 0 ? CURL_READFUNC_ABORT : (size_t)r;
 }
 
+/* Back to the start of the body when curl sends it again: on a fresh
+ * connection after a kept-alive one turned out dead mid-request (a server
+ * restarted, a network cut). Without it the upload fails at once with
+ * "rewinding of the data stream failed". */
+static int seek_fd(void *arg, curl_off_t off, int origin)
+{
+	return lseek(*(int *)arg, (off_t)off, origin) < 0 ? CURL_SEEKFUNC_CANTSEEK : CURL_SEEKFUNC_OK;
+}
+
 int http_upload_file(struct http_client *c, const char *target, const char *path, long timeout_s, long *status,
 		     struct buf *resp, char *err, size_t errlen)
 {
@@ -371,6 +380,8 @@ int http_upload_file(struct http_client *c, const char *target, const char *path
 	curl_easy_setopt(h, CURLOPT_POST, 1L);
 	curl_easy_setopt(h, CURLOPT_READFUNCTION, read_fd);
 	curl_easy_setopt(h, CURLOPT_READDATA, &fd);
+	curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, seek_fd);
+	curl_easy_setopt(h, CURLOPT_SEEKDATA, &fd);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)st.st_size);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_buf);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);

@@ -36,6 +36,7 @@
  *   GET    /api/v1/distributions/<name>/archive operator its tar, header X-Vigil-Hash (vigil)
  */
 #define LOG_MODULE "api"
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,7 +368,7 @@ static void job_asset_store(struct api_req *req, struct api_resp *out, const cha
 	rc = assets_store(req->db, req->data_dir, type, stored, tmp, sha256, req->id, &id);
 	if (rc) {
 		log_err("job %lld: storing asset %s/%s: %s", (long long)req->id, type, stored, err_str(rc));
-		api_error(out, 500, "Failed receiving asset: %s", err_str(rc));
+		api_error(out, rc == -ENOSPC ? 507 : 500, "Failed receiving asset: %s", err_str(rc));
 		return;
 	}
 	api_json(out, json_pack("{s:s,s:I,s:s,s:s}", "status", "ok", "id", (json_int_t)id, "type", type, "name", stored));
@@ -487,7 +488,7 @@ static void job_artefact_multipart(struct api_req *req, struct api_resp *out)
 	rc = artefact_store(req->data_dir, req->id, kind, name, up.path);
 	if (rc) {
 		log_err("job %lld: storing artefact '%s': %s", (long long)req->id, name, err_str(rc));
-		api_error(out, 500, "cannot store artefact '%s': %s", name, err_str(rc));
+		api_error(out, rc == -ENOSPC ? 507 : 500, "cannot store artefact '%s': %s", name, err_str(rc));
 		goto out;
 	}
 	if (image && md5 && (rc = oqcompat_note_image(req->data_dir, req->id, name, md5, kind == ARTEFACT_THUMB)))
@@ -539,7 +540,7 @@ static void job_artefact(struct api_req *req, struct api_resp *out)
 	rc = artefact_store(req->data_dir, req->id, kind, name, req->upload);
 	if (rc) {
 		log_err("job %lld: storing artefact '%s': %s", (long long)req->id, name, err_str(rc));
-		api_error(out, 500, "cannot store artefact '%s': %s", name, err_str(rc));
+		api_error(out, rc == -ENOSPC ? 507 : 500, "cannot store artefact '%s': %s", name, err_str(rc));
 		return;
 	}
 	out->status = 200;

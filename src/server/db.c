@@ -40,6 +40,9 @@ struct db {
 	struct dbpg *pg; /* PostgreSQL (db_pg.c) instead of SQLite when set */
 	sqlite3 *h;
 	int version;
+	bool disk_full;      /* a write failed for want of space since db_clear_error */
+	bool saved_valid;    /* db_rollback kept the error that led to it in saved */
+	char saved[256];
 	struct db_cache_entry cache[DB_STMT_CACHE];
 	size_t ncache, evict;
 };
@@ -51,6 +54,16 @@ static uint32_t sql_hash(const char *s)
 	while (*s)
 		h = (h ^ (unsigned char)*s++) * 16777619u;
 	return h;
+}
+
+/* After a failed call: whether it failed for want of disk space
+ * (SQLITE_FULL, or an I/O error whose errno says so). */
+static void note_failure(struct db *db, int rc)
+{
+	int e = sqlite3_system_errno(db->h);
+
+	if ((rc & 0xff) == SQLITE_FULL || e == ENOSPC || e == EDQUOT)
+		db->disk_full = true;
 }
 
 /* A free cached statement for sql, or a new cache entry for it; NULL when
@@ -128,6 +141,7 @@ static int prepare_va(struct db *db, struct db_stmt **out, const char *sql, cons
 	struct db_stmt *st;
 	int rc;
 
+	db->saved_valid = false;
 	if (db->pg)
 		return db__pg_prepare(db, db->pg, out, sql, types, ap);
 	st = cache_get(db, sql);
@@ -199,6 +213,7 @@ int db_step(struct db_stmt *st)
 		return 0;
 	if ((rc & 0xff) == SQLITE_CONSTRAINT)
 		return ERR_INVALID;
+	note_failure(st->db, rc);
 	log_err("statement '%s' failed: %s", sqlite3_sql(st->s), sqlite3_errmsg(st->db->h));
 	return ERR_IO;
 }
@@ -337,14 +352,28 @@ const char *db_errmsg(struct db *db)
 {
 	if (db->pg)
 		return db__pg_errmsg(db->pg);
-	return sqlite3_errmsg(db->h);
+	return db->saved_valid ? db->saved : sqlite3_errmsg(db->h);
+}
+
+bool db_disk_full(struct db *db)
+{
+	return db->disk_full;
+}
+
+void db_clear_error(struct db *db)
+{
+	db->disk_full = false;
+	db->saved_valid = false;
 }
 
 static int exec_plain(struct db *db, const char *sql)
 {
 	char *msg = NULL;
+	int rc;
 
-	if (sqlite3_exec(db->h, sql, NULL, NULL, &msg) != SQLITE_OK) {
+	db->saved_valid = false;
+	if ((rc = sqlite3_exec(db->h, sql, NULL, NULL, &msg)) != SQLITE_OK) {
+		note_failure(db, rc);
 		log_err("'%.60s': %s", sql, msg ? msg : "?");
 		sqlite3_free(msg);
 		return ERR_IO;
@@ -371,6 +400,13 @@ void db_rollback(struct db *db)
 	if (db->pg) {
 		db__pg_rollback(db->pg);
 		return;
+	}
+	/* The error that made the caller roll back stays what db_errmsg says:
+	 * SQLite itself rolls back on some (a full disk), and the ROLLBACK
+	 * then fails with "no transaction is active", which is no cause. */
+	if (sqlite3_errcode(db->h) != SQLITE_OK && !db->saved_valid) {
+		snprintf(db->saved, sizeof(db->saved), "%s", sqlite3_errmsg(db->h));
+		db->saved_valid = true;
 	}
 	/* Fails only when no transaction is open, which is what we want anyway. */
 	(void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
@@ -454,6 +490,7 @@ int db_open(struct db **out, const char *path, char *err, size_t errlen)
 		*out = db;
 		return 0;
 	}
+	db__fault_vfs_install();
 	/* Create the file ourselves so it is 0600 from the first byte: it holds
 	 * API secrets. Never open and close an existing database file here: a
 	 * close() drops every POSIX lock this process holds on it, including
@@ -463,8 +500,10 @@ int db_open(struct db **out, const char *path, char *err, size_t errlen)
 	if (fd >= 0) {
 		close(fd);
 	} else if (errno != EEXIST) {
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-		return -errno;
+		rc = -errno;
+		snprintf(err, errlen, "cannot open '%s': %s%s", path, strerror(-rc),
+			 rc == -ENOSPC ? " (the disk is full)" : "");
+		return rc;
 	} else {
 		(void)chmod(path, 0600); /* best effort on an existing file */
 	}
@@ -483,6 +522,12 @@ int db_open(struct db **out, const char *path, char *err, size_t errlen)
 	}
 	rc = migrate(db, err, errlen);
 out:
+	/* A full disk says so (SQLite's own text is "disk I/O error"). */
+	if (rc && db && db->h && (db->disk_full || sqlite3_system_errno(db->h) == ENOSPC)) {
+		snprintf(err, errlen, "the disk holding database '%s' is full (no space left on device): free"
+			 " space there and start again", path);
+		rc = -ENOSPC;
+	}
 	if (rc) {
 		db_free(db);
 		return rc;

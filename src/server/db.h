@@ -65,8 +65,13 @@ int64_t db_last_id(struct db *db);
  * into buf. For tests and benchmarks that check a query is bounded; the
  * text is the dialect's own. 0 or ERR_IO. */
 int db_plan(struct db *db, const char *sql, char *buf, size_t len);
-/* The last error text of the connection. Borrowed. */
+/* The last error text of the connection (after db_rollback: the error
+ * that led to it, not the rollback's). Borrowed. */
 const char *db_errmsg(struct db *db);
+/* Whether a call failed for want of disk space (SQLITE_FULL, ENOSPC) since
+ * the last db_clear_error: the server answers 507 then. */
+bool db_disk_full(struct db *db);
+void db_clear_error(struct db *db);
 
 int db_begin(struct db *db);
 int db_commit(struct db *db);
@@ -84,5 +89,8 @@ extern const struct db_migration db__migrations_sqlite[];
 extern const size_t db__migrations_sqlite_count;
 extern const struct db_migration db__migrations_pg[];
 extern const size_t db__migrations_pg_count;
+/* Internal: with VIGIL_FAULT_ENOSPC set, the write-fault VFS (db_fault.c)
+ * becomes SQLite's default; once per process. */
+void db__fault_vfs_install(void);
 
 #endif

@@ -54,6 +54,7 @@
 #include "server/server.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/fault.h"
 #include "util/file.h"
 #include "util/oom.h"
 #include "util/log.h"
@@ -125,6 +126,7 @@ struct conn_req {
 	bool stream;        /* an upload route: the body goes to upload_fd */
 	bool ws;            /* openQA's worker WebSocket (ws_start) */
 	int upload_fd;
+	int upload_err;     /* errno of a failed spooling (ENOSPC: answered 507) */
 	char *upload_tmp;
 	uint64_t upload_len;
 	uint64_t upload_limit; /* LIMIT_ARTEFACT, or LIMIT_ASSET for an asset upload */
@@ -643,6 +645,16 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 			api_error(out, 413, "request body over the limit of %u bytes", LIMIT_API_BODY);
 		goto out;
 	}
+	/* The body of an authenticated upload could not be kept: the server's
+	 * fault, not the client's. A full disk is 507, which a worker retries. */
+	if (r->stream && r->upload_err) {
+		if (r->upload_err == ENOSPC || r->upload_err == EDQUOT)
+			api_error(out, 507, "cannot store the upload: %s (the server's disk is full); try again later",
+				  strerror(r->upload_err));
+		else
+			api_error(out, 500, "cannot store the upload: %s", strerror(r->upload_err));
+		goto out;
+	}
 	name[0] = '\0';
 	route = route_find(req.method, url, &req.id, name, &known);
 	req.name = name[0] ? name : NULL;
@@ -683,7 +695,19 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 		out->status = 200;
 		goto out;
 	}
+	db_clear_error(h->db);
 	route->fn(&req, out);
+	/* A write the database refused for want of space is the server's state,
+	 * not a fault of the request: 507, which clients may retry; the
+	 * transaction was rolled back, so nothing of it is kept. */
+	if (out->status >= 500 && out->status != 507 && db_disk_full(h->db)) {
+		const char *was = json_string_value(json_object_get(out->json, "error"));
+		char text[600];
+		snprintf(text, sizeof(text), "%s", was ? was : "");
+		api_error(out, 507, "the server's disk is full, nothing was stored; try again later%s%s%s",
+			  *text ? " (" : "", text, *text ? ")" : "");
+		log_err("%s %s: disk full", method, url);
+	}
 	/* The audit log: every successful write (the writer token is held). */
 	if (r->item.writes && !out->audited && out->status >= 200 && out->status < 300)
 		api_audit_request(&req, route, out);
@@ -774,6 +798,7 @@ static enum MHD_Result stream_start(struct server *s, struct MHD_Connection *con
 	enum auth_level level = AUTH_PUBLIC;
 	char msg[256], *dir = NULL;
 	long n;
+	int rc;
 
 	r->stream = true;
 	/* Assets (disk images) may be far larger than other artefacts. */
@@ -787,18 +812,22 @@ static enum MHD_Result stream_start(struct server *s, struct MHD_Connection *con
 	if (!sig.key || auth_check_sig(s->db, &sig, time_wall(), &level, msg, sizeof(msg)) || level < AUTH_OPERATOR)
 		return MHD_YES; /* dispatch answers 403 */
 	dir = path_join(s->data_dir, "testresults/.incoming");
-	if (!dir || file_mkdir_p(dir, 0700)) {
+	if (!dir || (rc = file_mkdir_p(dir, 0700))) {
+		r->upload_err = dir ? -rc : ENOMEM;
 		free(dir);
 		return MHD_YES;
 	}
 	r->upload_tmp = path_join(dir, "up-XXXXXX");
 	free(dir);
-	if (!r->upload_tmp)
+	if (!r->upload_tmp) {
+		r->upload_err = ENOMEM;
 		return MHD_YES;
+	}
 	r->upload_fd = mkostemp(r->upload_tmp, O_CLOEXEC);
 	if (r->upload_fd >= 0 && (r->sha = EVP_MD_CTX_new()))
 		EVP_DigestInit_ex(r->sha, EVP_sha256(), NULL);
 	if (r->upload_fd < 0) {
+		r->upload_err = errno;
 		log_err("cannot create an upload file in '%s': %s", r->upload_tmp, strerror(errno));
 		free(r->upload_tmp);
 		r->upload_tmp = NULL;
@@ -857,11 +886,12 @@ static void stream_write(struct conn_req *r, const char *data, size_t len)
 		return;
 	}
 	while (len) {
-		ssize_t w = write(r->upload_fd, data, len);
+		ssize_t w = fault_write(r->upload_fd, data, len, r->upload_tmp);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			log_err("upload file '%s': %s", r->upload_tmp, strerror(errno));
+			r->upload_err = w < 0 ? errno : ENOSPC; /* a regular file writes 0 bytes only when full */
+			log_err("upload file '%s': %s", r->upload_tmp, strerror(r->upload_err));
 			close(r->upload_fd);
 			r->upload_fd = -1;
 			(void)unlink(r->upload_tmp);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* file.c - whole-file reads under a buffer's limit, atomic whole-file
- * writes (temporary file + rename), existence checks and mkdir -p. */
+ * writes (temporary file + rename; under VIGIL_FAULT_ENOSPC, fault.h),
+ * existence checks and mkdir -p. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "util/err.h"
+#include "util/fault.h"
 #include "util/file.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -58,7 +60,7 @@ int file_write_all(const char *path, const void *data, size_t len)
 		goto out;
 	}
 	while (len > 0) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = fault_write(fd, p, len, path);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

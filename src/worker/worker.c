@@ -77,6 +77,12 @@ int worker__call(struct worker *w, const char *method, const char *target, const
 	return rc ? rc : ERR_IO;
 }
 
+/* Seconds the end of a job retries a server that is away (--finish-deadline). */
+static double finish_deadline(const struct worker *w)
+{
+	return w->cfg->finish_deadline_s > 0 ? (double)w->cfg->finish_deadline_s : WORKER_FINISH_DEADLINE_S;
+}
+
 /* POST target, with the file at path as the body (none when path is NULL),
  * until a response under 500 comes, the worker stops or deadline passes:
  * a job's end outlasts a server that is away (restarted, unreachable).
@@ -825,9 +831,13 @@ static int upload_shots(struct worker *w, struct job_run *r, const char *tr, boo
 	return failed;
 }
 
+static void post_status(struct worker *w, struct job_run *r, bool uploading);
+
 /* Everything the job left, uploaded; while the server is away (restarted,
- * unreachable) passed over again, WORKER_UPLOAD_ROUNDS times at most
- * and until deadline. 0 when all arrived. */
+ * unreachable, its disk full: 507) passed over again, WORKER_UPLOAD_ROUNDS
+ * times at most and until deadline, with a status between the rounds:
+ * uploads do not tell the server this worker is alive, and a worker
+ * silent for --worker-timeout loses its job. 0 when all arrived. */
 int worker__upload_all(struct worker *w, struct job_run *r, const char *tr, double deadline)
 {
 	long pause = retry_base_ms(w) * 4;
@@ -846,6 +856,7 @@ int worker__upload_all(struct worker *w, struct job_run *r, const char *tr, doub
 			break;
 		log_warn("job %lld: %d file(s) not uploaded yet, trying again (pass %d of %d)", r->id, failed, round + 1,
 			 WORKER_UPLOAD_ROUNDS);
+		post_status(w, r, true);
 		time_sleep_ms(pause);
 		pause = pause * 2 > WORKER_UPLOAD_PAUSE_MAX_MS ? WORKER_UPLOAD_PAUSE_MAX_MS : pause * 2;
 	}
@@ -1092,7 +1103,7 @@ static void job_result(struct job_run *r, char *result, size_t rlen, char *reaso
  * asks for new work). */
 static void set_done(struct worker *w, struct job_run *r, const char *result, const char *reason)
 {
-	double deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
+	double deadline = time_mono() + finish_deadline(w);
 	struct buf q;
 	char wid[24], err[512];
 	long st = 0;
@@ -1296,7 +1307,7 @@ void worker__run_job(struct worker *w, json_t *job)
 	post_status(w, &r, true);
 	if (r.aborted)
 		goto out;
-	deadline = time_mono() + WORKER_FINISH_DEADLINE_S;
+	deadline = time_mono() + finish_deadline(w);
 	if (w->openqa ? openqa_upload_logs(w, &r) != 0 : worker__upload_all(w, &r, tr, deadline) != 0) {
 		log_warn("job %lld: some files could not be uploaded", r.id);
 		r.upload_failed = true;

@@ -15,7 +15,7 @@
 #define WORKER_POLL_S 30
 #define WORKER_CANCEL_GRACE_S 10
 /* How long the end of a job (uploads, set_done) waits for a server that
- * went away (restarted, unreachable). */
+ * went away (restarted, unreachable), unless --finish-deadline says. */
 #define WORKER_FINISH_DEADLINE_S 600
 /* The os-autoinst test API interface the runner offers, as openQA's worker
  * registers isotovideo's (Debian 12's os-autoinst: v34). */
@@ -35,6 +35,7 @@ struct worker_config {
 	const char *share;     /* openQA's shared directory (NULL: /var/lib/openqa/share) */
 	long asset_cache_mb;   /* the asset cache's size (0: ASSET_CACHE_DEFAULT_MB) */
 	long retry_ms;         /* the first wait before an upload is tried again (0: 500 ms) */
+	long finish_deadline_s; /* retries at a job's end (0: WORKER_FINISH_DEADLINE_S) */
 };
 
 /* The server's kind: found out from its answers (auto), or given. */
