@@ -1139,11 +1139,10 @@ static int unpack_boot(struct runner *r, struct perl *p, char *err, size_t errle
  * cache), so the work directory can go, as the worker removes its pools. */
 static void remove_tree(const char *dir)
 {
-	char *argv[] = { "rm", "-rf", "--", (char *)dir, NULL };
-	int st = 0;
+	int rc = dir ? file_remove_tree(dir) : 0;
 
-	if (dir && file_is_dir(dir) && proc_run(argv, 60000, &st, NULL))
-		log_warn("could not remove '%s'", dir);
+	if (rc)
+		log_warn("could not remove '%s': %s", dir, err_str(rc));
 }
 
 /* os-autoinst's pool directory has ulogs/ beside testresults/, and

@@ -18,6 +18,7 @@
 #include "server/jobs.h"
 #include "server/retention.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/path.h"
 #include "util/str.h"
@@ -117,38 +118,11 @@ static int64_t keep_days(int64_t keep, int64_t keep_important, bool important)
 	return keep_important > keep ? keep_important : 0;
 }
 
-/* Bytes of the regular files under dir (recursively); with logs_only,
- * only the logs of a job's results directory (log_file_p). */
+/* A log of a job's results directory: neither a screenshot nor result
+ * JSON, nor a dot file (thumbnails, the live frame). */
 static bool is_log_name(const char *name)
 {
 	return name[0] != '.' && !str_ends_with(name, ".png") && !str_ends_with(name, ".json");
-}
-
-static int64_t tree_bytes(const char *dir)
-{
-	struct dirent *e;
-	int64_t sum = 0;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		struct stat sb;
-		char *p;
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (!(p = path_join(dir, e->d_name)))
-			continue;
-		if (!lstat(p, &sb)) {
-			if (S_ISDIR(sb.st_mode))
-				sum += tree_bytes(p);
-			else if (S_ISREG(sb.st_mode))
-				sum += (int64_t)sb.st_size;
-		}
-		free(p);
-	}
-	closedir(d);
-	return sum;
 }
 
 /* The job's logs: its results directory's files that are neither
@@ -239,7 +213,7 @@ static int plan_group_jobs(struct db *db, const char *data_dir, int64_t group_id
 					 (long long)kr);
 				json_array_append_new(jobs, json_pack("{s:I,s:I,s:s,s:I,s:s}", "id", (json_int_t)id,
 								      "group_id", (json_int_t)group_id, "t_finished", fin,
-								      "bytes", (json_int_t)(dir ? tree_bytes(dir) : 0),
+								      "bytes", (json_int_t)(dir ? file_disk_bytes(dir, true) : 0),
 								      "reason", why));
 				free(dir);
 				continue;
@@ -511,37 +485,6 @@ int retention_plan(struct db *db, const char *data_dir, int64_t now, json_t **ou
 	return 0;
 }
 
-static int remove_tree(const char *path)
-{
-	struct stat sb;
-	struct dirent *e;
-	DIR *d;
-	int rc = 0;
-
-	if (lstat(path, &sb))
-		return errno == ENOENT ? 0 : -errno;
-	if (!S_ISDIR(sb.st_mode))
-		return unlink(path) ? -errno : 0;
-	if (!(d = opendir(path)))
-		return -errno;
-	while ((e = readdir(d))) {
-		char *p;
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if (!(p = path_join(path, e->d_name))) {
-			rc = ERR_NOMEM;
-			break;
-		}
-		if (!rc)
-			rc = remove_tree(p);
-		free(p);
-	}
-	closedir(d);
-	if (!rc && rmdir(path))
-		rc = -errno;
-	return rc;
-}
-
 /* Stored screenshots (DATA/images) that no results directory links any
  * more: their only link is the store's. How many were removed. */
 static int64_t prune_images(const char *data_dir)
@@ -590,7 +533,7 @@ int retention_run(struct db *db, const char *data_dir, int64_t now, json_t **don
 		char *dir = artefact_path(data_dir, id, NULL);
 		if ((rc = jobs_delete(db, id)) && rc != ERR_NOT_FOUND)
 			item_error(v, "the job's row", rc);
-		else if (dir && (rc = remove_tree(dir)))
+		else if (dir && (rc = file_remove_tree(dir)))
 			item_error(v, "the job's results directory", rc);
 		else
 			log_info("cleanup: job %lld removed (%s)", (long long)id,

@@ -2,6 +2,7 @@
 /* file.c - whole-file reads under a buffer's limit, atomic whole-file
  * writes (temporary file + rename; under VIGIL_FAULT_ENOSPC, fault.h),
  * existence checks and mkdir -p. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "util/err.h"
 #include "util/fault.h"
 #include "util/file.h"
+#include "util/path.h"
 #include "util/banned.h" /* last: after every system header */
 
 int file_read_all(const char *path, struct buf *b)
@@ -134,4 +136,63 @@ out:
 	free(r);
 	free(d);
 	return rc;
+}
+
+int file_remove_tree(const char *path)
+{
+	struct dirent *e;
+	struct stat sb;
+	int rc = 0;
+	DIR *d;
+
+	if (lstat(path, &sb))
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISDIR(sb.st_mode))
+		return unlink(path) && errno != ENOENT ? -errno : 0;
+	if (!(d = opendir(path)))
+		return -errno;
+	while ((e = readdir(d))) {
+		char *p;
+		int r;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (!(p = path_join(path, e->d_name))) {
+			rc = rc ? rc : ERR_NOMEM;
+			continue;
+		}
+		if ((r = file_remove_tree(p)) && !rc)
+			rc = r;
+		free(p);
+	}
+	closedir(d);
+	if (rmdir(path) && errno != ENOENT && !rc)
+		rc = -errno;
+	return rc;
+}
+
+long long file_disk_bytes(const char *dir, bool recursive)
+{
+	struct dirent *e;
+	long long sum = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d))) {
+		struct stat sb;
+		char *p;
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (!(p = path_join(dir, e->d_name)))
+			continue;
+		if (!lstat(p, &sb)) {
+			if (S_ISREG(sb.st_mode))
+				sum += (long long)sb.st_blocks * 512;
+			else if (recursive && S_ISDIR(sb.st_mode))
+				sum += file_disk_bytes(p, true);
+		}
+		free(p);
+	}
+	closedir(d);
+	return sum;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* file.h - whole files: read into a bounded buffer, write atomically, test
- * for a regular file or a directory, create a directory path. */
+ * for a regular file or a directory, create a directory path, remove a
+ * tree, count what a directory holds. */
 #ifndef VIGIL_UTIL_FILE_H
 #define VIGIL_UTIL_FILE_H
 
@@ -21,5 +22,13 @@ int file_mkdir_p(const char *path, unsigned mode);
  * in root (also resolved): a link planted below root that points out of it
  * makes a write there land outside. 0, ERR_INVALID (outside) or -errno. */
 int file_dir_within(const char *root, const char *dir);
+/* rm -rf path: a directory with everything below it (symbolic links
+ * removed, never followed), or a file. 0 (also when path is missing),
+ * -errno of the first failure (the rest is still tried), or ERR_NOMEM. */
+int file_remove_tree(const char *path);
+/* What the regular files in dir hold on disk (blocks, so sparse and qcow2
+ * files count what they take), below it too when recursive; links not
+ * followed. 0 for a missing dir. */
+long long file_disk_bytes(const char *dir, bool recursive);
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "util/file.h"
 #include "util/log.h"
 #include "util/path.h"
 #include "worker/asset_cache.h"
@@ -31,49 +32,6 @@ struct entry {
 	int64_t bytes;
 	struct timespec used;
 };
-
-/* Bytes of the regular files directly in dir (an entry holds one asset
- * and perhaps a part being downloaded). */
-static int64_t dir_bytes(const char *dir)
-{
-	struct dirent *e;
-	int64_t sum = 0;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		struct stat sb;
-		char *p = path_join(dir, e->d_name);
-		if (p && !lstat(p, &sb) && S_ISREG(sb.st_mode))
-			sum += (int64_t)sb.st_blocks * 512; /* what the disk holds: qcow2 and sparse files */
-		free(p);
-	}
-	closedir(d);
-	return sum;
-}
-
-static int remove_entry(const char *dir)
-{
-	struct dirent *e;
-	DIR *d = opendir(dir);
-	int rc = 0;
-
-	if (!d)
-		return -errno;
-	while ((e = readdir(d))) {
-		char *p;
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		if ((p = path_join(dir, e->d_name)) && unlink(p) && !rc)
-			rc = -errno;
-		free(p);
-	}
-	closedir(d);
-	if (!rc && rmdir(dir))
-		rc = -errno;
-	return rc;
-}
 
 static int by_use(const void *x, const void *y)
 {
@@ -125,7 +83,7 @@ int64_t asset_cache_prune(const char *pool, int64_t cap_bytes, const char *const
 					}
 					ents = m;
 				}
-				ents[cnt] = (struct entry){ kdir, dir_bytes(kdir), sb.st_mtim };
+				ents[cnt] = (struct entry){ kdir, (int64_t)file_disk_bytes(kdir, false), sb.st_mtim };
 				total += ents[cnt++].bytes;
 				kdir = NULL;
 			}
@@ -140,7 +98,7 @@ int64_t asset_cache_prune(const char *pool, int64_t cap_bytes, const char *const
 	for (i = 0; i < cnt && total > cap_bytes; i++) {
 		if (kept(ents[i].dir, keep, n))
 			continue;
-		if (remove_entry(ents[i].dir)) {
+		if (file_remove_tree(ents[i].dir)) {
 			log_warn("asset cache: cannot remove %s: %s", ents[i].dir, strerror(errno));
 			continue;
 		}

@@ -40,34 +40,6 @@ static char *kept_dir(const char *pool, long long job_id)
 	return path_join(pool, rel);
 }
 
-static int rm_rf(const char *path)
-{
-	char *argv[] = { "rm", "-rf", "--", (char *)path, NULL };
-	int st = 0;
-
-	return proc_run(argv, 60000, &st, NULL);
-}
-
-/* Bytes on disk of the regular files in dir (not recursive). */
-static unsigned long long dir_bytes(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	unsigned long long n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		struct stat sb;
-		char *p = path_join(dir, e->d_name);
-		if (p && !lstat(p, &sb) && S_ISREG(sb.st_mode))
-			n += (unsigned long long)sb.st_blocks * 512;
-		free(p);
-	}
-	closedir(d);
-	return n;
-}
-
 /* The kept jobs, oldest first. Number found (at most SNAPKEEP_MAX). */
 static size_t scan(const char *pool, struct kept *k)
 {
@@ -87,7 +59,7 @@ static size_t scan(const char *pool, struct kept *k)
 		if (!stat(p, &sb) && S_ISDIR(sb.st_mode)) {
 			k[n].id = v;
 			k[n].mtime = sb.st_mtime;
-			k[n].bytes = dir_bytes(p);
+			k[n].bytes = (unsigned long long)file_disk_bytes(p, false);
 			n++;
 		}
 		free(p);
@@ -115,7 +87,7 @@ int snapkeep_keep(const char *pool, long long job_id, const char *vmdir)
 	}
 	if ((rc = file_mkdir_p(root, 0700)))
 		goto out;
-	(void)rm_rf(dst);
+	(void)file_remove_tree(dst);
 	if (rename(vmdir, dst)) {
 		rc = -errno;
 		goto out;
@@ -144,7 +116,7 @@ void snapkeep_evict(const char *pool, long keep_s, long cap_mb)
 			continue;
 		if (!(dir = kept_dir(pool, k[i].id)))
 			continue;
-		(void)rm_rf(dir);
+		(void)file_remove_tree(dir);
 		log_info("job %lld: kept disks evicted (%llu MiB)", k[i].id, k[i].bytes >> 20);
 		total -= k[i].bytes;
 		free(dir);

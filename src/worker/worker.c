@@ -51,14 +51,6 @@ enum upload_kind { UPLOAD_FILE, UPLOAD_THUMB, UPLOAD_ULOG };
 static const char *const upload_flag[] = { NULL, "thumb", "ulog" };
 static const char upload_prefix[] = { 'f', 't', 'u' };
 
-static int rm_rf(const char *path)
-{
-	char *argv[] = { "rm", "-rf", "--", (char *)path, NULL };
-	int st = 0;
-
-	return proc_run(argv, 60000, &st, NULL);
-}
-
 /* A request with retries on transport errors and 5xx; *status set. */
 int worker__call(struct worker *w, const char *method, const char *target, const char *ctype, const char *body,
 		long timeout_s, long *status)
@@ -298,7 +290,7 @@ static char *distribution(struct worker *w, const json_t *settings, char head[GI
 			snprintf(why, whylen, "setup failure: out of memory");
 			return NULL;
 		}
-		(void)rm_rf(dir);
+		(void)file_remove_tree(dir);
 		if (casedir_clone(casedir, dir, why, whylen)) {
 			free(dir);
 			return NULL;
@@ -342,10 +334,10 @@ static char *distribution(struct worker *w, const json_t *settings, char head[GI
 			 rc ? err : "HTTP error");
 		goto fail;
 	}
-	(void)rm_rf(part);
+	(void)file_remove_tree(part);
 	if (file_mkdir_p(part, 0700) || extract(tar, part) || rename(part, dir)) {
 		snprintf(why, whylen, "setup failure: unpacking test distribution '%s' failed", distri);
-		(void)rm_rf(part);
+		(void)file_remove_tree(part);
 		goto fail;
 	}
 	log_info("test distribution '%s' %.16s cached in %s", distri, hash, dir);
@@ -1161,7 +1153,7 @@ static const char *resume_setup(struct worker *w, struct job_run *r, const json_
 	if (rc) {
 		log_warn("job %lld: disks of job %lld not available (%s): running it in full", r->id, (long long)from,
 			 err_str(rc));
-		(void)rm_rf(vmdir);
+		(void)file_remove_tree(vmdir);
 		return NULL;
 	}
 	log_info("job %lld: resuming at '%s' from the kept disks of job %lld", r->id, module, (long long)from);
@@ -1194,7 +1186,7 @@ void worker__run_job(struct worker *w, json_t *job)
 		goto done;
 	}
 	log_info("job %lld: %s", r.id, json_string_value(json_object_get(job, "name")));
-	(void)rm_rf(r.dir);
+	(void)file_remove_tree(r.dir);
 	if (file_mkdir_p(r.dir, 0700)) {
 		snprintf(why, sizeof(why), "setup failure: cannot create '%s'", r.dir);
 		goto done;
@@ -1343,7 +1335,7 @@ done:
 	set_done(w, &r, "incomplete", why);
 out:
 	if (r.dir && !getenv("VIGIL_WORKER_KEEP"))
-		(void)rm_rf(r.dir);
+		(void)file_remove_tree(r.dir);
 	for (i = 0; i < (int)r.nfiles; i++)
 		free(r.files[i].name);
 	free(r.files);
