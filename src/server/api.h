@@ -177,7 +177,7 @@ const struct api_route *api_route_at(size_t i);
 /* GET target (a path of this API with its query) inside the request
  * page, with page's user, and its 200 JSON answer in out: 0, else -1 (no
  * such route, one above page's level, bad query, any other answer) with
- * out empty. The caller releases out with api_resp_release (server.c). */
+ * out empty. The caller releases out with api_resp_release (http_resp.c). */
 int api_subget(const struct api_req *page, const char *target, struct api_resp *out);
 void api_resp_release(struct api_resp *out);
 

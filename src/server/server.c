@@ -40,6 +40,7 @@
 #include "server/auth.h"
 #include "server/db.h"
 #include "server/events.h"
+#include "server/http_resp.h"
 #include "server/login.h"
 #include "server/users.h"
 #include "server/livestream.h"
@@ -415,164 +416,6 @@ static int authenticate(struct db *db, struct MHD_Connection *con, struct api_re
 	return 0;
 }
 
-/* The answer of a file (takes fd): whole, or the one byte range the
- * client asked for (206, so a browser can seek in a video), or 416. */
-static struct MHD_Response *file_resp(struct api_resp *out, int fd, uint64_t size, unsigned *status)
-{
-	struct MHD_Response *resp;
-	uint64_t first = 0, last = 0;
-	enum api_range rng = out->status == 200 ? api_range_parse(out->range, size, &first, &last) : API_RANGE_WHOLE;
-	char cr[80];
-
-	*status = (unsigned)out->status;
-	if (rng == API_RANGE_UNSATISFIABLE) {
-		close(fd);
-		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-		snprintf(cr, sizeof(cr), "bytes */%llu", (unsigned long long)size);
-		*status = MHD_HTTP_RANGE_NOT_SATISFIABLE;
-	} else if (rng == API_RANGE_PARTIAL) {
-		resp = MHD_create_response_from_fd_at_offset64(last - first + 1, fd, first); /* takes fd */
-		snprintf(cr, sizeof(cr), "bytes %llu-%llu/%llu", (unsigned long long)first, (unsigned long long)last,
-			 (unsigned long long)size);
-		*status = MHD_HTTP_PARTIAL_CONTENT;
-	} else {
-		resp = MHD_create_response_from_fd(size, fd); /* takes fd */
-	}
-	if (!resp) {
-		if (rng != API_RANGE_UNSATISFIABLE)
-			close(fd);
-		return NULL;
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
-	if (rng != API_RANGE_WHOLE)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
-	if (rng != API_RANGE_UNSATISFIABLE)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-					out->ctype ? out->ctype : "application/octet-stream");
-	if (out->hdr_name)
-		MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
-	return resp;
-}
-
-/* The response to out, made on the handler thread (out->raw is borrowed
- * from its cache, so it is copied now); NULL when out of memory (the
- * connection is then dropped). *status: what to send it with. */
-static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *status)
-{
-	struct MHD_Response *resp;
-	char *body = NULL;
-	const char *ctype = "application/json";
-
-	if (out->stream) {
-		/* livestream.c set its headers. */
-		resp = out->stream;
-		out->stream = NULL;
-		*status = (unsigned)out->status;
-		return resp;
-	}
-	if (out->bytes) {
-		resp = MHD_create_response_from_buffer(out->bytes_len, (void *)out->bytes, MHD_RESPMEM_PERSISTENT);
-		if (resp) {
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, out->ctype);
-			if (out->hdr_name)
-				MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
-						out->immutable ? "public, max-age=31536000, immutable" : "no-cache");
-		}
-		*status = (unsigned)out->status;
-		return resp;
-	}
-	if (out->raw) {
-		resp = MHD_create_response_from_buffer(out->raw_len, (void *)out->raw, MHD_RESPMEM_MUST_COPY);
-		if (resp)
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-		*status = (unsigned)out->status;
-		return resp;
-	}
-	if (!out->json && !out->text && out->file) {
-		int fd = open(out->file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		struct stat st;
-		if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-			if (fd >= 0)
-				close(fd);
-			out->status = 404;
-			out->json = json_pack("{s:s}", "error", "file vanished");
-		} else {
-			return file_resp(out, fd, (uint64_t)st.st_size, status);
-		}
-	}
-	if (!out->json && !out->text && (out->status == 503 || out->status >= 400)) {
-		/* The answer's JSON could not be made: out of memory (api_nomem). */
-		static const char nomem[] = "{\"error\":\"out of memory: try again later\",\"error_status\":503}";
-		resp = MHD_create_response_from_buffer(sizeof(nomem) - 1, (void *)nomem, MHD_RESPMEM_PERSISTENT);
-		if (resp)
-			MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-		*status = 503;
-		return resp;
-	}
-	if (!out->json && !out->text) {
-		out->status = 500;
-		out->json = json_pack("{s:s}", "error", "internal error: no response");
-	}
-	if (out->json) {
-		if (out->status != 200 && json_is_object(out->json) && json_object_get(out->json, "error"))
-			json_object_set_new(out->json, "error_status", json_integer(out->status));
-		body = json_dumps(out->json, JSON_COMPACT);
-	} else {
-		body = strdup(out->text);
-		ctype = out->ctype ? out->ctype : "text/plain; charset=utf-8";
-	}
-	if (!body)
-		return NULL;
-	resp = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(body);
-		return NULL;
-	}
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-	if (out->hdr_name)
-		MHD_add_response_header(resp, out->hdr_name, out->hdr_value);
-	if (out->web && !(out->hdr_name && !strcasecmp(out->hdr_name, MHD_HTTP_HEADER_CACHE_CONTROL)))
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
-	*status = (unsigned)out->status;
-	return resp;
-}
-
-/* make_resp_body with the headers every answer carries: no content
- * sniffing, and for pages and web files the CSP and no framing. */
-static struct MHD_Response *make_resp(struct api_resp *out, unsigned *status)
-{
-	struct MHD_Response *resp = make_resp_body(out, status);
-
-	if (!resp)
-		return NULL;
-	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	/* vigil's clients sign with scheme 2 where this is seen (net/http.c). */
-	MHD_add_response_header(resp, "X-Vigil-Signature", "2");
-	if (out->set_cookie)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, out->set_cookie);
-	if (out->location)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, out->location);
-	if (out->web) {
-		MHD_add_response_header(resp, "Content-Security-Policy", WEB_CSP);
-		MHD_add_response_header(resp, "X-Frame-Options", "DENY");
-		MHD_add_response_header(resp, "Referrer-Policy", "same-origin");
-	}
-	return resp;
-}
-
-static void resp_release(struct api_resp *out)
-{
-	if (out->stream)
-		MHD_destroy_response(out->stream);
-	json_decref(out->json);
-	free(out->text);
-	free(out->file);
-	free(out->set_cookie);
-	free(out->location);
-	memset(out, 0, sizeof(*out));
-}
-
 /* The client's address as text ("" when unknown). */
 static void client_addr_text(struct MHD_Connection *con, char *out, size_t len)
 {
@@ -776,10 +619,6 @@ int api_subget(const struct api_req *page, const char *target, struct api_resp *
 	return 0;
 }
 
-void api_resp_release(struct api_resp *out)
-{
-	resp_release(out);
-}
 
 static bool upload_route(const char *url)
 {
@@ -1098,15 +937,15 @@ static void run_request(void *ctx, unsigned idx, struct pool_item *item)
 	test_hold(s, r->target);
 	dispatch(s, &s->handlers[idx], r, &out);
 	if (out.suspend) {
-		resp_release(&out);
+		api_resp_release(&out);
 		if (park(s, r->con))
 			return;
 		api_error(&out, 503, "too many waiting workers");
 	}
 	log_info("%s %s -> %d", r->method, r->target, out.status ? out.status : 500);
-	r->resp = make_resp(&out, &r->status);
+	r->resp = http_resp_make(&out, &r->status);
 	r->done = true;
-	resp_release(&out);
+	api_resp_release(&out);
 	/* The I/O thread may complete and free r as soon as it is resumed. */
 	pthread_mutex_lock(&s->lock);
 	MHD_resume_connection(r->con);
@@ -1165,8 +1004,8 @@ static enum MHD_Result queue_request(struct server *s, struct MHD_Connection *co
 	memset(&out, 0, sizeof(out));
 	api_error(&out, 503, closing ? "the server is stopping" : "too many requests waiting: try again later");
 	log_warn("%s %s -> 503 (%s)", method, r->target, closing ? "stopping" : "queue full");
-	resp = make_resp(&out, &status);
-	resp_release(&out);
+	resp = http_resp_make(&out, &status);
+	api_resp_release(&out);
 	if (!resp)
 		return MHD_NO;
 	ret = MHD_queue_response(con, status, resp);
