@@ -14,12 +14,18 @@ IRCPORT=$(freeport) HOOKPORT=$(freeport) AMQPPORT=$(freeport) DISTPORT=$(freepor
 for t in ngircd epmd; do command -v $t > /dev/null || PATH=$PATH:/usr/sbin:/usr/lib/erlang/bin; done
 RMQ=$TMP/rabbitmq
 mkdir -p "$RMQ/log"
+# ngircd started as root runs as nobody (it refuses uid 0), and re-reads its
+# configuration as nobody on SIGHUP: its files live where nobody reaches
+# them (the suites' tmp dir may be 0700, as mktemp makes it under make check).
+IRCDIR=$(mktemp -d /tmp/vigil-ngircd.XXXXXX)
+chmod 755 "$IRCDIR"
 EPMD_PID= RMQ_PID= IRC_PID= HOOK_PID= OBS_PID=
 stop_all() {
 	[ -n "$RMQ_PID" ] && kill "$RMQ_PID" 2>/dev/null
 	[ -f "$RMQ/pid" ] && kill "$(cat "$RMQ/pid" 2>/dev/null)" 2>/dev/null
 	for p in $EPMD_PID $IRC_PID $HOOK_PID $OBS_PID; do kill "$p" 2>/dev/null; done
 	stop_pids
+	rm -rf "$IRCDIR"
 }
 trap stop_all EXIT INT TERM
 
@@ -59,13 +65,14 @@ wait_rabbit() { # until the exchange and queue are declared: 3 minutes at most
 ircconf() { # ircconf [PASSWORD]
 	{
 		printf '[Global]\nName = irc.vigil.test\nInfo = vigil test\nListen = 127.0.0.1\nPorts = %s\n' "$IRCPORT"
-		printf 'PidFile = %s/ngircd.pid\nMotdPhrase = test\n' "$TMP"
+		printf 'PidFile = %s/ngircd.pid\nMotdPhrase = test\n' "$IRCDIR"
 		[ "$(id -u)" = 0 ] && printf 'ServerUID = 0\nServerGID = 0\n'
 		[ -n "${1:-}" ] && printf 'Password = %s\n' "$1"
 		printf '[Limits]\nMaxPenaltyTime = 0\nPingTimeout = 300\n[Options]\nPAM = no\nDNS = no\nIdent = no\n'
-	} > "$TMP/ngircd.conf"
+	} > "$IRCDIR/ngircd.conf"
+	chmod 644 "$IRCDIR/ngircd.conf"
 }
-start_irc() { ngircd -n -f "$TMP/ngircd.conf" >> "$TMP/ngircd.log" 2>&1 & IRC_PID=$!; }
+start_irc() { ngircd -n -f "$IRCDIR/ngircd.conf" >> "$TMP/ngircd.log" 2>&1 & IRC_PID=$!; }
 wait_port() { # wait_port PORT: until something listens there (2 minutes at most)
 	i=0
 	until $PY -c "import socket,sys; socket.create_connection(('127.0.0.1', $1), 1)" 2> /dev/null || [ $i -ge 600 ]; do
