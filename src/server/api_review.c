@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* api_review.c - the review routes: the review queue, a job's review facts
  * (failure reason, RETRY runs), openQA's investigation of a failed job and
- * a job group's carry-over switch. Parses and answers; the work is
+ * (the carry-over switch: below). Parses and answers; the work is
  * review.c and investigate.c.
  *   GET /api/v1/review?limit=&after=      the queue, newest first (keyset paging)
  *   GET /api/v1/jobs/<id>/review          {"todo", "reason", "restarts", "retry", "runs", "retry_verdict"}
  *   GET /tests/<id>/investigation_ajax    openQA's investigation hash (investigate.h)
- *   PUT /api/v1/job_groups/<id>           carry_over_bugrefs=0|1 (openQA's group setting) */
+ * (openQA's carry_over_bugrefs is set by PUT /api/v1/job_groups/<id>, api_tables.c) */
 #define LOG_MODULE "api"
 #include <stdio.h>
 #include <string.h>
@@ -56,36 +56,9 @@ static void job_view(struct api_req *req, struct api_resp *out)
 		api_json(out, j);
 }
 
-/* openQA's PUT /api/v1/job_groups/<id>; vigil changes carry_over_bugrefs only. */
-static void put_group(struct api_req *req, struct api_resp *out)
-{
-	const char *v = params_get(&req->params, "carry_over_bugrefs");
-	size_t i;
-	int rc;
-
-	for (i = 0; i < req->params.n; i++)
-		if (strcmp(req->params.v[i].key, "carry_over_bugrefs")) {
-			api_error(out, 400, "Erroneous parameters (%s: only carry_over_bugrefs can be changed)",
-				  req->params.v[i].key);
-			return;
-		}
-	if (!v || (strcmp(v, "0") && strcmp(v, "1"))) {
-		api_error(out, 400, "Erroneous parameters (carry_over_bugrefs must be 0 or 1)");
-		return;
-	}
-	rc = review_group_set_carry_over(req->db, req->id, !strcmp(v, "1"));
-	if (rc == ERR_NOT_FOUND)
-		api_error(out, 404, "Group %lld does not exist", (long long)req->id);
-	else if (rc)
-		api_error(out, 500, "cannot update group %lld", (long long)req->id);
-	else
-		api_json(out, json_pack("{s:I}", "id", (json_int_t)req->id));
-}
-
 const struct api_route api_review_routes[] = {
 	{ "GET", "/api/v1/review", AUTH_PUBLIC, review_queue, NULL },
 	{ "GET", "/api/v1/jobs/#/review", AUTH_PUBLIC, job_view, &view_review },
 	{ "GET", "/tests/#/investigation_ajax", AUTH_PUBLIC, job_view, &view_investigation },
-	{ "PUT", "/api/v1/job_groups/#", AUTH_ADMIN, put_group, NULL },
 	{ NULL, NULL, AUTH_PUBLIC, NULL, NULL },
 };

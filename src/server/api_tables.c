@@ -13,6 +13,7 @@
 #include "server/groups.h"
 #include "server/jobs.h"
 #include "server/retention.h"
+#include "server/review.h"
 #include "server/tables.h"
 #include "server/templates.h"
 #include "util/err.h"
@@ -257,12 +258,32 @@ static void put_group(struct api_req *req, struct api_resp *out)
 	char msg[512] = "";
 	int rc;
 
+	const char *carry = params_get(&req->params, "carry_over_bugrefs");
+	size_t i, k;
+
 	if (req->json) {
 		api_error(out, 400, "send job group fields as form parameters");
 		return;
 	}
+	for (i = 0; i < req->params.n; i++) {
+		static const char *const plain[] = { "name", "description", "default_priority", "carry_over_bugrefs", NULL };
+		const char *key = req->params.v[i].key;
+		bool known = false;
+		for (k = 0; plain[k] && !known; k++)
+			known = !strcmp(plain[k], key);
+		for (k = 0; groups_retention_keys[k] && !known; k++)
+			known = !strcmp(groups_retention_keys[k], key);
+		if (!known) {
+			api_error(out, 400, "Erroneous parameters (%s: not a job group field that can be changed)", key);
+			return;
+		}
+	}
 	if (name && !*name) {
 		api_error(out, 400, "Erroneous parameters (name must not be empty)");
+		return;
+	}
+	if (carry && strcmp(carry, "0") && strcmp(carry, "1")) {
+		api_error(out, 400, "Erroneous parameters (carry_over_bugrefs must be 0 or 1)");
 		return;
 	}
 	if (opt_long(&req->params, "default_priority", 0, &prio)) {
@@ -279,6 +300,10 @@ static void put_group(struct api_req *req, struct api_resp *out)
 	}
 	if (rc) {
 		api_error(out, rc == ERR_INVALID ? 400 : 500, "%s", msg[0] ? msg : "cannot update the job group");
+		return;
+	}
+	if (carry && review_group_set_carry_over(req->db, req->id, !strcmp(carry, "1"))) {
+		api_error(out, 500, "cannot update group %lld", (long long)req->id);
 		return;
 	}
 	if (group_retention(req, out, req->id))

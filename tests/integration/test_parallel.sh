@@ -107,7 +107,7 @@ seen0=$(date +%s)
 n=0; while [ "$(db "SELECT t_seen_s FROM workers WHERE instance = $YI")" -le $((seen0 + 2)) ] && [ $n -lt 240 ]; do
 	sleep 0.5; n=$((n + 1)); done
 check "directly chained: the other worker asked, the child stays for the parent's worker" \
-	[ "$(db "SELECT COALESCE(assigned_worker_id, 0) <> (SELECT id FROM workers WHERE instance = $YI) FROM jobs WHERE id = $DB")" = 1 ]
+	[ "$(db "SELECT CASE WHEN COALESCE(assigned_worker_id, 0) <> (SELECT id FROM workers WHERE instance = $YI) THEN 1 ELSE 0 END FROM jobs WHERE id = $DB")" = 1 ]
 start_worker "$XI"
 eval "W$XI=\$WPID"
 check "directly chained: the child passed" wait_state "$DB" "done passed" 300
