@@ -311,3 +311,17 @@ TEST(bad_input_every_route_refuses_and_changes_nothing)
 	free(path);
 	CHECK_INT(pr.failures, 0);
 }
+
+/* Two route tables that claim the same method and path: the first wins
+ * and the other's handler is never reached (a retention PUT once shadowed
+ * the review's). Every method and pattern is served by one route. */
+TEST(routes_each_method_and_pattern_once)
+{
+	const struct api_route *a, *b;
+	size_t i, j;
+
+	for (i = 0; (a = api_route_at(i)); i++)
+		for (j = i + 1; (b = api_route_at(j)); j++)
+			if (!strcmp(a->method, b->method) && !strcmp(a->pattern, b->pattern))
+				FAIL("%s %s is routed twice (routes %zu and %zu)", a->method, a->pattern, i, j);
+}
