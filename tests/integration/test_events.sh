@@ -9,6 +9,7 @@
 # a webhook receiver that fails and recovers gets every event once; with
 # IRC and RabbitMQ down and the server itself restarted, nothing is lost;
 # delivered events leave the outbox. Waits are bounded by generous limits.
+# run-all: exclusive (fixed ports or a system-wide install; tests/run-all holds its lock)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/events_lib.sh"

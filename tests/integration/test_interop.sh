@@ -5,6 +5,7 @@
 # turn, shows their output and sums their ok/FAIL lines.
 #   interop_serve.sh   Debian's openqa-worker + isotovideo under `vigil serve`
 #   interop_openqa.sh  `vigil worker` under Debian's openQA server
+# run-all: exclusive (fixed ports or a system-wide install; tests/run-all holds its lock)
 . "$(dirname "$0")/lib.sh"
 DIR=$(dirname "$0")
 

@@ -7,6 +7,7 @@
 # them: the unit's ExecStart, User and StateDirectory; CI machines run no
 # systemd), then removed and purged without a trace. Needs root; skipped
 # where a vigil package is already installed (it would be replaced).
+# run-all: exclusive (fixed ports or a system-wide install; tests/run-all holds its lock)
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 if [ "$(id -u)" != 0 ]; then

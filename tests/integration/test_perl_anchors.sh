@@ -8,6 +8,7 @@
 # catch a doctored copy; and a failing assert_screen, whose failed screens
 # vigil chooses as os-autoinst does. isotovideo runs on TCG (QEMU=x86_64, QEMU_APPEND=accel
 # tcg). Needs Debian's os-autoinst and the images (scripts/fetch-images).
+# run-all: exclusive (fixed ports or a system-wide install; tests/run-all holds its lock)
 . "$(dirname "$0")/lib.sh"
 IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
 CMP=tests/integration/compare_results.py

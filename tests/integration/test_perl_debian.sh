@@ -16,6 +16,7 @@
 # reached from the guest over QEMU's user network (net.pm, net.lua) and its
 # files compared. docs/perl.md "The installed Debian, three ways". Needs Debian's os-autoinst,
 # libinline-python-perl and the image.
+# run-all: exclusive (fixed ports or a system-wide install; tests/run-all holds its lock)
 . "$(dirname "$0")/lib.sh"
 IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
 CMP=tests/integration/compare_results.py

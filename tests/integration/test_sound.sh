@@ -7,6 +7,7 @@
 # connects it to os-autoinst's audiodev snd0) and matches it against sound
 # needles, in Lua (distri-sound) and through os-autoinst's Perl testapi
 # (distri-perl-sound), whose run isotovideo repeats step for step.
+# run-all: exclusive (fixed ports or a system-wide install; tests/run-all holds its lock)
 . "$(dirname "$0")/lib.sh"
 IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
 OS_SND2PNG=${OS_SND2PNG:-/usr/bin/snd2png}
