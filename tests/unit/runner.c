@@ -109,6 +109,9 @@ int main(int argc, char **argv)
 	int passed = 0, failed = 0, a;
 	const char *pg = getenv("VIGIL_TEST_DB");
 
+	if (pg && *pg)
+		printf("# on PostgreSQL (VIGIL_TEST_DB): the tests that call unit_db()\n");
+
 	for (i = 0; i < n; i++) {
 		const struct unit_test *t = &unit_tests[i];
 		if (pg && *pg && !t->uses_db)
