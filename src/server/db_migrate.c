@@ -370,6 +370,54 @@ const struct db_migration db__migrations_sqlite[] = {
 	  "ALTER TABLE job_groups ADD COLUMN size_limit_gb INTEGER;"
 	  "ALTER TABLE jobs ADD COLUMN logs_present INTEGER NOT NULL DEFAULT 1;"
 	  "CREATE INDEX jobs_finished ON jobs (group_id, t_finished);" },
+	{ 17,
+	  /* openQA's other events (events.c), written as migration 15's are:
+	   * job.restart when a job gets its clone (result: the old id and the
+	   * new one), job.update_result when a job's result changes and its
+	   * state does not (a force_result label on a finished job, a running
+	   * job marked parallel_failed), job.delete, comment.update (the text)
+	   * and comment.delete. A deleted row's event is stamped with the
+	   * current time. */
+	  "CREATE TRIGGER events_job_restart AFTER UPDATE OF clone_id ON jobs"
+	  " WHEN OLD.clone_id IS NULL AND NEW.clone_id IS NOT NULL AND EXISTS (SELECT 1 FROM event_sinks) BEGIN"
+	  " INSERT INTO events (kind, job_id, payload, t_created) VALUES ('job.restart', NEW.id,"
+	  "  json_object('id', NEW.id, 'result', json_object(CAST(NEW.id AS TEXT), NEW.clone_id),"
+	  "  'group_id', NEW.group_id, 'BUILD', NEW.build, 'TEST', NEW.test, 'ARCH', NEW.arch,"
+	  "  'MACHINE', NEW.machine, 'FLAVOR', NEW.flavor, 'DISTRI', NEW.distri, 'VERSION', NEW.version,"
+	  "  'remaining', (SELECT COUNT(*) FROM jobs j WHERE j.build = NEW.build"
+	  "   AND j.state IN ('scheduled', 'assigned', 'setup', 'running', 'uploading'))), NEW.t_updated);"
+	  " END;"
+	  "CREATE TRIGGER events_job_update_result AFTER UPDATE OF result ON jobs"
+	  " WHEN NEW.result IS NOT OLD.result AND NEW.state = OLD.state AND EXISTS (SELECT 1 FROM event_sinks) BEGIN"
+	  " INSERT INTO events (kind, job_id, payload, t_created) VALUES ('job.update_result', NEW.id,"
+	  "  json_object('id', NEW.id, 'result', NEW.result, 'group_id', NEW.group_id, 'BUILD', NEW.build,"
+	  "  'TEST', NEW.test, 'ARCH', NEW.arch, 'MACHINE', NEW.machine, 'FLAVOR', NEW.flavor,"
+	  "  'DISTRI', NEW.distri, 'VERSION', NEW.version,"
+	  "  'remaining', (SELECT COUNT(*) FROM jobs j WHERE j.build = NEW.build"
+	  "   AND j.state IN ('scheduled', 'assigned', 'setup', 'running', 'uploading'))), NEW.t_updated);"
+	  " END;"
+	  "CREATE TRIGGER events_job_delete AFTER DELETE ON jobs"
+	  " WHEN EXISTS (SELECT 1 FROM event_sinks) BEGIN"
+	  " INSERT INTO events (kind, job_id, payload, t_created) VALUES ('job.delete', OLD.id,"
+	  "  json_object('id', OLD.id, 'result', OLD.result, 'group_id', OLD.group_id, 'BUILD', OLD.build,"
+	  "  'TEST', OLD.test, 'ARCH', OLD.arch, 'MACHINE', OLD.machine, 'FLAVOR', OLD.flavor,"
+	  "  'DISTRI', OLD.distri, 'VERSION', OLD.version,"
+	  "  'remaining', (SELECT COUNT(*) FROM jobs j WHERE j.build = OLD.build"
+	  "   AND j.state IN ('scheduled', 'assigned', 'setup', 'running', 'uploading'))),"
+	  "  strftime('%Y-%m-%dT%H:%M:%S', 'now'));"
+	  " END;"
+	  "CREATE TRIGGER events_comment_update AFTER UPDATE OF text ON comments"
+	  " WHEN NEW.text IS NOT OLD.text AND EXISTS (SELECT 1 FROM event_sinks) BEGIN"
+	  " INSERT INTO events (kind, job_id, payload, t_created) VALUES ('comment.update', NEW.job_id,"
+	  "  json_object('id', NEW.id, 'job_id', NEW.job_id, 'group_id', NEW.group_id, 'user', NEW.user_name,"
+	  "  'text', NEW.text, 'created', NEW.t_created || 'Z', 'updated', NEW.t_updated || 'Z'), NEW.t_updated);"
+	  " END;"
+	  "CREATE TRIGGER events_comment_delete AFTER DELETE ON comments"
+	  " WHEN EXISTS (SELECT 1 FROM event_sinks) BEGIN"
+	  " INSERT INTO events (kind, job_id, payload, t_created) VALUES ('comment.delete', OLD.job_id,"
+	  "  json_object('id', OLD.id, 'job_id', OLD.job_id, 'group_id', OLD.group_id, 'user', OLD.user_name),"
+	  "  strftime('%Y-%m-%dT%H:%M:%S', 'now'));"
+	  " END;" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

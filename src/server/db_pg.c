@@ -394,6 +394,7 @@ static int execute(struct pgstmt *ps)
 	bool sp = ps->q->write && PQtransactionStatus(pg->c) == PQTRANS_INTRANS;
 	bool idle = PQtransactionStatus(pg->c) == PQTRANS_IDLE;
 	const char *state;
+	bool constraint;
 	ExecStatusType s;
 
 	ps->executed = true;
@@ -435,12 +436,14 @@ static int execute(struct pgstmt *ps)
 		return 0;
 	}
 	set_err(pg, ps->res ? PQresultErrorMessage(ps->res) : PQerrorMessage(pg->c));
+	/* The SQLSTATE lives in the result: read it before the result is freed. */
 	state = ps->res ? PQresultErrorField(ps->res, PG_DIAG_SQLSTATE) : NULL;
+	constraint = state && !strncmp(state, "23", 2);
 	if (sp)
 		(void)db__pg_exec_plain(pg, "ROLLBACK TO SAVEPOINT vigil_stmt; RELEASE SAVEPOINT vigil_stmt");
 	PQclear(ps->res);
 	ps->res = NULL;
-	if (state && !strncmp(state, "23", 2))
+	if (constraint)
 		return ERR_INVALID;
 	log_err("statement '%s' failed: %s", ps->q->sql, pg->errmsg);
 	return ERR_IO;

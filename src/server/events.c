@@ -28,8 +28,9 @@
 #define EVENTS_RETRY_MIN_MS 250
 #define EVENTS_PRUNE_EVERY 20 /* batches between two prunes of delivered events */
 
-static const char *const known_kinds[] = { "job.create", "job.start", "job.done", "job.cancel", "build.done",
-					   "comment.create", NULL };
+static const char *const known_kinds[] = { "job.create", "job.start", "job.done", "job.cancel", "job.restart",
+					   "job.update_result", "job.delete", "build.done", "comment.create",
+					   "comment.update", "comment.delete", NULL };
 
 /* ---- configuration ---- */
 
@@ -248,7 +249,7 @@ char *events__link(const char *base_url, const struct events_event *ev)
 			goto fail;
 		return buf_steal(&b);
 	}
-	if (!strcmp(ev->kind, "comment.create"))
+	if (!strncmp(ev->kind, "comment.", 8))
 		id = json_integer_value(json_object_get(d, "job_id"));
 	if (id > 0 && buf_printf(&b, "/tests/%lld", (long long)id))
 		goto fail;
@@ -288,8 +289,10 @@ char *events__line(const char *base_url, const struct events_event *ev)
 			rc = buf_printf(&b, ", %lld other", num_of(d, "other"));
 		if (!rc)
 			rc = buf_printf(&b, " - %s", link);
-	} else if (!strcmp(ev->kind, "comment.create")) {
-		rc = buf_printf(&b, "%s commented on %s %lld - %s", str_of(d, "user"),
+	} else if (!strncmp(ev->kind, "comment.", 8)) {
+		const char *what = !strcmp(ev->kind, "comment.create") ? "commented on"
+				   : !strcmp(ev->kind, "comment.update") ? "edited a comment on" : "deleted a comment on";
+		rc = buf_printf(&b, "%s %s %s %lld - %s", *str_of(d, "user") ? str_of(d, "user") : "someone", what,
 				json_is_integer(json_object_get(d, "job_id")) ? "job" : "group",
 				json_is_integer(json_object_get(d, "job_id")) ? num_of(d, "job_id") : num_of(d, "group_id"),
 				link);

@@ -13,7 +13,7 @@
 
 struct events_event {
 	int64_t id;         /* the outbox row: increasing, the delivery id */
-	const char *kind;   /* "job.create", "job.start", "job.done", "job.cancel", "build.done", "comment.create" */
+	const char *kind;   /* "job.done", "comment.create", ...: known_kinds in events.c */
 	const char *created; /* "YYYY-MM-DDTHH:MM:SS" (UTC) */
 	json_t *data;       /* openQA's event data, completed by the sender (borrowed) */
 };

@@ -65,7 +65,7 @@ static int record(struct db *db, const struct job_info *j, const char *module, l
 	rc = db_exec(db,
 		     "INSERT INTO needles (distri, name, file, last_seen_job_id, last_seen_module, last_seen_step,"
 		     " last_seen_time) VALUES (?, ?, ?, ?, ?, ?, ?)"
-		     " ON CONFLICT (distri, name) DO UPDATE SET file = COALESCE(excluded.file, file),"
+		     " ON CONFLICT (distri, name) DO UPDATE SET file = COALESCE(excluded.file, needles.file),"
 		     " last_seen_job_id = excluded.last_seen_job_id, last_seen_module = excluded.last_seen_module,"
 		     " last_seen_step = excluded.last_seen_step, last_seen_time = excluded.last_seen_time",
 		     "tttitit", j->distri, name, file, j->id, module, (int64_t)step, j->when);
@@ -264,7 +264,7 @@ int needles_list(struct db *db, enum needles_sort sort, const char *after, const
 	snprintf(sql, sizeof(sql),
 		 "SELECT id, distri, name, file, last_matched_time, last_matched_job_id, last_matched_module,"
 		 " last_matched_step, last_seen_time, last_seen_job_id, last_seen_module, last_seen_step FROM needles"
-		 " WHERE %s AND (?3 IS NULL OR instr(name, ?3) > 0)"
+		 " WHERE %s AND (CAST(?3 AS TEXT) IS NULL OR instr(name, ?3) > 0)"
 		 " ORDER BY %s LIMIT ?4",
 		 orders[sort].where, orders[sort].order);
 	if ((rc = db_prepare(db, &st, sql, "titi", key, after_id, search, (int64_t)limit + 1)))

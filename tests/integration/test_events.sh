@@ -8,7 +8,9 @@
 # a signed JSON body on the webhook, one line per finished build on IRC);
 # a webhook receiver that fails and recovers gets every event once; with
 # IRC and RabbitMQ down and the server itself restarted, nothing is lost;
-# delivered events leave the outbox. Waits are bounded by generous limits.
+# openQA's restart, update_result, delete and comment update/delete events
+# reach the webhook and AMQP; delivered events leave the outbox. With
+# VIGIL_TEST_DB=pg (test_pg_suites.sh) the server runs on PostgreSQL. Waits are bounded by generous limits.
 # run-all: exclusive (fixed ports or a system-wide install; tests/run-all holds its lock)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/server_lib.sh"
@@ -59,7 +61,7 @@ secret = hooksecret
 [amqp]
 url = amqp://guest:guest@127.0.0.1:$AMQPPORT/
 CONF
-serve() { $VIGIL serve --config "$TMP/vigil.conf" >> "$TMP/serve.log" 2>&1 & SPID=$!; PIDS="$PIDS $SPID"; wait_server; }
+serve() { $VIGIL serve --config "$TMP/vigil.conf" $DBOPT >> "$TMP/serve.log" 2>&1 & SPID=$!; PIDS="$PIDS $SPID"; wait_server; }
 serve
 api() { $SINKS api "$PORT" "$KEY" "$SECRET" "$@"; }
 hook_count() { grep -c '"delivery"' "$TMP/hook.log" 2>/dev/null || echo 0; }
@@ -166,8 +168,41 @@ check "rabbitmq-server is back" wait_rabbit
 check "AMQP: B2's and B3's 8 messages after the restarts" [ "$(cut -d' ' -f2 "$TMP/amqp2.txt" | sort -n | uniq | tr '\n' ' ')" = "10 11 12 13 14 15 16 17 " ]
 check "AMQP: B3's build.done" grep -q '^suse.openqa.build.done 17 .*"BUILD":"B3".*"failed":1' "$TMP/amqp2.txt"
 check "webhook: each of the 17 events exactly once" [ "$(grep '"delivery"' "$TMP/hook.log" | sed -n 's/.*"delivery": "\([0-9]*\)".*/\1/p' | sort -n | uniq -c | awk '$1 == 1' | wc -l)" = 17 ]
+
+# openQA's other events (migration 17): a comment edited, a force_result
+# label (a comment and the finished job's new result), the comment deleted,
+# B3's job restarted (its clone created) and the clone deleted: 18..24.
+CID=$(api GET "/api/v1/jobs/$JOB/comments" | $PY -c 'import json,sys; print(json.loads(sys.stdin.read().split(" ",1)[1])[0]["id"])')
+check "a comment edited" api PUT "/api/v1/jobs/$JOB/comments/$CID" text=edited > /dev/null
+check "a force_result label" api POST "/api/v1/jobs/$JOB/comments" text=label:force_result:softfailed > /dev/null
+check "the first comment deleted" api DELETE "/api/v1/jobs/$JOB/comments/$CID" > /dev/null
+api POST /api/v1/jobs/6/restart > "$TMP/restart.out"
+CLONE=$($PY -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().split(" ",1)[1]); print(r["result"][0]["6"])' "$TMP/restart.out")
+check "B3's job restarted" [ -n "$CLONE" ]
+check "its clone deleted" api DELETE "/api/v1/jobs/$CLONE" > /dev/null
+check "webhook: 7 more events (24)" wait_hooks 24
+$PY - "$TMP/hook.log" > "$TMP/hook3.txt" <<'PY'
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if 'delivery' in r and int(r['delivery']) > 17:
+        d = r['data']['data']
+        print(r['delivery'], r['event'], r['sig_ok'], json.dumps(d, sort_keys=True))
+PY
+check "webhook: openQA's kinds, each once" [ "$(cut -d' ' -f2 "$TMP/hook3.txt" | sort | tr '\n' ' ')" = \
+	"comment.create comment.delete comment.update job.create job.delete job.restart job.update_result " ]
+check "webhook: comment.update has the new text" grep -q "^18 comment.update True .*\"id\": $CID,.*\"text\": \"edited\"" "$TMP/hook3.txt"
+check "webhook: job.update_result of job $JOB: softfailed" grep -q "^[0-9]* job.update_result True .*\"id\": $JOB,.*\"result\": \"softfailed\"" "$TMP/hook3.txt"
+check "webhook: comment.delete names comment and job" grep -q "^[0-9]* comment.delete True {\"group_id\": null, \"id\": $CID, \"job_id\": $JOB," "$TMP/hook3.txt"
+check "webhook: job.restart maps 6 to its clone" grep -q "^[0-9]* job.restart True .*\"BUILD\": \"B3\".*\"id\": 6,.*\"result\": {\"6\": $CLONE}" "$TMP/hook3.txt"
+check "webhook: job.delete of the clone" grep -q "^24 job.delete True .*\"BUILD\": \"B3\".*\"id\": $CLONE," "$TMP/hook3.txt"
+check "webhook: all signed" sh -c "! grep -v ' True ' '$TMP/hook3.txt'"
+"$AMQPSINK" drain "$AMQPPORT" vigil-test 7 180 > "$TMP/amqp3.txt"
+check "AMQP: the 7 with openQA's routing keys" [ "$(cut -d' ' -f1 "$TMP/amqp3.txt" | sort | tr '\n' ' ')" = \
+	"suse.openqa.comment.create suse.openqa.comment.delete suse.openqa.comment.update suse.openqa.job.create suse.openqa.job.delete suse.openqa.job.restart suse.openqa.job.update_result " ]
+check "AMQP: job.restart's data" grep -q "^suse.openqa.job.restart [0-9]* .*\"result\":{\"6\":$CLONE}" "$TMP/amqp3.txt"
 i=0
-while [ "$(sqlite3 "$DATA/vigil.db" 'SELECT COUNT(*) FROM events' 2>/dev/null)" != 0 ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i + 1)); done
-check "delivered events leave the outbox" [ "$(sqlite3 "$DATA/vigil.db" 'SELECT COUNT(*) FROM events')" = 0 ]
-check "the cursors stand at 17" [ "$(sqlite3 "$DATA/vigil.db" 'SELECT name, last_id FROM event_sinks ORDER BY name' | tr '\n' ' ')" = "amqp|17 irc|17 webhook|17 " ]
+while [ "$(sql 'SELECT COUNT(*) FROM events' 2>/dev/null)" != 0 ] && [ $i -lt 600 ]; do sleep 0.2; i=$((i + 1)); done
+check "delivered events leave the outbox" [ "$(sql 'SELECT COUNT(*) FROM events')" = 0 ]
+check "the cursors stand at 24" [ "$(sql 'SELECT name, last_id FROM event_sinks ORDER BY name' | tr '\n' ' ')" = "amqp|24 irc|24 webhook|24 " ]
 finish

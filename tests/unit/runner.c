@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* runner.c - runs every unit test (or those named on the command line),
- * each in its own process, and prints "N passed, N failed". */
+ * each in its own process, and prints "N passed, N failed". With
+ * VIGIL_TEST_DB=postgresql://... it runs the tests that use unit_db() on
+ * that PostgreSQL database (tests/integration/test_pg_suites.sh). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <libpq-fe.h>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
 #endif
@@ -21,12 +24,44 @@ const char *unit_tmpdir(void)
 	return tmpdir;
 }
 
+/* Empties the PostgreSQL database at url once per test process (a later
+ * unit_db() in the same test, or in its children, shares the data). */
+static void pg_reset(const char *url)
+{
+	static int done;
+	PGconn *c;
+	PGresult *r;
+
+	if (done)
+		return;
+	c = PQconnectdb(url);
+	if (PQstatus(c) != CONNECTION_OK)
+		FAIL("VIGIL_TEST_DB %s: %s", url, PQerrorMessage(c));
+	r = PQexec(c, "SET client_min_messages = warning; DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public");
+	if (PQresultStatus(r) != PGRES_COMMAND_OK)
+		FAIL("VIGIL_TEST_DB %s: cannot empty it: %s", url, PQerrorMessage(c));
+	PQclear(r);
+	PQfinish(c);
+	done = 1;
+}
+
 struct db *unit_db(void)
 {
 	struct db *db = NULL;
-	char err[256], *path = path_join(unit_tmpdir(), "vigil.db");
+	char err[256], *path;
+	const char *url = getenv("VIGIL_TEST_DB");
 
-	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
+	if (url && *url) {
+		if (!db_is_pg_target(url))
+			FAIL("VIGIL_TEST_DB=%s: not a postgresql:// URL", url);
+		pg_reset(url);
+		if (db_open(&db, url, err, sizeof(err)))
+			FAIL("db_open %s: %s", url, err);
+		return db;
+	}
+	path = path_join(unit_tmpdir(), "vigil.db");
+	if (db_open(&db, path, err, sizeof(err)))
+		FAIL("db_open %s: %s", path, err);
 	free(path);
 	return db;
 }
@@ -72,9 +107,15 @@ int main(int argc, char **argv)
 {
 	size_t n = sizeof(unit_tests) / sizeof(unit_tests[0]), i;
 	int passed = 0, failed = 0, a;
+	const char *pg = getenv("VIGIL_TEST_DB");
+
+	if (pg && *pg)
+		printf("# on PostgreSQL (VIGIL_TEST_DB): the tests that call unit_db()\n");
 
 	for (i = 0; i < n; i++) {
 		const struct unit_test *t = &unit_tests[i];
+		if (pg && *pg && !t->uses_db)
+			continue;
 		if (argc > 1) {
 			for (a = 1; a < argc; a++)
 				if (strstr(t->name, argv[a]))

@@ -8,7 +8,6 @@
 #include "server/auth.h"
 #include "server/db.h"
 #include "util/err.h"
-#include "util/path.h"
 #include "util/time.h"
 
 TEST(auth_verify_time_and_hash)
@@ -52,12 +51,11 @@ TEST(auth_verify_time_and_hash)
 
 TEST(auth_keys_in_db)
 {
-	char key[AUTH_KEY_LEN + 1], secret[AUTH_KEY_LEN + 1], h[HMAC_HEX_LEN + 1], msg[512], now[32], err[256];
-	char *path = path_join(unit_tmpdir(), "vigil.db");
+	char key[AUTH_KEY_LEN + 1], secret[AUTH_KEY_LEN + 1], h[HMAC_HEX_LEN + 1], msg[512], now[32];
 	struct db *db;
 	enum auth_level level;
 
-	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
+	db = unit_db();
 	CHECK_INT(auth_key_new(db, false, key, secret), 0);
 	CHECK_INT((int)strlen(key), AUTH_KEY_LEN);
 	snprintf(now, sizeof(now), "%.0f", time_wall());
@@ -70,7 +68,6 @@ TEST(auth_keys_in_db)
 	CHECK_INT(auth_check(db, key, now, h, "/api/v1/machines", time_wall(), &level, msg, sizeof(msg)), 0);
 	CHECK_INT(level, AUTH_ADMIN);
 	db_free(db);
-	free(path);
 }
 
 TEST(hmac2_sign_vector)
@@ -118,16 +115,15 @@ static void sign2(struct auth_sig *s, const char *key, const char *secret, const
 
 TEST(auth_scheme2_replay_body_legacy_refusal)
 {
-	char key[AUTH_KEY_LEN + 1], secret[AUTH_KEY_LEN + 1], msg[512], err[256], mt[32];
+	char key[AUTH_KEY_LEN + 1], secret[AUTH_KEY_LEN + 1], msg[512], mt[32];
 	char sha[HMAC2_HEX_LEN + 1], sig[HMAC2_HEX_LEN + 1], other[HMAC2_HEX_LEN + 1], h[HMAC_HEX_LEN + 1];
-	char *path = path_join(unit_tmpdir(), "vigil.db");
 	const char *nonce = "0123456789abcdef0123456789abcdef";
 	struct auth_sig s;
 	struct db *db;
 	enum auth_level level;
 	int64_t n = -1;
 
-	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
+	db = unit_db();
 	CHECK_INT(auth_key_new(db, false, key, secret), 0);
 	sign2(&s, key, secret, "POST", "/api/v1/jobs", "TEST=a", nonce, mt, sha, sig);
 	/* From the headers alone (an upload's start): nothing spent. */
@@ -164,5 +160,4 @@ TEST(auth_scheme2_replay_body_legacy_refusal)
 	CHECK_INT(auth_check_sig(db, &s, time_wall(), &level, msg, sizeof(msg)), 0);
 	CHECK_INT(auth_key_set_refuse_legacy(db, "NOSUCHKEY", true), ERR_NOT_FOUND);
 	db_free(db);
-	free(path);
 }

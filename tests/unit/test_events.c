@@ -140,6 +140,73 @@ TEST(events_outbox_triggers)
 	db_free(db);
 }
 
+/* Migration 17: openQA's job.restart, job.update_result, job.delete,
+ * comment.update and comment.delete. */
+TEST(events_outbox_triggers_17)
+{
+	struct db *db = unit_db();
+	json_t *j;
+	char id[16];
+
+	CHECK(db_exec(db, "INSERT INTO event_sinks (name, last_id) VALUES ('webhook', 0)", "") == 1);
+	add_job(db, "t1", "B1");
+	add_job(db, "t2", "B1");
+	/* The result changes with the state: job.done, no job.update_result. */
+	CHECK(db_exec(db, "UPDATE jobs SET state = 'done', result = 'failed' WHERE test = 't1'", "") == 1);
+	CHECK_INT(count_events(db, "job.update_result"), 0);
+	/* A finished job's result overridden: job.update_result. */
+	CHECK(db_exec(db, "UPDATE jobs SET result = 'softfailed' WHERE test = 't1'", "") == 1);
+	CHECK(db_exec(db, "UPDATE jobs SET result = 'softfailed' WHERE test = 't1'", "") == 1); /* no change */
+	CHECK_INT(count_events(db, "job.update_result"), 1);
+	j = payload(db, "job.update_result");
+	CHECK_INT(json_integer_value(json_object_get(j, "id")), 1);
+	CHECK_STR(json_string_value(json_object_get(j, "result")), "softfailed");
+	CHECK_STR(json_string_value(json_object_get(j, "BUILD")), "B1");
+	CHECK_INT(json_integer_value(json_object_get(j, "remaining")), 1);
+	json_decref(j);
+	/* A clone: job.restart of the original, result mapping old id to new. */
+	add_job(db, "t1", "B1");
+	CHECK(db_exec(db, "UPDATE jobs SET clone_id = 3 WHERE id = 1", "") == 1);
+	CHECK_INT(count_events(db, "job.restart"), 1);
+	j = payload(db, "job.restart");
+	CHECK_INT(json_integer_value(json_object_get(j, "id")), 1);
+	snprintf(id, sizeof(id), "%d", 1);
+	CHECK_INT(json_integer_value(json_object_get(json_object_get(j, "result"), id)), 3);
+	CHECK_STR(json_string_value(json_object_get(j, "TEST")), "t1");
+	CHECK_INT(json_integer_value(json_object_get(j, "remaining")), 2);
+	json_decref(j);
+	/* Comments: an edit of the text, then the deletion. */
+	CHECK(db_exec(db, "INSERT INTO comments (job_id, text, user_name, t_created, t_updated)"
+		      " VALUES (2, 'first', 'alice', '2026-01-01T00:00:00', '2026-01-01T00:00:00')", "") == 1);
+	CHECK(db_exec(db, "UPDATE comments SET text = 'second', t_updated = '2026-01-02T00:00:00' WHERE job_id = 2", "") ==
+	      1);
+	CHECK_INT(count_events(db, "comment.update"), 1);
+	j = payload(db, "comment.update");
+	CHECK_STR(json_string_value(json_object_get(j, "text")), "second");
+	CHECK_STR(json_string_value(json_object_get(j, "updated")), "2026-01-02T00:00:00Z");
+	CHECK_INT(json_integer_value(json_object_get(j, "job_id")), 2);
+	json_decref(j);
+	CHECK(db_exec(db, "DELETE FROM comments WHERE job_id = 2", "") == 1);
+	j = payload(db, "comment.delete");
+	CHECK_INT(json_integer_value(json_object_get(j, "job_id")), 2);
+	CHECK_STR(json_string_value(json_object_get(j, "user")), "alice");
+	json_decref(j);
+	/* A deleted job: job.delete with what it was; its comments go too. */
+	CHECK(db_exec(db, "INSERT INTO comments (job_id, text, user_name, t_created, t_updated)"
+		      " VALUES (2, 'third', 'bob', '2026-01-01T00:00:00', '2026-01-01T00:00:00')", "") == 1);
+	CHECK(db_exec(db, "DELETE FROM jobs WHERE id = 2", "") == 1);
+	CHECK_INT(count_events(db, "job.delete"), 1);
+	CHECK_INT(count_events(db, "comment.delete"), 2);
+	j = payload(db, "job.delete");
+	CHECK_INT(json_integer_value(json_object_get(j, "id")), 2);
+	CHECK_STR(json_string_value(json_object_get(j, "TEST")), "t2");
+	CHECK_STR(json_string_value(json_object_get(j, "result")), "none");
+	json_decref(j);
+	CHECK_INT(db_query_int(db, &(int64_t){ 0 }, "SELECT id FROM events WHERE kind = 'job.delete'"
+			       " AND t_created LIKE '2___-__-__T__:__:__'", ""), 0);
+	db_free(db);
+}
+
 TEST(events_line_and_link)
 {
 	json_t *d = json_pack("{s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:n}", "BUILD", "a b&c", "DISTRI", "d", "VERSION", "1",
@@ -168,6 +235,12 @@ TEST(events_line_and_link)
 	ev = (struct events_event){ 10, "comment.create", "2026-01-01T00:00:00", d };
 	s = events__line("http://q", &ev);
 	CHECK_STR(s, "bob commented on job 42 - http://q/tests/42");
+	free(s);
+	json_decref(d);
+	d = json_pack("{s:i,s:i}", "id", 7, "job_id", 42);
+	ev = (struct events_event){ 11, "comment.delete", "2026-01-01T00:00:00", d };
+	s = events__line("http://q", &ev);
+	CHECK_STR(s, "someone deleted a comment on job 42 - http://q/tests/42");
 	free(s);
 	json_decref(d);
 }

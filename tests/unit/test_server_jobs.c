@@ -11,7 +11,6 @@
 #include "server/jobs.h"
 #include "util/err.h"
 #include "util/str.h"
-#include "util/path.h"
 
 TEST(server_settings_merge_order)
 {
@@ -173,12 +172,11 @@ static void exec_ok(struct db *db, const char *sql)
 
 TEST(server_isos_expansion)
 {
-	char err[256], *path = path_join(unit_tmpdir(), "vigil.db");
 	struct db *db;
 	json_t *params, *resp = NULL, *job;
 	int status;
 
-	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
+	db = unit_db();
 	CHECK(db_schema_version(db) >= 1);
 	exec_ok(db, "INSERT INTO machines (name, backend) VALUES ('64bit', 'qemu'), ('uefi', 'qemu')");
 	exec_ok(db, "INSERT INTO products (distri, version, flavor, arch) VALUES ('vigil', '1.*', 'DVD', 'x86_64')");
@@ -231,18 +229,17 @@ TEST(server_isos_expansion)
 	json_decref(resp);
 	json_decref(params);
 	db_free(db);
-	free(path);
 }
 
 TEST(server_restart_and_cancel)
 {
-	char err[256], msg[256], *path = path_join(unit_tmpdir(), "vigil.db");
+	char msg[256];
 	json_t *s = json_pack("{s:s,s:s}", "TEST", "boot", "ARCH", "x86_64"), *j;
 	struct db *db;
 	int64_t id, clone;
 	int changed;
 
-	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
+	db = unit_db();
 	CHECK_INT(jobs_insert(db, s, 50, 0, 0, &id), 0);
 	CHECK_INT(jobs_restart(db, id, &clone, msg, sizeof(msg)), 0);
 	CHECK_INT(jobs_restart(db, id, &clone, msg, sizeof(msg)) != 0, 1); /* already cloned */
@@ -260,7 +257,6 @@ TEST(server_restart_and_cancel)
 	CHECK_INT(jobs_cancel(db, 999, NULL, &changed), ERR_NOT_FOUND);
 	json_decref(s);
 	db_free(db);
-	free(path);
 }
 
 /* Found by fuzz_routes: a path with a byte that is not UTF-8 (POST
@@ -294,13 +290,13 @@ TEST(server_api_error_not_utf8)
  * id. */
 TEST(server_jobs_to_json_many_matches_one_by_one)
 {
-	char err[256], msg[256], *path = path_join(unit_tmpdir(), "many.db");
+	char msg[256];
 	int64_t ids[130], clone;
 	json_t *many[131];
 	struct db *db;
 	size_t i, n = 0;
 
-	CHECK_INT(db_open(&db, path, err, sizeof(err)), 0);
+	db = unit_db();
 	for (i = 0; i < 128; i++) {
 		json_t *s = json_pack("{s:s,s:s,s:s,s:s}", "TEST", i % 2 ? "odd" : "even", "ARCH", "x86_64", "ISO",
 				      "a.iso", "WORKER_CLASS", i % 3 ? "qemu_x86_64" : "qemu_x86_64,tap");
@@ -335,5 +331,4 @@ TEST(server_jobs_to_json_many_matches_one_by_one)
 	}
 	CHECK_INT(jobs_to_json_many(db, ids, 0, false, many), 0);
 	db_free(db);
-	free(path);
 }

@@ -11,6 +11,7 @@
 struct unit_test {
 	const char *name;
 	void (*fn)(void);
+	int uses_db; /* its body calls unit_db() */
 };
 
 /* Must start a line: the Makefile finds tests by this marker. */
@@ -30,7 +31,9 @@ struct unit_test {
 const char *unit_tmpdir(void);
 
 /* A new vigil database in unit_tmpdir() (the test fails if it cannot be
- * opened). */
+ * opened); with VIGIL_TEST_DB=postgresql://... set, that PostgreSQL
+ * database instead, emptied first (its public schema dropped), and the
+ * runner runs only the tests that call unit_db(). */
 struct db;
 struct db *unit_db(void);
 
