@@ -8,8 +8,11 @@
 # BENCH_DB_DUR seconds (default 10) against `vigil serve` with the response
 # cache off (VIGIL_NO_RESPONSE_CACHE=1), on each database in turn. The
 # issue's floor: 20 x openQA's 2.75 req/s for the list (bench/api.py's
-# recorded anchor). Prints a table and writes OUT.json.
-# usage: db.py OUT.json VIGIL WORKDIR
+# recorded anchor). With OLD_VIGIL (e.g. a build of the previous commit) the
+# same measurements run against it too, each old/new pair back to back on
+# the same data, so that a loaded machine moves both alike: the ratio is the
+# figure to compare. Prints a table and writes OUT.json.
+# usage: db.py OUT.json VIGIL WORKDIR [OLD_VIGIL]
 import http.client, json, os, shutil, sqlite3, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -95,6 +98,7 @@ def measure(url, path):
 
 def main():
     out, vigil, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+    old = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
     os.makedirs(work, exist_ok=True)
     data, key, secret = api.fresh_data(vigil, work, 'db-data')
     srv = DbServer(vigil, data, os.path.join(work, 'db-serve.log'))
@@ -117,13 +121,16 @@ def main():
                        stdout=subprocess.DEVNULL)
         res['db_copy_s'] = round(time.monotonic() - t0, 2)
         for name, dburl in (('sqlite', None), ('postgresql', url)):
-            s = DbServer(vigil, data, os.path.join(work, f'db-serve-{name}.log'), dburl)
-            s.start({'VIGIL_NO_RESPONSE_CACHE': '1'})
-            try:
-                res[name] = {'jobs500_uncached_c1': measure(s.url, '/api/v1/jobs?limit=500'),
-                             'job200_uncached_c1': measure(s.url, '/api/v1/jobs/200')}
-            finally:
-                s.stop()
+            for label, binary in (('', vigil), ('_old', old)):
+                if not binary:
+                    continue
+                s = DbServer(binary, data, os.path.join(work, f'db-serve-{name}{label}.log'), dburl)
+                s.start({'VIGIL_NO_RESPONSE_CACHE': '1'})
+                try:
+                    res[name + label] = {'jobs500_uncached_c1': measure(s.url, '/api/v1/jobs?limit=500'),
+                                         'job200_uncached_c1': measure(s.url, '/api/v1/jobs/200')}
+                finally:
+                    s.stop()
     finally:
         pg_stop(bindir, pgdir)
     print(f'{"uncached, one connection":28} {"SQLite":>18} {"PostgreSQL":>18}')
@@ -135,6 +142,12 @@ def main():
         res[name]['jobs500_vs_openqa'] = round(r / OPENQA_JOBS500_RPS, 1)
         print(f'{name}: jobs?limit=500 uncached {r} req/s = {r / OPENQA_JOBS500_RPS:.1f} x openQA '
               f'({OPENQA_JOBS500_RPS} req/s; floor 20 x = {20 * OPENQA_JOBS500_RPS} req/s)')
+    if old:
+        for name in ('sqlite', 'postgresql'):
+            for ep in ('jobs500_uncached_c1', 'job200_uncached_c1'):
+                n, o = res[name][ep]['rps'], res[name + '_old'][ep]['rps']
+                res[name][ep]['vs_old'] = round(n / o, 2) if o else None
+                print(f'{name} {ep}: {n} req/s, old {o} req/s: {n / o if o else 0:.2f} x')
     print(f'db copy of the data set: {res["db_copy_s"]} s')
     json.dump(res, open(out, 'w'), indent=1)
 

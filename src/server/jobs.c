@@ -200,7 +200,9 @@ static const char *sget(const json_t *settings, const char *key)
 	return s && *s ? s : NULL;
 }
 
-char *jobs_name(const json_t *settings)
+/* openQA's job name from the settings get(ctx, key) finds (NULL or empty:
+ * none). */
+static char *name_of(const char *(*get)(const void *ctx, const char *key), const void *ctx)
 {
 	static const char *const parts[] = { "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "TEST" };
 	struct buf b;
@@ -209,21 +211,31 @@ char *jobs_name(const json_t *settings)
 
 	buf_init(&b, LIMIT_SETTING_TEXT);
 	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		const char *v = sget(settings, parts[i]);
-		if (i == 5 && sget(settings, "JOB_TEMPLATE_NAME"))
-			v = sget(settings, "JOB_TEMPLATE_NAME");
+		const char *v = get(ctx, parts[i]);
+		if (i == 5 && get(ctx, "JOB_TEMPLATE_NAME"))
+			v = get(ctx, "JOB_TEMPLATE_NAME");
 		if (!v)
 			continue;
 		(void)buf_printf(&b, "%s%s%s", b.len ? "-" : "", i == 4 ? "Build" : "", v);
 	}
-	if (sget(settings, "MACHINE"))
-		(void)buf_printf(&b, "@%s", sget(settings, "MACHINE"));
+	if (get(ctx, "MACHINE"))
+		(void)buf_printf(&b, "@%s", get(ctx, "MACHINE"));
 	if (!b.data)
 		return str_dup("");
 	for (c = b.data; *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("@._+:-", *c))
 			*c = '_';
 	return buf_steal(&b);
+}
+
+static const char *json_get(const void *settings, const char *key)
+{
+	return sget(settings, key);
+}
+
+char *jobs_name(const json_t *settings)
+{
+	return name_of(json_get, settings);
 }
 
 void jobs_settings_default_class(json_t *settings)
@@ -380,8 +392,22 @@ static json_t *settings_of(struct db *db, int64_t id, struct db_stmt *job_row, i
 
 /* What a job's hash holds besides its jobs row, read for a batch of jobs
  * at once (jobs_to_json is a batch of one). */
+/* One setting of a batch: offsets of its key and value in the batch's
+ * text (rows are added while the text grows). */
+struct setting {
+	size_t key, value;
+};
+
+/* The settings read for a batch of jobs, in job_settings order: a job's
+ * rows are next to each other (the query orders them by job). */
+struct batch_settings {
+	struct buf text; /* NUL-terminated keys and values */
+	struct setting *v;
+	size_t n, cap;
+};
+
 struct job_parts {
-	json_t *settings;          /* its job_settings rows */
+	size_t first, nsettings;   /* its job_settings rows in the batch's */
 	json_t *parents, *children; /* by dependency type; NULL: none */
 	int64_t origin;            /* the job it is a clone of; 0: none */
 	int parents_ok;
@@ -389,7 +415,7 @@ struct job_parts {
 
 static void parts_init(struct job_parts *p)
 {
-	p->settings = json_object();
+	p->first = p->nsettings = 0;
 	p->parents = p->children = NULL;
 	p->origin = 0;
 	p->parents_ok = 1;
@@ -397,10 +423,52 @@ static void parts_init(struct job_parts *p)
 
 static void parts_release(struct job_parts *p)
 {
-	json_decref(p->settings);
 	json_decref(p->parents);
 	json_decref(p->children);
 	memset(p, 0, sizeof(*p));
+}
+
+static int text_add(struct buf *t, const char *s, size_t *off)
+{
+	*off = t->len;
+	return buf_append(t, s ? s : "", (s ? strlen(s) : 0) + 1);
+}
+
+/* One job_settings row of p's job: a repeated key (one row per
+ * WORKER_CLASS) is joined with ',' as openQA does. */
+static int batch_setting_add(struct batch_settings *bs, struct job_parts *p, const char *k, const char *v)
+{
+	size_t i;
+	int rc;
+
+	if (!p->nsettings)
+		p->first = bs->n;
+	for (i = p->first; i < p->first + p->nsettings; i++) {
+		if (strcmp(bs->text.data + bs->v[i].key, k))
+			continue;
+		char *was = str_dup(bs->text.data + bs->v[i].value); /* the text may move as it grows */
+		if (!was)
+			return ERR_NOMEM;
+		bs->v[i].value = bs->text.len;
+		rc = buf_puts(&bs->text, was);
+		free(was);
+		if (!rc)
+			rc = buf_append(&bs->text, ",", 1);
+		return rc ? rc : buf_append(&bs->text, v, strlen(v) + 1);
+	}
+	if (bs->n == bs->cap) {
+		size_t cap = bs->cap ? bs->cap * 2 : 256;
+		struct setting *m = realloc(bs->v, cap * sizeof(*m));
+		if (!m)
+			return ERR_NOMEM;
+		bs->v = m;
+		bs->cap = cap;
+	}
+	if ((rc = text_add(&bs->text, k, &bs->v[bs->n].key)) || (rc = text_add(&bs->text, v, &bs->v[bs->n].value)))
+		return rc;
+	bs->n++;
+	p->nsettings++;
+	return 0;
 }
 
 static void parts_dep(json_t **d, int64_t other, int64_t type)
@@ -435,36 +503,47 @@ static void w_key(struct buf *b, int *rc, const char *key, bool first)
 		*rc = jsonw_key(b, key);
 }
 
-static void w_str(struct buf *b, int *rc, const char *key, const char *v)
+/* A member of a fixed name: its text ",\"key\":" written at once. */
+#define MEMBER(key) ",\"" key "\":"
+
+static void w_str(struct buf *b, int *rc, const char *member, const char *v)
 {
-	w_key(b, rc, key, false);
+	if (!*rc)
+		*rc = buf_puts(b, member);
 	if (!*rc)
 		*rc = jsonw_str(b, v);
 }
 
-static void w_int(struct buf *b, int *rc, const char *key, int64_t v)
+static void w_int(struct buf *b, int *rc, const char *member, int64_t v)
 {
-	w_key(b, rc, key, false);
+	if (!*rc)
+		*rc = buf_puts(b, member);
 	if (!*rc)
 		*rc = jsonw_int(b, v);
 }
 
-static void w_col_int(struct buf *b, int *rc, const char *key, struct db_stmt *st, int c)
+static void w_col_int(struct buf *b, int *rc, const char *member, struct db_stmt *st, int c)
 {
 	if (db_col_null(st, c))
-		w_str(b, rc, key, NULL);
+		w_str(b, rc, member, NULL);
 	else
-		w_int(b, rc, key, db_col_int(st, c));
+		w_int(b, rc, member, db_col_int(st, c));
 }
 
 /* {"Chained":[...],"Directly chained":[...],"Parallel":[...]} of d (NULL:
  * all empty), in that order as openQA writes it. */
-static void w_deps(struct buf *b, int *rc, const char *key, const json_t *d)
+static void w_deps(struct buf *b, int *rc, const char *member, const json_t *d)
 {
 	static const int order[] = { 1, 3, 2 };
 	size_t i, k;
 
-	w_key(b, rc, key, false);
+	if (!*rc)
+		*rc = buf_puts(b, member);
+	if (!d) { /* most jobs */
+		if (!*rc)
+			*rc = buf_puts(b, "{\"Chained\":[],\"Directly chained\":[],\"Parallel\":[]}");
+		return;
+	}
 	for (i = 0; i < 3 && !*rc; i++) {
 		const json_t *a = json_object_get(d, dep_names[order[i]]);
 		*rc = buf_append(b, i ? "]," : "{", 1 + (i > 0));
@@ -483,64 +562,96 @@ static void w_deps(struct buf *b, int *rc, const char *key, const json_t *d)
 		*rc = buf_append(b, "]}", 2);
 }
 
+/* A job's settings as its hash lists them: its rows, then the columns and
+ * NAME (replacing a row of that key in its place, else added at the end). */
+struct job_settings_view {
+	struct { const char *key, *value; } *v;
+	size_t n;
+};
+
+static const char *view_get(const void *ctx, const char *key)
+{
+	const struct job_settings_view *w = ctx;
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (!strcmp(w->v[i].key, key))
+			return *w->v[i].value ? w->v[i].value : NULL;
+	return NULL;
+}
+
+static void view_set(struct job_settings_view *w, const char *key, const char *value)
+{
+	size_t i;
+
+	for (i = 0; i < w->n && strcmp(w->v[i].key, key); i++)
+		;
+	w->v[i].key = key;
+	w->v[i].value = value;
+	if (i == w->n)
+		w->n++;
+}
+
 /* "assets": the files the settings name, by type in the order of their
  * first setting, as openQA's parse_assets_from_settings. */
-static void w_assets(struct buf *b, int *rc, const json_t *settings)
+struct asset_ref {
+	const char *type, *file;
+};
+
+static void w_assets(struct buf *b, int *rc, const struct job_settings_view *w)
 {
-	const char *key, *key2, *types[32];
-	size_t ntypes = 0, i;
-	json_t *v, *v2;
+	struct asset_ref stack[64], *a = stack;
+	size_t n = 0, i, k;
 	bool first = true;
 
-	w_key(b, rc, "assets", false);
+	if (w->n > sizeof(stack) / sizeof(stack[0]) && !(a = malloc(w->n * sizeof(*a)))) {
+		*rc = ERR_NOMEM;
+		return;
+	}
+	for (i = 0; i < w->n; i++) {
+		const char *s = w->v[i].value, *type;
+		if (!*s || strchr(s, '/') || !(type = asset_type_of_setting(w->v[i].key)))
+			continue;
+		a[n].type = type;
+		a[n++].file = s;
+	}
 	if (!*rc)
-		*rc = buf_append(b, "{", 1);
-	json_object_foreach((json_t *)settings, key, v) {
-		const char *s = json_string_value(v), *type = asset_type_of_setting(key);
-		bool seen = false, one = true;
-		if (!s || !*s || strchr(s, '/') || !type)
-			continue;
-		for (i = 0; i < ntypes && !seen; i++)
-			seen = !strcmp(types[i], type);
-		if (seen || ntypes == sizeof(types) / sizeof(types[0]))
-			continue;
-		types[ntypes++] = type;
-		w_key(b, rc, type, first);
+		*rc = buf_puts(b, ",\"assets\":{");
+	for (i = 0; i < n; i++) {
+		bool seen = false;
+		for (k = 0; k < i && !seen; k++)
+			seen = !strcmp(a[k].type, a[i].type);
+		if (seen)
+			continue; /* listed with the first of its type */
+		w_key(b, rc, a[i].type, first);
 		first = false;
-		if (!*rc)
-			*rc = buf_append(b, "[", 1);
-		/* this type's files: this setting and the ones after it */
-		json_object_foreach((json_t *)settings, key2, v2) {
-			const char *s2 = json_string_value(v2), *t2 = asset_type_of_setting(key2);
-			if (!s2 || !*s2 || strchr(s2, '/') || !t2 || strcmp(t2, type))
+		for (k = i; k < n; k++) {
+			if (strcmp(a[k].type, a[i].type))
 				continue;
-			if (!*rc && !one)
-				*rc = buf_append(b, ",", 1);
-			one = false;
 			if (!*rc)
-				*rc = jsonw_str(b, s2);
+				*rc = buf_append(b, k == i ? "[" : ",", 1);
+			if (!*rc)
+				*rc = jsonw_str(b, a[k].file);
 		}
 		if (!*rc)
 			*rc = buf_append(b, "]", 1);
 	}
 	if (!*rc)
 		*rc = buf_append(b, "}", 1);
+	if (a != stack)
+		free(a);
 }
 
-static void w_settings(struct buf *b, int *rc, const json_t *settings)
+static void w_settings(struct buf *b, int *rc, const struct job_settings_view *w)
 {
-	const char *key;
-	json_t *v;
-	bool first = true;
+	size_t i;
 
-	w_key(b, rc, "settings", false);
 	if (!*rc)
-		*rc = buf_append(b, "{", 1);
-	json_object_foreach((json_t *)settings, key, v) {
-		w_key(b, rc, key, first);
-		first = false;
+		*rc = buf_puts(b, MEMBER("settings") "{");
+	for (i = 0; i < w->n; i++) {
+		w_key(b, rc, w->v[i].key, i == 0);
 		if (!*rc)
-			*rc = jsonw_str(b, json_string_value(v));
+			*rc = jsonw_str(b, w->v[i].value);
 	}
 	if (!*rc)
 		*rc = buf_append(b, "}", 1);
@@ -549,63 +660,73 @@ static void w_settings(struct buf *b, int *rc, const json_t *settings)
 /* The hash of the job in row st (JOB_ROW_SQL) with its parts appended to b
  * as JSON text, its members in openQA's order; extra (JSON members, or
  * NULL) before the closing brace. 0, ERR_NOMEM or ERR_TOO_BIG. */
-static int job_write(struct buf *b, struct db_stmt *st, struct job_parts *p, bool details, const char *extra)
+static int job_write(struct buf *b, struct db_stmt *st, const struct batch_settings *bs, struct job_parts *p,
+		     bool details, const char *extra)
 {
 	static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
 	int64_t id = db_col_int(st, 0);
-	json_t *settings = p->settings;
-	char *name, *fullname;
+	struct job_settings_view w;
+	char *name, *fullname = NULL;
 	const char *reason = db_col_text(st, 4);
-	size_t i;
+	size_t i, cap = p->nsettings + sizeof(cols) / sizeof(cols[0]) + 1;
 	int rc = 0;
 
+	w.n = 0;
+	if (!(w.v = malloc(cap * sizeof(*w.v))))
+		return ERR_NOMEM;
+	for (i = 0; i < p->nsettings; i++) {
+		w.v[i].key = bs->text.data + bs->v[p->first + i].key;
+		w.v[i].value = bs->text.data + bs->v[p->first + i].value;
+	}
+	w.n = p->nsettings;
 	/* The settings: the job_settings rows, then the non-empty columns. */
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		const char *v = db_col_text(st, 10 + (int)i);
 		if (v && *v)
-			json_object_set_new(settings, cols[i], json_string(v));
+			view_set(&w, cols[i], v);
 	}
-	if (!(name = jobs_name(settings)))
+	if (!(name = name_of(view_get, &w))) {
+		free(w.v);
 		return ERR_NOMEM;
-	rc = buf_append(b, "{", 1);
-	w_key(b, &rc, "id", true);
+	}
+	rc = buf_puts(b, "{\"id\":");
 	if (!rc)
 		rc = jsonw_int(b, id);
-	w_str(b, &rc, "name", name);
-	w_int(b, &rc, "priority", db_col_int(st, 1));
-	w_str(b, &rc, "state", db_col_text(st, 2));
-	w_str(b, &rc, "result", db_col_text(st, 3));
-	w_col_int(b, &rc, "clone_id", st, 5);
-	w_str(b, &rc, "t_started", db_col_text(st, 17));
-	w_str(b, &rc, "t_finished", db_col_text(st, 18));
-	w_col_int(b, &rc, "group_id", st, 7);
-	w_col_int(b, &rc, "blocked_by_id", st, 6);
+	w_str(b, &rc, MEMBER("name"), name);
+	w_int(b, &rc, MEMBER("priority"), db_col_int(st, 1));
+	w_str(b, &rc, MEMBER("state"), db_col_text(st, 2));
+	w_str(b, &rc, MEMBER("result"), db_col_text(st, 3));
+	w_col_int(b, &rc, MEMBER("clone_id"), st, 5);
+	w_str(b, &rc, MEMBER("t_started"), db_col_text(st, 17));
+	w_str(b, &rc, MEMBER("t_finished"), db_col_text(st, 18));
+	w_col_int(b, &rc, MEMBER("group_id"), st, 7);
+	w_col_int(b, &rc, MEMBER("blocked_by_id"), st, 6);
 	if (db_col_text(st, 8))
-		w_str(b, &rc, "group", db_col_text(st, 8));
+		w_str(b, &rc, MEMBER("group"), db_col_text(st, 8));
 	if (!db_col_null(st, 9))
-		w_int(b, &rc, "assigned_worker_id", db_col_int(st, 9));
+		w_int(b, &rc, MEMBER("assigned_worker_id"), db_col_int(st, 9));
 	if (reason && *reason)
-		w_str(b, &rc, "reason", reason);
-	w_str(b, &rc, "test", db_col_text(st, 10));
+		w_str(b, &rc, MEMBER("reason"), reason);
+	w_str(b, &rc, MEMBER("test"), db_col_text(st, 10));
 	if (db_col_int(st, 19)) {
-		w_key(b, &rc, "needs_review", false); /* vigil: see jobs_set_needs_review */
-		if (!rc)
-			rc = buf_append(b, "true", 4);
+		if (!rc) /* vigil: see jobs_set_needs_review */
+			rc = buf_puts(b, MEMBER("needs_review") "true");
 	}
 	if (p->origin)
-		w_int(b, &rc, "origin_id", p->origin);
+		w_int(b, &rc, MEMBER("origin_id"), p->origin);
 	if ((fullname = malloc(strlen(name) + 24))) {
 		snprintf(fullname, strlen(name) + 24, "%08lld-%s", (long long)id, name);
-		json_object_set_new(settings, "NAME", json_string(fullname));
-		free(fullname);
+		view_set(&w, "NAME", fullname);
 	}
 	free(name);
-	w_assets(b, &rc, settings);
-	w_settings(b, &rc, settings);
-	w_int(b, &rc, "has_parents", deps_count(p->parents) > 0);
-	w_int(b, &rc, "parents_ok", p->parents_ok);
-	w_deps(b, &rc, "parents", p->parents);
-	w_deps(b, &rc, "children", p->children);
+	w_assets(b, &rc, &w);
+	w_settings(b, &rc, &w);
+	free(fullname);
+	free(w.v);
+	w_int(b, &rc, MEMBER("has_parents"), deps_count(p->parents) > 0);
+	w_int(b, &rc, MEMBER("parents_ok"), p->parents_ok);
+	w_deps(b, &rc, MEMBER("parents"), p->parents);
+	w_deps(b, &rc, MEMBER("children"), p->children);
 	if (details && !rc)
 		rc = buf_puts(b, ",\"testresults\":[],\"logs\":[],\"ulogs\":[]");
 	if (extra && !rc)
@@ -691,11 +812,13 @@ static int to_text_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 	int64_t *padded = NULL;
 	struct job_parts *p = calloc(n, sizeof(*p));
 	struct db_stmt *st = NULL;
+	struct batch_settings bs = { .v = NULL };
 	struct buf sql;
 	size_t i, size = batch_sizes[0];
 	int k, rc = 0;
 
 	buf_init(&sql, 64 + JOBS_BATCH * 3 + 1024);
+	buf_init(&bs.text, LIMIT_SETTING_TEXT * 64);
 	for (i = 0; i < sizeof(batch_sizes) / sizeof(batch_sizes[0]) && size < n; i++)
 		size = batch_sizes[i];
 	padded = calloc(size, sizeof(*padded));
@@ -717,7 +840,8 @@ static int to_text_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 			   " ORDER BY job_id, id");
 	while (st && (rc = db_step(st)) == 1)
 		if ((k = batch_index(ix, n, db_col_int(st, 0))) >= 0)
-			settings_add(p[k].settings, db_col_text(st, 1), db_col_text(st, 2));
+			if ((rc = batch_setting_add(&bs, &p[k], db_col_text(st, 1), db_col_text(st, 2))))
+				break;
 	db_finalize(st);
 	if (rc)
 		goto out;
@@ -760,7 +884,7 @@ static int to_text_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 		if ((k = batch_index(ix, n, db_col_int(st, 0))) < 0 || span[k].len)
 			continue;
 		span[k].off = out->len;
-		if ((rc = job_write(out, st, &p[k], details, extra)))
+		if ((rc = job_write(out, st, &bs, &p[k], details, extra)))
 			break;
 		span[k].len = out->len - span[k].off;
 	}
@@ -772,6 +896,8 @@ out:
 	free(ix);
 	free(padded);
 	buf_release(&sql);
+	buf_release(&bs.text);
+	free(bs.v);
 	return rc;
 }
 
