@@ -216,10 +216,16 @@ static char *name_of(const char *(*get)(const void *ctx, const char *key), const
 			v = get(ctx, "JOB_TEMPLATE_NAME");
 		if (!v)
 			continue;
-		(void)buf_printf(&b, "%s%s%s", b.len ? "-" : "", i == 4 ? "Build" : "", v);
+		if (b.len)
+			(void)buf_puts(&b, "-");
+		if (i == 4)
+			(void)buf_puts(&b, "Build");
+		(void)buf_puts(&b, v);
 	}
-	if (get(ctx, "MACHINE"))
-		(void)buf_printf(&b, "@%s", get(ctx, "MACHINE"));
+	if (get(ctx, "MACHINE")) {
+		(void)buf_puts(&b, "@");
+		(void)buf_puts(&b, get(ctx, "MACHINE"));
+	}
 	if (!b.data)
 		return str_dup("");
 	for (c = b.data; *c; c++)
