@@ -745,28 +745,31 @@ static int job_write(struct buf *b, struct db_stmt *st, const struct batch_setti
 static const size_t batch_sizes[] = { 1, 50, 500 };
 #define JOBS_BATCH 500
 
-/* "IN (?, ?, ...)" with size placeholders appended to sql. */
-static int batch_sql(struct buf *sql, size_t size, const char *head, const char *tail)
+/* sql made of the template with every "@IDS" replaced by the list
+ * "(?1, ?2, ..., ?size)" (one set of parameters for each use). */
+static int batch_sql(struct buf *sql, size_t size, const char *template)
 {
+	const char *t = template, *at;
 	size_t i;
-	int rc;
+	int rc = 0;
 
 	buf_reset(sql);
-	rc = buf_puts(sql, head);
-	if (!rc)
-		rc = buf_puts(sql, "IN (?");
-	for (i = 1; i < size && !rc; i++)
-		rc = buf_append(sql, ", ?", 3);
-	if (!rc)
-		rc = buf_append(sql, ")", 1);
-	return rc ? rc : buf_puts(sql, tail);
+	while (!rc && (at = strstr(t, "@IDS"))) {
+		rc = buf_append(sql, t, (size_t)(at - t));
+		for (i = 1; i <= size && !rc; i++)
+			rc = buf_printf(sql, i == 1 ? "(?%zu" : ", ?%zu", i);
+		if (!rc)
+			rc = buf_append(sql, ")", 1);
+		t = at + 4;
+	}
+	return rc ? rc : buf_puts(sql, t);
 }
 
 static int batch_prepare(struct db *db, struct db_stmt **st, struct buf *sql, size_t size, const int64_t *ids,
-			 const char *head, const char *tail)
+			 const char *template)
 {
 	size_t i;
-	int rc = batch_sql(sql, size, head, tail);
+	int rc = batch_sql(sql, size, template);
 
 	*st = NULL;
 	if (!rc)
@@ -808,7 +811,7 @@ static int batch_index(const struct batch_ix *ix, size_t n, int64_t id)
 	return lo < n && ix[lo].id == id ? (int)ix[lo].k : -1;
 }
 
-/* One batch of up to JOBS_BATCH ids: six queries for all of them. Each
+/* One batch of up to JOBS_BATCH ids: three queries for all of them. Each
  * job's hash is appended to out; span[k] its place there (len 0: no such
  * job). */
 static int to_text_batch(struct db *db, const int64_t *ids, size_t n, bool details, const char *extra,
@@ -823,7 +826,7 @@ static int to_text_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 	size_t i, size = batch_sizes[0];
 	int k, rc = 0;
 
-	buf_init(&sql, 64 + JOBS_BATCH * 3 + 1024);
+	buf_init(&sql, 4 * JOBS_BATCH * 8 + 4096);
 	buf_init(&bs.text, LIMIT_SETTING_TEXT * 64);
 	for (i = 0; i < sizeof(batch_sizes) / sizeof(batch_sizes[0]) && size < n; i++)
 		size = batch_sizes[i];
@@ -842,8 +845,8 @@ static int to_text_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 		span[i].off = span[i].len = 0;
 	}
 	qsort(ix, n, sizeof(*ix), ix_cmp);
-	rc = batch_prepare(db, &st, &sql, size, padded, "SELECT job_id, key, value FROM job_settings WHERE job_id ",
-			   " ORDER BY job_id, id");
+	rc = batch_prepare(db, &st, &sql, size, padded,
+			   "SELECT job_id, key, value FROM job_settings WHERE job_id IN @IDS ORDER BY job_id, id");
 	while (st && (rc = db_step(st)) == 1)
 		if ((k = batch_index(ix, n, db_col_int(st, 0))) >= 0)
 			if ((rc = batch_setting_add(&bs, &p[k], db_col_text(st, 1), db_col_text(st, 2))))
@@ -851,41 +854,38 @@ static int to_text_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 	db_finalize(st);
 	if (rc)
 		goto out;
-	rc = batch_prepare(db, &st, &sql, size, padded, "SELECT clone_id, id FROM jobs WHERE clone_id ", " ORDER BY id");
-	while (st && (rc = db_step(st)) == 1)
-		if ((k = batch_index(ix, n, db_col_int(st, 0))) >= 0 && !p[k].origin)
-			p[k].origin = db_col_int(st, 1);
-	db_finalize(st);
-	if (rc)
-		goto out;
-	rc = batch_prepare(db, &st, &sql, size, padded, "SELECT child_job_id, parent_job_id, dependency"
-			   " FROM job_dependencies WHERE child_job_id ", " ORDER BY 1, 2");
-	while (st && (rc = db_step(st)) == 1)
-		if ((k = batch_index(ix, n, db_col_int(st, 0))) >= 0)
-			parts_dep(&p[k].parents, db_col_int(st, 1), db_col_int(st, 2));
-	db_finalize(st);
-	if (rc)
-		goto out;
-	rc = batch_prepare(db, &st, &sql, size, padded, "SELECT parent_job_id, child_job_id, dependency"
-			   " FROM job_dependencies WHERE parent_job_id ", " ORDER BY 1, 2");
-	while (st && (rc = db_step(st)) == 1)
-		if ((k = batch_index(ix, n, db_col_int(st, 0))) >= 0)
-			parts_dep(&p[k].children, db_col_int(st, 1), db_col_int(st, 2));
-	db_finalize(st);
-	if (rc)
-		goto out;
-	/* parents_ok as deps_parents_ok: no chained parent short of passed. */
-	rc = batch_prepare(db, &st, &sql, size, padded, "SELECT d.child_job_id, COUNT(*) FROM job_dependencies d"
+	/* The rest in one query (on PostgreSQL each is a round trip): a job's
+	 * parents (0) and children (1) by dependency type, its origin (2: the
+	 * oldest job cloned as it) and parents_ok (3, as deps_parents_ok: no
+	 * chained parent short of passed). */
+	rc = batch_prepare(db, &st, &sql, size, padded,
+			   "SELECT 0, child_job_id, parent_job_id, dependency FROM job_dependencies"
+			   " WHERE child_job_id IN @IDS"
+			   " UNION ALL SELECT 1, parent_job_id, child_job_id, dependency FROM job_dependencies"
+			   " WHERE parent_job_id IN @IDS"
+			   " UNION ALL SELECT 2, clone_id, id, 0 FROM jobs WHERE clone_id IN @IDS"
+			   " UNION ALL SELECT 3, d.child_job_id, COUNT(*), 0 FROM job_dependencies d"
 			   " JOIN jobs p ON p.id = d.parent_job_id WHERE d.dependency IN (1, 3)"
-			   " AND (p.state NOT IN ('done', 'cancelled') OR p.result NOT IN ('passed',"
-			   " 'softfailed')) AND d.child_job_id ", " GROUP BY d.child_job_id");
-	while (st && (rc = db_step(st)) == 1)
-		if ((k = batch_index(ix, n, db_col_int(st, 0))) >= 0)
-			p[k].parents_ok = db_col_int(st, 1) == 0;
+			   " AND (p.state NOT IN ('done', 'cancelled') OR p.result NOT IN ('passed', 'softfailed'))"
+			   " AND d.child_job_id IN @IDS GROUP BY d.child_job_id"
+			   " ORDER BY 1, 2, 3");
+	while (st && (rc = db_step(st)) == 1) {
+		int64_t kind = db_col_int(st, 0), other = db_col_int(st, 2);
+		if ((k = batch_index(ix, n, db_col_int(st, 1))) < 0)
+			continue;
+		if (kind == 0)
+			parts_dep(&p[k].parents, other, db_col_int(st, 3));
+		else if (kind == 1)
+			parts_dep(&p[k].children, other, db_col_int(st, 3));
+		else if (kind == 2 && !p[k].origin)
+			p[k].origin = other;
+		else if (kind == 3)
+			p[k].parents_ok = other == 0;
+	}
 	db_finalize(st);
 	if (rc)
 		goto out;
-	rc = batch_prepare(db, &st, &sql, size, padded, JOB_ROW_SQL, "");
+	rc = batch_prepare(db, &st, &sql, size, padded, JOB_ROW_SQL "IN @IDS");
 	while (st && (rc = db_step(st)) == 1) {
 		if ((k = batch_index(ix, n, db_col_int(st, 0))) < 0 || span[k].len)
 			continue;

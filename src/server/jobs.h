@@ -51,7 +51,7 @@ int jobs_insert(struct db *db, const json_t *settings, int64_t priority, int64_t
  * set. 0, ERR_NOT_FOUND, or a db error. */
 int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out);
 /* The hashes of jobs_to_json for ids at once, as JSON text appended to out
- * (six queries per 500 jobs instead of six per job; no jansson tree, which
+ * (three queries per 500 jobs instead of six per job; no jansson tree, which
  * cost the job list most of its time): span[i] is the place of ids[i]'s
  * hash in out, len 0 where no such job (deleted meanwhile). extra (more
  * members, such as ",\"modules\":[]", or NULL) ends every hash. 0 or a db
