@@ -497,7 +497,7 @@ static int hashes(struct db *db, const int64_t *ids, size_t n, bool oldest_first
 	if (n && !span)
 		return ERR_NOMEM;
 	buf_init(&text, out->max);
-	/* Six queries per 500 jobs, written as text (jobs_to_text_many). */
+	/* Three queries per 500 jobs, written as text (jobs_to_text_many). */
 	rc = jobs_to_text_many(db, ids, n, false, ",\"modules\":[]", &text, span);
 	if (!rc)
 		rc = buf_append(out, "[", 1);
@@ -550,20 +550,6 @@ static int text_json(struct buf *text, const char *key, json_t **out)
 	json_decref(j);
 	buf_release(text);
 	return *out ? 0 : ERR_NOMEM;
-}
-
-int joblist_page_json(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, json_t **out)
-{
-	struct buf text;
-	int rc;
-
-	*out = NULL;
-	buf_init(&text, LIMIT_JOBLIST_TEXT);
-	if ((rc = joblist_page_text(db, f, p, &text))) {
-		buf_release(&text);
-		return rc;
-	}
-	return text_json(&text, NULL, out);
 }
 
 /* latest=1: every matching job newest first, the first of each scenario
