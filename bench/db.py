@@ -8,8 +8,11 @@
 # BENCH_DB_DUR seconds (default 10) against `vigil serve` with the response
 # cache off (VIGIL_NO_RESPONSE_CACHE=1), on each database in turn. The
 # issue's floor: 20 x openQA's 2.75 req/s for the list (bench/api.py's
-# recorded anchor). Prints a table and writes OUT.json.
-# usage: db.py OUT.json VIGIL WORKDIR
+# recorded anchor). With OLD_VIGIL (e.g. a build of the previous commit) the
+# same measurements run against it too, each old/new pair back to back on
+# the same data, so that a loaded machine moves both alike: the ratio is the
+# figure to compare. Prints a table and writes OUT.json.
+# usage: db.py OUT.json VIGIL WORKDIR [OLD_VIGIL]
 import http.client, json, os, shutil, sqlite3, statistics, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -68,14 +71,50 @@ class DbServer(api.Server):
         return super().start(env)
 
 
-def measure(url, path):
-    """Sequential GETs for DUR seconds on one connection: req/s, p50/p99 ms, bytes."""
+def cpu_s(pids):
+    """CPU seconds (user + system) the processes pids have used so far."""
+    t = 0
+    for pid in pids:
+        try:
+            with open(f'/proc/{pid}/stat') as f:
+                fields = f.read().rsplit(')', 1)[1].split()
+            t += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass  # gone meanwhile
+    return t / os.sysconf('SC_CLK_TCK')
+
+
+def pg_backends(pgdir):
+    """The pids of the cluster's postmaster and its children (the backends)."""
+    try:
+        with open(f'{pgdir}/data/postmaster.pid') as f:
+            pm = int(f.readline())
+    except (OSError, ValueError):
+        return []
+    kids = [pm]
+    for d in os.listdir('/proc'):
+        if d.isdigit():
+            try:
+                with open(f'/proc/{d}/stat') as f:
+                    if int(f.read().rsplit(')', 1)[1].split()[1]) == pm:
+                        kids.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return kids
+
+
+def measure(url, path, server_pid=None, pgdir=None):
+    """Sequential GETs for DUR seconds on one connection: req/s, p50/p99 ms,
+    bytes, and the CPU per request of the server (and of PostgreSQL): on a
+    loaded machine the rates move with the load, the CPU much less."""
     host, port = url.split('//')[1].split(':')
     c = http.client.HTTPConnection(host, int(port), timeout=60)
     lat, size = [], 0
     for _ in range(3):  # warm-up: prepared statements, page cache
         c.request('GET', path)
         size = len(c.getresponse().read())
+    pg = pg_backends(pgdir) if pgdir else []
+    c0, p0 = cpu_s([server_pid] if server_pid else []), cpu_s(pg)
     t_end = time.monotonic() + DUR
     t0 = time.monotonic()
     while time.monotonic() < t_end:
@@ -87,14 +126,18 @@ def measure(url, path):
             raise SystemExit(f'bench/db: {path} answered {r.status}')
         lat.append((time.monotonic() - t) * 1000)
     wall = time.monotonic() - t0
+    c1, p1 = cpu_s([server_pid] if server_pid else []), cpu_s(pg)
     c.close()
     lat.sort()
     return {'rps': round(len(lat) / wall, 1), 'p50_ms': round(statistics.median(lat), 2),
-            'p99_ms': round(lat[int(len(lat) * 0.99) - 1], 2), 'requests': len(lat), 'bytes': size or len(body)}
+            'p99_ms': round(lat[int(len(lat) * 0.99) - 1], 2), 'requests': len(lat), 'bytes': size or len(body),
+            'vigil_cpu_ms': round((c1 - c0) * 1000 / len(lat), 3),
+            'postgresql_cpu_ms': round((p1 - p0) * 1000 / len(lat), 3) if pgdir else None}
 
 
 def main():
     out, vigil, work = sys.argv[1], os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
+    old = os.path.abspath(sys.argv[4]) if len(sys.argv) > 4 else None
     os.makedirs(work, exist_ok=True)
     data, key, secret = api.fresh_data(vigil, work, 'db-data')
     srv = DbServer(vigil, data, os.path.join(work, 'db-serve.log'))
@@ -117,13 +160,18 @@ def main():
                        stdout=subprocess.DEVNULL)
         res['db_copy_s'] = round(time.monotonic() - t0, 2)
         for name, dburl in (('sqlite', None), ('postgresql', url)):
-            s = DbServer(vigil, data, os.path.join(work, f'db-serve-{name}.log'), dburl)
-            s.start({'VIGIL_NO_RESPONSE_CACHE': '1'})
-            try:
-                res[name] = {'jobs500_uncached_c1': measure(s.url, '/api/v1/jobs?limit=500'),
-                             'job200_uncached_c1': measure(s.url, '/api/v1/jobs/200')}
-            finally:
-                s.stop()
+            for label, binary in (('', vigil), ('_old', old)):
+                if not binary:
+                    continue
+                s = DbServer(binary, data, os.path.join(work, f'db-serve-{name}{label}.log'), dburl)
+                s.start({'VIGIL_NO_RESPONSE_CACHE': '1'})
+                try:
+                    pgd = pgdir if dburl else None
+                    res[name + label] = {
+                        'jobs500_uncached_c1': measure(s.url, '/api/v1/jobs?limit=500', s.proc.pid, pgd),
+                        'job200_uncached_c1': measure(s.url, '/api/v1/jobs/200', s.proc.pid, pgd)}
+                finally:
+                    s.stop()
     finally:
         pg_stop(bindir, pgdir)
     print(f'{"uncached, one connection":28} {"SQLite":>18} {"PostgreSQL":>18}')
@@ -135,6 +183,16 @@ def main():
         res[name]['jobs500_vs_openqa'] = round(r / OPENQA_JOBS500_RPS, 1)
         print(f'{name}: jobs?limit=500 uncached {r} req/s = {r / OPENQA_JOBS500_RPS:.1f} x openQA '
               f'({OPENQA_JOBS500_RPS} req/s; floor 20 x = {20 * OPENQA_JOBS500_RPS} req/s)')
+    if old:
+        for name in ('sqlite', 'postgresql'):
+            for ep in ('jobs500_uncached_c1', 'job200_uncached_c1'):
+                a, b = res[name][ep], res[name + '_old'][ep]
+                n, o = a['rps'], b['rps']
+                a['vs_old'] = round(n / o, 2) if o else None
+                print(f'{name} {ep}: {n} req/s, old {o} req/s: {n / o if o else 0:.2f} x; CPU per request'
+                      f' vigil {a["vigil_cpu_ms"]} ms (old {b["vigil_cpu_ms"]})'
+                      + (f', PostgreSQL {a["postgresql_cpu_ms"]} ms (old {b["postgresql_cpu_ms"]})'
+                         if a['postgresql_cpu_ms'] is not None else ''))
     print(f'db copy of the data set: {res["db_copy_s"]} s')
     json.dump(res, open(out, 'w'), indent=1)
 

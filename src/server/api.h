@@ -135,6 +135,9 @@ void api_error_code(struct api_resp *out, int rc, const char *msg);
 void api_nomem(struct api_resp *out);
 /* Set a 200 JSON body (takes ownership of j; NULL means out of memory → 503). */
 void api_json(struct api_resp *out, json_t *j);
+/* A 200 answer of JSON text (taken; NULL: out of memory, 503) written
+ * without a jansson tree; api_subget parses it for the pages. */
+void api_json_text(struct api_resp *out, char *text);
 
 typedef void (*api_handler)(struct api_req *req, struct api_resp *out);
 

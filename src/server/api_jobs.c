@@ -105,7 +105,7 @@ static void jobs_get(struct api_req *req, struct api_resp *out)
 {
 	const struct params *p = &req->params;
 	json_t *states = list_param(p, "state"), *res = list_param(p, "result"), *ids = list_param(p, "ids");
-	json_t *jobs = NULL;
+	struct buf text;
 	const char *scope = param(p, "scope"), *sort = param(p, "sort"), *grp = param(p, "groupid");
 	const char *gname = param(p, "group");
 	struct joblist_filter f = {
@@ -183,22 +183,22 @@ static void jobs_get(struct api_req *req, struct api_resp *out)
 		}
 		f.group = gid;
 	}
+	/* The list is written as JSON text straight from the rows (the
+	 * uncached list's cost was mostly building and dumping a jansson tree). */
+	buf_init(&text, LIMIT_JOBLIST_TEXT);
 	if (keyset) {
-		rc = joblist_page_json(req->db, &f, &pg, &jobs);
+		rc = joblist_page_text(req->db, &f, &pg, &text);
 		if (rc == ERR_NOT_FOUND)
 			api_error(out, 400, "job %lld (the page's cursor) no longer exists",
 				  (long long)(pg.next ? pg.next : pg.prev));
 		else if (rc)
 			api_error(out, 500, "cannot read jobs");
-		else
-			api_json(out, jobs);
-		goto out;
-	}
-	if (joblist_openqa(req->db, &f, pg.limit, offset, latest, &jobs)) {
+	} else if ((rc = joblist_openqa_text(req->db, &f, pg.limit, offset, latest, &text))) {
 		api_error(out, 500, "cannot read jobs");
-		goto out;
 	}
-	api_json(out, json_pack("{s:o}", "jobs", jobs));
+	if (!rc)
+		api_json_text(out, buf_steal(&text));
+	buf_release(&text);
 out:
 	json_decref(states);
 	json_decref(res);

@@ -27,7 +27,8 @@
 
 /* Prepared texts kept per connection; beyond it a text is prepared for each use. */
 #define DBPG_QUERIES 512
-#define DBPG_MAX_PARAMS 100
+/* Parameters of one statement: the job list binds a batch of 500 ids (jobs.c). */
+#define DBPG_MAX_PARAMS 512
 /* The advisory lock every transaction holds (any number: one per database). */
 #define DBPG_TX_LOCK "7264353"
 #define OID_TEXT 25

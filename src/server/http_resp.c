@@ -123,7 +123,8 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 			json_object_set_new(out->json, "error_status", json_integer(out->status));
 		body = json_dumps(out->json, JSON_COMPACT);
 	} else {
-		body = strdup(out->text);
+		body = out->text; /* taken: the job list's is large */
+		out->text = NULL;
 		ctype = out->ctype ? out->ctype : "text/plain; charset=utf-8";
 	}
 	if (!body)

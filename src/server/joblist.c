@@ -17,6 +17,7 @@
 #include "server/jobs.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/jsonw.h"
 #include "util/banned.h" /* last: after every system header */
 
 #define LIMIT_JOBLIST_SQL (1u << 20)
@@ -483,59 +484,77 @@ int joblist_page_ids(struct db *db, const struct joblist_filter *f, const struct
 	return 0;
 }
 
-/* The job hashes of ids in that order, as GET /api/v1/jobs lists them. */
-static int hashes(struct db *db, const int64_t *ids, size_t n, bool oldest_first, json_t **out)
+/* The job hashes of ids in that order, as GET /api/v1/jobs lists them,
+ * appended to out as a JSON array. */
+static int hashes(struct db *db, const int64_t *ids, size_t n, bool oldest_first, struct buf *out)
 {
-	json_t *a = json_array(), **h = n ? calloc(n, sizeof(*h)) : NULL;
+	struct jobs_span *span = n ? calloc(n, sizeof(*span)) : NULL;
+	struct buf text;
 	size_t i;
+	bool first = true;
 	int rc;
 
-	*out = NULL;
-	if (!a || (n && !h)) {
-		json_decref(a);
-		free(h);
+	if (n && !span)
 		return ERR_NOMEM;
-	}
-	/* A few queries per hundred jobs, not six per job. */
-	if ((rc = jobs_to_json_many(db, ids, n, false, h))) {
-		json_decref(a);
-		free(h);
-		return rc;
-	}
-	for (i = 0; i < n; i++) {
-		json_t *j = h[oldest_first ? n - 1 - i : i];
-		if (!j)
+	buf_init(&text, out->max);
+	/* Three queries per 500 jobs, written as text (jobs_to_text_many). */
+	rc = jobs_to_text_many(db, ids, n, false, ",\"modules\":[]", &text, span);
+	if (!rc)
+		rc = buf_append(out, "[", 1);
+	for (i = 0; i < n && !rc; i++) {
+		const struct jobs_span *sp = &span[oldest_first ? n - 1 - i : i];
+		if (!sp->len)
 			continue; /* deleted meanwhile */
-		json_object_set_new(j, "modules", json_array());
-		json_array_append_new(a, j);
+		if (!first)
+			rc = buf_append(out, ",", 1);
+		first = false;
+		if (!rc)
+			rc = buf_append(out, text.data + sp->off, sp->len);
 	}
-	free(h);
-	*out = a;
-	return 0;
+	if (!rc)
+		rc = buf_append(out, "]", 1);
+	buf_release(&text);
+	free(span);
+	return rc;
 }
 
-int joblist_page_json(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, json_t **out)
+int joblist_page_text(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, struct buf *out)
 {
 	int64_t *ids = NULL, next, prev;
-	json_t *jobs = NULL;
 	size_t n;
 	int rc;
 
-	*out = NULL;
 	if ((rc = joblist_page_ids(db, f, p, &ids, &n, &next, &prev, NULL)))
 		return rc;
-	rc = hashes(db, ids, n, false, &jobs);
+	rc = buf_puts(out, "{\"jobs\":");
+	if (!rc)
+		rc = hashes(db, ids, n, false, out);
 	free(ids);
-	if (rc)
-		return rc;
-	*out = json_pack("{s:o,s:o,s:o}", "jobs", jobs, "next", next ? json_integer(next) : json_null(), "prev",
-			 prev ? json_integer(prev) : json_null());
+	if (!rc)
+		rc = buf_puts(out, ",\"next\":");
+	if (!rc)
+		rc = next ? jsonw_int(out, next) : buf_puts(out, "null");
+	if (!rc)
+		rc = buf_puts(out, ",\"prev\":");
+	if (!rc)
+		rc = prev ? jsonw_int(out, prev) : buf_puts(out, "null");
+	return rc ? rc : buf_puts(out, "}");
+}
+
+/* text (JSON) as a jansson value: key's value when key is not NULL. */
+static int text_json(struct buf *text, const char *key, json_t **out)
+{
+	json_t *j = text->data ? json_loadb(text->data, text->len, 0, NULL) : NULL;
+
+	*out = key ? json_incref(json_object_get(j, key)) : json_incref(j);
+	json_decref(j);
+	buf_release(text);
 	return *out ? 0 : ERR_NOMEM;
 }
 
 /* latest=1: every matching job newest first, the first of each scenario
  * kept (openQA's latest_jobs); offset of them skipped, limit listed. */
-static int latest(struct db *db, const struct joblist_filter *f, long limit, long offset, json_t **out)
+static int latest(struct db *db, const struct joblist_filter *f, long limit, long offset, struct buf *out)
 {
 	struct spec s = { .drv = F_NONE };
 	struct stmt q = { .err = 0 };
@@ -546,7 +565,6 @@ static int latest(struct db *db, const struct joblist_filter *f, long limit, lon
 	long skipped = 0;
 	int rc;
 
-	*out = NULL;
 	s.drv = id_driver(f);
 	buf_init(&q.sql, LIMIT_JOBLIST_SQL);
 	put(&q, "SELECT id, distri, version, flavor, arch, test, machine FROM jobs WHERE 1 = 1");
@@ -598,24 +616,35 @@ out:
 	return rc;
 }
 
-int joblist_openqa(struct db *db, const struct joblist_filter *f, long limit, long offset, bool latest_only,
-		   json_t **out)
+int joblist_openqa_text(struct db *db, const struct joblist_filter *f, long limit, long offset, bool latest_only,
+			struct buf *out)
 {
 	int64_t *ids = NULL;
 	size_t n = 0;
 	int rc;
 
-	*out = NULL;
-	if (latest_only)
-		return latest(db, f, limit, offset, out);
-	/* openQA's offset: the rows before it are read and dropped. */
-	rc = collect(db, f, JOBLIST_SORT_ID, false, 0, NULL, limit + offset, &ids, &n, NULL);
-	if (rc)
+	if ((rc = buf_puts(out, "{\"jobs\":")))
 		return rc;
-	if ((long)n > offset)
-		rc = hashes(db, ids + offset, n - (size_t)offset, true, out);
-	else
-		rc = hashes(db, NULL, 0, true, out);
+	if (latest_only)
+		rc = latest(db, f, limit, offset, out);
+	/* openQA's offset: the rows before it are read and dropped. */
+	else if (!(rc = collect(db, f, JOBLIST_SORT_ID, false, 0, NULL, limit + offset, &ids, &n, NULL)))
+		rc = (long)n > offset ? hashes(db, ids + offset, n - (size_t)offset, true, out) : hashes(db, NULL, 0, true, out);
 	free(ids);
-	return rc;
+	return rc ? rc : buf_puts(out, "}");
+}
+
+int joblist_openqa(struct db *db, const struct joblist_filter *f, long limit, long offset, bool latest_only,
+		   json_t **out)
+{
+	struct buf text;
+	int rc;
+
+	*out = NULL;
+	buf_init(&text, LIMIT_JOBLIST_TEXT);
+	if ((rc = joblist_openqa_text(db, f, limit, offset, latest_only, &text))) {
+		buf_release(&text);
+		return rc;
+	}
+	return text_json(&text, "jobs", out);
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "util/buf.h"
 
 struct db;
 
@@ -55,10 +56,14 @@ struct joblist_page {
 int joblist_page_ids(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, int64_t **ids,
 		     size_t *n, int64_t *next, int64_t *prev, json_t *plans);
 
+/* The most JSON text one list answer may take. */
+#define LIMIT_JOBLIST_TEXT (1u << 28)
+
 /* A keyset page as GET /api/v1/jobs answers it (vigil's extension):
  * {"jobs": [openQA job hashes in list order], "next": id|null,
- * "prev": id|null}. 0 and *out (new object), or as joblist_page_ids. */
-int joblist_page_json(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, json_t **out);
+ * "prev": id|null}, appended to out as JSON text (jobs_to_text_many).
+ * 0, or as joblist_page_ids, ERR_NOMEM, ERR_TOO_BIG. */
+int joblist_page_text(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, struct buf *out);
 
 /* openQA's list: the newest limit jobs after skipping offset, listed
  * oldest first; latest keeps only the newest job of each scenario
@@ -66,5 +71,9 @@ int joblist_page_json(struct db *db, const struct joblist_filter *f, const struc
  * of job hashes with empty "modules"), ERR_NOMEM, or a db error. */
 int joblist_openqa(struct db *db, const struct joblist_filter *f, long limit, long offset, bool latest,
 		   json_t **out);
+/* The same as GET /api/v1/jobs answers it, {"jobs": [...]}, appended to
+ * out as JSON text. 0, ERR_NOMEM, ERR_TOO_BIG, or a db error. */
+int joblist_openqa_text(struct db *db, const struct joblist_filter *f, long limit, long offset, bool latest,
+			struct buf *out);
 
 #endif

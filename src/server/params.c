@@ -228,6 +228,16 @@ void api_json(struct api_resp *out, json_t *j)
 	out->status = j ? 200 : 503; /* a NULL answer: its construction ran out of memory */
 }
 
+void api_json_text(struct api_resp *out, char *text)
+{
+	json_decref(out->json);
+	out->json = NULL;
+	free(out->text);
+	out->text = text;
+	out->ctype = "application/json";
+	out->status = text ? 200 : 503;
+}
+
 char *api_upper(const char *s)
 {
 	char *u = str_dup(s), *c;

@@ -560,14 +560,18 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	if (stamped && db_change_stamp(h->db, after) == 0 && after[1] != stamp[1])
 		log_err("%s %s wrote to the database without the writer token: add its route to route_writes",
 			method, url);
-	if (cacheable && out->status == 200 && out->json && !out->suspend) {
-		char *body = json_dumps(out->json, JSON_COMPACT);
+	if (cacheable && out->status == 200 && !out->suspend &&
+	    (out->json || (out->text && out->ctype && !strcmp(out->ctype, "application/json")))) {
+		char *dumped = out->json ? json_dumps(out->json, JSON_COMPACT) : NULL;
+		const char *body = out->json ? dumped : out->text;
 		if (body && (out->raw = resp_cache_put(&h->cache, r->target, stamp, body, strlen(body)))) {
 			out->raw_len = strlen(out->raw);
 			json_decref(out->json);
 			out->json = NULL;
+			free(out->text);
+			out->text = NULL;
 		}
-		free(body);
+		free(dumped);
 	}
 out:
 	json_decref(req.json);
@@ -612,6 +616,13 @@ int api_subget(const struct api_req *page, const char *target, struct api_resp *
 	}
 	route->fn(&req, out);
 	params_release(&req.params);
+	if (out->status == 200 && !out->json && out->text && out->ctype && !strcmp(out->ctype, "application/json")) {
+		/* an answer written as JSON text (api_json_text): the page reads it as JSON */
+		out->json = json_loads(out->text, 0, NULL);
+		free(out->text);
+		out->text = NULL;
+		out->ctype = NULL;
+	}
 	if (out->status != 200 || !out->json || out->suspend) {
 		api_resp_release(out);
 		return -1;

@@ -284,51 +284,89 @@ TEST(server_api_error_not_utf8)
 	json_decref(out.json);
 }
 
-/* The job list's batched hashes (jobs_to_json_many) are jobs_to_json's,
- * job by job: settings with a repeated key, a clone and its origin, chained
- * and parallel dependencies, parents_ok, more jobs than one batch, a missing
- * id. */
-TEST(server_jobs_to_json_many_matches_one_by_one)
+/* The job list's batched hashes (jobs_to_text_many, written as text) are
+ * jobs_to_json's, job by job: settings with a repeated key, a clone and its
+ * origin, chained and parallel dependencies, parents_ok, batches of each
+ * size (1, 50, 500 ids), a missing id, the extra members. */
+TEST(server_jobs_to_text_many_matches_one_by_one)
 {
 	char msg[256];
 	int64_t ids[130], clone;
-	json_t *many[131];
+	struct jobs_span span[130];
+	struct buf text;
 	struct db *db;
-	size_t i, n = 0;
+	size_t i, n = 0, m, k;
+	json_t *j;
 
 	db = unit_db();
 	for (i = 0; i < 128; i++) {
 		json_t *s = json_pack("{s:s,s:s,s:s,s:s}", "TEST", i % 2 ? "odd" : "even", "ARCH", "x86_64", "ISO",
-				      "a.iso", "WORKER_CLASS", i % 3 ? "qemu_x86_64" : "qemu_x86_64,tap");
+				      i % 4 ? "a.iso" : "\"q\"\t\xc3\xa9.iso", "WORKER_CLASS", "qemu_x86_64");
 		CHECK_INT(jobs_insert(db, s, 50, 0, 0, &ids[n]), 0);
+		if (i % 3 == 0) /* a second WORKER_CLASS row: joined with ',' */
+			CHECK_INT(db_exec(db, "INSERT INTO job_settings (job_id, key, value) VALUES (?, 'WORKER_CLASS', 'tap')",
+					  "i", ids[n]) >= 0, 1);
 		n++;
 		json_decref(s);
 	}
 	CHECK_INT(deps_add(db, ids[0], ids[1], 1, msg, sizeof(msg)), 0);   /* chained */
 	CHECK_INT(deps_add(db, ids[0], ids[2], 2, msg, sizeof(msg)), 0);   /* parallel */
 	CHECK_INT(deps_add(db, ids[3], ids[1], 3, msg, sizeof(msg)), 0);   /* directly chained */
-	CHECK_INT(deps_add(db, ids[120], ids[5], 1, msg, sizeof(msg)), 0); /* across batches */
+	CHECK_INT(deps_add(db, ids[120], ids[5], 1, msg, sizeof(msg)), 0); /* across batches of 50 */
 	CHECK_INT(db_exec(db, "UPDATE jobs SET state = 'done', result = 'passed' WHERE id = ?", "i", ids[3]) >= 0, 1);
 	CHECK_INT(jobs_restart(db, ids[7], &clone, msg, sizeof(msg)), 0);
 	ids[n++] = clone;
 	ids[n++] = 999999; /* no such job */
-	CHECK_INT(jobs_to_json_many(db, ids, n, false, many), 0);
-	for (i = 0; i < n; i++) {
-		json_t *one = NULL;
-		int rc = jobs_to_json(db, ids[i], false, &one);
-		if (ids[i] == 999999) {
-			CHECK_INT(rc, ERR_NOT_FOUND);
-			CHECK(many[i] == NULL);
-			continue;
+	for (k = 0; k < 3; k++) { /* one batch of 1, of 50, then of 500 */
+		m = k == 0 ? 1 : k == 1 ? 40 : n;
+		buf_init(&text, 1u << 24);
+		CHECK_INT(jobs_to_text_many(db, ids, m, false, ",\"modules\":[]", &text, span), 0);
+		for (i = 0; i < m; i++) {
+			json_t *one = NULL, *many = NULL;
+			int rc = jobs_to_json(db, ids[i], false, &one);
+			if (ids[i] == 999999) {
+				CHECK_INT(rc, ERR_NOT_FOUND);
+				CHECK_INT((int)span[i].len, 0);
+				continue;
+			}
+			CHECK_INT(rc, 0);
+			CHECK((int)span[i].len > 0);
+			many = json_loadb(text.data + span[i].off, span[i].len, 0, NULL);
+			CHECK(many != NULL);
+			CHECK(json_is_array(json_object_get(many, "modules")));
+			CHECK_INT((int)json_array_size(json_object_get(many, "modules")), 0);
+			json_object_del(many, "modules");
+			if (!json_equal(one, many)) {
+				char *a = json_dumps(one, JSON_SORT_KEYS), *b = json_dumps(many, JSON_SORT_KEYS);
+				FAIL("job %lld: one by one %s, batched %s", (long long)ids[i], a, b);
+			}
+			json_decref(one);
+			json_decref(many);
 		}
-		CHECK_INT(rc, 0);
-		if (!many[i] || !json_equal(one, many[i])) {
-			char *a = json_dumps(one, JSON_SORT_KEYS), *b = many[i] ? json_dumps(many[i], JSON_SORT_KEYS) : NULL;
-			FAIL("job %lld: one by one %s, batched %s", (long long)ids[i], a, b ? b : "(none)");
-		}
-		json_decref(one);
-		json_decref(many[i]);
+		buf_release(&text);
 	}
-	CHECK_INT(jobs_to_json_many(db, ids, 0, false, many), 0);
+	/* What the hashes hold, not only that both ways agree. */
+	CHECK_INT(jobs_to_json(db, ids[0], false, &j), 0);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(j, "settings"), "WORKER_CLASS")), "qemu_x86_64,tap");
+	CHECK_STR(json_string_value(json_array_get(json_object_get(json_object_get(j, "assets"), "iso"), 0)),
+		  "\"q\"\t\xc3\xa9.iso");
+	CHECK_INT((int)json_integer_value(json_array_get(json_object_get(json_object_get(j, "children"), "Chained"), 0)),
+		  (int)ids[1]);
+	CHECK_INT((int)json_integer_value(json_array_get(json_object_get(json_object_get(j, "children"), "Parallel"), 0)),
+		  (int)ids[2]);
+	CHECK_INT((int)json_integer_value(json_object_get(j, "has_parents")), 0);
+	json_decref(j);
+	CHECK_INT(jobs_to_json(db, ids[1], false, &j), 0);
+	CHECK_INT((int)json_array_size(json_object_get(json_object_get(j, "parents"), "Directly chained")), 1);
+	CHECK_INT((int)json_integer_value(json_object_get(j, "has_parents")), 1);
+	CHECK_INT((int)json_integer_value(json_object_get(j, "parents_ok")), 0); /* ids[0] has not passed */
+	json_decref(j);
+	CHECK_INT(jobs_to_json(db, clone, false, &j), 0);
+	CHECK_INT((int)json_integer_value(json_object_get(j, "origin_id")), (int)ids[7]);
+	json_decref(j);
+	buf_init(&text, 1u << 24);
+	CHECK_INT(jobs_to_text_many(db, ids, 0, false, NULL, &text, span), 0);
+	CHECK_INT((int)text.len, 0);
+	buf_release(&text);
 	db_free(db);
 }
