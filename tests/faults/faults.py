@@ -733,9 +733,10 @@ def kind_qmp(r, c):
     defined_end(r, c, jid, allow_pass=True)
 
 
-# Longest first when kinds share lanes (--jobs): the ones that wait out
-# --worker-timeout, the finish deadline or a long cut.
-LONGEST_FIRST = ["worker", "enospc", "net", "qmp", "server", "vnc", "runner", "qemu", "isos"]
+# Longest first when kinds run side by side (--jobs), as measured with
+# --laps: qmp waits out its stops and the checks they made late, worker
+# the --worker-timeout and the clone, net its cuts.
+LONGEST_FIRST = ["qmp", "worker", "net", "server", "enospc", "vnc", "isos", "qemu", "runner"]
 CLUSTERS = []  # every cluster started, stopped on the way out
 
 
