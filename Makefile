@@ -132,8 +132,9 @@ fuzz: fuzz-build
 # FAULT_RUNS seeded runs of each kind against real jobs; long, not in CI
 # (test_fault_inject.sh runs three fixed seeds).
 FAULT_RUNS ?= 50
+FAULT_JOBS ?= 1
 faults: all
-	tests/faults/faults.py --runs $(FAULT_RUNS)
+	tests/faults/faults.py --runs $(FAULT_RUNS) --jobs $(FAULT_JOBS) --laps
 
 install-deps:
 	scripts/install-deps

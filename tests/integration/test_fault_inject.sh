@@ -6,7 +6,7 @@
 # says so; then tests/faults/faults.py with fixed seeds, each kind of fault
 # (kill -9 QEMU, the runner, the worker, the server mid-write and
 # mid-`POST isos`, a full disk, a cut network, QEMU dropping VNC, QEMU not
-# answering) injected into real jobs.
+# answering) injected into real jobs, four kinds side by side.
 # `make faults` runs 50 seeds of each (docs/hardening.md, "Faults").
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/server_lib.sh"
@@ -46,8 +46,11 @@ cat "$TMP/fresh.out"
 check "start on a full disk: exit status 1 (got $rc)" [ $rc -eq 1 ]
 check "start on a full disk: says the disk is full, and where" grep -q "the disk holding database '$TMP/fresh/vigil.db' is full" "$TMP/fresh.out"
 
-# The fault kinds, fixed seeds (a failing run prints how to run it again).
-$PY tests/faults/faults.py --seeds "${FAULT_SEEDS:-1,2,3}" --tmp "$TMP/faults" > "$TMP/faults.out" 2>&1
+# The fault kinds, fixed seeds (a failing run prints how to run it again),
+# four kinds at a time, each on its own server, worker and QEMU; --laps
+# prints where each run's time went.
+$PY tests/faults/faults.py --seeds "${FAULT_SEEDS:-1,2,3}" --jobs "${FAULT_JOBS:-4}" --laps \
+	--tmp "$TMP/faults" > "$TMP/faults.out" 2>&1
 rc=$?
 cat "$TMP/faults.out"
 for k in qemu runner worker server isos enospc net vnc qmp; do

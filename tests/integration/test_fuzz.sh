@@ -3,8 +3,9 @@
 # test_fuzz.sh - the fuzz smoke of `make check` (issue 17): builds every
 # libFuzzer target (tests/fuzz/fuzz_*.c, clang-14 with ASan+UBSan) and runs
 # each from its committed seeds for a fixed number of inputs from a fixed
-# seed, so the run is the same each time (4,000 inputs a target: all of
-# them in about a minute on a loaded machine); `make fuzz` runs them longer.
+# seed, so the run is the same each time (4,000 inputs a target, two
+# targets at a time: about 15 s of CPU in all, 1.5-2 minutes on a loaded
+# machine, plus the build when build-fuzz/ is cold); `make fuzz` runs them longer.
 # A crash, a leak or a sanitizer report fails the target's check.
 . "$(dirname "$0")/lib.sh"
 if ! command -v clang-14 > /dev/null || [ ! -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] &&
