@@ -425,7 +425,10 @@ def rows(vig, ref):
     out = []
     for size, r in sorted(vig['sizes'].items(), key=lambda x: int(x[0])):
         vs = summary(r)
-        oq = (ref or {}).get('sizes', {}).get(size, {})
+        # openQA measured another way (Browser.blank) gives no ratio: the reference
+        # from before 2026-12-05 records no way, which was 'browser'
+        same = (ref or {}).get('blank', 'browser') == r.get('blank', 'browser')
+        oq = (ref or {}).get('sizes', {}).get(size, {}) if same else {}
         for name, v in vs.items():
             w, c, o = v.get('warm', {}), v.get('cold', {}), oq.get(name, {})
             ow, oc = o.get('warm', {}), o.get('cold', {})
@@ -459,6 +462,7 @@ def reference_main(a):
     ref = {'source': 'shared/anchors/openqa-web/pages.sh', 'sizes': {}}
     for f in a.files:
         r = json.load(open(f))
+        ref['blank'] = r.get('blank', 'browser')
         ref['sizes'][str(r['jobs'])] = summary(r)
         ref.setdefault('runs', []).append({'file': os.path.relpath(f, a.relative_to) if a.relative_to else f,
                                            'jobs': r['jobs'], 'loadavg_before': r.get('loadavg_before'),
@@ -691,6 +695,9 @@ def vigil_main(a):
     ref = json.load(open(a.reference)) if os.path.exists(a.reference) else None
     out['reference'] = a.reference if ref else None
     json.dump(out, open(a.out, 'w'), indent=1)
+    if ref and ref.get('blank', 'browser') != BLANK:
+        print(f"\nopenQA's reference was measured with BENCH_WEB_BLANK={ref.get('blank', 'browser')}, this run with "
+              f"{BLANK}: no ratios (rerun with BENCH_WEB_BLANK={ref.get('blank', 'browser')}, or measure openQA again)")
     print(f"\nvigil against openQA 4.6 ({a.reference if ref else 'no reference'}):")
     print_rows(rows(out, ref))
     log(f'wrote {a.out}')
