@@ -11,6 +11,9 @@
 # openQA's daemons: run it as `flock /tmp/vigil-isotovideo.lock bench/openqa_pages.sh OUTDIR`.
 # Writes OUTDIR/openqa-browser.json and OUTDIR/openqa-page.json;
 # `web.py reference OUTDIR/openqa-page.json > bench/reference/openqa-pages.json`.
+# (The 2026-12-05 reference came from this script with its growing SQL, then
+# naming the build column wrongly, run again by hand and the measuring step
+# after it: it has not yet run end to end in this form.)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=$(realpath -m "${1:?usage: openqa_pages.sh OUTDIR}")
