@@ -21,7 +21,8 @@
 # runs before the page's own scripts and watches the DOM with a MutationObserver;
 # when the page's selector first matches it records performance.now(), whose
 # origin is the navigation start. Every view is a fresh navigation from
-# about:blank. "cold": the browser's HTTP cache is cleared before each view
+# about:blank, which the previous page opened itself (Browser.blank: no new
+# renderer process per view; BENCH_WEB_BLANK=browser for the old way). "cold": the browser's HTTP cache is cleared before each view
 # (Network.clearBrowserCache); "warm": it is kept, as a returning visitor has
 # it (the first warm view follows the last cold one). Bytes: the sum of
 # encodedDataLength of CDP Network.loadingFinished (bytes on the wire with
@@ -99,6 +100,8 @@ def vigil_sign_in(b, base):
 
 
 SIGN_IN = {'vigil': vigil_sign_in, 'openqa': '/login'}
+# How a view leaves the previous page (Browser.blank): 'page' or 'browser'.
+BLANK = os.environ.get('BENCH_WEB_BLANK', 'page')
 # What a page shows when it cannot show its data: stop waiting then.
 FAILED = {'vigil': 'main .error', 'openqa': None}
 
@@ -228,9 +231,33 @@ class Browser:
                 out.append(m)
         return out
 
+    def blank(self):
+        """Leave the page for about:blank before the next view. BLANK 'page'
+        (the default): the page itself goes there (location.replace), so the
+        blank document, and the next view's page of the same site, stay in
+        the page's renderer process, as when a user follows a link. BLANK
+        'browser' (the measurements before 2026-12-05): WebDriver's get of
+        about:blank, a navigation from the browser that starts a new
+        renderer process for every view (and ends the old one meanwhile):
+        Chromium's work, the same for every server, which measured 24-40 ms
+        of the 42-44 ms that a static file took (docs/web.md, "Measuring")."""
+        if BLANK == 'browser' or not self.d.current_url.startswith('http'):
+            self.d.get('about:blank')
+            return
+        self.d.execute_script("location.replace('about:blank')")
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            try:
+                if self.d.execute_script('return location.href') == 'about:blank':
+                    return
+            except Exception:  # the old document went away under the call
+                pass
+            time.sleep(0.005)
+        raise SystemExit('bench/web: the page did not go to about:blank in 60 s')
+
     def view(self, url, timeout=float(os.environ.get('BENCH_WEB_TIMEOUT', '60'))):
         """One fresh navigation: (time to content ms or None, bytes, requests, cached, extra)."""
-        self.d.get('about:blank')
+        self.blank()
         self.events()  # drop what came before
         t0 = time.monotonic()
         self.d.get(url)
@@ -342,7 +369,7 @@ def measure(site, base, pids, params, runs=10, cold=3, shots=None, only_lists=Fa
             pages[name].update({'list': is_list, 'signed_in': signed_in})
     finally:
         b.quit()
-    return {'site': site, 'url': base, 'params': params, 'runs': runs, 'cold_runs': cold,
+    return {'site': site, 'url': base, 'params': params, 'runs': runs, 'cold_runs': cold, 'blank': BLANK,
             'chromium': subprocess.run(['/usr/bin/chromium', '--version'], capture_output=True, text=True).stdout.strip(),
             'loadavg_before': open('/proc/loadavg').read().split()[:3], 'pages': pages}
 
@@ -398,7 +425,10 @@ def rows(vig, ref):
     out = []
     for size, r in sorted(vig['sizes'].items(), key=lambda x: int(x[0])):
         vs = summary(r)
-        oq = (ref or {}).get('sizes', {}).get(size, {})
+        # openQA measured another way (Browser.blank) gives no ratio: the reference
+        # from before 2026-12-05 records no way, which was 'browser'
+        same = (ref or {}).get('blank', 'browser') == r.get('blank', 'browser')
+        oq = (ref or {}).get('sizes', {}).get(size, {}) if same else {}
         for name, v in vs.items():
             w, c, o = v.get('warm', {}), v.get('cold', {}), oq.get(name, {})
             ow, oc = o.get('warm', {}), o.get('cold', {})
@@ -432,6 +462,7 @@ def reference_main(a):
     ref = {'source': 'shared/anchors/openqa-web/pages.sh', 'sizes': {}}
     for f in a.files:
         r = json.load(open(f))
+        ref['blank'] = r.get('blank', 'browser')
         ref['sizes'][str(r['jobs'])] = summary(r)
         ref.setdefault('runs', []).append({'file': os.path.relpath(f, a.relative_to) if a.relative_to else f,
                                            'jobs': r['jobs'], 'loadavg_before': r.get('loadavg_before'),
@@ -590,6 +621,44 @@ def seed(vigil, work, base_data, gid, total, grub):
     return data, {'job': ids[0], 'group': gid, 'build': build, 'jobs': n}
 
 
+def static_floor(base, path, runs, cold):
+    """The floor under every page: vigil's answer to path saved as a static
+    file without its scripts, stylesheet and icon (only its HTML), served
+    from memory by Python's HTTP server (HTTP/1.1, keep-alive) and measured
+    as the pages are. What is left is the browser's own time."""
+    import http.server, re, threading
+    with urllib.request.urlopen(base + path, timeout=60) as r:
+        html = r.read().decode()
+    html = re.sub(r'<script\b[^>]*>.*?</script>', '', html, flags=re.S)
+    html = re.sub(r'<link\b[^>]*>', '', html).encode()
+
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header('Content-Type', 'text/html; charset=utf-8')
+            self.send_header('Content-Length', str(len(html)))
+            self.send_header('Cache-Control', 'no-cache')
+            self.end_headers()
+            self.wfile.write(html)
+
+        def log_message(self, *a):
+            pass
+    srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    b = Browser()
+    try:
+        r = measure_page(b, f'http://127.0.0.1:{srv.server_address[1]}', 'static', '/static.html',
+                         'main table td a', {}, runs, cold)
+    finally:
+        b.quit()
+        srv.shutdown()
+    r['of'] = path
+    r['bytes'] = len(html)
+    return r
+
+
 def vigil_main(a):
     vigil = os.path.abspath(a.vigil)
     work = os.path.abspath(a.work)
@@ -613,14 +682,22 @@ def vigil_main(a):
         try:
             r = measure('vigil', srv.url, {'vigil': srv.proc.pid}, params, a.runs, a.cold,
                         os.path.join(work, f'shots-{total}') if a.shots else None, only_lists=i > 0)
+            if i == 0:
+                r['floor'] = static_floor(srv.url, OVERVIEW.format(**params), a.runs, a.cold)
         finally:
             srv.stop()
         r['jobs'] = params['jobs']
         out['sizes'][str(total)] = r
         print(f"\nvigil, {params['jobs']} jobs\n" + table(r), flush=True)
+        if 'floor' in r:
+            print(f"the overview as a static file with no script (the floor): warm {r['floor']['warm']['ttc_ms_median']} ms, "
+                  f"cold {r['floor']['cold']['ttc_ms_median']} ms", flush=True)
     ref = json.load(open(a.reference)) if os.path.exists(a.reference) else None
     out['reference'] = a.reference if ref else None
     json.dump(out, open(a.out, 'w'), indent=1)
+    if ref and ref.get('blank', 'browser') != BLANK:
+        print(f"\nopenQA's reference was measured with BENCH_WEB_BLANK={ref.get('blank', 'browser')}, this run with "
+              f"{BLANK}: no ratios (rerun with BENCH_WEB_BLANK={ref.get('blank', 'browser')}, or measure openQA again)")
     print(f"\nvigil against openQA 4.6 ({a.reference if ref else 'no reference'}):")
     print_rows(rows(out, ref))
     log(f'wrote {a.out}')

@@ -58,6 +58,7 @@ struct livestream;
 struct rejudge_store;
 struct developer_hub;
 struct ws_hub;
+struct resp_cache;
 struct MHD_Connection;
 struct MHD_Response;
 
@@ -98,6 +99,7 @@ struct api_req {
 	uint64_t client;        /* the client's address as a hash */
 	struct rejudge_store *rejudge; /* the last re-judge per job (the server's, shared, locked inside) */
 	struct developer_hub *developer; /* developer mode's queues and states (the server's, shared) */
+	struct resp_cache *cache; /* the request thread's cache of list answers (resp_cache.h), for api_subget */
 	struct ws_hub *ws_hub;  /* openQA workers' WebSockets (the server's, shared, locked inside) */
 	int worker_timeout_s;   /* a worker silent this long is dead (serve --worker-timeout) */
 };
@@ -121,6 +123,7 @@ struct api_resp {
 	char *location;     /* owned: a Location header value (with a 3xx status), or NULL */
 	bool audited;       /* the handler recorded its own audit event: server.c records none */
 	const char *range;  /* the request's Range header for a file answer (borrowed; set by server.c) */
+	const char *if_none_match; /* its If-None-Match header, likewise: a file's ETag there answers 304 */
 	struct MHD_Response *stream; /* owned; a response that streams (livestream.c), sent as is */
 };
 
@@ -180,7 +183,11 @@ const struct api_route *api_route_at(size_t i);
 /* GET target (a path of this API with its query) inside the request
  * page, with page's user, and its 200 JSON answer in out: 0, else -1 (no
  * such route, one above page's level, bad query, any other answer) with
- * out empty. The caller releases out with api_resp_release (http_resp.c). */
+ * out empty. A list route that the response cache holds for this state of
+ * the database (resp_cache.h, page->cache) is read from there, as the API
+ * answers it; then out->raw also holds the answer's text, borrowed until
+ * the next api_subget. The caller releases out with api_resp_release
+ * (http_resp.c). */
 int api_subget(const struct api_req *page, const char *target, struct api_resp *out);
 void api_resp_release(struct api_resp *out);
 

@@ -20,15 +20,32 @@
 #include "util/banned.h" /* last: after every system header */
 
 /* The answer of a file (takes fd): whole, or the one byte range the
- * client asked for (206, so a browser can seek in a video), or 416. */
-static struct MHD_Response *file_resp(struct api_resp *out, int fd, uint64_t size, unsigned *status)
+ * client asked for (206, so a browser can seek in a video), or 416; or
+ * 304 when the client holds it already. Its ETag is made of the file's
+ * inode, size and modification time, so a file written again (a running
+ * job's log) gets a new one; it is sent Cache-Control: no-cache, so a
+ * browser asks again on each view but a screenshot it has comes back as
+ * a 304 without its bytes. */
+static struct MHD_Response *file_resp(struct api_resp *out, int fd, const struct stat *st, unsigned *status)
 {
 	struct MHD_Response *resp;
-	uint64_t first = 0, last = 0;
+	uint64_t size = (uint64_t)st->st_size, first = 0, last = 0;
 	enum api_range rng = out->status == 200 ? api_range_parse(out->range, size, &first, &last) : API_RANGE_WHOLE;
-	char cr[80];
+	char cr[80], etag[80];
 
+	snprintf(etag, sizeof(etag), "\"%llx-%llx-%llx.%lx\"", (unsigned long long)st->st_ino, (unsigned long long)size,
+		 (unsigned long long)st->st_mtim.tv_sec, (unsigned long)st->st_mtim.tv_nsec);
 	*status = (unsigned)out->status;
+	if (out->status == 200 && out->if_none_match && strstr(out->if_none_match, etag)) {
+		close(fd);
+		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+		if (resp) {
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
+			MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+		}
+		*status = MHD_HTTP_NOT_MODIFIED;
+		return resp;
+	}
 	if (rng == API_RANGE_UNSATISFIABLE) {
 		close(fd);
 		resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
@@ -48,6 +65,10 @@ static struct MHD_Response *file_resp(struct api_resp *out, int fd, uint64_t siz
 		return NULL;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_ACCEPT_RANGES, "bytes");
+	if (out->status == 200) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_ETAG, etag);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+	}
 	if (rng != API_RANGE_WHOLE)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_RANGE, cr);
 	if (rng != API_RANGE_UNSATISFIABLE)
@@ -102,7 +123,7 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 			out->status = 404;
 			out->json = json_pack("{s:s}", "error", "file vanished");
 		} else {
-			return file_resp(out, fd, (uint64_t)st.st_size, status);
+			return file_resp(out, fd, &st, status);
 		}
 	}
 	if (!out->json && !out->text && (out->status == 503 || out->status >= 400)) {

@@ -444,6 +444,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	memset(&req, 0, sizeof(req));
 	params_init(&req.params);
 	req.db = h->db;
+	req.cache = &h->cache;
 	req.data_dir = s->data_dir;
 	req.port = s->port;
 	req.poll_deadline_ms = &r->poll_deadline_ms;
@@ -554,8 +555,10 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	/* The audit log: every successful write (the writer token is held). */
 	if (r->item.writes && !out->audited && out->status >= 200 && out->status < 300)
 		api_audit_request(&req, route, out);
-	if (out->file)
+	if (out->file) {
 		out->range = req.range; /* valid while the connection waits for the answer */
+		out->if_none_match = req.if_none_match;
+	}
 	/* A reader runs beside the writer: one that wrote must be listed in route_writes. */
 	if (stamped && db_change_stamp(h->db, after) == 0 && after[1] != stamp[1])
 		log_err("%s %s wrote to the database without the writer token: add its route to route_writes",
@@ -588,6 +591,10 @@ int api_subget(const struct api_req *page, const char *target, struct api_resp *
 	char name[LIMIT_API_NAME], path[LIMIT_API_NAME * 4], msg[256];
 	const char *q = strchr(target, '?');
 	size_t plen = q ? (size_t)(q - target) : strlen(target);
+	struct resp_cache *cache;
+	const char *raw;
+	size_t raw_len;
+	int64_t stamp[2];
 	bool known;
 
 	memset(out, 0, sizeof(*out));
@@ -614,6 +621,16 @@ int api_subget(const struct api_req *page, const char *target, struct api_resp *
 		params_release(&req.params);
 		return -1;
 	}
+	/* the page's own request is a read: the database stays as it is meanwhile */
+	cache = page->cache && resp_cache_route(path) && db_change_stamp(page->db, stamp) == 0 ? page->cache : NULL;
+	if (cache && (raw = resp_cache_get(cache, target, stamp, &raw_len)) &&
+	    (out->json = json_loadb(raw, raw_len, 0, NULL))) {
+		params_release(&req.params);
+		out->status = 200;
+		out->raw = raw;
+		out->raw_len = raw_len;
+		return 0;
+	}
 	route->fn(&req, out);
 	params_release(&req.params);
 	if (out->status == 200 && !out->json && out->text && out->ctype && !strcmp(out->ctype, "application/json")) {
@@ -626,6 +643,12 @@ int api_subget(const struct api_req *page, const char *target, struct api_resp *
 	if (out->status != 200 || !out->json || out->suspend) {
 		api_resp_release(out);
 		return -1;
+	}
+	if (cache) {
+		char *body = json_dumps(out->json, JSON_COMPACT);
+		if (body && (out->raw = resp_cache_put(cache, target, stamp, body, strlen(body))))
+			out->raw_len = strlen(out->raw);
+		free(body);
 	}
 	return 0;
 }

@@ -42,6 +42,13 @@ json_t *web_ssr_get(struct web_ssr *s, const char *url)
 	if (api_subget(s->req, url, out))
 		return NULL;
 	s->ngot++;
+	if (out->raw) {
+		/* the response cache's text of the answer (borrowed until the next get) */
+		html_island(&s->islands, url, out->raw);
+		out->raw = NULL;
+		out->raw_len = 0;
+		return out->json;
+	}
 	text = json_dumps(out->json, JSON_COMPACT);
 	if (text)
 		html_island(&s->islands, url, text);

@@ -209,6 +209,18 @@ def run():
                 b.d.delete_cookie(cookie.split('=')[0])
         main, _, _, islands, _ = first_view(s, SIGNED_IN[0])
         check(f'{SIGNED_IN[0]} signed out: no first view, no data', 'Loading' in main and not islands, main[:300])
+        # A list's answer comes from the response cache while the database is
+        # unchanged (the second view), and a write is seen by the next view.
+        _, _, _, one, _ = first_view(s, '/admin/machines')
+        _, _, _, two, _ = first_view(s, '/admin/machines')
+        check('/admin/machines again: the same data (the response cache)', one == two and one.get('/api/v1/machines'),
+              sorted(one))
+        check('a machine is added after the views', s.api('POST', '/api/v1/machines', {
+            'name': 'after-the-cache', 'backend': 'qemu'})[0] == 200)
+        _, text, _, three, _ = first_view(s, '/admin/machines')
+        names = [m.get('name') for m in (three.get('/api/v1/machines') or {}).get('Machines', [])]
+        check('/admin/machines after the write: the new machine in the first view and its data',
+              'after-the-cache' in text and 'after-the-cache' in names, names)
     finally:
         b.quit()
         s.stop()

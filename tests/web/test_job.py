@@ -38,9 +38,9 @@ def errors(b):
     return [e for e in b.errors() if not any(o in e for o in OPTIONAL)]
 
 
-def rng(s, path, header):
-    """(status, headers, body) of a GET with a Range header."""
-    req = urllib.request.Request(s.url + path, headers={'Range': header} if header else {})
+def rng(s, path, header, more=None):
+    """(status, headers, body) of a GET with a Range header (and more headers)."""
+    req = urllib.request.Request(s.url + path, headers={**({'Range': header} if header else {}), **(more or {})})
     try:
         with urllib.request.urlopen(req, timeout=60) as r:
             return r.status, r.headers, r.read()
@@ -67,6 +67,16 @@ def check_ranges(s, job):
     check('Range past the end: 416 with Content-Range bytes */size', st == 416 and hd.get('Content-Range') == f'bytes */{n}', (st, dict(hd)))
     st, hd, body = rng(s, path, 'bytes=0-1,5-6')
     check('several ranges: the whole file, 200', st == 200 and body == whole)
+    # A browser keeps what it has: the file's ETag answers 304 without the bytes.
+    st, hd, body = rng(s, path, None)
+    etag = hd.get('ETag')
+    check('file answer: an ETag and Cache-Control: no-cache', etag and etag.startswith('"') and
+          hd.get('Cache-Control') == 'no-cache', dict(hd))
+    st, hd, body = rng(s, path, None, {'If-None-Match': etag})
+    check('If-None-Match with its ETag: 304, no bytes, the same ETag', st == 304 and body == b'' and
+          hd.get('ETag') == etag, (st, dict(hd)))
+    st, hd, body = rng(s, path, None, {'If-None-Match': '"other"'})
+    check('If-None-Match with another ETag: 200, the whole file', st == 200 and body == whole, st)
 
 
 def check_files(s, grub, shell):
