@@ -596,6 +596,7 @@ int api_subget(const struct api_req *page, const char *target, struct api_resp *
 	size_t raw_len;
 	int64_t stamp[2];
 	bool known;
+	char *text = NULL;
 
 	memset(out, 0, sizeof(*out));
 	if (plen >= sizeof(path))
@@ -634,21 +635,25 @@ int api_subget(const struct api_req *page, const char *target, struct api_resp *
 	route->fn(&req, out);
 	params_release(&req.params);
 	if (out->status == 200 && !out->json && out->text && out->ctype && !strcmp(out->ctype, "application/json")) {
-		/* an answer written as JSON text (api_json_text): the page reads it as JSON */
+		/* an answer written as JSON text (api_json_text): the page reads
+		 * it as JSON, and the cache keeps the text as written */
 		out->json = json_loads(out->text, 0, NULL);
-		free(out->text);
+		text = out->text;
 		out->text = NULL;
 		out->ctype = NULL;
 	}
 	if (out->status != 200 || !out->json || out->suspend) {
+		free(text);
 		api_resp_release(out);
 		return -1;
 	}
 	if (cache) {
-		char *body = json_dumps(out->json, JSON_COMPACT);
+		char *body = text ? text : json_dumps(out->json, JSON_COMPACT);
 		if (body && (out->raw = resp_cache_put(cache, target, stamp, body, strlen(body))))
 			out->raw_len = strlen(out->raw);
 		free(body);
+	} else {
+		free(text);
 	}
 	return 0;
 }
