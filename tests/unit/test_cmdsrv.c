@@ -62,7 +62,10 @@ TEST(cmdsrv_routes)
 	CHECK_INT(cmdsrv_route_parse("POST", "/tok/data", "tok", &rt), 405);
 	CHECK_INT(cmdsrv_route_parse("GET", "/tok/uploadlog/x", "tok", &rt), 405);
 	CHECK_INT(cmdsrv_route_parse("POST", "/tok/isotovideo/version", "tok", &rt), 404);
-	CHECK_INT(cmdsrv_route_parse("GET", "/tok/ws", "tok", &rt), 501);
+	CHECK_INT(cmdsrv_route_parse("GET", "/tok/ws", "tok", &rt), 0);
+	CHECK_INT(rt.kind, CMDSRV_WS);
+	CHECK_INT(cmdsrv_route_parse("POST", "/tok/ws", "tok", &rt), 405);
+	CHECK_INT(cmdsrv_route_parse("POST", "/tok/broadcast", "tok", &rt), 501);
 }
 
 TEST(cmdsrv_paths_and_hash)
