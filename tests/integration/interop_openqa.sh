@@ -70,7 +70,9 @@ check "job posted ($JOB)" [ -n "$JOB" ]
 # developer ws-proxy to the runner's command server (cmd_srv_url from the
 # worker's status): paused at menu, asked to pause at cmdline too, resumed,
 # paused at cmdline, resumed; the job then ends passed as below.
+TD=$(date +%s)
 perl tests/integration/oq_devws.pl "$OQ_URL" "http://127.0.0.1:$((OQ_PORT + 2))" "$JOB" menu cmdline > "$TMP/devws.txt" 2>&1
+echo "developer mode: $(($(date +%s) - TD)) s from the job's post to the last resume"
 check "developer mode via openQA's livehandler: paused at menu (PAUSE_AT)" grep -q '^ok: paused at menu' "$TMP/devws.txt"
 check "developer mode: set_pause_at_test cmdline, resumed, paused at cmdline" grep -q '^ok: paused at cmdline' "$TMP/devws.txt"
 check "developer mode: resumed again" grep -q '^ok: resumed' "$TMP/devws.txt"
