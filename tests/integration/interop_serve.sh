@@ -202,7 +202,7 @@ curl -sN --max-time 300 "$URL/tests/$JHO/streaming" >> "$TMP/live.txt" 2> /dev/n
 CPID=$!
 n=0
 until { grep -q '^event: frame' "$TMP/live.txt" && grep -q '^event: log' "$TMP/live.txt" &&
-	grep -q 'vigil-serial-mark' "$TMP/live.txt"; } || [ $n -ge 600 ]; do
+	grep -A1 '^event: serial' "$TMP/live.txt" | grep -q 'vigil-serial-mark'; } || [ $n -ge 600 ]; do
 	sleep 0.5
 	n=$((n + 1))
 done
