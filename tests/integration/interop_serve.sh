@@ -47,7 +47,7 @@ sub run {
     assert_screen "grub-menu", 600;
     send_key "c";
     assert_screen "grub-cmdline", 300;
-    type_string "serial --unit=0 --speed=115200\nterminal_output --append serial\necho vigil-serial-mark\n";
+    type_string "serial\nterminal_output --append serial\necho vigil-serial-mark\n";
     wait_serial("never-written-here", 3600);
 }
 1;
