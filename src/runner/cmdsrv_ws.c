@@ -67,13 +67,13 @@ json_t *cmdsrv_ws_status(const json_t *state)
 	json_t *paused = json_object_get(state, "paused"), *tep = json_object_get(state, "test_execution_paused");
 	json_t *mis = json_object_get(state, "pause_on_screen_mismatch"), *at = json_object_get(state, "pause_test_name");
 
-	return json_pack("{s:s,s:s?,s:n,s:O?,s:O,s:i,s:i,s:O,s:o,s:i,s:i}", "running", cur ? cur : "",
+	return json_pack("{s:s,s:s?,s:n,s:O?,s:O,s:i,s:i,s:o,s:o,s:i,s:i}", "running", cur ? cur : "",
 			 "current_test_full_name", cur && *cur ? cur : NULL, "current_api_function",
 			 "pause_test_name", json_is_string(at) ? at : NULL,
 			 "pause_on_screen_mismatch", json_is_string(mis) ? mis : json_false(),
 			 "pause_on_next_command", json_is_true(json_object_get(state, "pause_on_next_command")),
 			 "pause_on_failure", json_is_true(json_object_get(state, "pause_on_failure")),
-			 "test_execution_paused", tep ? tep : json_integer(0),
+			 "test_execution_paused", tep ? json_incref(tep) : json_integer(0),
 			 "tags", tags_array(json_string_value(json_object_get(paused, "tags"))),
 			 "devel_mode_major_version", CMDSRV_DEVEL_MAJOR, "devel_mode_minor_version", CMDSRV_DEVEL_MINOR);
 }
