@@ -6,6 +6,7 @@
 //   status  {"job_id", "state", "result", "module", "step", "line", "what", "modules": [{name, result}],
 //           "developer": the runner's developer-mode state (devmode.js shows it and its controls)}
 //   log     a JSON string: new lines of the runner's output
+//   serial  a JSON string: new serial output of the guest (openQA's worker sends it)
 //   frame   {"n", "t": ms the VNC update arrived, "w": ms it was written, "src": "data:image/png;base64,..."}
 //   end     {"state", "result"}: the job is over; the stream closes
 // mountLive(container, jobId, {onEnd}) returns {stop()}. The container's
@@ -30,6 +31,8 @@ export function mountLive(container, jobId, opts = {}) {
 	const rate = h('span', { class: 'live-rate muted', title: 'frames a second · time from the VM\'s screen to yours' }, '– fps');
 	const modules = h('ol', { class: 'live-modules' });
 	const log = h('pre', { class: 'live-log' });
+	const serial = h('pre', { class: 'live-log live-serial' });
+	const serialBox = h('details', { class: 'live-more', open: true, hidden: true }, h('summary', {}, 'Serial output'), serial);
 	const ended = h('p', { class: 'live-end', hidden: true });
 	const screen = h('div', { class: 'live-screen' }, waiting, img);
 	const dev = mountDevmode(jobId);
@@ -38,7 +41,7 @@ export function mountLive(container, jobId, opts = {}) {
 		h('p', { class: 'live-doing' }, what),
 		ended, dev.el, screen,
 		h('details', { class: 'live-more', open: true }, h('summary', {}, 'Modules'), modules),
-		h('details', { class: 'live-more', open: true }, h('summary', {}, 'Runner output'), log));
+		h('details', { class: 'live-more', open: true }, h('summary', {}, 'Runner output'), log), serialBox);
 	container.classList.add('live');
 
 	let frames = 0;          // frames on screen
@@ -92,15 +95,20 @@ export function mountLive(container, jobId, opts = {}) {
 		}
 		dev.update(s);
 	});
-	es.addEventListener('log', e => {
-		const atEnd = log.scrollTop + log.clientHeight >= log.scrollHeight - 4;
-		let text = log.textContent + JSON.parse(e.data);
+	const append = (pre, data) => {
+		const atEnd = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+		let text = pre.textContent + JSON.parse(data);
 		if (text.length > LOG_KEEP) {
 			text = text.slice(text.length - LOG_KEEP);
 			text = text.slice(text.indexOf('\n') + 1);
 		}
-		log.textContent = text;
-		if (atEnd) log.scrollTop = log.scrollHeight;
+		pre.textContent = text;
+		if (atEnd) pre.scrollTop = pre.scrollHeight;
+	};
+	es.addEventListener('log', e => append(log, e.data));
+	es.addEventListener('serial', e => {
+		serialBox.hidden = false;
+		append(serial, e.data);
 	});
 	es.addEventListener('frame', e => {
 		const f = JSON.parse(e.data);

@@ -5,6 +5,7 @@
  * 127.0.0.1. Owns its MHD daemon and copies of the paths it serves; it never
  * touches the runner's state (vars come through cmdsrv_set_vars). */
 #include "runner/cmdsrv.h"
+#include "runner/cmdsrv_ws.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -42,6 +43,7 @@ struct cmdsrv {
 	char *token, *casedir, *out_dir, *assetdir, *vars_file;
 	pthread_mutex_t lock; /* guards vars */
 	json_t *vars;
+	struct cmdsrv_ws *ws; /* the developer-mode WebSocket's clients */
 };
 
 /* One upload request in progress (MHD's con_cls). */
@@ -111,6 +113,7 @@ int cmdsrv_route_parse(const char *method, const char *url, const char *token, s
 		{ "assets", CMDSRV_ASSETS, 0, 1, 0 },
 		{ "vars", CMDSRV_VARS, 0, 0, 0 },
 		{ "isotovideo", CMDSRV_ISOTOVIDEO, 0, 1, 1 },
+		{ "ws", CMDSRV_WS, 0, 0, 0 },
 	};
 	size_t tl = strlen(token), i;
 	int get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
@@ -135,7 +138,7 @@ int cmdsrv_route_parse(const char *method, const char *url, const char *token, s
 		rt->rest = rest;
 		return 0;
 	}
-	if (take(p, "ws", &rest) || take(p, "broadcast", &rest))
+	if (take(p, "broadcast", &rest))
 		return 501;
 	return 404;
 }
@@ -535,6 +538,10 @@ static enum MHD_Result get_route(struct cmdsrv *s, struct MHD_Connection *con, c
 		return get_asset(s, con, rt->rest);
 	case CMDSRV_VARS:
 		return get_vars(s, con);
+	case CMDSRV_WS:
+		if (*rt->rest)
+			return answerf(con, 404, "no route ws/%s\n", rt->rest);
+		return cmdsrv_ws_upgrade(s->ws, con);
 	case CMDSRV_CURRENT_SCRIPT:
 		if (!(path = path_join(s->out_dir, "current_script")))
 			return answerf(con, 500, "out of memory\n");
@@ -769,7 +776,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *con, const char 
 		return answerf(con, 403, "not this job's token\n");
 	if (st == 404)
 		return answerf(con, 404, "no such route or file (routes: data, uploadlog, upload_asset, "
-				   "current_script, files, assets, vars, isotovideo/version)\n");
+				   "current_script, files, assets, vars, isotovideo/version, ws)\n");
 	if (st == 405)
 		return answerf(con, 405, "method %s not allowed here\n", method);
 	if (st)
@@ -819,10 +826,14 @@ int cmdsrv_start(const struct cmdsrv_conf *c, struct cmdsrv **out, char *err, si
 		err_set(err, errlen, "out of memory");
 		goto out;
 	}
-	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (!(s->ws = cmdsrv_ws_new())) {
+		err_set(err, errlen, "out of memory");
+		goto out;
+	}
+	sa.sin_addr.s_addr = htonl(c->listen_any ? INADDR_ANY : INADDR_LOOPBACK);
 	sa.sin_port = htons((uint16_t)c->port);
 	s->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-				  MHD_USE_ERROR_LOG,
+				  MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
 				  0, NULL, NULL, handle, s,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				  MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
@@ -831,13 +842,14 @@ int cmdsrv_start(const struct cmdsrv_conf *c, struct cmdsrv **out, char *err, si
 				  MHD_OPTION_NOTIFY_COMPLETED, completed, s,
 				  MHD_OPTION_END);
 	if (!s->mhd) {
-		err_set(err, errlen, "the command server cannot listen on 127.0.0.1:%u", c->port);
+		err_set(err, errlen, "the command server cannot listen on %s:%u", c->listen_any ? "0.0.0.0" : "127.0.0.1",
+			c->port);
 		rc = ERR_IO;
 		goto out;
 	}
 	info = MHD_get_daemon_info(s->mhd, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? info->port : 0;
-	log_info("command server on 127.0.0.1:%u", s->port);
+	log_info("command server on %s:%u", c->listen_any ? "0.0.0.0" : "127.0.0.1", s->port);
 	*out = s;
 	s = NULL;
 	rc = 0;
@@ -865,12 +877,21 @@ int cmdsrv_set_vars(struct cmdsrv *s, const json_t *vars)
 	return 0;
 }
 
+void cmdsrv_set_devmode(struct cmdsrv *s, struct devmode *d)
+{
+	cmdsrv_ws_set_devmode(s->ws, d);
+}
+
 void cmdsrv_free(struct cmdsrv *s)
 {
 	if (!s)
 		return;
+	/* The upgraded sockets are closed before the daemon stops. */
+	if (s->ws)
+		cmdsrv_ws_set_devmode(s->ws, NULL);
 	if (s->mhd)
 		MHD_stop_daemon(s->mhd);
+	cmdsrv_ws_free(s->ws);
 	pthread_mutex_destroy(&s->lock);
 	json_decref(s->vars);
 	free(s->token);

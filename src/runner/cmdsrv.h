@@ -2,8 +2,11 @@
 /* cmdsrv.h - the runner's command server: os-autoinst's commands.pm
  * routes (/<JOBTOKEN>/data, uploadlog, upload_asset, current_script,
  * files, assets, vars, isotovideo/version) on 127.0.0.1, for the guest
- * (over user networking) and Perl's testapi. Runs on its own MHD threads;
- * it reads only what it copied at start and the vars set under its lock. */
+ * (over user networking) and Perl's testapi, and the developer-mode
+ * WebSocket (ws) that openQA's livehandler connects to. Runs on its own MHD
+ * threads (and one per WebSocket client); it reads only what it copied at
+ * start, the vars set under its lock and developer mode's thread-safe
+ * calls. */
 #ifndef VIGIL_RUNNER_CMDSRV_H
 #define VIGIL_RUNNER_CMDSRV_H
 
@@ -17,6 +20,9 @@
 /* The address the guest reaches the server at when user networking is
  * restricted (vigil's default): QEMU forwards it to the server. */
 #define CMDSRV_GUEST_IP "10.0.2.100"
+/* OUT/<this>: the port the server listens on, written once it does (the
+ * worker's status carries it to openQA as cmd_srv_url). */
+#define CMDSRV_PORT_FILE ".cmdsrv-port"
 
 struct cmdsrv;
 
@@ -28,7 +34,10 @@ struct cmdsrv_conf {
 	const char *assetdir; /* ASSETDIR (assets/<type>/<name>), or NULL */
 	const char *vars_file; /* /vars reads this vars.json at each request (Perl), or NULL: the vars set */
 	unsigned port;        /* 0: a free port */
+	int listen_any;       /* listen on every address (0.0.0.0), as os-autoinst, not only 127.0.0.1 */
 };
+
+struct devmode;
 
 /* Listen on 127.0.0.1 and serve. *out is the caller's (cmdsrv_free).
  * 0, or ERR_NOMEM/ERR_IO with err filled. */
@@ -38,6 +47,11 @@ unsigned cmdsrv_port(const struct cmdsrv *s);
 /* Replace what /vars serves with a copy of vars (a JSON object). 0 or
  * ERR_NOMEM. Thread-safe. */
 int cmdsrv_set_vars(struct cmdsrv *s, const json_t *vars);
+/* Serve the developer-mode WebSocket (GET /<token>/ws, os-autoinst's
+ * messages: docs/cmdsrv.md) over d, or stop (d NULL; the clients are
+ * closed). Until then ws answers 501. d must outlive the server or be
+ * unset first. */
+void cmdsrv_set_devmode(struct cmdsrv *s, struct devmode *d);
 /* Stop serving (waits for requests in progress) and free. NULL-safe. */
 void cmdsrv_free(struct cmdsrv *s);
 
@@ -54,6 +68,7 @@ enum cmdsrv_kind {
 	CMDSRV_ASSETS,         /* GET assets/<type>/<name>[/relpath] */
 	CMDSRV_VARS,           /* GET vars */
 	CMDSRV_ISOTOVIDEO,     /* GET isotovideo/<cmd> */
+	CMDSRV_WS,             /* GET ws: the developer-mode WebSocket */
 };
 
 struct cmdsrv_route {

@@ -54,6 +54,8 @@ struct devmode {
 	enum devmode_action action;
 	char distri_dir[1024]; /* retry: the refreshed distribution, "" the job's own */
 	unsigned version;
+	devmode_watch_fn watch; /* under lock */
+	void *watch_ud;
 };
 
 static json_t *state_locked(struct devmode *d)
@@ -100,9 +102,19 @@ static void changed_locked(struct devmode *d)
 	text = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	if (!text || file_write_all(d->state_path, text, strlen(text)))
 		log_warn("cannot write '%s'", d->state_path);
+	if (j && d->watch)
+		d->watch(d->watch_ud, j);
 	free(text);
 	json_decref(j);
 	pthread_cond_broadcast(&d->cond);
+}
+
+void devmode_watch(struct devmode *d, devmode_watch_fn fn, void *ud)
+{
+	pthread_mutex_lock(&d->lock);
+	d->watch = fn;
+	d->watch_ud = ud;
+	pthread_mutex_unlock(&d->lock);
 }
 
 static json_t *fail(const char *cmd, const char *what)

@@ -45,6 +45,11 @@ void devmode_stop(struct devmode *d);
 /* Handle one command line (as the channel does): the reply, a new
  * reference: {"ret": 1, state...} or {"ret": 0, "error"}. */
 json_t *devmode_command(struct devmode *d, const char *line);
+/* Call fn(ud, state) on every change of the state (a new version), under
+ * developer mode's lock: fn must not call back into it, and state is
+ * borrowed for the call. fn NULL stops it. Any thread. */
+typedef void (*devmode_watch_fn)(void *ud, const json_t *state);
+void devmode_watch(struct devmode *d, devmode_watch_fn fn, void *ud);
 /* The state: {"version", "current_test", "pause_test_name",
  * "pause_on_screen_mismatch", "pause_on_next_command", "schedule": the
  * modules' names (empty before the first module),

@@ -1140,8 +1140,8 @@ void runner_free(struct runner *r)
 
 	if (!r)
 		return;
+	cmdsrv_free(r->cmdsrv); /* first: its WebSocket clients use developer mode */
 	devmode_stop(r->devmode);
-	cmdsrv_free(r->cmdsrv);
 	if (r->L)
 		lua_close(r->L);
 	for (i = 0; i < r->nmodules; i++)

@@ -11,6 +11,7 @@
 #include "runner/testapi.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/path.h"
 #include "util/str.h"
@@ -21,12 +22,17 @@ int testapi_cmdsrv_start(struct runner *r)
 {
 	const char *token = vars_get(&r->vars, "JOBTOKEN"), *casedir = vars_get(&r->vars, "CASEDIR");
 	const char *nictype = vars_get(&r->vars, "NICTYPE");
-	char tok[17], err[256] = "", port[16], *abs = NULL, *vf = NULL;
+	char tok[17], err[256] = "", port[16], *abs = NULL, *vf = NULL, *pf = NULL;
 	struct cmdsrv_conf c = { 0 };
 	int rc;
 
-	/* No network, no server: nothing could reach it. */
-	if (!nictype || strcmp(nictype, "user"))
+	/* DEVELOPER_MODE_WS (vigil worker under openQA sets it): the
+	 * developer-mode WebSocket for openQA's livehandler, on every address
+	 * as os-autoinst's. */
+	int dev_ws = vars_get_bool(&r->vars, "DEVELOPER_MODE_WS", 0);
+
+	/* No network and no developer WebSocket, no server: nothing could reach it. */
+	if ((!nictype || strcmp(nictype, "user")) && !dev_ws)
 		return 0;
 	if (!token || !*token) {
 		if ((rc = cmdsrv_make_token(tok, sizeof(tok))) || (rc = vars_set(&r->vars, "JOBTOKEN", tok)))
@@ -40,6 +46,7 @@ int testapi_cmdsrv_start(struct runner *r)
 	c.out_dir = r->out_dir;
 	c.assetdir = vars_get(&r->vars, "ASSETDIR");
 	c.vars_file = vf; /* Perl's vars: as bmwqemu::load_vars reads them */
+	c.listen_any = dev_ws;
 	if ((rc = cmdsrv_start(&c, &r->cmdsrv, err, sizeof(err))))
 		goto out;
 	/* os-autoinst's names: the guest reaches QEMU_HOST_IP:QEMUPORT+1. */
@@ -49,7 +56,16 @@ int testapi_cmdsrv_start(struct runner *r)
 	if (!vars_get(&r->vars, "QEMU_HOST_IP") && qemu_user_net_restricted(vars_get_cb, &r->vars) &&
 	    (rc = vars_set(&r->vars, "QEMU_HOST_IP", CMDSRV_GUEST_IP)))
 		goto out;
-	rc = cmdsrv_set_vars(r->cmdsrv, r->vars.obj);
+	if ((rc = cmdsrv_set_vars(r->cmdsrv, r->vars.obj)))
+		goto out;
+	if (r->devmode)
+		cmdsrv_set_devmode(r->cmdsrv, r->devmode);
+	/* The port, for the worker's status (openQA's cmd_srv_url). */
+	if ((pf = path_join(r->out_dir, CMDSRV_PORT_FILE))) {
+		snprintf(port, sizeof(port), "%u\n", cmdsrv_port(r->cmdsrv));
+		if (file_write_all(pf, port, strlen(port)))
+			log_warn("cannot write '%s'", pf);
+	}
 out:
 	if (rc) {
 		log_warn("no command server: %s", *err ? err : err_str(rc));
@@ -58,6 +74,7 @@ out:
 	}
 	free(abs);
 	free(vf);
+	free(pf);
 	return rc;
 }
 

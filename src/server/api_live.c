@@ -9,11 +9,13 @@
  * housekeeping thread (api_live_tick) adds the job's state and its end.
  * openQA's worker, told livelog_start over its WebSocket while the job is
  * watched (ws_workers.c), sends status.screen.png (base64) and status.log
- * with its status posts: taken as a frame and output lines.
+ * with its status posts: taken as a frame and output lines, and
+ * status.serial_log / serial_terminal / serial_terminal_user as serial
+ * output (event "serial").
  *
  *   method path                     level     what
  *   GET    /tests/<id>/streaming    public    text/event-stream (openQA's URL): events "status",
- *                                             "log", "frame", "end" (docs/design.md)
+ *                                             "log", "serial", "frame", "end" (docs/design.md)
  *   POST   /api/v1/jobs/<id>/live   operator  the worker's {"frame": {"png", "seq", "t", "w"}, "module",
  *                                             "step", "line", "what", "log", "developer": the runner's
  *                                             developer state} (all optional) → {"live", "developer":
@@ -181,9 +183,18 @@ void api_live_status(struct api_req *req, const json_t *status, json_t *reply)
 	/* openQA's worker while its live log is on: the new output of its
 	 * autoinst-log.txt as status.log.data. */
 	if (watched && req->streams) {
+		static const char *const serial[] = { "serial_log", "serial_terminal", "serial_terminal_user" };
 		const json_t *data = json_object_get(json_object_get(status, "log"), "data");
 		if (json_is_string(data) && json_string_length(data))
 			livestream_log(req->streams, req->id, json_string_value(data), json_string_length(data));
+		/* Its serial0 and its serial terminals' new output (openQA keeps all
+		 * three in serial-terminal-live.txt): event "serial". */
+		for (i = 0; i < sizeof(serial) / sizeof(serial[0]); i++) {
+			data = json_object_get(json_object_get(status, serial[i]), "data");
+			if (json_is_string(data) && json_string_length(data))
+				livestream_serial(req->streams, req->id, json_string_value(data),
+						  json_string_length(data));
+		}
 	}
 	/* The modules and their results so far, for the streams' status. */
 	if (req->streams && json_is_array(order) && livestream_watched(req->streams, req->id)) {

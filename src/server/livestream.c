@@ -32,6 +32,17 @@ struct blob {
 
 struct stream;
 
+/* A text channel's newest output: its last len bytes (whole lines) of
+ * end bytes ever published. */
+struct text_ch {
+	char *buf;
+	size_t len;
+	uint64_t end;
+};
+
+enum { CH_LOG, CH_SERIAL, CH_COUNT }; /* events "log" and "serial" */
+static const char *const ch_event[CH_COUNT] = { "log", "serial" };
+
 struct job {
 	int64_t id;
 	struct job *next;
@@ -41,9 +52,7 @@ struct job {
 	json_t *status;           /* everything known, merged */
 	struct blob *status_ev;
 	uint64_t status_ver;
-	char *log;                /* the output's last log_len bytes, whole lines */
-	size_t log_len;
-	uint64_t log_end;         /* bytes of output ever published */
+	struct text_ch text[CH_COUNT]; /* the runner's output; the guest's serial output */
 	struct blob *end_ev;      /* set once the job is over */
 };
 
@@ -58,7 +67,7 @@ struct stream {
 	bool heartbeat;   /* a comment is due */
 	bool end_sent;
 	bool gone;        /* the client closed its end: close ours */
-	uint64_t frame_ver, status_ver, log_pos; /* what the client has */
+	uint64_t frame_ver, status_ver, text_pos[CH_COUNT]; /* what the client has */
 	double last_write;                       /* monotonic */
 	struct blob *cur;                        /* being sent, from off */
 	size_t off;
@@ -124,7 +133,8 @@ static void job_free(struct job *j)
 	blob_unref(j->status_ev);
 	blob_unref(j->end_ev);
 	json_decref(j->status);
-	free(j->log);
+	for (int c = 0; c < CH_COUNT; c++)
+		free(j->text[c].buf);
 	free(j);
 }
 
@@ -206,16 +216,19 @@ static struct blob *next_event(struct stream *s)
 		s->status_ver = j->status_ver;
 		return blob_ref(j->status_ev);
 	}
-	if (s->log_pos < j->log_end) {
-		size_t have = s->log_pos + j->log_len < j->log_end ? j->log_len : (size_t)(j->log_end - s->log_pos);
-		json_t *t = text_json(j->log + j->log_len - have, have);
-		char *text = t ? json_dumps(t, JSON_ENCODE_ANY) : NULL;
-		b = text ? blob_event("log", text) : NULL;
-		json_decref(t);
-		free(text);
-		s->log_pos = j->log_end;
-		if (b)
-			return b;
+	for (int c = 0; c < CH_COUNT; c++) {
+		struct text_ch *ch = &j->text[c];
+		if (s->text_pos[c] < ch->end) {
+			size_t have = s->text_pos[c] + ch->len < ch->end ? ch->len : (size_t)(ch->end - s->text_pos[c]);
+			json_t *t = text_json(ch->buf + ch->len - have, have);
+			char *text = t ? json_dumps(t, JSON_ENCODE_ANY) : NULL;
+			b = text ? blob_event(ch_event[c], text) : NULL;
+			json_decref(t);
+			free(text);
+			s->text_pos[c] = ch->end;
+			if (b)
+				return b;
+		}
 	}
 	if (j->frame && s->frame_ver != j->frame_ver) {
 		s->frame_ver = j->frame_ver;
@@ -362,7 +375,8 @@ int livestream_open(struct livestream *h, int64_t job, uint64_t client, struct M
 		j->streams->prev = s;
 	j->streams = s;
 	/* Only the newest output to a new viewer. */
-	s->log_pos = j->log_end - j->log_len;
+	for (int c = 0; c < CH_COUNT; c++)
+		s->text_pos[c] = j->text[c].end - j->text[c].len;
 	h->nstreams++;
 	pthread_mutex_unlock(&h->lock);
 	MHD_add_response_header(*resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream; charset=utf-8");
@@ -502,8 +516,9 @@ void livestream_status(struct livestream *h, int64_t job, const json_t *fields)
 	pthread_mutex_unlock(&h->lock);
 }
 
-void livestream_log(struct livestream *h, int64_t job, const char *text, size_t len)
+static void text_publish(struct livestream *h, int64_t job, int c, const char *text, size_t len)
 {
+	struct text_ch *ch;
 	struct job *j;
 
 	if (len == 0)
@@ -513,7 +528,8 @@ void livestream_log(struct livestream *h, int64_t job, const char *text, size_t 
 		pthread_mutex_unlock(&h->lock);
 		return;
 	}
-	if (!j->log && !(j->log = malloc(LIVESTREAM_LOG_KEEP))) {
+	ch = &j->text[c];
+	if (!ch->buf && !(ch->buf = malloc(LIVESTREAM_LOG_KEEP))) {
 		pthread_mutex_unlock(&h->lock);
 		return;
 	}
@@ -521,19 +537,29 @@ void livestream_log(struct livestream *h, int64_t job, const char *text, size_t 
 		text += len - LIVESTREAM_LOG_KEEP / 2;
 		len = LIVESTREAM_LOG_KEEP / 2;
 	}
-	if (j->log_len + len > LIVESTREAM_LOG_KEEP) {
+	if (ch->len + len > LIVESTREAM_LOG_KEEP) {
 		/* Drop the oldest lines: keep whole lines after the cut. */
-		size_t cut = j->log_len + len - LIVESTREAM_LOG_KEEP;
-		char *nl = memchr(j->log + cut, '\n', j->log_len - cut);
-		cut = nl ? (size_t)(nl + 1 - j->log) : j->log_len;
-		memmove(j->log, j->log + cut, j->log_len - cut);
-		j->log_len -= cut;
+		size_t cut = ch->len + len - LIVESTREAM_LOG_KEEP;
+		char *nl = memchr(ch->buf + cut, '\n', ch->len - cut);
+		cut = nl ? (size_t)(nl + 1 - ch->buf) : ch->len;
+		memmove(ch->buf, ch->buf + cut, ch->len - cut);
+		ch->len -= cut;
 	}
-	memcpy(j->log + j->log_len, text, len);
-	j->log_len += len;
-	j->log_end += len;
+	memcpy(ch->buf + ch->len, text, len);
+	ch->len += len;
+	ch->end += len;
 	wake(h, j);
 	pthread_mutex_unlock(&h->lock);
+}
+
+void livestream_log(struct livestream *h, int64_t job, const char *text, size_t len)
+{
+	text_publish(h, job, CH_LOG, text, len);
+}
+
+void livestream_serial(struct livestream *h, int64_t job, const char *text, size_t len)
+{
+	text_publish(h, job, CH_SERIAL, text, len);
 }
 
 void livestream_end(struct livestream *h, int64_t job, const json_t *fields)

@@ -66,6 +66,9 @@ void livestream_frame(struct livestream *h, int64_t job, uint64_t seq, int64_t t
 void livestream_status(struct livestream *h, int64_t job, const json_t *fields);
 /* New runner output: event "log", data a JSON string of it. */
 void livestream_log(struct livestream *h, int64_t job, const char *text, size_t len);
+/* New serial output of the guest (openQA's worker: serial0, the serial
+ * terminals): event "serial", data a JSON string of it. */
+void livestream_serial(struct livestream *h, int64_t job, const char *text, size_t len);
 /* The job is over: event "end", data fields (borrowed), sent after
  * everything else; then the stream ends. */
 void livestream_end(struct livestream *h, int64_t job, const json_t *fields);

@@ -20,6 +20,9 @@
 #include <unistd.h>
 #include "net/http.h"
 #include "net/storable.h"
+#include "runner/cmdsrv.h"
+#include "runner/devmode.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -526,6 +529,30 @@ static void add_live(struct job_run *r, json_t *status)
 	json_decref(live);
 }
 
+/* Where openQA's livehandler finds the job's developer-mode WebSocket
+ * (cmd_srv_url: it takes the port, the host from worker_hostname, the token
+ * from the job), once the runner's command server listens; and whether
+ * developer mode holds the job (test_execution_paused: 0 or the reason). */
+static void add_devmode(struct job_run *r, json_t *status, const char *host)
+{
+	const char *token = json_string_value(json_object_get(r->settings, "JOBTOKEN"));
+	char *pf = path_join(r->out, CMDSRV_PORT_FILE), url[512];
+	json_t *dev = worker__read_json(r->out, DEVMODE_STATE_FILE), *tep = json_object_get(dev, "test_execution_paused");
+	struct buf b;
+	long port;
+
+	buf_init(&b, 64);
+	if (pf && token && !file_read_all(pf, &b) && b.data && (port = strtol(b.data, NULL, 10)) > 0 && port < 65536) {
+		snprintf(url, sizeof(url), "http://%s:%ld/%s", host, port, token);
+		json_object_set_new(status, "cmd_srv_url", json_string(url));
+	}
+	if (json_is_string(tep))
+		json_object_set(status, "test_execution_paused", tep);
+	free(pf);
+	buf_release(&b);
+	json_decref(dev);
+}
+
 int openqa_status(struct worker *w, struct job_run *r, bool final)
 {
 	char *tr = path_join(r->out, "testresults"), target[96], err[512], *text = NULL;
@@ -558,6 +585,7 @@ int openqa_status(struct worker *w, struct job_run *r, bool final)
 			   "test_execution_paused", 0);
 	if (!status)
 		goto out;
+	add_devmode(r, status, w->hostname);
 	if (json_array_size(order) && (!r->oq_order_sent || final))
 		json_object_set(status, "test_order", order);
 	if (r->live.on && !final)
@@ -721,8 +749,9 @@ void openqa_poll(struct worker *w, struct job_run *r)
 			live_relay_set(&r->live, r->out, r->log, r->oq_livelog > 0);
 			log_info("job %lld: %s (%d viewer(s))", r->id, type, r->oq_livelog);
 		} else if (!strcmp(type, "developer_session_start")) {
-			log_warn("job %lld: openQA's developer mode is not supported by vigil worker (use vigil serve's)",
-				 r->id);
+			/* openQA's livehandler talks to the runner's command
+			 * server itself (cmd_srv_url in the status). */
+			log_info("job %lld: developer_session_start: openQA's developer session is open", r->id);
 		} else if (!strcmp(type, "incompatible")) {
 			log_err("openQA says this worker is incompatible: stopping");
 			r->aborted = true;

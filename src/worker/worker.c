@@ -1213,6 +1213,10 @@ void worker__run_job(struct worker *w, json_t *job)
 	 * lockapi, with the job's JOBTOKEN), as openQA's workers set it. */
 	if (!json_object_get(local, "OPENQA_URL"))
 		json_object_set_new(local, "OPENQA_URL", json_string(w->cfg->host));
+	/* Under openQA its livehandler reaches the runner's command server
+	 * (developer mode's WebSocket) as it reaches isotovideo's. */
+	if (w->openqa && !json_object_get(local, "DEVELOPER_MODE_WS"))
+		json_object_set_new(local, "DEVELOPER_MODE_WS", json_integer(1));
 	if (resolve_assets(w, r.id, local, why, sizeof(why)))
 		goto done;
 	if (json_dump_file(local, vars, JSON_INDENT(1))) {

@@ -61,10 +61,24 @@ WPID=$!
 
 # One job, as a user posts it (openqa-cli), for the vigil worker's class.
 # It also publishes a disk (PUBLISH_HDD_1 over a 2.5 MB seed: 3 chunks).
-oq_api -X POST jobs TEST=grub DISTRI=grub VERSION=1 FLAVOR=cd ARCH=x86_64 BUILD=1 MACHINE=64bit \
+# PAUSE_AT=menu: developer mode holds it before its second module.
+oq_api -X POST jobs TEST=grub DISTRI=grub VERSION=1 FLAVOR=cd ARCH=x86_64 BUILD=1 MACHINE=64bit PAUSE_AT=menu \
 	ISO=grub-rescue-cdrom.iso QEMURAM=512 HDD_1=seed.qcow2 PUBLISH_HDD_1=vpub.qcow2 WORKER_CLASS="$CLASS" > "$TMP/post.json"
 JOB=$(jget "$TMP/post.json" 'j["id"]')
 check "job posted ($JOB)" [ -n "$JOB" ]
+# openQA's developer mode, as a browser uses it: through the livehandler's
+# developer ws-proxy to the runner's command server (cmd_srv_url from the
+# worker's status): paused at menu, asked to pause at cmdline too, resumed,
+# paused at cmdline, resumed; the job then ends passed as below.
+TD=$(date +%s)
+perl tests/integration/oq_devws.pl "$OQ_URL" "http://127.0.0.1:$((OQ_PORT + 2))" "$JOB" menu cmdline > "$TMP/devws.txt" 2>&1
+echo "developer mode: $(($(date +%s) - TD)) s from the job's post to the last resume"
+check "developer mode via openQA's livehandler: paused at menu (PAUSE_AT)" grep -q '^ok: paused at menu' "$TMP/devws.txt"
+check "developer mode: set_pause_at_test cmdline, resumed, paused at cmdline" grep -q '^ok: paused at cmdline' "$TMP/devws.txt"
+check "developer mode: resumed again" grep -q '^ok: resumed' "$TMP/devws.txt"
+check "developer mode: status from the command server (devel_mode_major_version 1)" grep -q '"devel_mode_major_version":1' "$TMP/devws.txt"
+check "developer mode: the worker took developer_session_start" grep -q "job $JOB: developer_session_start" "$TMP/worker.log"
+grep -q '^ok: resumed' "$TMP/devws.txt" || tail -20 "$TMP/devws.txt"
 oq_state() { oq_api "jobs/$1" 2> /dev/null | $PY -c 'import json,sys; j=json.load(sys.stdin)["job"]; print(j["state"], j["result"])' 2> /dev/null; }
 # wait_job ID REGEX HALF-SECONDS: until the job's "state result" matches (a
 # bound for a job that never gets there, not a speed assumption).

@@ -32,12 +32,27 @@ qemu-img convert -f raw -O qcow2 "$TMP/seed.raw" "$DATA/factory/hdd/seed.qcow2"
 cp -r tests/integration/distri-anchor-grub "$DATA/tests/grub"
 cp -r examples/grub "$DATA/tests/vgrub"
 cp -r tests/integration/distri-faults "$DATA/tests/faults"
-# A Perl test that waits on the serial line for text that never comes.
-mkdir -p "$DATA/tests/hang/tests" "$DATA/tests/hang/needles"
+# A Perl test that waits on the serial line for text that never comes,
+# after GRUB (its command line, the anchors' needles) has written a mark
+# to the serial port: the live view's serial output.
+mkdir -p "$DATA/tests/hang/tests"
+cp -r tests/integration/distri-anchor-grub/needles "$DATA/tests/hang/needles"
 printf 'use strict;\nuse testapi;\nuse autotest;\nuse distribution;\ntestapi::set_distribution(distribution->new());\nautotest::loadtest("tests/hang.pm");\n1;\n' \
 	> "$DATA/tests/hang/main.pm"
-printf 'use base "basetest";\nuse strict;\nuse testapi;\nsub run { wait_serial("never-written-here", 3600); }\n1;\n' \
-	> "$DATA/tests/hang/tests/hang.pm"
+cat > "$DATA/tests/hang/tests/hang.pm" << 'EOF'
+use base "basetest";
+use strict;
+use testapi;
+sub run {
+    assert_screen "grub-menu", 600;
+    send_key "c";
+    assert_screen "grub-cmdline", 300;
+    # slowly: GRUB drops keys typed at full speed on a loaded machine
+    type_string "serial\nterminal_output --append serial\necho vigil-serial-mark\n", max_interval => 15;
+    wait_serial("never-written-here", 3600);
+}
+1;
+EOF
 ln -s "$IMG/grub-rescue-cdrom.iso" "$DATA/factory/iso/grub-rescue-cdrom.iso"
 start_server --worker-timeout 20
 check "server answers" curl -sf -o /dev/null "$URL/api/v1/jobs"
@@ -187,12 +202,15 @@ check "crash: job $JHV running on the vigil worker" wait_running "$JHV" 300
 curl -sN --max-time 300 "$URL/tests/$JHO/streaming" >> "$TMP/live.txt" 2> /dev/null &
 CPID=$!
 n=0
-until { grep -q '^event: frame' "$TMP/live.txt" && grep -q '^event: log' "$TMP/live.txt"; } || [ $n -ge 600 ]; do
+until { grep -q '^event: frame' "$TMP/live.txt" && grep -q '^event: log' "$TMP/live.txt" &&
+	grep -A1 '^event: serial' "$TMP/live.txt" | grep -q 'vigil-serial-mark'; } || [ $n -ge 600 ]; do
 	sleep 0.5
 	n=$((n + 1))
 done
 check "live view: the openQA worker's screen in vigil's stream (livelog_start)" grep -q '^event: frame' "$TMP/live.txt"
 check "live view: its log lines in vigil's stream" grep -q '^event: log' "$TMP/live.txt"
+check "live view: its serial output (status.serial_log) in vigil's stream, with GRUB's mark" \
+	sh -c "grep -A1 '^event: serial' '$TMP/live.txt' | grep -q 'vigil-serial-mark'"
 kill "$CPID" 2> /dev/null
 wait "$CPID" 2> /dev/null
 TREE="$(descendants "$OQPID") $(descendants "$VPID")"

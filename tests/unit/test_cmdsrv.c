@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /* test_cmdsrv.c - the runner's command server without a VM: route
  * parsing, path checks, hashed_string, the cpio of data/ read back with
- * libarchive, and a live server on 127.0.0.1 driven with libcurl. */
+ * libarchive, and a live server on 127.0.0.1 driven with libcurl, its
+ * developer-mode WebSocket with net/ws.c's client. */
 #include <archive.h>
 #include <archive_entry.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "unit.h"
 #include "net/http.h"
+#include "net/ws.h"
 #include "runner/cmdsrv.h"
+#include "runner/devmode.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/path.h"
@@ -62,7 +67,10 @@ TEST(cmdsrv_routes)
 	CHECK_INT(cmdsrv_route_parse("POST", "/tok/data", "tok", &rt), 405);
 	CHECK_INT(cmdsrv_route_parse("GET", "/tok/uploadlog/x", "tok", &rt), 405);
 	CHECK_INT(cmdsrv_route_parse("POST", "/tok/isotovideo/version", "tok", &rt), 404);
-	CHECK_INT(cmdsrv_route_parse("GET", "/tok/ws", "tok", &rt), 501);
+	CHECK_INT(cmdsrv_route_parse("GET", "/tok/ws", "tok", &rt), 0);
+	CHECK_INT(rt.kind, CMDSRV_WS);
+	CHECK_INT(cmdsrv_route_parse("POST", "/tok/ws", "tok", &rt), 405);
+	CHECK_INT(cmdsrv_route_parse("POST", "/tok/broadcast", "tok", &rt), 501);
 }
 
 TEST(cmdsrv_paths_and_hash)
@@ -282,4 +290,124 @@ TEST(cmdsrv_live_upload)
 	}
 	free(tr);
 	live_stop(&l);
+}
+
+/* The developer-mode WebSocket: a net/ws.c client on a plain socket. */
+struct wsc {
+	struct ws *ws;
+	struct ws_transport t;
+	json_t *got; /* the messages, in order */
+	int closed;
+};
+
+static void wsc_msg(void *ud, enum ws_opcode op, const uint8_t *data, size_t len, uint16_t status)
+{
+	struct wsc *c = ud;
+	json_t *j;
+
+	(void)status;
+	if (op == WS_OP_CLOSE)
+		c->closed = 1;
+	if (op == WS_OP_TEXT && (j = json_loadb((const char *)data, len, 0, NULL)))
+		json_array_append_new(c->got, j);
+}
+
+/* Open GET /<token>/ws on port; 0 or the HTTP status when not upgraded. */
+static int wsc_open(struct wsc *c, unsigned port, const char *token)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	char key[WS_KEY_LEN + 1], acc[WS_ACCEPT_LEN + 1], req[512], resp[2048], *end;
+	size_t have = 0;
+	int fd = socket(AF_INET, SOCK_STREAM, 0), st = 0;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(fd >= 0);
+	CHECK_INT(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	CHECK_INT(ws_client_key(key), 0);
+	CHECK_INT(ws_accept_key(key, acc), 0);
+	snprintf(req, sizeof(req),
+		 "GET /%s/ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+		 "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
+		 token, key);
+	CHECK_INT(write(fd, req, strlen(req)), (ssize_t)strlen(req));
+	while (!(end = have ? strstr(resp, "\r\n\r\n") : NULL)) {
+		ssize_t n = read(fd, resp + have, sizeof(resp) - 1 - have);
+		CHECK(n > 0);
+		have += (size_t)n;
+		resp[have] = '\0';
+	}
+	CHECK(sscanf(resp, "HTTP/1.1 %d", &st) == 1);
+	if (st != 101) {
+		close(fd);
+		return st;
+	}
+	CHECK(strstr(resp, acc) != NULL);
+	c->got = json_array();
+	ws_transport_fd(&c->t, fd);
+	c->ws = ws_new(WS_ROLE_CLIENT, &c->t, end + 4, have - (size_t)(end + 4 - resp), wsc_msg, c);
+	CHECK(c->ws);
+	return 0;
+}
+
+/* Pump until a message with key arrives (bounded: 300 waits of 100 ms);
+ * that message, borrowed. */
+static json_t *wsc_wait(struct wsc *c, const char *key)
+{
+	size_t seen = 0;
+
+	for (int i = 0; i < 300; i++) {
+		for (; seen < json_array_size(c->got); seen++)
+			if (json_object_get(json_array_get(c->got, seen), key))
+				return json_array_get(c->got, seen);
+		if (ws_wait(c->ws, 100) && seen == json_array_size(c->got))
+			break;
+	}
+	return NULL;
+}
+
+TEST(cmdsrv_live_ws)
+{
+	struct live l;
+	struct devmode *d = NULL;
+	struct devmode_opts o = { .pause_at = "boot" };
+	struct wsc c = { 0 };
+	json_t *m;
+
+	live_start(&l, NULL);
+	/* No developer mode attached: not served. */
+	CHECK_INT(req(&l, "GET", "/tok/ws", NULL, NULL, 0), 501);
+	CHECK_INT(devmode_start(l.out, &o, &d), 0);
+	cmdsrv_set_devmode(l.s, d);
+	CHECK_INT(req(&l, "GET", "/tok/ws", NULL, NULL, 0), 400); /* no handshake */
+	CHECK_INT(wsc_open(&c, cmdsrv_port(l.s), "wrong"), 403);
+	CHECK_INT(wsc_open(&c, cmdsrv_port(l.s), "tok"), 0);
+	CHECK_INT(ws_send_text(c.ws, "{\"cmd\":\"status\"}"), 0);
+	m = wsc_wait(&c, "running");
+	CHECK(m != NULL);
+	CHECK_INT(json_integer_value(json_object_get(m, "devel_mode_major_version")), 1);
+	CHECK_STR(json_string_value(json_object_get(m, "pause_test_name")), "boot");
+	CHECK_INT(json_integer_value(json_object_get(m, "test_execution_paused")), 0);
+	CHECK_INT(ws_send_text(c.ws, "{\"cmd\":\"set_pause_at_test\",\"name\":\"menu\"}"), 0);
+	m = wsc_wait(&c, "set_pause_at_test");
+	CHECK(m != NULL);
+	CHECK_STR(json_string_value(json_object_get(m, "set_pause_at_test")), "menu");
+	json_array_clear(c.got);
+	CHECK_INT(ws_send_text(c.ws, "{\"cmd\":\"status\"}"), 0);
+	m = wsc_wait(&c, "running");
+	CHECK(m != NULL);
+	CHECK_STR(json_string_value(json_object_get(m, "pause_test_name")), "menu");
+	json_array_clear(c.got);
+	CHECK_INT(ws_send_text(c.ws, "not json"), 0);
+	m = wsc_wait(&c, "error");
+	CHECK(m != NULL);
+	CHECK_INT(json_integer_value(json_object_get(m, "ret")), 0);
+	/* The server's end closes its clients. */
+	live_stop(&l);
+	for (int i = 0; i < 100 && !c.closed && ws_is_open(c.ws); i++)
+		(void)ws_wait(c.ws, 100);
+	CHECK(c.closed || !ws_is_open(c.ws));
+	devmode_stop(d);
+	ws_free(c.ws);
+	close(c.t.fd);
+	json_decref(c.got);
 }
