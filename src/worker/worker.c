@@ -1174,6 +1174,7 @@ void worker__run_job(struct worker *w, json_t *job)
 	memset(&r, 0, sizeof(r));
 	r.id = json_integer_value(json_object_get(job, "id"));
 	r.pid = -1;
+	nethub_init(&r.hub);
 	snprintf(rel, sizeof(rel), "job-%lld", r.id);
 	r.dir = path_join(w->cfg->pool, rel);
 	r.out = r.dir ? path_join(r.dir, "out") : NULL;
@@ -1214,6 +1215,9 @@ void worker__run_job(struct worker *w, json_t *job)
 	if (!json_object_get(local, "OPENQA_URL"))
 		json_object_set_new(local, "OPENQA_URL", json_string(w->cfg->host));
 	if (resolve_assets(w, r.id, local, why, sizeof(why)))
+		goto done;
+	r.settings = settings;
+	if (worker__relay_start(w, &r, local, why, sizeof(why)))
 		goto done;
 	if (json_dump_file(local, vars, JSON_INDENT(1))) {
 		snprintf(why, sizeof(why), "setup failure: cannot write '%s'", vars);
@@ -1275,6 +1279,7 @@ void worker__run_job(struct worker *w, json_t *job)
 				r.live.next_check = time_mono() + LIVE_RELAY_CHECK_S;
 			}
 		}
+		worker__relay_poll(w, &r);
 		if (now >= next_scan && !r.aborted && !w->openqa) {
 			upload_shots(w, &r, tr, true); /* screenshots as they appear */
 			next_scan = now + 1;
@@ -1283,6 +1288,7 @@ void worker__run_job(struct worker *w, json_t *job)
 	}
 	/* Whatever the runner left in its group (it normally takes QEMU down itself). */
 	kill(-r.pid, SIGKILL);
+	nethub_release(&r.hub); /* logs its frame counters */
 	if (r.quit) {
 		/* openQA's "quit": the job is cloned for another worker and ends
 		 * incomplete here, as openQA's worker does. */
@@ -1334,6 +1340,7 @@ void worker__run_job(struct worker *w, json_t *job)
 done:
 	set_done(w, &r, "incomplete", why);
 out:
+	nethub_release(&r.hub);
 	if (r.dir && !getenv("VIGIL_WORKER_KEEP"))
 		(void)file_remove_tree(r.dir);
 	for (i = 0; i < (int)r.nfiles; i++)
