@@ -334,9 +334,15 @@ static struct peer *hello_of(struct hub *h, struct conn *c, bool *bad)
 		return NULL;
 	id = (long long)get_be(p + 4, 8);
 	vlan = (long long)get_be(p + 12, 8);
-	if (memcmp(p, "VGH1", 4) || vlan != h->vlan || id <= h->id || !(peer = find_peer(h, id))) {
+	if (memcmp(p, "VGH1", 4) || vlan != h->vlan || id <= h->id) {
 		log_warn("relay hub of job %lld: refused a hub connection (job %lld, network %lld: not a later job"
-			 " of this cluster that the server named)", h->id, id, vlan);
+			 " of this network)", h->id, id, vlan);
+		*bad = true;
+		return NULL;
+	}
+	if (!(peer = find_peer(h, id))) {
+		/* Its worker learnt of us before ours of it: it tries again. */
+		log_debug("relay hub of job %lld: job %lld's hub is not yet named by the server", h->id, id);
 		*bad = true;
 		return NULL;
 	}
