@@ -271,10 +271,16 @@ static int dispatch(struct hub *h, struct conn *c, bool from_vm)
 		if (c->in.len - off - 4 < n)
 			break;
 		if (from_vm) {
-			h->to_peers++;
+			size_t sent = 0;
 			for (size_t i = 0; i < h->npeers; i++)
-				if (h->peers[i].c.fd >= 0)
+				if (h->peers[i].c.fd >= 0) {
 					queue_frame(h, &h->peers[i].c, p + 4, n);
+					sent++;
+				}
+			if (sent)
+				h->to_peers++;
+			else
+				h->dropped++; /* no peer connected yet */
 		} else {
 			h->from_peers++;
 			if (h->vm.fd >= 0)
@@ -517,7 +523,7 @@ static void hub_loop(struct hub *h)
 	}
 }
 
-static void hub_run(struct hub *h)
+static void hub_run(struct hub *h, const sigset_t *mask, pid_t parent)
 {
 	struct sigaction sa;
 
@@ -526,19 +532,23 @@ static void hub_run(struct hub *h)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	sigprocmask(SIG_SETMASK, mask, NULL);
 	(void)prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		return; /* the worker died before the line above */
 	conn_init(&h->vm);
 	for (size_t i = 0; i < NETHUB_MAX_PEERS; i++)
 		conn_init(&h->pending[i]);
 	hub_loop(h);
 	log_info("relay hub of job %lld: %llu frames from the VM to its peers, %llu from peers to the VM,"
-		 " %llu dropped", h->id, h->to_peers, h->from_peers, h->dropped);
+		 " %llu dropped (no peer yet, or a full queue)", h->id, h->to_peers, h->from_peers, h->dropped);
 }
 
 int nethub_start(struct nethub *h, long long job_id, long long vlan, char *err, size_t errlen)
 {
 	int vm_lfd = -1, peer_lfd = -1, pipefd[2] = { -1, -1 }, rc;
-	pid_t pid;
+	sigset_t term, old;
+	pid_t pid, parent = getpid();
 
 	nethub_init(h);
 	if ((vm_lfd = listen_on("127.0.0.1", &h->vm_port, err, errlen)) < 0)
@@ -552,10 +562,16 @@ int nethub_start(struct nethub *h, long long job_id, long long vlan, char *err, 
 		snprintf(err, errlen, "relay hub: socketpair: %s", strerror(errno));
 		goto fail;
 	}
+	/* SIGTERM waits until the child has its own handler (else the
+	 * worker's, inherited, would take a stop meant for the hub). */
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	sigprocmask(SIG_BLOCK, &term, &old);
 	pid = fork();
 	if (pid < 0) {
 		rc = -errno;
 		snprintf(err, errlen, "relay hub: fork: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		goto fail;
 	}
 	if (pid == 0) {
@@ -568,9 +584,10 @@ int nethub_start(struct nethub *h, long long job_id, long long vlan, char *err, 
 		close(pipefd[1]);
 		(void)fcntl(hub.ctl, F_SETFL, O_NONBLOCK);
 		setpgid(0, 0); /* the worker's kill of the runner's group spares it */
-		hub_run(&hub);
+		hub_run(&hub, &old, parent);
 		_exit(0);
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	close(vm_lfd);
 	close(peer_lfd);
 	close(pipefd[0]);
@@ -608,10 +625,18 @@ int nethub_peer(struct nethub *h, long long job_id, const char *addr)
 void nethub_release(struct nethub *h)
 {
 	if (h->pid > 0) {
+		double end = time_mono() + 10;
 		int st;
+		pid_t p;
 		kill(h->pid, SIGTERM);
-		while (waitpid(h->pid, &st, 0) < 0 && errno == EINTR)
-			;
+		/* It ends within its next poll; a name lookup may hold it longer. */
+		while ((p = waitpid(h->pid, &st, WNOHANG)) == 0 && time_mono() < end)
+			time_sleep_ms(20);
+		if (p == 0) {
+			kill(h->pid, SIGKILL);
+			while (waitpid(h->pid, &st, 0) < 0 && errno == EINTR)
+				;
+		}
 	}
 	if (h->ctl >= 0)
 		close(h->ctl);
