@@ -328,7 +328,17 @@ static char *distribution(struct worker *w, const json_t *settings, char head[GI
 	if (!part || !tar)
 		goto fail;
 	snprintf(target, sizeof(target), "/api/v1/distributions/%s/archive", distri);
-	rc = http_download(&w->http, target, tar, 300, &st, NULL, NULL, 0, err, sizeof(err));
+	/* A busy server (503: SQLite locked while another worker starts) is
+	 * asked again, as worker__call does. */
+	rc = ERR_IO;
+	snprintf(err, sizeof(err), "worker stopping");
+	for (int attempt = 0; attempt < 5 && !*w->stop; attempt++) {
+		rc = http_download(&w->http, target, tar, 300, &st, NULL, NULL, 0, err, sizeof(err));
+		if (rc == 0 && st < 500)
+			break;
+		log_warn("downloading test distribution '%s': %s, retrying", distri, rc ? err : "server error");
+		time_sleep_ms(1000 << (attempt < 3 ? attempt : 3));
+	}
 	if (rc || st != 200) {
 		snprintf(why, whylen, "setup failure: downloading test distribution '%s': %s", distri,
 			 rc ? err : "HTTP error");
