@@ -52,8 +52,10 @@ done
 COMMON="DISTRI=perl-net ARCH=x86_64 MACHINE=64bit BUILD=1 NICTYPE=tap NICNET=$NET VIRTIO_CONSOLE=1 QEMURAM=1024
 KERNEL=$IMG/debian/vmlinuz INITRD=$IMG/debian/initrd.img HDD_1=$IMG/debian/rootfs.ext4 PASSWORD=vigil"
 # no_timer_check: on a loaded host TCG can be too slow for the kernel's
-# check of the IO-APIC timer, which then panics at boot.
-cli -X POST jobs $COMMON "APPEND=root=/dev/vda rw quiet console=tty0 console=ttyS0 no_timer_check" \
+# check of the IO-APIC timer, which then panics at boot; a start timeout
+# of 15 minutes: systemd's 90 s wait for /dev/ttyS0 (its serial getty,
+# whose prompt the test waits for) ran out once on a loaded host.
+cli -X POST jobs $COMMON "APPEND=root=/dev/vda rw quiet console=tty0 console=ttyS0 no_timer_check systemd.default_timeout_start_sec=900" \
 	TEST:server=net-server PARALLEL_ROLE:server=server \
 	TEST:client=net-client PARALLEL_ROLE:client=client _PARALLEL:client=server > "$TMP/post.json"
 S=$(json_get "$TMP/post.json" 'j["ids"]["server"]')
