@@ -34,6 +34,8 @@ static const char worker_usage[] =
 	"                    and assets (default ./pool/<instance>)\n"
 	"  --instance N      instance number on this host (default 1)\n"
 	"  --hostname NAME   the host name to register as (default: this machine's)\n"
+	"  --relay-host ADDR where the other workers reach this one's relay hubs\n"
+	"                    (NICNET=relay; default: the host name)\n"
 	"  --keep-snapshots S  keep the disks of a job that saved a milestone\n"
 	"                    snapshot S seconds in POOL/snapshots, for a re-run\n"
 	"                    from it (default 3600; 0: keep none)\n"
@@ -73,6 +75,7 @@ static const struct option worker_opts[] = {
 	{ "pool", required_argument, NULL, 'p' },
 	{ "instance", required_argument, NULL, 'i' },
 	{ "hostname", required_argument, NULL, 'n' },
+	{ "relay-host", required_argument, NULL, 'R' },
 	{ "keep-snapshots", required_argument, NULL, 'K' },
 	{ "snapshot-cap", required_argument, NULL, 'C' },
 	{ "asset-cache", required_argument, NULL, 'A' },
@@ -98,6 +101,13 @@ static int worker_opt(void *ctx, int c, const char *arg, char *err, size_t errle
 	case 'c': cfg->classes = arg; break;
 	case 'p': cfg->pool = arg; break;
 	case 'n': cfg->hostname = arg; break;
+	case 'R':
+		if (!*arg || strpbrk(arg, " :/\n")) {
+			err_set(err, errlen, "'%s': expected a host name or IPv4 address", arg);
+			return ERR_INVALID;
+		}
+		cfg->relay_host = arg;
+		break;
 	case 'D': cfg->share = arg; break;
 	case 'F': break; /* read before any other option */
 	case 'v': log_set_stderr_level(LOG_DEBUG); break;
@@ -151,7 +161,7 @@ int cmd_worker(int argc, char **argv)
 {
 	struct worker_config cfg = { NULL, NULL, NULL, NULL, NULL, NULL, 1, "/proc/self/exe", SNAPKEEP_DEFAULT_S,
 				     SNAPKEEP_DEFAULT_CAP_MB, WORKER_SERVER_AUTO, NULL, 0, 0,
-				     WORKER_FINISH_DEADLINE_S };
+				     WORKER_FINISH_DEADLINE_S, NULL };
 	struct conf conf;
 	char pool[64], err[512];
 	struct sigaction sa;

@@ -236,6 +236,11 @@ static int perform(struct http_client *c, const char *method, const char *target
 	}
 	hdrs = curl_slist_append(hdrs, "Accept: application/json");
 	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (c->job_token && !strpbrk(c->job_token, "\r\n")) {
+		char line[300];
+		snprintf(line, sizeof(line), "X-API-JobToken: %s", c->job_token);
+		hdrs = curl_slist_append(hdrs, line);
+	}
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
 	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);

@@ -25,6 +25,7 @@ struct http_client {
 	char *secret;
 	void *curl;      /* CURL * */
 	volatile int *cancel; /* when non-NULL and set, transfers abort (ERR_CLOSED) */
+	const char *job_token; /* borrowed; non-NULL: sent as X-API-JobToken (a job's lock/mm calls) */
 };
 
 /* Fill c for base (a URL such as http://host:9526; a bare host gets

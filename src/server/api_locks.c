@@ -8,7 +8,10 @@
  * check_dead_job}, DELETE /api/v1/barrier/NAME {where}, answered as
  * openQA: "ack" 200, "nack" 409 (not now), "nack" 410 (never); GET
  * /api/v1/mm/children/STATE, /api/v1/mm/children, /api/v1/mm/parents,
- * GET /api/v1/whoami. */
+ * GET /api/v1/whoami; vigil's relay network (NICNET=relay): POST
+ * /api/v1/mm/relay {addr=HOST:PORT}, where the job's relay hub listens,
+ * and GET /api/v1/mm/relay, {"peers": {"id": "HOST:PORT"}} for the other
+ * jobs of its cluster. */
 #define LOG_MODULE "api"
 #include <stdlib.h>
 #include <string.h>
@@ -204,7 +207,61 @@ static void whoami(struct api_req *req, struct api_resp *out)
 	api_json(out, json_pack("{s:I}", "id", (json_int_t)job));
 }
 
+/* A relay hub's address: HOST:PORT with a host name, IPv4 or [IPv6]. */
+static bool relay_addr_ok(const char *a)
+{
+	const char *colon = a ? strrchr(a, ':') : NULL;
+	long port = 0;
+
+	if (!colon || colon == a || strlen(a) > 255 || !colon[1] || strlen(colon + 1) > 5)
+		return false;
+	for (const char *p = a; p < colon; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      strchr(".-_:[]", *p)))
+			return false;
+	for (const char *p = colon + 1; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		port = port * 10 + (*p - '0');
+	}
+	return port >= 1 && port <= 65535;
+}
+
+static void relay_set(struct api_req *req, struct api_resp *out)
+{
+	const char *addr = params_get(&req->params, "addr");
+	int64_t job;
+
+	if (job_of(req, out, &job))
+		return;
+	if (!relay_addr_ok(addr)) {
+		api_error(out, 400, "addr '%s': expected HOST:PORT (the job's relay hub)", addr ? addr : "");
+		return;
+	}
+	if (locks_relay_set(req->db, job, addr)) {
+		api_error(out, 500, "relay address: %s", db_errmsg(req->db));
+		return;
+	}
+	api_json(out, json_pack("{s:s}", "addr", addr));
+}
+
+static void relay_peers(struct api_req *req, struct api_resp *out)
+{
+	json_t *peers = NULL;
+	int64_t job;
+
+	if (job_of(req, out, &job))
+		return;
+	if (locks_relay_peers(req->db, job, &peers)) {
+		api_error(out, 500, "relay peers: %s", db_errmsg(req->db));
+		return;
+	}
+	api_json(out, json_pack("{s:o}", "peers", peers));
+}
+
 const struct api_route api_locks_routes[] = {
+	{ "POST", "/api/v1/mm/relay", AUTH_PUBLIC, relay_set, NULL },
+	{ "GET", "/api/v1/mm/relay", AUTH_PUBLIC, relay_peers, NULL },
 	{ "GET", "/api/v1/whoami", AUTH_PUBLIC, whoami, NULL },
 	{ "POST", "/api/v1/mutex", AUTH_PUBLIC, mutex_create, NULL },
 	{ "POST", "/api/v1/mutex/*", AUTH_PUBLIC, mutex_action, NULL },

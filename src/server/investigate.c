@@ -24,8 +24,9 @@
 #define GIT_LOG_LIMIT "-100"
 /* Settings that differ in every run and say nothing (openQA's
  * job_investigate_ignore; QEMUPORT too: vigil's command server takes a
- * free port each run). */
-static const char *const ignored[] = { "NAME", "JOBTOKEN", "WORKER_ID", "WORKER_INSTANCE", "QEMUPORT", NULL };
+ * free port each run; NICRELAY_ADDR: so does a relay hub). */
+static const char *const ignored[] = { "NAME", "JOBTOKEN", "WORKER_ID", "WORKER_INSTANCE", "QEMUPORT",
+				       "NICRELAY_ADDR", NULL };
 
 static bool is_ignored(const char *k)
 {

@@ -1135,6 +1135,9 @@ static int restart_one(struct db *db, int64_t id, int64_t *new_id, char *msg, si
 	sp = db_col_int(st, 3);
 	settings = settings_of(db, id, st, 4);
 	db_finalize(st);
+	/* Where the original's relay hub listened (NICNET=relay): the clone's
+	 * worker posts its own. */
+	json_object_del(settings, "NICRELAY_ADDR");
 	if ((rc = db_begin(db)))
 		goto out;
 	rc = jobs_insert(db, settings, prio, group, sp, new_id);

@@ -378,3 +378,54 @@ int locks_mm_parents(struct db *db, int64_t job_id, json_t **out)
 	*out = NULL;
 	return rc ? rc : id_rows(st, false, out);
 }
+
+int locks_relay_set(struct db *db, int64_t job_id, const char *addr)
+{
+	int rc = db_begin(db);
+
+	if (rc)
+		return rc;
+	rc = db_exec(db, "DELETE FROM job_settings WHERE job_id = ? AND key = 'NICRELAY_ADDR'", "i", job_id);
+	if (rc >= 0)
+		rc = db_exec(db, "INSERT INTO job_settings (job_id, key, value) VALUES (?, 'NICRELAY_ADDR', ?)", "it",
+			     job_id, addr);
+	if (rc < 0) {
+		(void)db_rollback(db);
+		return rc;
+	}
+	return db_commit(db);
+}
+
+int locks_relay_peers(struct db *db, int64_t job_id, json_t **out)
+{
+	int64_t ids[DEPS_MAX_CLUSTER];
+	size_t n = 0;
+	json_t *o;
+	int rc;
+
+	*out = NULL;
+	if ((rc = deps_cluster(db, job_id, ids, &n)))
+		return rc;
+	if (!(o = json_object()))
+		return ERR_NOMEM;
+	for (size_t i = 0; i < n && rc >= 0; i++) {
+		struct db_stmt *st = NULL;
+		if (ids[i] == job_id)
+			continue;
+		rc = db_prepare(db, &st, "SELECT value FROM job_settings WHERE job_id = ? AND key = 'NICRELAY_ADDR'",
+				"i", ids[i]);
+		if (!rc && (rc = db_step(st)) == 1) {
+			char key[24];
+			const char *v = db_col_text(st, 0);
+			snprintf(key, sizeof(key), "%lld", (long long)ids[i]);
+			json_object_set_new(o, key, json_string(v ? v : ""));
+		}
+		db_finalize(st);
+	}
+	if (rc < 0) {
+		json_decref(o);
+		return rc;
+	}
+	*out = o;
+	return 0;
+}

@@ -40,4 +40,12 @@ int locks_mm_children_in(struct db *db, int64_t job_id, const char *state, json_
 int locks_mm_children(struct db *db, int64_t job_id, json_t **out);
 int locks_mm_parents(struct db *db, int64_t job_id, json_t **out);
 
+/* The relay network of a parallel cluster (NICNET=relay, worker/nethub.h):
+ * where job_id's relay hub listens ("host:port", kept as the job's
+ * setting NICRELAY_ADDR, replacing an earlier one); and the addresses of
+ * the hubs of the other jobs of its cluster that have one, as
+ * {"id": "host:port"}. 0 (and *out), or an error. */
+int locks_relay_set(struct db *db, int64_t job_id, const char *addr);
+int locks_relay_peers(struct db *db, int64_t job_id, json_t **out);
+
 #endif

@@ -70,7 +70,8 @@ int qemu_user_net_restricted(qemu_get_fn get, void *ctx);
  *   restrict=on, with a guestfwd of QEMU_HOST_IP:QEMUPORT+1 to the command
  *   server through `vigil cmdsrv-connect` when restricted; "tap": -nic
  *   socket on the multicast group of NICVLAN, NICMCAST_PORT and
- *   NICMCAST_LOCALADDR; else -nic none), QEMU_VIRTIO_RNG (1), QEMU_SMBIOS,
+ *   NICMCAST_LOCALADDR, or with NICNET=relay a stream netdev to the relay
+ *   hub at 127.0.0.1:NICRELAY_PORT; else -nic none), QEMU_VIRTIO_RNG (1), QEMU_SMBIOS,
  *   HDD_1..HDD_n and NUMDISKS (1)/HDDSIZEGB(_n) (overlays hdN-overlay.qcow2,
  *   blank disks for missing HDD_n, on HDDMODEL_n or HDDMODEL, default
  *   virtio-blk-pci), ISO (cd0-overlay.qcow2 on CDMODEL, default ide-cd; a

@@ -524,11 +524,16 @@ int qemu_user_net_restricted(qemu_get_fn get, void *ctx)
  * (default QEMU_NET_MCAST_PORT), sent and joined on the interface of
  * NICMCAST_LOCALADDR (default 127.0.0.1: the VMs of one host; a host's
  * address reaches the other hosts of a network that carries multicast).
- * Every VM of one NICVLAN shares one Ethernet segment. */
+ * Every VM of one NICVLAN shares one Ethernet segment.
+ * NICNET=relay instead (across hosts whose network carries no multicast):
+ * QEMU's stream netdev to the job's relay hub on 127.0.0.1:NICRELAY_PORT
+ * (vigil worker starts the hub and sets the port; worker/nethub.h), which
+ * forwards the frames to the other members' hubs over TCP. */
 static int add_tap_nic(struct qemu_cmd *c, qemu_get_fn get, void *ctx, char *err, size_t errlen)
 {
 	const char *vlan = get(ctx, "NICVLAN"), *port = get_or(get, ctx, "NICMCAST_PORT", QEMU_NET_MCAST_PORT);
-	const char *local = get_or(get, ctx, "NICMCAST_LOCALADDR", "127.0.0.1");
+	const char *local = get_or(get, ctx, "NICMCAST_LOCALADDR", "127.0.0.1"), *net = get(ctx, "NICNET");
+	bool relay = net && !strcmp(net, "relay");
 	const char *model = get_or(get, ctx, "NICMODEL", "virtio-net-pci");
 	const char *mac = get_or(get, ctx, "NICMAC", "52:54:00:12:34:56");
 	long n, p;
@@ -542,7 +547,22 @@ static int add_tap_nic(struct qemu_cmd *c, qemu_get_fn get, void *ctx, char *err
 		snprintf(err, errlen, "NICVLAN='%s' is not one network number (vigil's VMs have one NIC)", vlan);
 		return ERR_INVALID;
 	}
-	if (str_to_long(port, &p) || p < 1 || p > 65535) {
+	if (net && *net && strcmp(net, "mcast") && strcmp(net, "relay")) {
+		snprintf(err, errlen, "NICNET='%s': expected mcast (the default) or relay", net);
+		return ERR_INVALID;
+	}
+	if (relay) {
+		port = get(ctx, "NICRELAY_PORT");
+		if (!port || !*port) {
+			snprintf(err, errlen, "NICNET=relay needs NICRELAY_PORT (vigil worker sets it: the port of the"
+				 " job's relay hub on 127.0.0.1)");
+			return ERR_INVALID;
+		}
+		if (str_to_long(port, &p) || p < 1 || p > 65535) {
+			snprintf(err, errlen, "NICRELAY_PORT='%s' is not a port number", port);
+			return ERR_INVALID;
+		}
+	} else if (str_to_long(port, &p) || p < 1 || p > 65535) {
 		snprintf(err, errlen, "NICMCAST_PORT='%s' is not a port number", port);
 		return ERR_INVALID;
 	}
@@ -551,6 +571,14 @@ static int add_tap_nic(struct qemu_cmd *c, qemu_get_fn get, void *ctx, char *err
 	if (check_plain("NICMODEL", model, err, errlen) < 0 || check_plain("NICMAC", mac, err, errlen) < 0 ||
 	    check_plain("NICMCAST_LOCALADDR", local, err, errlen) < 0)
 		return ERR_INVALID;
+	if (relay) {
+		/* -nic takes no stream netdev in QEMU 7.2: -netdev and -device. */
+		if (add(c, "-netdev") < 0 ||
+		    addf(c, "stream,id=qanet0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port=%ld", p) < 0 ||
+		    add(c, "-device") < 0 || addf(c, "%s,netdev=qanet0,mac=%s", model, mac) < 0)
+			return ERR_NOMEM;
+		return 0;
+	}
 	if (add(c, "-nic") < 0 ||
 	    addf(c, "socket,id=qanet0,model=%s,mac=%s,mcast=239.255.%ld.%ld:%ld,localaddr=%s", model, mac,
 		 (n >> 8) & 255, n & 255, p, local) < 0)

@@ -328,7 +328,17 @@ static char *distribution(struct worker *w, const json_t *settings, char head[GI
 	if (!part || !tar)
 		goto fail;
 	snprintf(target, sizeof(target), "/api/v1/distributions/%s/archive", distri);
-	rc = http_download(&w->http, target, tar, 300, &st, NULL, NULL, 0, err, sizeof(err));
+	/* A busy server (503: SQLite locked while another worker starts) is
+	 * asked again, as worker__call does. */
+	rc = ERR_IO;
+	snprintf(err, sizeof(err), "worker stopping");
+	for (int attempt = 0; attempt < 5 && !*w->stop; attempt++) {
+		rc = http_download(&w->http, target, tar, 300, &st, NULL, NULL, 0, err, sizeof(err));
+		if (rc == 0 && st < 500)
+			break;
+		log_warn("downloading test distribution '%s': %s, retrying", distri, rc ? err : "server error");
+		time_sleep_ms(1000 << (attempt < 3 ? attempt : 3));
+	}
 	if (rc || st != 200) {
 		snprintf(why, whylen, "setup failure: downloading test distribution '%s': %s", distri,
 			 rc ? err : "HTTP error");
@@ -1174,6 +1184,7 @@ void worker__run_job(struct worker *w, json_t *job)
 	memset(&r, 0, sizeof(r));
 	r.id = json_integer_value(json_object_get(job, "id"));
 	r.pid = -1;
+	nethub_init(&r.hub);
 	snprintf(rel, sizeof(rel), "job-%lld", r.id);
 	r.dir = path_join(w->cfg->pool, rel);
 	r.out = r.dir ? path_join(r.dir, "out") : NULL;
@@ -1218,6 +1229,9 @@ void worker__run_job(struct worker *w, json_t *job)
 	if (w->openqa && !json_object_get(local, "DEVELOPER_MODE_WS"))
 		json_object_set_new(local, "DEVELOPER_MODE_WS", json_integer(1));
 	if (resolve_assets(w, r.id, local, why, sizeof(why)))
+		goto done;
+	r.settings = settings;
+	if (worker__relay_start(w, &r, local, why, sizeof(why)))
 		goto done;
 	if (json_dump_file(local, vars, JSON_INDENT(1))) {
 		snprintf(why, sizeof(why), "setup failure: cannot write '%s'", vars);
@@ -1279,6 +1293,7 @@ void worker__run_job(struct worker *w, json_t *job)
 				r.live.next_check = time_mono() + LIVE_RELAY_CHECK_S;
 			}
 		}
+		worker__relay_poll(w, &r);
 		if (now >= next_scan && !r.aborted && !w->openqa) {
 			upload_shots(w, &r, tr, true); /* screenshots as they appear */
 			next_scan = now + 1;
@@ -1287,6 +1302,7 @@ void worker__run_job(struct worker *w, json_t *job)
 	}
 	/* Whatever the runner left in its group (it normally takes QEMU down itself). */
 	kill(-r.pid, SIGKILL);
+	nethub_release(&r.hub); /* logs its frame counters */
 	if (r.quit) {
 		/* openQA's "quit": the job is cloned for another worker and ends
 		 * incomplete here, as openQA's worker does. */
@@ -1338,6 +1354,7 @@ void worker__run_job(struct worker *w, json_t *job)
 done:
 	set_done(w, &r, "incomplete", why);
 out:
+	nethub_release(&r.hub);
 	if (r.dir && !getenv("VIGIL_WORKER_KEEP"))
 		(void)file_remove_tree(r.dir);
 	for (i = 0; i < (int)r.nfiles; i++)

@@ -12,6 +12,7 @@
 #include "util/buf.h"
 #include "worker/dev_relay.h"
 #include "worker/live_relay.h"
+#include "worker/nethub.h"
 #include "worker/worker.h"
 
 #define WORKER_ASSET_TIMEOUT_S 3600
@@ -51,6 +52,9 @@ struct job_run {
 	bool oq_order_sent;      /* openQA: test_order went with a status */
 	double oq_next_status;   /* openQA: next worker_status over the WebSocket */
 	int oq_livelog;          /* openQA: viewers of its live log/stream (livelog_start minus _stop) */
+	struct nethub hub;       /* NICNET=relay: the job's relay hub (pid 0: none) */
+	double hub_next;         /* when to ask the server for the peers' hubs next */
+	size_t hub_peers;        /* peers the hub was told of */
 };
 
 struct oq_ws;
@@ -70,6 +74,15 @@ struct worker {
 /* One upload's request (a file, or a form), made by worker__post. */
 typedef int (*worker_send_fn)(struct worker *w, const char *target, const void *arg, long *code, char *err,
 			      size_t errlen);
+
+/* relay_net.c: NICNET=relay (nethub.h). Start the job's hub when its
+ * settings ask for the relay, setting NICRELAY_PORT in local (the
+ * runner's settings) and posting the hub's address to the server. 0 (no
+ * relay, or started), or -1 with why filled. */
+int worker__relay_start(struct worker *w, struct job_run *r, json_t *local, char *why, size_t whylen);
+/* Called from the job's loop: hand the hub the addresses of its peers'
+ * hubs as the server learns them. */
+void worker__relay_poll(struct worker *w, struct job_run *r);
 
 /* worker.c */
 /* An upload to target (what names it in the log and the job's reason):

@@ -147,3 +147,36 @@ TEST(locks_mm_relatives)
 	json_decref(j);
 	db_free(db);
 }
+
+TEST(locks_relay_addresses_within_the_cluster)
+{
+	struct db *db = unit_db();
+	int64_t p = lock_job(db, "server"), c = lock_job(db, "client"), other = lock_job(db, "other");
+	char msg[256], *s, want[160];
+	json_t *j = NULL;
+
+	CHECK_INT(deps_add(db, p, c, DEPS_PARALLEL, msg, sizeof(msg)), 0);
+	CHECK_INT(locks_relay_peers(db, p, &j), 0); /* nobody has published one yet */
+	CHECK_INT((int)json_object_size(j), 0);
+	json_decref(j);
+	CHECK_INT(locks_relay_set(db, p, "10.0.0.1:4000"), 0);
+	CHECK_INT(locks_relay_set(db, c, "10.0.0.2:4001"), 0);
+	CHECK_INT(locks_relay_set(db, c, "10.0.0.3:4002"), 0); /* a new hub replaces the old address */
+	CHECK_INT(locks_relay_set(db, other, "10.0.0.9:4009"), 0);
+	CHECK_INT(locks_relay_peers(db, p, &j), 0); /* the others of its cluster, not itself, not other */
+	s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+	snprintf(want, sizeof(want), "{\"%lld\":\"10.0.0.3:4002\"}", (long long)c);
+	CHECK_STR(s, want);
+	free(s);
+	json_decref(j);
+	CHECK_INT(locks_relay_peers(db, c, &j), 0);
+	s = json_dumps(j, JSON_SORT_KEYS | JSON_COMPACT);
+	snprintf(want, sizeof(want), "{\"%lld\":\"10.0.0.1:4000\"}", (long long)p);
+	CHECK_STR(s, want);
+	free(s);
+	json_decref(j);
+	CHECK_INT(locks_relay_peers(db, other, &j), 0); /* alone: no peers */
+	CHECK_INT((int)json_object_size(j), 0);
+	json_decref(j);
+	db_free(db);
+}

@@ -184,6 +184,33 @@ TEST(qemu_cmd_tap_nic_is_socket_multicast)
 	CHECK(strstr(err, "NICMCAST_LOCALADDR"));
 }
 
+TEST(qemu_cmd_tap_nic_relay_is_stream_to_hub)
+{
+	const char *relay[] = { "NICTYPE", "tap", "NICVLAN", "7", "NICNET", "relay", "NICRELAY_PORT", "40123",
+				"NICMAC", "52:54:00:00:00:07", NULL };
+	const char *noport[] = { "NICTYPE", "tap", "NICVLAN", "7", "NICNET", "relay", NULL };
+	const char *badport[] = { "NICTYPE", "tap", "NICVLAN", "7", "NICNET", "relay", "NICRELAY_PORT", "0", NULL };
+	const char *mode[] = { "NICTYPE", "tap", "NICVLAN", "7", "NICNET", "gre", NULL };
+	const char *mcast[] = { "NICTYPE", "tap", "NICVLAN", "7", "NICNET", "mcast", NULL };
+	struct qemu_cmd c;
+	char err[256] = "";
+
+	CHECK_INT(qemu_cmd_build(lookup, relay, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK_STR(after(&c, "-netdev", ""), "stream,id=qanet0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port=40123");
+	CHECK_STR(after(&c, "-device", "virtio-net-pci,netdev"), "virtio-net-pci,netdev=qanet0,mac=52:54:00:00:00:07");
+	CHECK(!after(&c, "-nic", "socket"));
+	qemu_cmd_release(&c);
+	CHECK_INT(qemu_cmd_build(lookup, mcast, "/w", "tcg", &c, err, sizeof(err)), 0);
+	CHECK(strstr(after(&c, "-nic", ""), "mcast=239.255.0.7:21100"));
+	qemu_cmd_release(&c);
+	CHECK_INT(qemu_cmd_build(lookup, noport, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "NICRELAY_PORT"));
+	CHECK_INT(qemu_cmd_build(lookup, badport, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "NICRELAY_PORT='0'"));
+	CHECK_INT(qemu_cmd_build(lookup, mode, "/w", "tcg", &c, err, sizeof(err)), ERR_INVALID);
+	CHECK(strstr(err, "NICNET='gre'"));
+}
+
 TEST(qemu_cmd_uefi)
 {
 	const char *kv[] = { "UEFI", "1", "ISO", "/img/x.iso", "BOOTFROM", "cdrom", NULL };
