@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <libpq-fe.h>
@@ -80,7 +81,12 @@ static int run_one(const struct unit_test *t)
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
-		alarm(120);
+		/* Guards against a hung test, not a speed check: CPU time (which
+		 * other load does not stretch) and a wall-clock limit generous
+		 * enough for a machine busy with other work. */
+		struct rlimit cpu = { 300, 300 };
+		setrlimit(RLIMIT_CPU, &cpu);
+		alarm(1200);
 		t->fn();
 		fflush(NULL);
 #if defined(__SANITIZE_ADDRESS__)
