@@ -41,8 +41,6 @@
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
-#define LIMIT_NEEDLE_EDIT_BODY (64u << 10)
-
 /* The decoded screenshots of the live match, shared by the handler threads. */
 static struct needle_edit_cache cache;
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
