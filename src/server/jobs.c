@@ -12,6 +12,7 @@
 #include "server/deps.h"
 #include "server/groups.h"
 #include "server/jobs.h"
+#include "server/api_build.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -111,7 +112,7 @@ fail:
 	return NULL;
 }
 
-void jobs_settings_merge(json_t *dst, const json_t *src)
+int jobs_settings_merge(json_t *dst, const json_t *src)
 {
 	const char *key;
 	json_t *v;
@@ -123,13 +124,16 @@ void jobs_settings_merge(json_t *dst, const json_t *src)
 			continue;
 		if (!strcmp(key, "WORKER_CLASS")) {
 			char *u = class_union(json_string_value(json_object_get(dst, key)), text);
-			if (u)
-				json_object_set_new(dst, key, json_string(u));
+			int bad = !u || json_object_set_new(dst, key, json_string(u));
 			free(u);
+			if (bad)
+				return ERR_NOMEM;
 			continue;
 		}
-		json_object_set_new(dst, key, json_string(text));
+		if (json_object_set_new(dst, key, json_string(text)))
+			return ERR_NOMEM;
 	}
+	return 0;
 }
 
 int jobs_settings_expand(json_t *settings, char *err, size_t errlen)
@@ -175,8 +179,13 @@ int jobs_settings_expand(json_t *settings, char *err, size_t errlen)
 						 key, LIMIT_SETTING_TEXT);
 				return rc == ERR_NOMEM ? rc : ERR_TOO_BIG;
 			}
-			if (changed && b.data)
-				json_object_set_new(settings, key, json_string(b.data));
+			/* The expanded value replaces the reference, or the job is not made. */
+			if (changed && (!b.data || json_object_set_new(settings, key, json_string(b.data)))) {
+				buf_release(&b);
+				if (err)
+					snprintf(err, errlen, "setting '%s': out of memory", key);
+				return ERR_NOMEM;
+			}
 			buf_release(&b);
 			s = json_string_value(json_object_get(settings, key));
 		}
@@ -213,40 +222,45 @@ char *jobs_name(const json_t *settings)
 			v = sget(settings, "JOB_TEMPLATE_NAME");
 		if (!v)
 			continue;
-		(void)buf_printf(&b, "%s%s%s", b.len ? "-" : "", i == 4 ? "Build" : "", v);
+		if (buf_printf(&b, "%s%s%s", b.len ? "-" : "", i == 4 ? "Build" : "", v) == ERR_NOMEM)
+			goto nomem;
 	}
-	if (sget(settings, "MACHINE"))
-		(void)buf_printf(&b, "@%s", sget(settings, "MACHINE"));
+	if (sget(settings, "MACHINE") && buf_printf(&b, "@%s", sget(settings, "MACHINE")) == ERR_NOMEM)
+		goto nomem;
 	if (!b.data)
-		return str_dup("");
+		return strdup("");
 	for (c = b.data; *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("@._+:-", *c))
 			*c = '_';
 	return buf_steal(&b);
+nomem:
+	buf_release(&b);
+	return NULL;
 }
 
-void jobs_settings_default_class(json_t *settings)
+int jobs_settings_default_class(json_t *settings)
 {
 	const char *backend = sget(settings, "BACKEND"), *arch = sget(settings, "ARCH");
 	char cls[128];
 
 	if (sget(settings, "WORKER_CLASS") || !arch || (backend && strcmp(backend, "qemu")))
-		return;
+		return 0;
 	snprintf(cls, sizeof(cls), "qemu_%s", arch);
-	json_object_set_new(settings, "WORKER_CLASS", json_string(cls));
+	return json_object_set_new(settings, "WORKER_CLASS", json_string(cls)) ? ERR_NOMEM : 0;
 }
 
 /* Merge the (key, value) rows of st into into; finalizes st. 0 or a db error. */
 static int merge_rows(struct db_stmt *st, json_t *into)
 {
 	json_t *src = json_object();
-	int rc;
+	int rc = src ? 1 : ERR_NOMEM;
 
-	while ((rc = db_step(st)) == 1)
-		json_object_set_new(src, db_col_text(st, 0), json_string(db_col_text(st, 1)));
+	while (rc == 1 && (rc = db_step(st)) == 1)
+		if (json_object_set_new(src, db_col_text(st, 0), json_string(db_col_text(st, 1))))
+			rc = ERR_NOMEM;
 	db_finalize(st);
 	if (rc == 0)
-		jobs_settings_merge(into, src);
+		rc = jobs_settings_merge(into, src);
 	json_decref(src);
 	return rc;
 }
@@ -324,21 +338,21 @@ int jobs_insert(struct db *db, const json_t *settings, int64_t priority, int64_t
 	return 0;
 }
 
-static void set_text_or_null(json_t *o, const char *key, struct db_stmt *st, int c)
+static void set_text_or_null(struct api_build *b, json_t *o, const char *key, struct db_stmt *st, int c)
 {
 	const char *s = db_col_text(st, c);
-	json_object_set_new(o, key, s ? json_string(s) : json_null());
+	api_build_set(b, o, key, s ? json_string(s) : json_null());
 }
 
-static void set_int_or_null(json_t *o, const char *key, struct db_stmt *st, int c)
+static void set_int_or_null(struct api_build *b, json_t *o, const char *key, struct db_stmt *st, int c)
 {
-	json_object_set_new(o, key, db_col_null(st, c) ? json_null() : json_integer(db_col_int(st, c)));
+	api_build_set(b, o, key, db_col_null(st, c) ? json_null() : json_integer(db_col_int(st, c)));
 }
 
 /* Assets named by the settings, by type, as openQA's parse_assets_from_settings. */
-static json_t *assets_of(const json_t *settings)
+static json_t *assets_of(struct api_build *b, const json_t *settings)
 {
-	json_t *a = json_object(), *v;
+	json_t *a = api_build_take(b, json_object(), "assets"), *v;
 	const char *key;
 
 	json_object_foreach((json_t *)settings, key, v) {
@@ -348,8 +362,8 @@ static json_t *assets_of(const json_t *settings)
 		if (!type)
 			continue;
 		if (!json_object_get(a, type))
-			json_object_set_new(a, type, json_array());
-		json_array_append_new(json_object_get(a, type), json_string(s));
+			api_build_set(b, a, type, json_array());
+		api_build_append(b, json_object_get(a, type), json_string(s));
 	}
 	return a;
 }
@@ -361,15 +375,15 @@ static json_t *hash_deps_new(void)
 	return json_pack("{s:[],s:[],s:[]}", "Chained", "Directly chained", "Parallel");
 }
 
-static void hash_deps_add(json_t *d, int64_t other, int64_t type)
+static void hash_deps_add(struct api_build *b, json_t *d, int64_t other, int64_t type)
 {
 	if (type >= 1 && type <= 3)
-		json_array_append_new(json_object_get(d, dep_names[type]), json_integer(other));
+		api_build_append(b, json_object_get(d, dep_names[type]), json_integer(other));
 }
 
-static json_t *dependencies_of(struct db *db, int64_t id, bool parents)
+static json_t *dependencies_of(struct api_build *b, struct db *db, int64_t id, bool parents)
 {
-	json_t *d = hash_deps_new();
+	json_t *d = api_build_take(b, hash_deps_new(), parents ? "parents" : "children");
 	struct db_stmt *st;
 
 	if (db_prepare(db, &st,
@@ -378,25 +392,29 @@ static json_t *dependencies_of(struct db *db, int64_t id, bool parents)
 		       "i", id))
 		return d;
 	while (db_step(st) == 1)
-		hash_deps_add(d, db_col_int(st, 0), db_col_int(st, 1));
+		hash_deps_add(b, d, db_col_int(st, 0), db_col_int(st, 1));
 	db_finalize(st);
 	return d;
 }
 
 /* One job_settings row into s: repeated keys (one row per WORKER_CLASS)
  * are joined with ',' as openQA does. */
-static void settings_add(json_t *s, const char *k, const char *v)
+static void settings_add(struct api_build *ab, json_t *s, const char *k, const char *v)
 {
 	const char *old = json_string_value(json_object_get(s, k));
 
 	if (old) {
 		struct buf b;
+		int rc;
 		buf_init(&b, LIMIT_SETTING_TEXT);
-		if (!buf_printf(&b, "%s,%s", old, v))
-			json_object_set_new(s, k, json_string(b.data));
+		rc = buf_printf(&b, "%s,%s", old, v);
+		if (rc == ERR_NOMEM)
+			api_build_take(ab, NULL, k);
+		else if (!rc)
+			api_build_set(ab, s, k, json_string(b.data));
 		buf_release(&b);
 	} else {
-		json_object_set_new(s, k, json_string(v));
+		api_build_set(ab, s, k, json_string(v));
 	}
 }
 
@@ -406,19 +424,24 @@ static void settings_add(json_t *s, const char *k, const char *v)
 static json_t *settings_of(struct db *db, int64_t id, struct db_stmt *job_row, int first)
 {
 	static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
-	json_t *s = json_object();
+	struct api_build b = API_BUILD_INIT;
+	json_t *s = api_build_take(&b, json_object(), "settings");
 	struct db_stmt *st;
 	size_t i;
 
 	if (!db_prepare(db, &st, "SELECT key, value FROM job_settings WHERE job_id = ? ORDER BY id", "i", id)) {
 		while (db_step(st) == 1)
-			settings_add(s, db_col_text(st, 0), db_col_text(st, 1));
+			settings_add(&b, s, db_col_text(st, 0), db_col_text(st, 1));
 		db_finalize(st);
 	}
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		const char *v = db_col_text(job_row, first + (int)i);
 		if (v && *v)
-			json_object_set_new(s, cols[i], json_string(v));
+			api_build_set(&b, s, cols[i], json_string(v));
+	}
+	if (api_build_failed(&b)) { /* a clone without a setting: none */
+		json_decref(s);
+		return NULL;
 	}
 	return s;
 }
@@ -430,13 +453,15 @@ struct job_parts {
 	json_t *parents, *children; /* by dependency type */
 	int64_t origin;            /* the job it is a clone of; 0: none */
 	int parents_ok;
+	struct api_build b;        /* a part that could not be kept (out of memory) */
 };
 
 static void parts_init(struct job_parts *p)
 {
-	p->settings = json_object();
-	p->parents = hash_deps_new();
-	p->children = hash_deps_new();
+	memset(&p->b, 0, sizeof(p->b));
+	p->settings = api_build_take(&p->b, json_object(), "settings");
+	p->parents = api_build_take(&p->b, hash_deps_new(), "parents");
+	p->children = api_build_take(&p->b, hash_deps_new(), "children");
 	p->origin = 0;
 	p->parents_ok = 1;
 }
@@ -462,60 +487,72 @@ static json_t *job_hash(struct db_stmt *st, struct job_parts *p, bool details)
 	static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
 	int64_t id = db_col_int(st, 0);
 	json_t *j, *settings = p->settings, *parents = p->parents;
+	struct api_build *b = &p->b;
 	char *name, *fullname;
+	bool failed;
 	size_t i;
 
 	/* The settings: the job_settings rows, then the non-empty columns. */
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		const char *v = db_col_text(st, 10 + (int)i);
 		if (v && *v)
-			json_object_set_new(settings, cols[i], json_string(v));
+			api_build_set(b, settings, cols[i], json_string(v));
 	}
-	name = jobs_name(settings);
-	j = json_object();
-	json_object_set_new(j, "id", json_integer(id));
-	json_object_set_new(j, "name", json_string(name));
-	json_object_set_new(j, "priority", json_integer(db_col_int(st, 1)));
-	json_object_set_new(j, "state", json_string(db_col_text(st, 2)));
-	json_object_set_new(j, "result", json_string(db_col_text(st, 3)));
-	set_int_or_null(j, "clone_id", st, 5);
-	set_text_or_null(j, "t_started", st, 17);
-	set_text_or_null(j, "t_finished", st, 18);
-	set_int_or_null(j, "group_id", st, 7);
-	set_int_or_null(j, "blocked_by_id", st, 6);
+	if (!(name = jobs_name(settings)))
+		api_build_take(b, NULL, "name");
+	j = api_build_take(b, json_object(), "job");
+	api_build_set(b, j, "id", json_integer(id));
+	api_build_set(b, j, "name", json_string(name));
+	api_build_set(b, j, "priority", json_integer(db_col_int(st, 1)));
+	api_build_set(b, j, "state", json_string(db_col_text(st, 2)));
+	api_build_set(b, j, "result", json_string(db_col_text(st, 3)));
+	set_int_or_null(b, j, "clone_id", st, 5);
+	set_text_or_null(b, j, "t_started", st, 17);
+	set_text_or_null(b, j, "t_finished", st, 18);
+	set_int_or_null(b, j, "group_id", st, 7);
+	set_int_or_null(b, j, "blocked_by_id", st, 6);
 	if (db_col_text(st, 8))
-		json_object_set_new(j, "group", json_string(db_col_text(st, 8)));
+		api_build_set(b, j, "group", json_string(db_col_text(st, 8)));
 	if (!db_col_null(st, 9))
-		json_object_set_new(j, "assigned_worker_id", json_integer(db_col_int(st, 9)));
+		api_build_set(b, j, "assigned_worker_id", json_integer(db_col_int(st, 9)));
 	if (db_col_text(st, 4) && *db_col_text(st, 4))
-		json_object_set_new(j, "reason", json_string(db_col_text(st, 4)));
-	json_object_set_new(j, "test", json_string(db_col_text(st, 10)));
+		api_build_set(b, j, "reason", json_string(db_col_text(st, 4)));
+	api_build_set(b, j, "test", json_string(db_col_text(st, 10)));
 	if (db_col_int(st, 19))
-		json_object_set_new(j, "needs_review", json_true()); /* vigil: see jobs_set_needs_review */
+		api_build_set(b, j, "needs_review", json_true()); /* vigil: see jobs_set_needs_review */
 	if (p->origin)
-		json_object_set_new(j, "origin_id", json_integer(p->origin));
+		api_build_set(b, j, "origin_id", json_integer(p->origin));
 	fullname = name ? malloc(strlen(name) + 16) : NULL;
+	if (name && !fullname)
+		api_build_take(b, NULL, "NAME");
 	if (fullname) {
 		snprintf(fullname, strlen(name) + 16, "%08lld-%s", (long long)id, name);
-		json_object_set_new(settings, "NAME", json_string(fullname));
+		api_build_set(b, settings, "NAME", json_string(fullname));
 	}
-	json_object_set_new(j, "assets", assets_of(settings));
-	json_object_set_new(j, "settings", settings);
-	json_object_set_new(j, "has_parents",
+	api_build_set(b, j, "assets", assets_of(b, settings));
+	api_build_set(b, j, "settings", settings);
+	api_build_set(b, j, "has_parents",
 			    json_integer(json_array_size(json_object_get(parents, "Chained")) +
 						 json_array_size(json_object_get(parents, "Directly chained")) +
 						 json_array_size(json_object_get(parents, "Parallel")) > 0));
-	json_object_set_new(j, "parents_ok", json_integer(p->parents_ok));
-	json_object_set_new(j, "parents", parents);
-	json_object_set_new(j, "children", p->children);
+	api_build_set(b, j, "parents_ok", json_integer(p->parents_ok));
+	api_build_set(b, j, "parents", parents);
+	api_build_set(b, j, "children", p->children);
+	failed = api_build_failed(b);
 	memset(p, 0, sizeof(*p));
 	if (details) {
-		json_object_set_new(j, "testresults", json_array());
-		json_object_set_new(j, "logs", json_array());
-		json_object_set_new(j, "ulogs", json_array());
+		struct api_build d = API_BUILD_INIT;
+		api_build_set(&d, j, "testresults", json_array());
+		api_build_set(&d, j, "logs", json_array());
+		api_build_set(&d, j, "ulogs", json_array());
+		failed = failed || api_build_failed(&d);
 	}
 	free(name);
 	free(fullname);
+	if (failed) { /* a part is missing: no hash (out of memory) */
+		json_decref(j);
+		return NULL;
+	}
 	return j;
 }
 
@@ -537,16 +574,16 @@ int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
 	parts_init(&p);
 	if (!db_prepare(db, &q, "SELECT key, value FROM job_settings WHERE job_id = ? ORDER BY id", "i", id)) {
 		while (db_step(q) == 1)
-			settings_add(p.settings, db_col_text(q, 0), db_col_text(q, 1));
+			settings_add(&p.b, p.settings, db_col_text(q, 0), db_col_text(q, 1));
 		db_finalize(q);
 	}
 	if (db_query_int(db, &p.origin, "SELECT id FROM jobs WHERE clone_id = ?", "i", id))
 		p.origin = 0;
 	json_decref(p.parents);
-	p.parents = dependencies_of(db, id, true);
+	p.parents = dependencies_of(&p.b, db, id, true);
 	p.parents_ok = deps_parents_ok(db, id);
 	json_decref(p.children);
-	p.children = dependencies_of(db, id, false);
+	p.children = dependencies_of(&p.b, db, id, false);
 	*out = job_hash(st, &p, details);
 	db_finalize(st);
 	parts_release(&p);
@@ -610,7 +647,7 @@ static int to_json_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 					      " ORDER BY job_id, id"), padded);
 	while (st && (rc = db_step(st)) == 1)
 		if ((k = batch_index(ids, n, db_col_int(st, 0))) >= 0)
-			settings_add(p[k].settings, db_col_text(st, 1), db_col_text(st, 2));
+			settings_add(&p[k].b, p[k].settings, db_col_text(st, 1), db_col_text(st, 2));
 	db_finalize(st);
 	if (rc)
 		goto out;
@@ -626,7 +663,7 @@ static int to_json_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 					      " FROM job_dependencies WHERE child_job_id ", " ORDER BY 1, 2"), padded);
 	while (st && (rc = db_step(st)) == 1)
 		if ((k = batch_index(ids, n, db_col_int(st, 0))) >= 0)
-			hash_deps_add(p[k].parents, db_col_int(st, 1), db_col_int(st, 2));
+			hash_deps_add(&p[k].b, p[k].parents, db_col_int(st, 1), db_col_int(st, 2));
 	db_finalize(st);
 	if (rc)
 		goto out;
@@ -634,7 +671,7 @@ static int to_json_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 					      " FROM job_dependencies WHERE parent_job_id ", " ORDER BY 1, 2"), padded);
 	while (st && (rc = db_step(st)) == 1)
 		if ((k = batch_index(ids, n, db_col_int(st, 0))) >= 0)
-			hash_deps_add(p[k].children, db_col_int(st, 1), db_col_int(st, 2));
+			hash_deps_add(&p[k].b, p[k].children, db_col_int(st, 1), db_col_int(st, 2));
 	db_finalize(st);
 	if (rc)
 		goto out;
@@ -879,6 +916,10 @@ static int restart_one(struct db *db, int64_t id, int64_t *new_id, char *msg, si
 	sp = db_col_int(st, 3);
 	settings = settings_of(db, id, st, 4);
 	db_finalize(st);
+	if (!settings) {
+		snprintf(msg, msglen, "out of memory");
+		return ERR_NOMEM;
+	}
 	if ((rc = db_begin(db)))
 		goto out;
 	rc = jobs_insert(db, settings, prio, group, sp, new_id);
@@ -1091,8 +1132,9 @@ static int parse_id(const char *s, int64_t *out)
 
 /* Settings from the tables under the posted ones, as openQA's
  * generate_settings: the product's, the machine's (and its backend), the
- * test suite's. Rows that cannot be read are left out. */
-static void settings_from_tables(struct db *db, const json_t *post, json_t *s)
+ * test suite's. Rows that cannot be read are left out; 0, or ERR_NOMEM
+ * when one could not be kept. */
+static int settings_from_tables(struct db *db, const json_t *post, json_t *s)
 {
 	const char *d = json_string_value(json_object_get(post, "DISTRI"));
 	const char *ver = json_string_value(json_object_get(post, "VERSION"));
@@ -1104,19 +1146,25 @@ static void settings_from_tables(struct db *db, const json_t *post, json_t *s)
 	if (d && ver && f && a && !db_query_int(db, &rowid, "SELECT id FROM products WHERE lower(distri) ="
 						" lower(?) AND version = ? AND flavor = ? AND arch = ?",
 						"tttt", d, ver, f, a))
-		(void)jobs_table_settings(db, "product", rowid, s);
+		if (jobs_table_settings(db, "product", rowid, s) == ERR_NOMEM)
+			return ERR_NOMEM;
 	if (m && !db_query_int(db, &rowid, "SELECT id FROM machines WHERE name = ?", "t", m)) {
 		struct db_stmt *st;
-		(void)jobs_table_settings(db, "machine", rowid, s);
+		if (jobs_table_settings(db, "machine", rowid, s) == ERR_NOMEM)
+			return ERR_NOMEM;
 		if (!db_prepare(db, &st, "SELECT backend FROM machines WHERE id = ?", "i", rowid)) {
-			if (db_step(st) == 1 && !json_object_get(s, "BACKEND"))
-				json_object_set_new(s, "BACKEND", json_string(db_col_text(st, 0)));
+			int bad = db_step(st) == 1 && !json_object_get(s, "BACKEND") &&
+				  json_object_set_new(s, "BACKEND", json_string(db_col_text(st, 0)));
 			db_finalize(st);
+			if (bad)
+				return ERR_NOMEM;
 		}
 	}
 	if (!db_query_int(db, &rowid, "SELECT id FROM test_suites WHERE name = ?", "t",
-			  json_string_value(json_object_get(post, "TEST"))))
-		(void)jobs_table_settings(db, "test_suite", rowid, s);
+			  json_string_value(json_object_get(post, "TEST"))) &&
+	    jobs_table_settings(db, "test_suite", rowid, s) == ERR_NOMEM)
+		return ERR_NOMEM;
+	return 0;
 }
 
 /* Settings of one posted job (keys uppercased, '_' controls included)
@@ -1129,6 +1177,11 @@ static int create_one(struct db *db, const json_t *post, bool clone, int64_t *id
 	int64_t group = 0, prio = JOBS_DEFAULT_PRIORITY;
 	int rc = 0;
 
+	if (!s || !keep) {
+		err_set(msg, msglen, "out of memory");
+		rc = ERR_NOMEM;
+		goto out;
+	}
 	v = json_string_value(json_object_get(post, "TEST"));
 	if (!v || !*v) {
 		err_set(msg, msglen, "TEST field mandatory");
@@ -1158,19 +1211,23 @@ static int create_one(struct db *db, const json_t *post, bool clone, int64_t *id
 		}
 	}
 	if (!clone)
-		settings_from_tables(db, post, s);
+		rc = settings_from_tables(db, post, s);
 	json_object_foreach((json_t *)post, key, val)
-		if (key[0] != '_')
-			json_object_set(keep, key, val);
-	jobs_settings_merge(s, keep);
-	if (!clone) {
-		jobs_settings_default_class(s);
-		if ((rc = jobs_settings_expand(s, msg, msglen)))
-			goto out;
+		if (!rc && key[0] != '_' && json_object_set(keep, key, val))
+			rc = ERR_NOMEM;
+	if (!rc)
+		rc = jobs_settings_merge(s, keep);
+	if (!rc && !clone)
+		rc = jobs_settings_default_class(s);
+	if (rc) { /* a setting would be lost: no job */
+		err_set(msg, msglen, "out of memory");
+		goto out;
 	}
-	if (jobs_insert(db, s, prio, group, 0, id)) {
-		err_set(msg, msglen, "cannot create the job: %s", db_errmsg(db));
-		rc = ERR_IO;
+	if (!clone && (rc = jobs_settings_expand(s, msg, msglen)))
+		goto out;
+	if ((rc = jobs_insert(db, s, prio, group, 0, id))) {
+		err_set(msg, msglen, "cannot create the job: %s", rc == ERR_NOMEM ? "out of memory" : db_errmsg(db));
+		rc = rc == ERR_NOMEM ? rc : ERR_IO;
 	}
 out:
 	json_decref(s);
@@ -1242,23 +1299,38 @@ int jobs_create_posted(struct db *db, const json_t *global, const json_t *per, b
 		err_set(msg, msglen, "cannot start a transaction");
 		return ERR_IO;
 	}
+	/* Each copy and insertion is checked: a setting or id lost for want
+	 * of memory would store a different job (nothing is stored then). */
 	json_object_foreach((json_t *)per, suffix, post) {
 		json_t *all = json_deep_copy(global);
 		int64_t id = 0;
-		json_object_update(all, post);
+		if (!all || json_object_update(all, post)) {
+			json_decref(all);
+			db_rollback(db);
+			err_set(msg, msglen, "out of memory");
+			return ERR_NOMEM;
+		}
 		json_object_del(all, "IS_CLONE_JOB");
 		rc = create_one(db, all, clone, &id, why, sizeof(why));
 		json_decref(all);
+		if (!rc && json_object_set_new(ids, suffix, json_integer(id))) {
+			rc = ERR_NOMEM;
+			snprintf(why, sizeof(why), "out of memory");
+		}
 		if (rc) {
 			db_rollback(db);
 			err_set(msg, msglen, "%s%s%s", multi ? suffix : "", multi ? ": " : "", why);
 			return rc;
 		}
-		json_object_set_new(ids, suffix, json_integer(id));
 	}
 	json_object_foreach((json_t *)per, suffix, post) {
 		json_t *all = json_deep_copy(global);
-		json_object_update(all, post);
+		if (!all || json_object_update(all, post)) {
+			json_decref(all);
+			db_rollback(db);
+			err_set(msg, msglen, "out of memory");
+			return ERR_NOMEM;
+		}
 		rc = link_one(db, all, json_integer_value(json_object_get(ids, suffix)), ids, msg, msglen);
 		json_decref(all);
 		if (rc) {

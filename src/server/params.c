@@ -230,9 +230,9 @@ void api_json(struct api_resp *out, json_t *j)
 
 char *api_upper(const char *s)
 {
-	char *u = str_dup(s), *c;
+	char *u = strdup(s), *c;
 
-	for (c = u; *c; c++)
+	for (c = u; c && *c; c++)
 		*c = (char)toupper((unsigned char)*c);
 	return u;
 }
