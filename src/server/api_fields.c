@@ -117,7 +117,8 @@ static const struct api_field f_developer[] = {
 };
 static const struct api_field f_live[] = {
 	/* The runner's note: a longer module or what is left out of the view (api_live.c). */
-	F_STR("module", 0, 0), F_STR("what", 0, 0), F_INT("step", 0, I32_MIN, I32_MAX), F_INT("line", 0, I32_MIN, I32_MAX), F_STR("log", 0, 0), F_OBJ("frame", 0), F_OBJ("developer", 0), END
+	F_STR("module", 0, 0), F_STR("what", 0, 0), F_INT("step", 0, I32_MIN, I32_MAX),
+	F_INT("line", 0, I32_MIN, I32_MAX), F_STR("log", 0, 0), F_OBJ("frame", 0), F_OBJ("developer", 0), END
 };
 static const struct api_field f_mutex[] = { F_STR("name", API_F_REQUIRED, 255), END };
 static const struct api_field f_mutex_action[] = {
