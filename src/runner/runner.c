@@ -65,6 +65,17 @@ void runner__abort(struct runner *r, enum job_result res, const char *fmt, ...)
 	log_err("%s", r->reason);
 }
 
+int runner__vm_frozen(struct runner *r, const char *what, double waited)
+{
+	if (r->abort || !r->qemu || !qemu_stopped(r->qemu))
+		return r->abort && r->abort_result == JOB_INCOMPLETE;
+	runner__abort(r, JOB_INCOMPLETE,
+		      "QEMU made no progress: its process (pid %lld) is stopped (state T, e.g. SIGSTOP), so %s "
+		      "ran out after %.0f s without new frames",
+		      (long long)qemu_pid(r->qemu), what, waited);
+	return 1;
+}
+
 int runner__vm_dead(struct runner *r)
 {
 	char why[512];
@@ -663,6 +674,13 @@ static void stop_vm(struct runner *r)
 	liveview_stop(r->liveview);
 	r->liveview = NULL;
 	explore_detach(r->explore);
+	/* A stopped QEMU reads nothing: the capture thread would wait in a
+	 * write to its VNC socket for ever. It goes first (its QMP does not
+	 * answer either), so the socket closes. */
+	if (r->qemu && qemu_stopped(r->qemu)) {
+		log_warn("qemu (pid %lld) is stopped: ending it before its VNC connection", (long long)qemu_pid(r->qemu));
+		qemu_stop(r->qemu, NULL);
+	}
 	/* The capture thread feeds the video: close VNC before the video. */
 	if (r->vnc)
 		vnc_close(r->vnc);

@@ -627,6 +627,16 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	*near_miss = s.n ? is_near_miss(r, &s.res[0]) : 0;
 	record_failure(r, f, &s, tags, ntags, is_assert, *near_miss);
 	log_info("no match after %.1fs%s%s", time_mono() - t0, r->check_why[0] ? ": " : "", r->check_why);
+	/* Ran out because QEMU is stopped: no verdict on the test (incomplete). */
+	if (timeout > 0) {
+		char what[320];
+		size_t i, o = (size_t)snprintf(what, sizeof(what), "%s '", is_assert ? "assert_screen" : "check_screen");
+		for (i = 0; i < ntags && o < sizeof(what) - 2; i++)
+			o += (size_t)snprintf(what + o, sizeof(what) - o, "%s%s", i ? " " : "", tags[i]);
+		if (o < sizeof(what) - 1)
+			snprintf(what + o, sizeof(what) - o, "'");
+		(void)runner__vm_frozen(r, what, time_mono() - t0);
+	}
 	rc = 0;
 out:
 	vnc_set_watch(r->vnc, 0);

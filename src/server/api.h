@@ -204,7 +204,7 @@ void api_actor(const struct api_req *req, char *out, size_t outlen);
  * is left out). Failures are logged, never answered (api_audit.c). */
 void api_audit_request(const struct api_req *req, const struct api_route *route, const struct api_resp *out);
 
-/* Uppercase ASCII copy of s (new string). */
+/* Uppercase ASCII copy of s (new string), NULL when out of memory. */
 char *api_upper(const char *s);
 /* Parse a whole decimal id > 0. 0 or ERR_INVALID. */
 int api_parse_id(const char *s, int64_t *out);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/api.h"
+#include "server/api_build.h"
 #include "server/bugref.h"
 #include "server/comments.h"
 #include "server/review.h"
@@ -147,13 +148,14 @@ static void post_comments(struct api_req *req, struct api_resp *out)
 {
 	const char *text = text_param(req, out);
 	struct comments_author by = author(req);
+	struct api_build ab = API_BUILD_INIT;
 	json_t *created, *failed;
 	size_t i, njobs = 0;
 
 	if (!text)
 		return;
-	created = json_array();
-	failed = json_array();
+	created = api_build_take(&ab, json_array(), "created");
+	failed = api_build_take(&ab, json_array(), "failed");
 	for (i = 0; i < req->params.n; i++) {
 		int64_t job, id;
 		char msg[1024];
@@ -162,11 +164,11 @@ static void post_comments(struct api_req *req, struct api_resp *out)
 		njobs++;
 		if (api_parse_id(req->params.v[i].value, &job) ||
 		    comments_add(req->db, COMMENTS_JOB, job, text, &by, &id, msg, sizeof(msg))) {
-			json_array_append_new(failed, json_pack("{s:s}", "job_id", req->params.v[i].value));
+			api_build_append(&ab, failed, json_pack("{s:s}", "job_id", req->params.v[i].value));
 			continue;
 		}
 		requeue(req, COMMENTS_JOB, job);
-		json_array_append_new(created, json_pack("{s:I,s:I}", "id", (json_int_t)id, "job_id", (json_int_t)job));
+		api_build_append(&ab, created, json_pack("{s:I,s:I}", "id", (json_int_t)id, "job_id", (json_int_t)job));
 	}
 	if (!njobs) {
 		json_decref(created);
@@ -174,10 +176,12 @@ static void post_comments(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "Erroneous parameters (job_id missing)");
 		return;
 	}
-	api_json(out, json_pack("{s:o,s:o}", "created", created, "failed", failed));
-	if (json_array_size(json_object_get(out->json, "failed"))) {
-		json_object_set_new(out->json, "error", json_string("Not all comments could be created."));
-		out->status = 400;
+	api_build_answer(&ab, out, json_pack("{s:o,s:o}", "created", created, "failed", failed));
+	if (out->status == 200 && json_array_size(json_object_get(out->json, "failed"))) {
+		if (json_object_set_new(out->json, "error", json_string("Not all comments could be created.")))
+			api_nomem(out);
+		else
+			out->status = 400;
 	}
 }
 
@@ -220,7 +224,8 @@ static void delete_comment(struct api_req *req, struct api_resp *out)
 /* DELETE /api/v1/comments: id= (repeated). */
 static void delete_comments(struct api_req *req, struct api_resp *out)
 {
-	json_t *ids = json_array();
+	struct api_build ab = API_BUILD_INIT;
+	json_t *ids = api_build_take(&ab, json_array(), "ids");
 	size_t i;
 	long deleted = 0;
 
@@ -234,7 +239,7 @@ static void delete_comments(struct api_req *req, struct api_resp *out)
 			api_error(out, 400, "Erroneous parameters (id invalid: '%s')", req->params.v[i].value);
 			return;
 		}
-		json_array_append_new(ids, json_integer(id));
+		api_build_append(&ab, ids, json_integer(id));
 		if (comments_job_of(req->db, id, &job))
 			job = 0;
 		rc = comments_delete_unlabelled(req->db, id);
@@ -243,15 +248,17 @@ static void delete_comments(struct api_req *req, struct api_resp *out)
 		if (rc > 0 && job)
 			requeue(req, COMMENTS_JOB, job);
 	}
-	if (json_array_size(ids) == 0) {
+	if (json_array_size(ids) == 0 && !api_build_failed(&ab)) {
 		json_decref(ids);
 		api_error(out, 400, "Erroneous parameters (id missing)");
 		return;
 	}
-	api_json(out, json_pack("{s:o,s:i}", "ids", ids, "deleted", (int)deleted));
-	if ((size_t)deleted != json_array_size(json_object_get(out->json, "ids"))) {
-		json_object_set_new(out->json, "error", json_string("Not all comments could be deleted."));
-		out->status = 400;
+	api_build_answer(&ab, out, json_pack("{s:o,s:i}", "ids", ids, "deleted", (int)deleted));
+	if (out->status == 200 && (size_t)deleted != json_array_size(json_object_get(out->json, "ids"))) {
+		if (json_object_set_new(out->json, "error", json_string("Not all comments could be deleted.")))
+			api_nomem(out);
+		else
+			out->status = 400;
 	}
 }
 

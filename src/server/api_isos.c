@@ -30,7 +30,12 @@ static void isos_create(struct api_req *req, struct api_resp *out)
 		if (!strcmp(k, "async") || !strcmp(k, "scheduled_product_clone_id"))
 			continue;
 		u = api_upper(k);
-		json_object_set_new(params, u, json_string(req->params.v[i].value));
+		/* A parameter lost for want of memory: nothing is scheduled. */
+		if (!u || !params || json_object_set_new(params, u, json_string(req->params.v[i].value))) {
+			free(u);
+			api_nomem(out);
+			goto out;
+		}
 		free(u);
 	}
 	for (i = 0; i < 4; i++) {

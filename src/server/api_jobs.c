@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/api.h"
+#include "server/api_build.h"
 #include "server/artefacts.h"
 #include "server/assets.h"
 #include "server/builds.h"
@@ -42,10 +43,11 @@ static void not_found(struct api_resp *out, int64_t id)
 	api_error(out, 404, "Job %lld does not exist", (long long)id);
 }
 
-/* Every value of a list parameter (repeated and/or comma-separated). */
-static json_t *list_param(const struct params *p, const char *key)
+/* Every value of a list parameter (repeated and/or comma-separated); a
+ * value lost for want of memory is recorded in b. */
+static json_t *list_param(struct api_build *b, const struct params *p, const char *key)
 {
-	json_t *a = json_array();
+	json_t *a = api_build_take(b, json_array(), key);
 	size_t i;
 
 	for (i = 0; i < p->n; i++) {
@@ -56,8 +58,7 @@ static json_t *list_param(const struct params *p, const char *key)
 			size_t n = strcspn(s, ",");
 			if (n) {
 				char *one = strndup(s, n);
-				if (one)
-					json_array_append_new(a, json_string(one));
+				api_build_append(b, a, one ? json_string(one) : NULL);
 				free(one);
 			}
 			s += n + (s[n] == ',');
@@ -104,7 +105,9 @@ static int count_param(const struct params *p, const char *key, long *out)
 static void jobs_get(struct api_req *req, struct api_resp *out)
 {
 	const struct params *p = &req->params;
-	json_t *states = list_param(p, "state"), *res = list_param(p, "result"), *ids = list_param(p, "ids");
+	struct api_build lists = API_BUILD_INIT;
+	json_t *states = list_param(&lists, p, "state"), *res = list_param(&lists, p, "result");
+	json_t *ids = list_param(&lists, p, "ids");
 	struct buf text;
 	const char *scope = param(p, "scope"), *sort = param(p, "sort"), *grp = param(p, "groupid");
 	const char *gname = param(p, "group");
@@ -122,6 +125,10 @@ static void jobs_get(struct api_req *req, struct api_resp *out)
 	json_t *v;
 	int rc;
 
+	if (api_build_failed(&lists)) { /* a filter would be lost */
+		api_nomem(out);
+		goto out;
+	}
 	if (count_param(p, "limit", &pg.limit) || pg.limit == 0 || pg.limit > JOBS_LIST_MAX_LIMIT) {
 		api_error(out, 400, "Limit exceeds maximum (or is not a positive integer): %s", param(p, "limit"));
 		goto out;
@@ -191,10 +198,15 @@ static void jobs_get(struct api_req *req, struct api_resp *out)
 		if (rc == ERR_NOT_FOUND)
 			api_error(out, 400, "job %lld (the page's cursor) no longer exists",
 				  (long long)(pg.next ? pg.next : pg.prev));
+		else if (rc == ERR_NOMEM)
+			api_nomem(out);
 		else if (rc)
 			api_error(out, 500, "cannot read jobs");
 	} else if ((rc = joblist_openqa_text(req->db, &f, pg.limit, offset, latest, &text))) {
-		api_error(out, 500, "cannot read jobs");
+		if (rc == ERR_NOMEM)
+			api_nomem(out);
+		else
+			api_error(out, 500, "cannot read jobs");
 	}
 	if (!rc)
 		api_json_text(out, buf_steal(&text));
@@ -272,9 +284,9 @@ static void dashboard_builds(struct api_req *req, struct api_resp *out)
 }
 
 /* check_assets=1: the job's assets not (or no longer) under factory/, as "type/name". */
-static json_t *missing_assets(struct api_req *req, const json_t *assets)
+static json_t *missing_assets(struct api_req *req, struct api_build *b, const json_t *assets)
 {
-	json_t *missing = json_array(), *names, *v;
+	json_t *missing = api_build_take(b, json_array(), "missing_assets"), *names, *v;
 	const char *type;
 	size_t i;
 
@@ -284,7 +296,7 @@ static json_t *missing_assets(struct api_req *req, const json_t *assets)
 			if (!path || !file_exists(path)) {
 				char both[300];
 				snprintf(both, sizeof(both), "%s/%s", type, json_string_value(v));
-				json_array_append_new(missing, json_string(both));
+				api_build_append(b, missing, json_string(both));
 			}
 			free(path);
 		}
@@ -298,20 +310,23 @@ static void show(struct api_req *req, struct api_resp *out, bool details)
 
 	if (rc == ERR_NOT_FOUND)
 		not_found(out, req->id);
+	else if (rc == ERR_NOMEM)
+		api_nomem(out);
 	else if (rc)
 		api_error(out, 500, "cannot read job %lld", (long long)req->id);
 	else {
+		struct api_build b = API_BUILD_INIT;
 		json_t *mods = workers_job_modules(req->db, req->id);
 		if (details) {
-			json_object_set(j, "testresults", mods);
-			json_object_set_new(j, "logs", artefact_list(req->data_dir, req->id, ARTEFACT_FILE, false));
-			json_object_set_new(j, "screenshots", artefact_list(req->data_dir, req->id, ARTEFACT_FILE, true));
-			json_object_set_new(j, "ulogs", artefact_list(req->data_dir, req->id, ARTEFACT_ULOG, false));
+			api_build_set_ref(&b, j, "testresults", mods);
+			api_build_set(&b, j, "logs", artefact_list(req->data_dir, req->id, ARTEFACT_FILE, false));
+			api_build_set(&b, j, "screenshots", artefact_list(req->data_dir, req->id, ARTEFACT_FILE, true));
+			api_build_set(&b, j, "ulogs", artefact_list(req->data_dir, req->id, ARTEFACT_ULOG, false));
 		}
-		json_object_set_new(j, "modules", mods);
+		api_build_set(&b, j, "modules", mods);
 		if (params_get(&req->params, "check_assets"))
-			json_object_set_new(j, "missing_assets", missing_assets(req, json_object_get(j, "assets")));
-		api_json(out, json_pack("{s:o}", "job", j));
+			api_build_set(&b, j, "missing_assets", missing_assets(req, &b, json_object_get(j, "assets")));
+		api_build_answer(&b, out, json_pack("{s:o}", "job", j));
 	}
 }
 
@@ -346,7 +361,9 @@ static void job_status(struct api_req *req, struct api_resp *out)
  * openqa-clone-job posts a job with its parents. All in one transaction. */
 static void job_create(struct api_req *req, struct api_resp *out)
 {
-	json_t *global = json_object(), *per = json_object(), *ids = json_object(), *v;
+	struct api_build b = API_BUILD_INIT;
+	json_t *global = api_build_take(&b, json_object(), "settings"), *per = api_build_take(&b, json_object(), "jobs");
+	json_t *ids = api_build_take(&b, json_object(), "ids"), *v, *ans = NULL;
 	char msg[1024];
 	bool clone, multi;
 	size_t i;
@@ -359,8 +376,9 @@ static void job_create(struct api_req *req, struct api_resp *out)
 	for (i = 0; i < req->params.n; i++) {
 		char *u = api_upper(req->params.v[i].key), *colon;
 		json_t *into = global;
-		if (!u) {
-			api_error(out, 500, "out of memory");
+		if (!u || api_build_failed(&b)) {
+			free(u);
+			api_nomem(out);
 			goto out;
 		}
 		colon = strrchr(u, ':');
@@ -375,31 +393,50 @@ static void job_create(struct api_req *req, struct api_resp *out)
 						free(u);
 						goto out;
 					}
-					json_object_set_new(per, sfx, json_object());
+					api_build_set(&b, per, sfx, json_object());
 					into = json_object_get(per, sfx);
 				}
 			}
 		}
-		if (*u)
-			json_object_set_new(into, u, json_string(req->params.v[i].value));
+		if (*u && into)
+			api_build_set(&b, into, u, json_string(req->params.v[i].value));
 		free(u);
+	}
+	/* A setting lost for want of memory: nothing is stored. */
+	if (api_build_failed(&b)) {
+		api_nomem(out);
+		goto out;
 	}
 	v = json_object_get(global, "IS_CLONE_JOB");
 	clone = v && strcmp(json_string_value(v), "0");
 	json_object_del(global, "IS_CLONE_JOB");
 	multi = json_object_size(per) > 0;
-	if (!multi)
-		json_object_set(per, "", global);
+	if (!multi && json_object_set(per, "", global)) {
+		api_nomem(out);
+		goto out;
+	}
+	/* The answer is made before the jobs: once they are stored, answering
+	 * needs no memory (a 503 then would make the client post them again). */
+	ans = multi ? json_pack("{s:O}", "ids", ids) : json_pack("{s:i}", "id", 0);
+	if (!ans) {
+		api_nomem(out);
+		goto out;
+	}
 	rc = jobs_create_posted(req->db, global, per, clone, multi, ids, msg, sizeof(msg));
+	if (rc == ERR_NOMEM) {
+		api_nomem(out);
+		goto out;
+	}
 	if (rc) {
 		api_error(out, rc == ERR_INVALID || rc == ERR_TOO_BIG ? 400 : 500, "%s", msg);
 		goto out;
 	}
-	if (multi)
-		api_json(out, json_pack("{s:O}", "ids", ids));
-	else
-		api_json(out, json_pack("{s:O}", "id", json_object_get(ids, "")));
+	if (!multi)
+		json_integer_set(json_object_get(ans, "id"), json_integer_value(json_object_get(ids, "")));
+	api_json(out, ans);
+	ans = NULL;
 out:
+	json_decref(ans);
 	json_decref(global);
 	json_decref(per);
 	json_decref(ids);
@@ -435,8 +472,8 @@ static void job_cancel(struct api_req *req, struct api_resp *out)
  * test_url their /tests/ links, errors a message; with prio (has_prio) the
  * clones get that priority. 0, ERR_NOT_FOUND (the message in errors), or a
  * db error. */
-static int restart_into(struct api_req *req, int64_t id, bool has_prio, int64_t prio, json_t *result,
-			json_t *test_url, json_t *errors)
+static int restart_into(struct api_req *req, struct api_build *b, int64_t id, bool has_prio, int64_t prio,
+			json_t *result, json_t *test_url, json_t *errors)
 {
 	char msg[256], key[24], url[48];
 	int64_t new_id;
@@ -446,29 +483,29 @@ static int restart_into(struct api_req *req, int64_t id, bool has_prio, int64_t 
 
 	if (rc == ERR_NOT_FOUND) {
 		snprintf(msg, sizeof(msg), "Job %lld does not exist", (long long)id);
-		json_array_append_new(errors, json_string(msg));
+		api_build_append(b, errors, json_string(msg));
 		return rc;
 	}
 	if (rc == ERR_BADSTATE) {
-		json_array_append_new(errors, json_string(msg));
+		api_build_append(b, errors, json_string(msg));
 		return 0;
 	}
 	if (rc)
 		return rc;
-	map = json_object();
-	urls = json_object();
+	map = api_build_take(b, json_object(), "result");
+	urls = api_build_take(b, json_object(), "test_url");
 	snprintf(key, sizeof(key), "%lld", (long long)id);
-	json_object_set_new(clones, key, json_integer(new_id));
+	api_build_set(b, clones, key, json_integer(new_id));
 	json_object_foreach(clones, old, v) {
 		snprintf(url, sizeof(url), "/tests/%lld", (long long)json_integer_value(v));
-		json_object_set(map, old, v);
-		json_object_set_new(urls, old, json_string(url));
+		api_build_set_ref(b, map, old, v);
+		api_build_set(b, urls, old, json_string(url));
 		if (has_prio && !rc)
 			rc = jobs_set_prio(req->db, json_integer_value(v), prio);
 	}
 	json_decref(clones);
-	json_array_append_new(result, map);
-	json_array_append_new(test_url, urls);
+	api_build_append(b, result, map);
+	api_build_append(b, test_url, urls);
 	return rc;
 }
 
@@ -493,7 +530,9 @@ static int prio_param(struct api_req *req, struct api_resp *out, bool required, 
  * some job could not be restarted), as openQA's _restart. */
 static void restart_ids(struct api_req *req, struct api_resp *out, const int64_t *ids, size_t n, bool single)
 {
-	json_t *result = json_array(), *urls = json_array(), *errors = json_array(), *ans;
+	struct api_build b = API_BUILD_INIT;
+	json_t *result = api_build_take(&b, json_array(), "result"), *urls = api_build_take(&b, json_array(), "test_url");
+	json_t *errors = api_build_take(&b, json_array(), "errors"), *ans;
 	int64_t prio = 0, failed = 0;
 	bool has_prio;
 	size_t i;
@@ -506,13 +545,13 @@ static void restart_ids(struct api_req *req, struct api_resp *out, const int64_t
 		return;
 	}
 	for (i = 0; !rc && i < n; i++) {
-		rc = restart_into(req, ids[i], has_prio, prio, result, urls, errors);
+		rc = restart_into(req, &b, ids[i], has_prio, prio, result, urls, errors);
 		if (rc == ERR_NOT_FOUND && !single)
 			rc = 0;
 		failed = ids[i];
 	}
 	if (n == 0)
-		json_array_append_new(errors, json_string("No job IDs specified"));
+		api_build_append(&b, errors, json_string("No job IDs specified"));
 	if (rc == ERR_NOT_FOUND)
 		not_found(out, failed);
 	else if (rc)
@@ -523,11 +562,13 @@ static void restart_ids(struct api_req *req, struct api_resp *out, const int64_t
 		json_decref(errors);
 		return;
 	}
+	/* The restarts are done: an answer that could not be built whole is a
+	 * 503 nonetheless (the jobs show their clones). */
 	ans = json_pack("{s:o,s:o}", "result", result, "test_url", urls);
-	if (json_array_size(errors))
-		json_object_set(ans, "errors", errors);
+	if (ans && json_array_size(errors))
+		api_build_set_ref(&b, ans, "errors", errors);
 	json_decref(errors);
-	api_json(out, ans);
+	api_build_answer(&b, out, ans);
 }
 
 static void job_restart(struct api_req *req, struct api_resp *out)
@@ -538,16 +579,18 @@ static void job_restart(struct api_req *req, struct api_resp *out)
 /* POST /api/v1/jobs/restart jobs=ID... (also jobs[]=, comma-separated): openQA's apiv1_restart_jobs. */
 static void jobs_restart_bulk(struct api_req *req, struct api_resp *out)
 {
-	json_t *a = list_param(&req->params, "jobs"), *b = list_param(&req->params, "jobs[]"), *v;
+	struct api_build bl = API_BUILD_INIT;
+	json_t *a = list_param(&bl, &req->params, "jobs"), *b = list_param(&bl, &req->params, "jobs[]"), *v;
 	int64_t *ids;
 	size_t i, n = 0;
 
-	json_array_extend(a, b);
+	if (a && b && json_array_extend(a, b))
+		api_build_take(&bl, NULL, "jobs");
 	json_decref(b);
-	ids = calloc(json_array_size(a) + 1, sizeof(*ids));
+	ids = api_build_failed(&bl) ? NULL : calloc(json_array_size(a) + 1, sizeof(*ids));
 	if (!ids) {
 		json_decref(a);
-		api_error(out, 500, "out of memory");
+		api_nomem(out);
 		return;
 	}
 	json_array_foreach(a, i, v) {
@@ -587,13 +630,19 @@ static void job_prio(struct api_req *req, struct api_resp *out)
  * refused (openQA would cancel every job). */
 static void jobs_cancel_bulk(struct api_req *req, struct api_resp *out)
 {
-	json_t *filter = json_object();
+	struct api_build b = API_BUILD_INIT;
+	json_t *filter = api_build_take(&b, json_object(), "filter");
 	size_t i;
 	int n = 0, rc;
 
-	for (i = 0; i < req->params.n; i++)
+	for (i = 0; filter && i < req->params.n; i++)
 		if (strcmp(req->params.v[i].key, "reason"))
-			json_object_set_new(filter, req->params.v[i].key, json_string(req->params.v[i].value));
+			api_build_set(&b, filter, req->params.v[i].key, json_string(req->params.v[i].value));
+	if (api_build_failed(&b)) { /* a smaller filter would cancel more */
+		json_decref(filter);
+		api_nomem(out);
+		return;
+	}
 	if (!json_object_size(filter)) {
 		json_decref(filter);
 		api_error(out, 400, "cancel: no settings given (e.g. BUILD=...): refusing to cancel every job");

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "server/api.h"
+#include "server/api_build.h"
 #include "server/api_live.h"
 #include "server/artefacts.h"
 #include "server/db.h"
@@ -77,6 +78,7 @@ static void live_show(struct api_req *req, struct api_resp *out)
 	char state[32], url[64];
 	char *path;
 	struct stat st;
+	struct api_build b = API_BUILD_INIT;
 	json_t *j;
 
 	if (watch(req, out, state, sizeof(state)))
@@ -88,13 +90,13 @@ static void live_show(struct api_req *req, struct api_resp *out)
 		      (json_int_t)(req->streams ? livestream_viewers(req->streams, req->id) : 0));
 	if (path && jobs_state_executing(state) && stat(path, &st) == 0) {
 		snprintf(url, sizeof(url), "/tests/%lld/live.png", (long long)req->id);
-		json_object_set_new(j, "frame", json_string(url));
-		json_object_set_new(j, "frame_age_s", json_real(difftime(time(NULL), st.st_mtime)));
+		api_build_set(&b, j, "frame", json_string(url));
+		api_build_set(&b, j, "frame_age_s", json_real(difftime(time(NULL), st.st_mtime)));
 	} else {
-		json_object_set_new(j, "frame", json_null());
+		api_build_set(&b, j, "frame", json_null());
 	}
 	free(path);
-	api_json(out, j);
+	api_build_answer(&b, out, j);
 }
 
 static void live_png(struct api_req *req, struct api_resp *out)

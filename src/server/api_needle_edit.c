@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/api.h"
+#include "server/api_build.h"
 #include "server/audit.h"
 #include "server/jobs.h"
 #include "server/needle_edit.h"
@@ -40,8 +41,6 @@
 #include "util/log.h"
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
-
-#define LIMIT_NEEDLE_EDIT_BODY (64u << 10)
 
 /* The decoded screenshots of the live match, shared by the handler threads. */
 static struct needle_edit_cache cache;
@@ -100,6 +99,7 @@ static void edit_get(struct api_req *req, struct api_resp *out)
 {
 	char msg[512], *distri = NULL, *name = NULL, *png = NULL;
 	const char *module;
+	struct api_build b = API_BUILD_INIT;
 	json_t *o = NULL;
 	long step;
 	int rc, w = 0, h = 0;
@@ -113,11 +113,11 @@ static void edit_get(struct api_req *req, struct api_resp *out)
 		api_error_code(out, rc == ERR_INVALID || rc == ERR_NOMEM ? rc : ERR_NOT_FOUND, msg);
 		goto out;
 	}
-	json_object_set_new(o, "job", json_pack("{s:I,s:s,s:s}", "id", (json_int_t)req->id, "name", name, "distri",
-						 distri));
-	json_object_set_new(o, "width", json_integer(w));
-	json_object_set_new(o, "height", json_integer(h));
-	api_json(out, o);
+	api_build_set(&b, o, "job", json_pack("{s:I,s:s,s:s}", "id", (json_int_t)req->id, "name", name, "distri",
+					       distri));
+	api_build_set(&b, o, "width", json_integer(w));
+	api_build_set(&b, o, "height", json_integer(h));
+	api_build_answer(&b, out, o);
 	o = NULL;
 out:
 	json_decref(o);
@@ -202,6 +202,7 @@ static void save_post(struct api_req *req, struct api_resp *out)
 	char *png = NULL;
 	struct needle_edit_save s = { 0 };
 	int64_t job = path_job(req->path);
+	struct api_build b = API_BUILD_INIT;
 	json_t *draft = NULL, *res = NULL, *d = NULL;
 	json_error_t je;
 	int rc;
@@ -250,14 +251,14 @@ static void save_post(struct api_req *req, struct api_resp *out)
 		goto out;
 	}
 	snprintf(msg, sizeof(msg), "Needle %s created/updated", s.name);
-	json_object_set_new(res, "success", json_string(msg));
+	api_build_set(&b, res, "success", json_string(msg));
 	d = json_pack("{s:I,s:s,s:I,s:O,s:O,s:O,s:O}", "job", (json_int_t)job, "module", req->name, "step",
 		      (json_int_t)req->id, "needle", json_object_get(res, "name"), "json", json_object_get(res, "json"),
 		      "replaced", json_object_get(res, "replaced"), "commit", json_object_get(res, "commit"));
 	if (!d || audit_record(req->db, actor, "needle_save", d))
 		log_err("cannot record the save of needle '%s' in the audit log", s.name);
 	out->audited = true;
-	api_json(out, res);
+	api_build_answer(&b, out, res);
 out:
 	json_decref(draft);
 	json_decref(d);

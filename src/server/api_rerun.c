@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include "server/api.h"
+#include "server/api_build.h"
 #include "server/rerun.h"
 #include "util/err.h"
 #include "util/banned.h" /* last: after every system header */
@@ -23,6 +24,7 @@ static void job_rerun_from(struct api_req *req, struct api_resp *out)
 {
 	const char *module = params_get(&req->params, "module");
 	char msg[256] = "", url[48];
+	struct api_build b = API_BUILD_INIT;
 	json_t *j = NULL;
 	int rc;
 
@@ -42,8 +44,8 @@ static void job_rerun_from(struct api_req *req, struct api_resp *out)
 		return;
 	}
 	snprintf(url, sizeof(url), "/tests/%lld", (long long)json_integer_value(json_object_get(j, "id")));
-	json_object_set_new(j, "test_url", json_string(url));
-	api_json(out, j);
+	api_build_set(&b, j, "test_url", json_string(url));
+	api_build_answer(&b, out, j);
 }
 
 const struct api_route api_rerun_routes[] = {

@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "server/api.h"
+#include "server/api_build.h"
 #include "server/locks.h"
 #include "server/api_live.h"
 #include "server/artefacts.h"
@@ -185,22 +186,23 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 
 static void workers_list(struct api_req *req, struct api_resp *out)
 {
+	struct api_build b = API_BUILD_INIT;
 	json_t *all = workers_list_json(req->db, now_s(), req->worker_timeout_s), *w;
 	size_t i;
 
 	/* vigil: the jobs whose disks each worker keeps (re-run from a milestone). */
 	json_array_foreach(json_object_get(all, "workers"), i, w) {
 		int64_t id = json_integer_value(json_object_get(w, "id"));
-		json_object_set_new(w, "snapshots", rerun_held_json(req->db, id));
+		api_build_set(&b, w, "snapshots", rerun_held_json(req->db, id));
 		/* An openQA worker gets its jobs over its WebSocket: without one it is not idle. */
 		if (req->ws_hub && ws_hub_missing(req->ws_hub, id) &&
 		    strcmp(json_string_value(json_object_get(w, "status")), "dead")) {
-			json_object_set_new(w, "status", json_string("offline"));
+			api_build_set(&b, w, "status", json_string("offline"));
 			if (json_is_null(json_object_get(w, "error")))
-				json_object_set_new(w, "error", json_string("no WebSocket connection (/api/v1/ws/<id>)"));
+				api_build_set(&b, w, "error", json_string("no WebSocket connection (/api/v1/ws/<id>)"));
 		}
 	}
-	api_json(out, all);
+	api_build_answer(&b, out, all);
 }
 
 static void worker_work(struct api_req *req, struct api_resp *out)
@@ -242,6 +244,7 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 	}
 	rc = sched_pick(req->db, req->id, &job_id);
 	if (rc == 0) {
+		struct api_build b = API_BUILD_INIT;
 		char *module = NULL;
 		int64_t from = 0;
 		if (jobs_to_json(req->db, job_id, false, &job)) {
@@ -249,21 +252,24 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 			return;
 		}
 		if (!rerun_resume_of(req->db, job_id, &module, &from) && module)
-			json_object_set_new(job, "resume", json_pack("{s:s,s:I}", "module", module, "job_id", (json_int_t)from));
+			api_build_set(&b, job, "resume", json_pack("{s:s,s:I}", "module", module, "job_id", (json_int_t)from));
 		/* JOBTOKEN, as openQA: the job's test process signs its lock
 		 * calls with it (locks.c), and its command server's URLs. */
 		{
 			char token[LOCKS_TOKEN_LEN + 1];
 			json_t *settings = json_object_get(job, "settings");
 			if (locks_token_issue(req->db, job_id, token) == 0 && json_is_object(settings))
-				json_object_set_new(settings, "JOBTOKEN", json_string(token));
+				api_build_set(&b, settings, "JOBTOKEN", json_string(token));
 			else
 				log_warn("job %lld: no job token issued: %s", (long long)job_id, db_errmsg(req->db));
 		}
 		free(module);
 		if (sched_job_network(req->db, job_id, json_object_get(job, "settings"), req->port))
 			log_warn("job %lld: no network allocated: %s", (long long)job_id, db_errmsg(req->db));
-		api_json(out, json_pack("{s:o}", "job", job));
+		/* A job sent without its resume point or token would run wrong:
+		 * 503, and the job, assigned already, is abandoned as any a
+		 * worker does not take up. */
+		api_build_answer(&b, out, json_pack("{s:o}", "job", job));
 		return;
 	}
 	if (rc != ERR_NOT_FOUND) {
@@ -661,9 +667,10 @@ static void distri_show(struct api_req *req, struct api_resp *out)
 		char head[GIT_HASH_MAX];
 		json_t *j = json_pack("{s:s,s:s}", "name", req->name, "hash", hash);
 		/* vigil: the commit, when the distribution is a git work tree (TEST_GIT_HASH). */
+		struct api_build b = API_BUILD_INIT;
 		if (j && !distri_git_head(req->data_dir, req->name, head))
-			json_object_set_new(j, "git_hash", json_string(head));
-		api_json(out, j);
+			api_build_set(&b, j, "git_hash", json_string(head));
+		api_build_answer(&b, out, j);
 	}
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/api.h"
+#include "server/api_build.h"
 #include "server/groups.h"
 #include "server/jobs.h"
 #include "server/jt_yaml.h"
@@ -170,9 +171,9 @@ static char *text_diff(const char *a, const char *b)
 }
 
 /* Append one error text to errors. */
-static void add_error(json_t *errors, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_error(struct api_build *ab, json_t *errors, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static void add_error(json_t *errors, const char *fmt, ...)
+static void add_error(struct api_build *ab, json_t *errors, const char *fmt, ...)
 {
 	char msg[800];
 	va_list ap;
@@ -180,7 +181,7 @@ static void add_error(json_t *errors, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	json_array_append_new(errors, json_string(msg));
+	api_build_append(ab, errors, json_string(msg));
 }
 
 static void schedules_post(struct api_req *req, struct api_resp *out)
@@ -188,7 +189,9 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 	const char *tmpl = params_get(&req->params, "template"), *schema = params_get(&req->params, "schema");
 	const char *preview_s = params_get(&req->params, "preview"), *expand_s = params_get(&req->params, "expand");
 	const char *reference = params_get(&req->params, "reference"), *name = params_get(&req->params, "name");
-	json_t *resp = json_object(), *ids = json_array(), *errors = json_array();
+	struct api_build ab = API_BUILD_INIT;
+	json_t *resp = api_build_take(&ab, json_object(), "answer"), *ids = api_build_take(&ab, json_array(), "ids");
+	json_t *errors = api_build_take(&ab, json_array(), "error");
 	struct jt_list l;
 	char err[1024], *current = NULL;
 	long preview = 0, expand = 0;
@@ -198,46 +201,46 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 
 	jt_list_init(&l);
 	if (req->json) {
-		add_error(errors, "send template=... (and schema=" JT_SCHEMA ") as form parameters");
+		add_error(&ab, errors, "send template=... (and schema=" JT_SCHEMA ") as form parameters");
 		goto out;
 	}
 	if (!tmpl)
-		add_error(errors, "Erroneous parameters (template missing)");
+		add_error(&ab, errors, "Erroneous parameters (template missing)");
 	if (!req->id && !name)
-		add_error(errors, "Erroneous parameters (name missing: give a job group id in the path or name=)");
+		add_error(&ab, errors, "Erroneous parameters (name missing: give a job group id in the path or name=)");
 	if (schema && (strchr(schema, '/') || strchr(schema, '.') != strrchr(schema, '.') || !str_ends_with(schema, ".yaml")))
-		add_error(errors, "Erroneous parameters (schema invalid: '%s')", schema);
+		add_error(&ab, errors, "Erroneous parameters (schema invalid: '%s')", schema);
 	else if (schema && strcmp(schema, JT_SCHEMA))
-		add_error(errors, "Erroneous parameters (schema '%s' unknown: this server knows " JT_SCHEMA ")", schema);
+		add_error(&ab, errors, "Erroneous parameters (schema '%s' unknown: this server knows " JT_SCHEMA ")", schema);
 	if ((preview_s && (str_to_long(preview_s, &preview) || preview > 1)) ||
 	    (expand_s && (str_to_long(expand_s, &expand) || expand > 1)))
-		add_error(errors, "Erroneous parameters (preview and expand must be 0 or 1)");
+		add_error(&ab, errors, "Erroneous parameters (preview and expand must be 0 or 1)");
 	if (json_array_size(errors))
 		goto out;
 	if ((rc = jt_yaml_parse(tmpl, strlen(tmpl), &l, err, sizeof(err)))) {
-		add_error(errors, "%s", rc == ERR_NOMEM ? "out of memory" : err);
+		add_error(&ab, errors, "%s", rc == ERR_NOMEM ? "out of memory" : err);
 		goto out;
 	}
 	if (!group && groups_by_name(req->db, name, &group)) {
-		add_error(errors, "Job group %s not found", name);
+		add_error(&ab, errors, "Job group %s not found", name);
 		goto out;
 	}
 	if (groups_exists(req->db, group)) {
-		add_error(errors, "Job group %lld not found", (long long)group);
+		add_error(&ab, errors, "Job group %lld not found", (long long)group);
 		goto out;
 	}
-	json_object_set_new(resp, "job_group_id", json_integer(group));
-	json_object_set_new(resp, "id", json_integer(group));
+	api_build_set(&ab, resp, "job_group_id", json_integer(group));
+	api_build_set(&ab, resp, "id", json_integer(group));
 	current = templates_group_yaml(req->db, group);
 	if (reference) {
 		size_t a = current ? strlen(current) : 0, b = strlen(reference);
-		json_object_set_new(resp, "template", current ? json_string(current) : json_null());
+		api_build_set(&ab, resp, "template", current ? json_string(current) : json_null());
 		if (a && current[a - 1] == '\n')
 			a--;
 		if (b && reference[b - 1] == '\n')
 			b--;
 		if (!current || a != b || strncmp(current, reference, a)) {
-			add_error(errors, "Template was modified");
+			add_error(&ab, errors, "Template was modified");
 			goto out;
 		}
 	}
@@ -245,16 +248,16 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 		struct buf b;
 		buf_init(&b, 4 * LIMIT_JT_YAML);
 		if (!jt_yaml_dump(&l, JOBS_DEFAULT_PRIORITY, false, &b) && b.data)
-			json_object_set_new(resp, "result", json_string(b.data));
+			api_build_set(&ab, resp, "result", json_string(b.data));
 		buf_release(&b);
 	}
 	rc = templates_replace(req->db, group, &l, tmpl, preview, ids, errors, &applied, &had_yaml);
 	if (applied) {
-		json_object_set(resp, "ids", ids);
+		api_build_set_ref(&ab, resp, "ids", ids);
 		if (had_yaml && current && strcmp(current, tmpl)) {
 			char *d = text_diff(current, tmpl);
 			if (d)
-				json_object_set_new(resp, "changes", json_string(d));
+				api_build_set(&ab, resp, "changes", json_string(d));
 			free(d);
 		}
 	}
@@ -263,11 +266,14 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 		goto out;
 	}
 	if (preview)
-		json_object_set_new(resp, "preview", json_integer(1));
-	api_json(out, resp);
+		api_build_set(&ab, resp, "preview", json_integer(1));
+	api_build_answer(&ab, out, resp);
 	resp = NULL;
 out:
-	if (resp) {
+	if (resp && api_build_failed(&ab)) {
+		json_decref(resp);
+		api_nomem(out);
+	} else if (resp) {
 		json_object_set(resp, "error", errors);
 		json_decref(out->json);
 		out->json = resp;

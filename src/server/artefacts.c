@@ -69,10 +69,14 @@ json_t *artefact_list(const char *data_dir, int64_t job_id, enum artefact_kind k
 	json_t *a = json_array();
 	char *dir = artefact_kind_path(data_dir, job_id, kind, NULL);
 	struct dirent **ents = NULL;
+	bool nomem = !a || !dir;
 	int n, i;
 
-	if (!dir)
-		return a;
+	if (nomem) {
+		json_decref(a);
+		free(dir);
+		return NULL;
+	}
 	n = scandir(dir, &ents, NULL, alphasort);
 	for (i = 0; i < n; i++) {
 		const char *nm = ents[i]->d_name;
@@ -82,13 +86,20 @@ json_t *artefact_list(const char *data_dir, int64_t job_id, enum artefact_kind k
 		bool file = ents[i]->d_type == DT_REG ||
 			    (ents[i]->d_type == DT_UNKNOWN && (p = path_join(dir, nm)) && !stat(p, &sb) &&
 			     S_ISREG(sb.st_mode));
-		if (nm[0] != '.' && file && (kind != ARTEFACT_FILE || str_ends_with(nm, ".png") == pngs))
-			json_array_append_new(a, json_string(nm));
+		if (ents[i]->d_type == DT_UNKNOWN && !p)
+			nomem = true;
+		if (nm[0] != '.' && file && (kind != ARTEFACT_FILE || str_ends_with(nm, ".png") == pngs) &&
+		    json_array_append_new(a, json_string(nm)))
+			nomem = true;
 		free(p);
 		free(ents[i]);
 	}
 	free(ents);
 	free(dir);
+	if (nomem) { /* a name would be missing */
+		json_decref(a);
+		return NULL;
+	}
 	return a;
 }
 

@@ -44,7 +44,7 @@ char *artefact_kind_path(const char *data_dir, int64_t job_id, enum artefact_kin
 /* The names of the job's artefacts of that kind, sorted, as a new JSON
  * array: with ARTEFACT_FILE the screenshots (.png) when pngs, else the
  * other files; directories and names starting with '.' never. A job
- * without artefacts has an empty array. */
+ * without artefacts has an empty array. NULL when out of memory. */
 json_t *artefact_list(const char *data_dir, int64_t job_id, enum artefact_kind kind, bool pngs);
 
 #endif

@@ -73,26 +73,28 @@ static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t 
 	json_t *v;
 	int64_t job_id, prio;
 	long p;
-	int rc;
+	int rc = s && post ? 0 : ERR_NOMEM;
 
-	if ((rc = jobs_table_settings(db, "product", product_id, s)) ||
+	if (rc || (rc = jobs_table_settings(db, "product", product_id, s)) ||
 	    (rc = jobs_table_settings(db, "machine", db_col_int(t, 3), s)) ||
 	    (rc = jobs_table_settings(db, "test_suite", db_col_int(t, 5), s)) ||
 	    (rc = jobs_template_settings(db, db_col_int(t, 0), s)))
 		goto out;
 	/* The POSTed parameters win; TEST and MACHINE were filters, '_' ones are controls. */
+	/* Every insertion checked: a job without one of its settings is not made. */
 	json_object_foreach((json_t *)params, key, v)
-		if (key[0] != '_' && strcmp(key, "TEST") && strcmp(key, "MACHINE"))
-			json_object_set(post, key, v);
-	jobs_settings_merge(s, post);
-	json_object_set_new(s, "TEST", json_string(db_col_text(t, 6)));
-	json_object_set_new(s, "MACHINE", json_string(db_col_text(t, 4)));
-	if (!json_object_get(s, "BACKEND"))
-		json_object_set_new(s, "BACKEND", json_string(db_col_text(t, 8)));
-	if (*db_col_text(t, 7))
-		json_object_set_new(s, "JOB_TEMPLATE_NAME", json_string(db_col_text(t, 7)));
-	jobs_settings_default_class(s);
-	if ((rc = jobs_settings_expand(s, err, errlen)))
+		if (key[0] != '_' && strcmp(key, "TEST") && strcmp(key, "MACHINE") && json_object_set(post, key, v))
+			rc = ERR_NOMEM;
+	if (rc || (rc = jobs_settings_merge(s, post)))
+		goto out;
+	if (json_object_set_new(s, "TEST", json_string(db_col_text(t, 6))) ||
+	    json_object_set_new(s, "MACHINE", json_string(db_col_text(t, 4))) ||
+	    (!json_object_get(s, "BACKEND") && json_object_set_new(s, "BACKEND", json_string(db_col_text(t, 8)))) ||
+	    (*db_col_text(t, 7) && json_object_set_new(s, "JOB_TEMPLATE_NAME", json_string(db_col_text(t, 7))))) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	if ((rc = jobs_settings_default_class(s)) || (rc = jobs_settings_expand(s, err, errlen)))
 		goto out;
 	prio = db_col_null(t, 1) ? db_col_int(t, 9) : db_col_int(t, 1);
 	if (prio_s && !str_to_long(prio_s, &p))

@@ -12,6 +12,7 @@
 #include "server/deps.h"
 #include "server/groups.h"
 #include "server/jobs.h"
+#include "server/api_build.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/jsonw.h"
@@ -112,7 +113,7 @@ fail:
 	return NULL;
 }
 
-void jobs_settings_merge(json_t *dst, const json_t *src)
+int jobs_settings_merge(json_t *dst, const json_t *src)
 {
 	const char *key;
 	json_t *v;
@@ -124,13 +125,16 @@ void jobs_settings_merge(json_t *dst, const json_t *src)
 			continue;
 		if (!strcmp(key, "WORKER_CLASS")) {
 			char *u = class_union(json_string_value(json_object_get(dst, key)), text);
-			if (u)
-				json_object_set_new(dst, key, json_string(u));
+			int bad = !u || json_object_set_new(dst, key, json_string(u));
 			free(u);
+			if (bad)
+				return ERR_NOMEM;
 			continue;
 		}
-		json_object_set_new(dst, key, json_string(text));
+		if (json_object_set_new(dst, key, json_string(text)))
+			return ERR_NOMEM;
 	}
+	return 0;
 }
 
 int jobs_settings_expand(json_t *settings, char *err, size_t errlen)
@@ -176,8 +180,13 @@ int jobs_settings_expand(json_t *settings, char *err, size_t errlen)
 						 key, LIMIT_SETTING_TEXT);
 				return rc == ERR_NOMEM ? rc : ERR_TOO_BIG;
 			}
-			if (changed && b.data)
-				json_object_set_new(settings, key, json_string(b.data));
+			/* The expanded value replaces the reference, or the job is not made. */
+			if (changed && (!b.data || json_object_set_new(settings, key, json_string(b.data)))) {
+				buf_release(&b);
+				if (err)
+					snprintf(err, errlen, "setting '%s': out of memory", key);
+				return ERR_NOMEM;
+			}
 			buf_release(&b);
 			s = json_string_value(json_object_get(settings, key));
 		}
@@ -216,22 +225,22 @@ static char *name_of(const char *(*get)(const void *ctx, const char *key), const
 			v = get(ctx, "JOB_TEMPLATE_NAME");
 		if (!v)
 			continue;
-		if (b.len)
-			(void)buf_puts(&b, "-");
-		if (i == 4)
-			(void)buf_puts(&b, "Build");
-		(void)buf_puts(&b, v);
+		/* a name over the limit is cut there; only out of memory fails */
+		if ((b.len && buf_puts(&b, "-") == ERR_NOMEM) || (i == 4 && buf_puts(&b, "Build") == ERR_NOMEM) ||
+		    buf_puts(&b, v) == ERR_NOMEM)
+			goto nomem;
 	}
-	if (get(ctx, "MACHINE")) {
-		(void)buf_puts(&b, "@");
-		(void)buf_puts(&b, get(ctx, "MACHINE"));
-	}
+	if (get(ctx, "MACHINE") && (buf_puts(&b, "@") == ERR_NOMEM || buf_puts(&b, get(ctx, "MACHINE")) == ERR_NOMEM))
+		goto nomem;
 	if (!b.data)
-		return str_dup("");
+		return strdup("");
 	for (c = b.data; *c; c++)
 		if (!isalnum((unsigned char)*c) && !strchr("@._+:-", *c))
 			*c = '_';
 	return buf_steal(&b);
+nomem:
+	buf_release(&b);
+	return NULL;
 }
 
 static const char *json_get(const void *settings, const char *key)
@@ -244,15 +253,15 @@ char *jobs_name(const json_t *settings)
 	return name_of(json_get, settings);
 }
 
-void jobs_settings_default_class(json_t *settings)
+int jobs_settings_default_class(json_t *settings)
 {
 	const char *backend = sget(settings, "BACKEND"), *arch = sget(settings, "ARCH");
 	char cls[128];
 
 	if (sget(settings, "WORKER_CLASS") || !arch || (backend && strcmp(backend, "qemu")))
-		return;
+		return 0;
 	snprintf(cls, sizeof(cls), "qemu_%s", arch);
-	json_object_set_new(settings, "WORKER_CLASS", json_string(cls));
+	return json_object_set_new(settings, "WORKER_CLASS", json_string(cls)) ? ERR_NOMEM : 0;
 }
 
 /* Merge the (key, value) rows of st into into; finalizes st. 0 or a db error. */
@@ -350,26 +359,32 @@ static json_t *hash_deps_new(void)
 	return json_pack("{s:[],s:[],s:[]}", "Chained", "Directly chained", "Parallel");
 }
 
-static void hash_deps_add(json_t *d, int64_t other, int64_t type)
+/* 0 or ERR_NOMEM */
+static int hash_deps_add(json_t *d, int64_t other, int64_t type)
 {
-	if (type >= 1 && type <= 3)
-		json_array_append_new(json_object_get(d, dep_names[type]), json_integer(other));
+	if (type >= 1 && type <= 3 && json_array_append_new(json_object_get(d, dep_names[type]), json_integer(other)))
+		return ERR_NOMEM;
+	return 0;
 }
 
 /* One job_settings row into s: repeated keys (one row per WORKER_CLASS)
  * are joined with ',' as openQA does. */
-static void settings_add(json_t *s, const char *k, const char *v)
+static void settings_add(struct api_build *ab, json_t *s, const char *k, const char *v)
 {
 	const char *old = json_string_value(json_object_get(s, k));
 
 	if (old) {
 		struct buf b;
+		int rc;
 		buf_init(&b, LIMIT_SETTING_TEXT);
-		if (!buf_printf(&b, "%s,%s", old, v))
-			json_object_set_new(s, k, json_string(b.data));
+		rc = buf_printf(&b, "%s,%s", old, v);
+		if (rc == ERR_NOMEM)
+			api_build_take(ab, NULL, k);
+		else if (!rc)
+			api_build_set(ab, s, k, json_string(b.data));
 		buf_release(&b);
 	} else {
-		json_object_set_new(s, k, json_string(v));
+		api_build_set(ab, s, k, json_string(v));
 	}
 }
 
@@ -379,19 +394,24 @@ static void settings_add(json_t *s, const char *k, const char *v)
 static json_t *settings_of(struct db *db, int64_t id, struct db_stmt *job_row, int first)
 {
 	static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
-	json_t *s = json_object();
+	struct api_build b = API_BUILD_INIT;
+	json_t *s = api_build_take(&b, json_object(), "settings");
 	struct db_stmt *st;
 	size_t i;
 
 	if (!db_prepare(db, &st, "SELECT key, value FROM job_settings WHERE job_id = ? ORDER BY id", "i", id)) {
 		while (db_step(st) == 1)
-			settings_add(s, db_col_text(st, 0), db_col_text(st, 1));
+			settings_add(&b, s, db_col_text(st, 0), db_col_text(st, 1));
 		db_finalize(st);
 	}
 	for (i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
 		const char *v = db_col_text(job_row, first + (int)i);
 		if (v && *v)
-			json_object_set_new(s, cols[i], json_string(v));
+			api_build_set(&b, s, cols[i], json_string(v));
+	}
+	if (api_build_failed(&b)) { /* a clone without a setting: none */
+		json_decref(s);
+		return NULL;
 	}
 	return s;
 }
@@ -477,11 +497,12 @@ static int batch_setting_add(struct batch_settings *bs, struct job_parts *p, con
 	return 0;
 }
 
-static void parts_dep(json_t **d, int64_t other, int64_t type)
+/* 0 or ERR_NOMEM */
+static int parts_dep(json_t **d, int64_t other, int64_t type)
 {
-	if (!*d)
-		*d = hash_deps_new();
-	hash_deps_add(*d, other, type);
+	if (!*d && !(*d = hash_deps_new()))
+		return ERR_NOMEM;
+	return hash_deps_add(*d, other, type);
 }
 
 static size_t deps_count(const json_t *d)
@@ -873,11 +894,12 @@ static int to_text_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 		int64_t kind = db_col_int(st, 0), other = db_col_int(st, 2);
 		if ((k = batch_index(ix, n, db_col_int(st, 1))) < 0)
 			continue;
-		if (kind == 0)
-			parts_dep(&p[k].parents, other, db_col_int(st, 3));
-		else if (kind == 1)
-			parts_dep(&p[k].children, other, db_col_int(st, 3));
-		else if (kind == 2 && !p[k].origin)
+		if ((kind == 0 && parts_dep(&p[k].parents, other, db_col_int(st, 3))) ||
+		    (kind == 1 && parts_dep(&p[k].children, other, db_col_int(st, 3)))) {
+			rc = ERR_NOMEM;
+			break;
+		}
+		if (kind == 2 && !p[k].origin)
 			p[k].origin = other;
 		else if (kind == 3)
 			p[k].parents_ok = other == 0;
@@ -1135,6 +1157,10 @@ static int restart_one(struct db *db, int64_t id, int64_t *new_id, char *msg, si
 	sp = db_col_int(st, 3);
 	settings = settings_of(db, id, st, 4);
 	db_finalize(st);
+	if (!settings) {
+		snprintf(msg, msglen, "out of memory");
+		return ERR_NOMEM;
+	}
 	/* Where the original's relay hub listened (NICNET=relay): the clone's
 	 * worker posts its own. */
 	json_object_del(settings, "NICRELAY_ADDR");
@@ -1350,8 +1376,9 @@ static int parse_id(const char *s, int64_t *out)
 
 /* Settings from the tables under the posted ones, as openQA's
  * generate_settings: the product's, the machine's (and its backend), the
- * test suite's. Rows that cannot be read are left out. */
-static void settings_from_tables(struct db *db, const json_t *post, json_t *s)
+ * test suite's. Rows that cannot be read are left out; 0, or ERR_NOMEM
+ * when one could not be kept. */
+static int settings_from_tables(struct db *db, const json_t *post, json_t *s)
 {
 	const char *d = json_string_value(json_object_get(post, "DISTRI"));
 	const char *ver = json_string_value(json_object_get(post, "VERSION"));
@@ -1363,19 +1390,25 @@ static void settings_from_tables(struct db *db, const json_t *post, json_t *s)
 	if (d && ver && f && a && !db_query_int(db, &rowid, "SELECT id FROM products WHERE lower(distri) ="
 						" lower(?) AND version = ? AND flavor = ? AND arch = ?",
 						"tttt", d, ver, f, a))
-		(void)jobs_table_settings(db, "product", rowid, s);
+		if (jobs_table_settings(db, "product", rowid, s) == ERR_NOMEM)
+			return ERR_NOMEM;
 	if (m && !db_query_int(db, &rowid, "SELECT id FROM machines WHERE name = ?", "t", m)) {
 		struct db_stmt *st;
-		(void)jobs_table_settings(db, "machine", rowid, s);
+		if (jobs_table_settings(db, "machine", rowid, s) == ERR_NOMEM)
+			return ERR_NOMEM;
 		if (!db_prepare(db, &st, "SELECT backend FROM machines WHERE id = ?", "i", rowid)) {
-			if (db_step(st) == 1 && !json_object_get(s, "BACKEND"))
-				json_object_set_new(s, "BACKEND", json_string(db_col_text(st, 0)));
+			int bad = db_step(st) == 1 && !json_object_get(s, "BACKEND") &&
+				  json_object_set_new(s, "BACKEND", json_string(db_col_text(st, 0)));
 			db_finalize(st);
+			if (bad)
+				return ERR_NOMEM;
 		}
 	}
 	if (!db_query_int(db, &rowid, "SELECT id FROM test_suites WHERE name = ?", "t",
-			  json_string_value(json_object_get(post, "TEST"))))
-		(void)jobs_table_settings(db, "test_suite", rowid, s);
+			  json_string_value(json_object_get(post, "TEST"))) &&
+	    jobs_table_settings(db, "test_suite", rowid, s) == ERR_NOMEM)
+		return ERR_NOMEM;
+	return 0;
 }
 
 /* Settings of one posted job (keys uppercased, '_' controls included)
@@ -1388,6 +1421,11 @@ static int create_one(struct db *db, const json_t *post, bool clone, int64_t *id
 	int64_t group = 0, prio = JOBS_DEFAULT_PRIORITY;
 	int rc = 0;
 
+	if (!s || !keep) {
+		err_set(msg, msglen, "out of memory");
+		rc = ERR_NOMEM;
+		goto out;
+	}
 	v = json_string_value(json_object_get(post, "TEST"));
 	if (!v || !*v) {
 		err_set(msg, msglen, "TEST field mandatory");
@@ -1417,19 +1455,23 @@ static int create_one(struct db *db, const json_t *post, bool clone, int64_t *id
 		}
 	}
 	if (!clone)
-		settings_from_tables(db, post, s);
+		rc = settings_from_tables(db, post, s);
 	json_object_foreach((json_t *)post, key, val)
-		if (key[0] != '_')
-			json_object_set(keep, key, val);
-	jobs_settings_merge(s, keep);
-	if (!clone) {
-		jobs_settings_default_class(s);
-		if ((rc = jobs_settings_expand(s, msg, msglen)))
-			goto out;
+		if (!rc && key[0] != '_' && json_object_set(keep, key, val))
+			rc = ERR_NOMEM;
+	if (!rc)
+		rc = jobs_settings_merge(s, keep);
+	if (!rc && !clone)
+		rc = jobs_settings_default_class(s);
+	if (rc) { /* a setting would be lost: no job */
+		err_set(msg, msglen, "out of memory");
+		goto out;
 	}
-	if (jobs_insert(db, s, prio, group, 0, id)) {
-		err_set(msg, msglen, "cannot create the job: %s", db_errmsg(db));
-		rc = ERR_IO;
+	if (!clone && (rc = jobs_settings_expand(s, msg, msglen)))
+		goto out;
+	if ((rc = jobs_insert(db, s, prio, group, 0, id))) {
+		err_set(msg, msglen, "cannot create the job: %s", rc == ERR_NOMEM ? "out of memory" : db_errmsg(db));
+		rc = rc == ERR_NOMEM ? rc : ERR_IO;
 	}
 out:
 	json_decref(s);
@@ -1501,23 +1543,38 @@ int jobs_create_posted(struct db *db, const json_t *global, const json_t *per, b
 		err_set(msg, msglen, "cannot start a transaction");
 		return ERR_IO;
 	}
+	/* Each copy and insertion is checked: a setting or id lost for want
+	 * of memory would store a different job (nothing is stored then). */
 	json_object_foreach((json_t *)per, suffix, post) {
 		json_t *all = json_deep_copy(global);
 		int64_t id = 0;
-		json_object_update(all, post);
+		if (!all || json_object_update(all, post)) {
+			json_decref(all);
+			db_rollback(db);
+			err_set(msg, msglen, "out of memory");
+			return ERR_NOMEM;
+		}
 		json_object_del(all, "IS_CLONE_JOB");
 		rc = create_one(db, all, clone, &id, why, sizeof(why));
 		json_decref(all);
+		if (!rc && json_object_set_new(ids, suffix, json_integer(id))) {
+			rc = ERR_NOMEM;
+			snprintf(why, sizeof(why), "out of memory");
+		}
 		if (rc) {
 			db_rollback(db);
 			err_set(msg, msglen, "%s%s%s", multi ? suffix : "", multi ? ": " : "", why);
 			return rc;
 		}
-		json_object_set_new(ids, suffix, json_integer(id));
 	}
 	json_object_foreach((json_t *)per, suffix, post) {
 		json_t *all = json_deep_copy(global);
-		json_object_update(all, post);
+		if (!all || json_object_update(all, post)) {
+			json_decref(all);
+			db_rollback(db);
+			err_set(msg, msglen, "out of memory");
+			return ERR_NOMEM;
+		}
 		rc = link_one(db, all, json_integer_value(json_object_get(ids, suffix)), ids, msg, msglen);
 		json_decref(all);
 		if (rc) {

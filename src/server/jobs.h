@@ -17,8 +17,9 @@ struct db;
 /* Merge the string settings of src into dst, src winning, except that
  * WORKER_CLASS values are united (comma-separated, first seen first, no
  * duplicates), as openQA composes job settings. Non-string values of src are
- * converted (integers, reals, booleans as 0/1); others are skipped. */
-void jobs_settings_merge(json_t *dst, const json_t *src);
+ * converted (integers, reals, booleans as 0/1); others are skipped. 0, or
+ * ERR_NOMEM when a setting could not be stored (dst is then incomplete). */
+int jobs_settings_merge(json_t *dst, const json_t *src);
 
 /* Replace %KEY% in every value by KEY's value (one pass, unknown kept).
  * 0, or ERR_TOO_BIG with err naming the setting when one value would grow
@@ -29,12 +30,13 @@ int jobs_settings_expand(json_t *settings, char *err, size_t errlen);
 
 /* openQA's job name: DISTRI-VERSION-FLAVOR-ARCH-Build<BUILD>-TEST@MACHINE
  * (empty parts skipped, TEST replaced by JOB_TEMPLATE_NAME when set), every
- * character outside [a-zA-Z0-9@._+:-] turned into '_'. New string. */
+ * character outside [a-zA-Z0-9@._+:-] turned into '_'. New string, NULL
+ * when out of memory. */
 char *jobs_name(const json_t *settings);
 
 /* Default WORKER_CLASS qemu_<ARCH> when settings has none and BACKEND is
- * qemu or unset. */
-void jobs_settings_default_class(json_t *settings);
+ * qemu or unset. 0 or ERR_NOMEM. */
+int jobs_settings_default_class(json_t *settings);
 
 /* Settings of one admin table row merged into into (kind: machine, product, test_suite). 0 or a db error. */
 int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_t *into);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define LIMIT_NEEDLE_EDIT_BODY (64u << 10)  /* bytes of a saved draft (the json field) */
 #define NEEDLE_EDIT_NAME_MAX   128          /* bytes of a needle name or a subdirectory segment */
 #define NEEDLE_EDIT_MAX_AREAS  64           /* areas of a draft needle */
 #define NEEDLE_EDIT_MAX_TAGS   64

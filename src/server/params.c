@@ -240,9 +240,9 @@ void api_json_text(struct api_resp *out, char *text)
 
 char *api_upper(const char *s)
 {
-	char *u = str_dup(s), *c;
+	char *u = strdup(s), *c;
 
-	for (c = u; *c; c++)
+	for (c = u; c && *c; c++)
 		*c = (char)toupper((unsigned char)*c);
 	return u;
 }

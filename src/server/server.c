@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "server/api.h"
+#include "server/api_fields.h"
 #include "server/api_live.h"
 #include "server/developer.h"
 #include "server/artefacts.h"
@@ -436,6 +437,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	struct api_req req;
 	struct users_session sess;
 	const struct api_route *route;
+	const struct api_field *fields;
 	char name[LIMIT_API_NAME], addr[INET6_ADDRSTRLEN + 8], body_sha[HMAC2_HEX_LEN + 1];
 	const char *body_hash = "";
 	int64_t stamp[2], after[2];
@@ -532,6 +534,10 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 			goto out;
 		}
 	}
+	/* Every field's type, presence and bounds (api_fields.c), before any
+	 * handler: a bad field is refused naming it, nothing written. */
+	if ((fields = api_fields_of(route)) && api_fields_check(&req, fields, out))
+		goto out;
 	if (!r->item.writes)
 		stamped = db_change_stamp(h->db, stamp) == 0;
 	cacheable = stamped && !r->stream && !strcmp(req.method, "GET") && resp_cache_route(url);

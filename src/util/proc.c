@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,3 +128,25 @@ int proc_drop_privileges(const char *user, char *err, size_t errlen)
 	}
 	return 0;
 }
+
+char proc_state(pid_t pid)
+{
+	char path[64], text[512];
+	const char *rp;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	/* "pid (comm) S ...": comm may hold spaces and parentheses; the
+	 * state follows the last ')'. */
+	rp = strrchr(text, ')');
+	return rp && rp[1] == ' ' && rp[2] ? rp[2] : 0;
+}
+

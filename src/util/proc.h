@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* proc.h - running helper programs: fork + exec, output, time limit; and
- * giving up root for a named user. */
+/* proc.h - running helper programs: fork + exec, output, time limit; a
+ * process' state; and giving up root for a named user. */
 #ifndef VIGIL_PROC_H
 #define VIGIL_PROC_H
 
@@ -17,6 +17,11 @@ void proc_child_exec(char *const argv[], int out_fd, pid_t parent) __attribute__
  * NULL; when full the start is kept), kill it at timeout_ms. *status gets
  * the wait status. 0, ERR_TIMEOUT (killed), or -errno. */
 int proc_run(char *const argv[], int timeout_ms, int *status, struct buf *out);
+
+/* The state letter of process pid from /proc/<pid>/stat (R, S, D, T for
+ * stopped by a signal, t for stopped by a tracer, Z, ...), or 0 when it
+ * cannot be read (no such process). */
+char proc_state(pid_t pid);
 
 /* Become user (a name from the password database): its groups, its gid,
  * its uid, and check that root cannot be regained. 0, or ERR_NOT_FOUND

@@ -342,6 +342,13 @@ pid_t qemu_pid(const struct qemu *q)
 	return q->pid;
 }
 
+bool qemu_stopped(const struct qemu *q)
+{
+	char st = q->pid > 0 ? proc_state(q->pid) : 0;
+
+	return st == 'T' || st == 't';
+}
+
 static bool wait_exit(struct qemu *q, int timeout_ms)
 {
 	int64_t deadline = time_mono_ms() + timeout_ms;

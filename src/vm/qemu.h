@@ -132,6 +132,10 @@ bool qemu_running(struct qemu *q);
 
 pid_t qemu_pid(const struct qemu *q);
 
+/* Whether the process is stopped (SIGSTOP, SIGTSTP, a tracer): it makes
+ * no progress, answers neither QMP nor VNC, until it is continued. */
+bool qemu_stopped(const struct qemu *q);
+
 /* Why QEMU is no longer running: "qemu exited with status 1" or "qemu was
  * killed by signal 9", then its last output lines. Empty while running. */
 void qemu_exit_reason(struct qemu *q, char *buf, size_t len);

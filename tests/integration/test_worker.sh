@@ -153,7 +153,7 @@ check "unsigned upload refused ($CODE)" [ "$CODE" = 403 ]
 cli -X PUT job_groups/1 keep_logs_in_days=20 size_limit_gb=5 > /dev/null
 check "job group: retention settings stored, defaults shown where unset" [ "$(cli job_groups/1 | json_get /dev/stdin \
 	'(j[0]["keep_logs_in_days"], j[0]["size_limit_gb"], j[0]["keep_results_in_days"], j[0]["keep_important_logs_in_days"])')" = "(20, 5, 365, 120)" ]
-CODE=$(cli -X PUT job_groups/1 keep_results_in_days=-3 2>&1 | grep -c 'keep_results_in_days must be an integer')
+CODE=$(cli -X PUT job_groups/1 keep_results_in_days=-3 2>&1 | grep -c 'keep_results_in_days: -3 is out of bounds')
 check "job group: a negative keep_results_in_days refused, naming the field" [ "$CODE" = 1 ]
 cli -X PUT job_groups/1 keep_logs_in_days= > /dev/null
 sqlite3 "$DATA/vigil.db" "UPDATE jobs SET t_finished = strftime('%Y-%m-%dT%H:%M:%S', 'now', '-40 days') WHERE id = 2;

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <sqlite3.h>
 #include <sys/socket.h>
+#include <limits.h>
 #include <time.h>
 #include <unistd.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 #include "net/hmac.h"
 #include "net/http.h"
 #include "server/api.h"
+#include "server/api_fields.h"
 #include "server/auth.h"
 #include "server/db.h"
 #include "server/server.h"
@@ -228,12 +230,12 @@ static void over_bounds(struct probe *pr)
 	static const struct {
 		const char *method, *target, *ctype, *body, *want;
 	} cases[] = {
-		{ "POST", "/api/v1/machines", NULL, "name=~1025&backend=qemu", "'name'" },
-		{ "POST", "/api/v1/machines", NULL, "name=m2&backend=~1025", "'backend'" },
-		{ "POST", "/api/v1/machines", NULL, "name=m2&backend=qemu&description=~65537", "'description'" },
+		{ "POST", "/api/v1/machines", NULL, "name=~1025&backend=qemu", "name:" },
+		{ "POST", "/api/v1/machines", NULL, "name=m2&backend=~1025", "backend:" },
+		{ "POST", "/api/v1/machines", NULL, "name=m2&backend=qemu&description=~65537", "description:" },
 		{ "POST", "/api/v1/machines", NULL, "name=m2&backend=qemu&settings%5B~1025%5D=1", "setting's name" },
-		{ "PUT", "/api/v1/products/1", NULL, "distri=~1025&version=1&flavor=f&arch=x86_64", "'distri'" },
-		{ "POST", "/api/v1/test_suites", NULL, "name=~1025", "'name'" },
+		{ "PUT", "/api/v1/products/1", NULL, "distri=~1025&version=1&flavor=f&arch=x86_64", "distri:" },
+		{ "POST", "/api/v1/test_suites", NULL, "name=~1025", "name:" },
 		{ "POST", "/api/v1/job_groups", NULL, "name=~1025", "name" },
 		{ "POST", "/api/v1/job_groups", NULL, "name=g2&description=~65537", "description" },
 		{ "POST", "/api/v1/workers", NULL, "host=~256&instance=1", "host" },
@@ -255,6 +257,167 @@ static void over_bounds(struct probe *pr)
 	}
 }
 
+/* A valid value of f as JSON text (for the fields around the one probed). */
+static const char *valid_json(const struct api_field *f, char *tmp, size_t len)
+{
+	switch (f->type) {
+	case API_F_STR: return "\"x\"";
+	case API_F_BOOL: return "1";
+	case API_F_OBJECT: return "{}";
+	case API_F_INT: break;
+	}
+	snprintf(tmp, len, "%lld", f->min > 0 ? f->min : f->max < 0 ? f->max : 0);
+	return tmp;
+}
+
+/* The same as a form value (URL-encoded), NULL for an object. */
+static const char *valid_form(const struct api_field *f, char *tmp, size_t len)
+{
+	if (f->type == API_F_OBJECT)
+		return NULL;
+	if (f->type == API_F_STR)
+		return "x";
+	return valid_json(f, tmp, len);
+}
+
+/* A body (JSON when json, else a form; query: a query string starting with '?')
+ * holding every required field of list but skip, valid, then the probed
+ * field bad (its value as JSON or form text, NULL: left out). */
+static char *body_with(const struct api_field *list, const struct api_field *skip, const char *bad, bool json,
+		       bool query)
+{
+	const struct api_field *f;
+	struct buf b;
+	char tmp[32];
+	bool first = true;
+
+	buf_init(&b, 4u << 20);
+	buf_puts(&b, json ? "{" : query ? "?" : "");
+	for (f = list; f->name; f++) {
+		const char *v;
+		if (f == skip)
+			v = bad;
+		else if (!(f->flags & API_F_REQUIRED))
+			v = NULL;
+		else
+			v = json ? valid_json(f, tmp, sizeof(tmp)) : valid_form(f, tmp, sizeof(tmp));
+		if (!v)
+			continue;
+		if (json)
+			buf_printf(&b, "%s\"%s\": %s", first ? "" : ", ", f->name, v);
+		else
+			buf_printf(&b, "%s%s=%s", first ? "" : "&", f->name, v);
+		first = false;
+	}
+	buf_puts(&b, json ? "}" : "");
+	buf_append(&b, "", 1);
+	return buf_steal(&b);
+}
+
+struct walk_count {
+	size_t routes, fields, requests;
+};
+
+/* One probe of field f of route r: the body (or query) as body_with makes it. */
+static void field_case(struct probe *pr, struct walk_count *n, const struct api_route *r, const struct api_field *list,
+		       const struct api_field *f, const char *what, const char *bad, bool json)
+{
+	bool stream = strstr(r->pattern, "/artefact") != NULL;
+	char *text = body_with(list, f, bad, json, stream), *target, want[80], label[160];
+	size_t tlen = strlen(text) + 1024;
+
+	if (stream && json) {
+		free(text);
+		return;
+	}
+	target = malloc(tlen);
+	CHECK(target != NULL);
+	target_of(r, "1", "x", stream ? text : "", target, tlen);
+	snprintf(want, sizeof(want), "%s:", f->name);
+	snprintf(label, sizeof(label), "%s %s", f->name, what);
+	refused(pr, r, label, target, stream ? NULL : json ? "application/json" : "application/x-www-form-urlencoded",
+		stream ? NULL : text, stream ? 0 : strlen(text), want);
+	n->requests++;
+	free(target);
+	free(text);
+}
+
+/* Every field of every writing route (api_fields.c's lists, found for each
+ * route of the table): missing when required, of each wrong type, out of
+ * its bounds; each refused naming the field, nothing changed. A writing
+ * route without a list fails, so a new route cannot go unchecked. */
+static void field_walk(struct probe *pr, struct walk_count *n)
+{
+	const struct api_route *r;
+	size_t i;
+
+	for (i = 0; (r = api_route_at(i)); i++) {
+		const struct api_field *list, *f;
+		if (!strcmp(r->method, "GET"))
+			continue;
+		if (!(list = api_fields_of(r))) {
+			fprintf(stderr, "%s %s: no field list in api_fields.c\n", r->method, r->pattern);
+			pr->failures++;
+			continue;
+		}
+		n->routes++;
+		for (f = list; f->name; f++) {
+			char big[64];
+			size_t before = n->requests;
+			n->fields++;
+			if (f->flags & API_F_REQUIRED) {
+				field_case(pr, n, r, list, f, "missing", NULL, true);
+				field_case(pr, n, r, list, f, "missing", NULL, false);
+				field_case(pr, n, r, list, f, "empty", "\"\"", true);
+			}
+			if (f->type != API_F_STR) {
+				field_case(pr, n, r, list, f, "a string", "\"x\"", true);
+				field_case(pr, n, r, list, f, "not a number", "x", false);
+			}
+			if (f->type != API_F_INT && f->type != API_F_BOOL)
+				field_case(pr, n, r, list, f, "a number", "5", true);
+			if (f->type == API_F_INT)
+				field_case(pr, n, r, list, f, "a fraction", "1.5", true);
+			if (f->type != API_F_OBJECT)
+				field_case(pr, n, r, list, f, "an object", "{\"a\": 1}", true);
+			field_case(pr, n, r, list, f, "an array", "[1]", true);
+			if (f->type == API_F_BOOL)
+				field_case(pr, n, r, list, f, "not 0 or 1", "2", false);
+			if (f->type == API_F_INT) {
+				if (f->max < LLONG_MAX) {
+					snprintf(big, sizeof(big), "%lld", f->max + 1);
+					field_case(pr, n, r, list, f, "over its bound", big, false);
+				} else {
+					field_case(pr, n, r, list, f, "over its bound", "99999999999999999999", false);
+				}
+				if (f->min > LLONG_MIN) {
+					snprintf(big, sizeof(big), "%lld", f->min - 1);
+					field_case(pr, n, r, list, f, "under its bound", big, true);
+				}
+			}
+			/* A string over its bound; those bounded by the body's
+			 * limit alone are refused as a body over it (above). */
+			if (f->type == API_F_STR && f->max > 0 && f->max < (long long)LIMIT_API_BODY - 4096) {
+				struct buf v;
+				buf_init(&v, LIMIT_API_BODY);
+				buf_puts(&v, "\"");
+				for (long long k = 0; k <= f->max; k++)
+					buf_append(&v, "A", 1);
+				buf_puts(&v, "\"");
+				buf_append(&v, "", 1);
+				field_case(pr, n, r, list, f, "over its length", v.data, true);
+				v.data[v.len - 2] = '\0'; /* the form's value: no quotes */
+				field_case(pr, n, r, list, f, "over its length", v.data + 1, false);
+				buf_release(&v);
+			}
+			if (n->requests == before) {
+				fprintf(stderr, "%s %s: field %s was not probed\n", r->method, r->pattern, f->name);
+				pr->failures++;
+			}
+		}
+	}
+}
+
 TEST(bad_input_every_route_refuses_and_changes_nothing)
 {
 	struct server_config cfg = { .listen = "127.0.0.1:0", .threads = 2, .per_ip_limit = -1 };
@@ -262,6 +425,7 @@ TEST(bad_input_every_route_refuses_and_changes_nothing)
 	struct server *srv = NULL;
 	struct http_client c;
 	struct probe pr = { &c, NULL, 0 };
+	struct walk_count walked = { 0, 0, 0 };
 	struct db *db = NULL;
 	const struct api_route *r;
 	int64_t kid;
@@ -306,6 +470,10 @@ TEST(bad_input_every_route_refuses_and_changes_nothing)
 		}
 	}
 	over_bounds(&pr);
+	field_walk(&pr, &walked);
+	fprintf(stderr, "fields: %zu writing routes, %zu fields, %zu requests refused as they should be or not\n",
+		walked.routes, walked.fields, walked.requests);
+	CHECK(walked.routes >= 60);
 	http_client_release(&c);
 	server_free(srv);
 	free(path);

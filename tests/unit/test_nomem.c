@@ -4,7 +4,9 @@
  * (alloc_fail.h); the parser returns ERR_NOMEM, crashes nowhere and leaks
  * nothing (LeakSanitizer checks each test's process under SAN=1). Needle
  * JSON, form/query parameters, job group YAML, QMP messages and the
- * signature headers. */
+ * signature headers; and the server's handlers that build JSON (a job
+ * posted, a job shown with its details, jobs listed with filters), which
+ * must answer whole or 503, never 200 with a part missing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +18,11 @@
 #include "net/hmac.h"
 #include "server/api.h"
 #include "server/auth.h"
+#include "server/db.h"
+#include "server/server.h"
 #include "server/jt_yaml.h"
 #include "util/err.h"
+#include "util/log.h"
 #include "util/time.h"
 #include "vm/qmp.h"
 
@@ -184,4 +189,152 @@ TEST(nomem_qmp_messages)
 TEST(nomem_auth_headers)
 {
 	CHECK(every_n("auth", auth_call) > 1);
+}
+
+/* --- the server's handlers, called as server.c calls them */
+
+static struct db *h_db;
+
+static const struct api_route *route(const char *method, const char *pattern)
+{
+	const struct api_route *r;
+	size_t i;
+
+	for (i = 0; (r = api_route_at(i)); i++)
+		if (!strcmp(r->method, method) && !strcmp(r->pattern, pattern))
+			return r;
+	FAIL("no route %s %s", method, pattern);
+	return NULL;
+}
+
+static long jobs_count(void)
+{
+	int64_t n = -1;
+
+	CHECK_INT(db_query_int(h_db, &n, "SELECT count(*) FROM jobs", ""), 0);
+	return (long)n;
+}
+
+/* Call the handler of method/pattern on query (form parameters) for
+ * job id: 0 when it answered 200 (the answer in *j), ERR_NOMEM when 503,
+ * ERR_INVALID for any other answer. */
+static int handle(const char *method, const char *pattern, const char *query, int64_t id, json_t **j)
+{
+	const struct api_route *r = route(method, pattern);
+	struct api_req req = { 0 };
+	struct api_resp out = { 0 };
+	char msg[256];
+	int rc;
+
+	req.db = h_db;
+	req.method = method;
+	req.path = pattern;
+	req.target = pattern;
+	req.id = id;
+	req.arg = r->arg;
+	req.level = AUTH_ADMIN;
+	req.data_dir = unit_tmpdir();
+	params_init(&req.params);
+	if ((rc = params_parse(&req.params, query, strlen(query), msg, sizeof(msg)))) {
+		params_release(&req.params);
+		return rc;
+	}
+	r->fn(&req, &out);
+	params_release(&req.params);
+	rc = out.status == 200 && out.json ? 0 : out.status == 503 ? ERR_NOMEM : ERR_INVALID;
+	if (rc == ERR_INVALID)
+		fprintf(stderr, "%s %s: answered %d\n", method, pattern, out.status);
+	*j = rc ? NULL : json_incref(out.json);
+	json_decref(out.json);
+	free(out.text);
+	return rc;
+}
+
+/* POST /api/v1/jobs with the nth allocation failing, for every n: a job
+ * whole with its settings (200), or 503 and no job stored. The runs. */
+static long job_post_every_n(void)
+{
+	long n;
+
+	for (n = 1; n < 200000; n++) {
+		long before = jobs_count(), after;
+		json_t *j = NULL;
+		bool fired;
+		int rc;
+
+		alloc_fail_arm(n);
+		rc = handle("POST", "/api/v1/jobs", "DISTRI=d&VERSION=1&FLAVOR=f&ARCH=x86_64&TEST=t&BUILD=7&FOO=bar&B=%25FOO%25",
+			    0, &j);
+		fired = alloc_fail_disarm();
+		after = jobs_count();
+		json_decref(j);
+		if (rc == ERR_NOMEM && after != before)
+			FAIL("POST /api/v1/jobs: allocation %ld failed: answered 503 but stored a job", n);
+		if (rc == 0 && after != before + 1)
+			FAIL("POST /api/v1/jobs: allocation %ld failed: answered 200 but stored %ld jobs", n, after - before);
+		if (rc != 0 && rc != ERR_NOMEM)
+			FAIL("POST /api/v1/jobs: allocation %ld failed: %d (%s), expected 200 or 503", n, rc, err_str(rc));
+		if (!fired) {
+			if (rc)
+				FAIL("POST /api/v1/jobs: no allocation failed, yet %d", rc);
+			return n;
+		}
+	}
+	FAIL("POST /api/v1/jobs: still allocating after %ld runs", n);
+	return n;
+}
+
+/* GET /api/v1/jobs/1/details: every part there, or 503. */
+static int job_details_call(void)
+{
+	static const char *const parts[] = { "id", "settings", "modules", "testresults", "logs", "screenshots", "ulogs",
+					     "missing_assets" };
+	json_t *j = NULL, *job, *settings;
+	size_t i;
+	int rc = handle("GET", "/api/v1/jobs/#/details", "check_assets=1", 1, &j);
+
+	job = json_object_get(j, "job");
+	for (i = 0; !rc && i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (!json_object_get(job, parts[i])) {
+			fprintf(stderr, "details: no '%s'\n", parts[i]);
+			rc = ERR_INVALID;
+		}
+	/* B=%FOO% expanded when the job was stored */
+	settings = json_object_get(job, "settings");
+	if (!rc && !json_equal(json_object_get(settings, "B"), json_object_get(settings, "FOO"))) {
+		fprintf(stderr, "details: B '%s', FOO '%s'\n", json_string_value(json_object_get(settings, "B")),
+			json_string_value(json_object_get(settings, "FOO")));
+		rc = ERR_INVALID;
+	}
+
+	json_decref(j);
+	return rc;
+}
+
+/* GET /api/v1/jobs?ids=1,999&state=scheduled: the filters whole (a lost
+ * id or state would list other jobs), or 503. */
+static int jobs_list_call(void)
+{
+	json_t *j = NULL, *jobs;
+	int rc = handle("GET", "/api/v1/jobs", "ids=1,999&state=scheduled,done&result=none", 0, &j);
+
+	jobs = json_object_get(j, "jobs");
+	if (!rc && (json_array_size(jobs) != 1 || json_integer_value(json_object_get(json_array_get(jobs, 0), "id")) != 1))
+		rc = ERR_INVALID;
+	json_decref(j);
+	return rc;
+}
+
+TEST(nomem_server_handlers_answer_whole_or_503)
+{
+	char err[256], *path;
+
+	log_set_stderr_level(LOG_ERR);
+	CHECK((path = server_db_path(unit_tmpdir(), NULL, err, sizeof(err))) != NULL);
+	CHECK_INT(db_open(&h_db, path, err, sizeof(err)), 0);
+	CHECK(job_post_every_n() > 1);
+	CHECK(every_n("GET /api/v1/jobs/#/details", job_details_call) > 1);
+	CHECK(every_n("GET /api/v1/jobs", jobs_list_call) > 1);
+	db_free(h_db);
+	free(path);
 }

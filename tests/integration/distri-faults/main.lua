@@ -6,6 +6,8 @@ if fault == "modules" then
    loadtest "ok"
 elseif fault == "still" then
    loadtest "still"
+elseif fault == "frozen" then
+   loadtest "frozen"
 else
    loadtest "never"
 end

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/* api_build.h - building a JSON answer (or a handler's JSON from a
+ * request) without losing a part silently: jansson's json_object_set_new
+ * and json_array_append_new fail when memory runs out (or when the value
+ * given is NULL because making it failed), and a handler that ignored that
+ * would answer 200 with a field missing. These calls record the first
+ * failure in a struct api_build; the handler then answers 503 (api_nomem,
+ * the out-of-memory policy of docs/hardening.md) instead of the
+ * incomplete JSON, or refuses to store what it built. Domain modules
+ * (jobs.c) use it too for what they build for an answer. */
+#ifndef VIGIL_API_BUILD_H
+#define VIGIL_API_BUILD_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+struct api_resp;
+
+struct api_build {
+	bool failed;
+	char what[64]; /* the key (or "[]" for an array element) of the first failure */
+};
+
+#define API_BUILD_INIT { false, "" }
+
+/* json_object_set_new(o, key, v): v (NULL counts as a failure) is owned by o or freed. */
+void api_build_set(struct api_build *b, json_t *o, const char *key, json_t *v);
+/* json_object_set(o, key, v): v borrowed (NULL counts as a failure). */
+void api_build_set_ref(struct api_build *b, json_t *o, const char *key, json_t *v);
+/* json_array_append_new(a, v): v (NULL counts as a failure) is owned by a or freed. */
+void api_build_append(struct api_build *b, json_t *a, json_t *v);
+/* Whatever made v: NULL records a failure (what names it). v. */
+json_t *api_build_take(struct api_build *b, json_t *v, const char *what);
+static inline bool api_build_failed(const struct api_build *b)
+{
+	return b->failed;
+}
+/* Answer j (200, as api_json) unless b recorded a failure or j is NULL:
+ * then 503 out of memory, j freed. */
+void api_build_answer(struct api_build *b, struct api_resp *out, json_t *j);
+
+#endif
