@@ -130,6 +130,8 @@ static const struct api_field f_barrier[] = {
 static const struct api_field f_barrier_wait[] = {
 	F_INT("where", 0, 0, LLONG_MAX), F_INT("check_dead_job", 0, 0, LLONG_MAX), END
 };
+/* a relay hub's HOST:PORT (a DNS name is at most 253 bytes) */
+static const struct api_field f_relay[] = { F_STR("addr", API_F_REQUIRED, 300), END };
 static const struct api_field f_barrier_destroy[] = { F_INT("where", 0, 0, LLONG_MAX), END };
 static const struct api_field f_needle_match[] = {
 	F_STR("module", API_F_REQUIRED, F_MODULE_MAX), F_INT("step", API_F_REQUIRED, 1, I32_MAX), END
@@ -200,6 +202,7 @@ static const struct {
 	{ "POST", "/api/v1/barrier", f_barrier },
 	{ "POST", "/api/v1/barrier/*", f_barrier_wait },
 	{ "DELETE", "/api/v1/barrier/*", f_barrier_destroy },
+	{ "POST", "/api/v1/mm/relay", f_relay },
 	{ "POST", "/api/v1/jobs/#/needle_match", f_needle_match },
 	{ "POST", "/tests/#/modules/*/steps/#", f_needle_save },
 	{ "POST", "/api/v1/jobs/#/rejudge", none },

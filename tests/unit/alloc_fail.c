@@ -29,7 +29,7 @@ static long count, target;
 /* True when this allocation is the one to fail. */
 static bool fail_now(void)
 {
-	if (!armed || ++count != target)
+	if (!armed || oom_trusted_parse() || ++count != target)
 		return false;
 	fired = true;
 	/* VIGIL_ALLOC_FAIL_TRACE=1: where the failed allocation was asked for. */

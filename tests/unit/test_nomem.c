@@ -23,6 +23,7 @@
 #include "server/jt_yaml.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/oom.h"
 #include "util/time.h"
 #include "vm/qmp.h"
 
@@ -241,6 +242,8 @@ static int handle(const char *method, const char *pattern, const char *query, in
 	}
 	r->fn(&req, &out);
 	params_release(&req.params);
+	if (out.status == 200 && !out.json && out.text) /* an answer written as JSON text (the job list) */
+		out.json = oom_json_loadb_trusted(out.text, strlen(out.text), NULL);
 	rc = out.status == 200 && out.json ? 0 : out.status == 503 ? ERR_NOMEM : ERR_INVALID;
 	if (rc == ERR_INVALID)
 		fprintf(stderr, "%s %s: answered %d\n", method, pattern, out.status);
