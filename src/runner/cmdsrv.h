@@ -10,8 +10,10 @@
 #ifndef VIGIL_RUNNER_CMDSRV_H
 #define VIGIL_RUNNER_CMDSRV_H
 
+
 #include <stddef.h>
 #include <jansson.h>
+#include "util/out_files.h"
 
 /* An upload bigger than this is refused (os-autoinst's 20 GiB). */
 #define LIMIT_CMDSRV_UPLOAD (20ull << 30)
@@ -22,7 +24,6 @@
 #define CMDSRV_GUEST_IP "10.0.2.100"
 /* OUT/<this>: the port the server listens on, written once it does (the
  * worker's status carries it to openQA as cmd_srv_url). */
-#define CMDSRV_PORT_FILE ".cmdsrv-port"
 
 struct cmdsrv;
 

@@ -12,10 +12,10 @@
 #ifndef VIGIL_DEVMODE_H
 #define VIGIL_DEVMODE_H
 
-#include <jansson.h>
 
-#define DEVMODE_SOCK_FILE ".devmode.sock"
-#define DEVMODE_STATE_FILE ".devmode.json"
+#include <jansson.h>
+#include "util/out_files.h"
+
 #define DEVMODE_RESULT_DIR ".devmode" /* the paused module's result so far */
 #define DEVMODE_LINE_MAX 4096         /* one command line at most */
 #define DEVMODE_NAME_MAX 128

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include "util/out_files.h"
 #include "util/err.h"
 #include "util/path.h"
 #include "util/time.h"
@@ -21,7 +22,7 @@
 
 json_t *dev_relay_state(struct dev_relay *d, const char *out_dir)
 {
-	char *p = path_join(out_dir, ".devmode.json");
+	char *p = path_join(out_dir, DEVMODE_STATE_FILE);
 	json_t *j = NULL;
 	struct stat st;
 
@@ -41,7 +42,7 @@ json_t *dev_relay_state(struct dev_relay *d, const char *out_dir)
 int dev_relay_send(const char *out_dir, const json_t *cmd, json_t **reply, char *err, size_t errlen)
 {
 	struct sockaddr_un a = { .sun_family = AF_UNIX };
-	char *p = path_join(out_dir, ".devmode.sock"), *text = json_dumps(cmd, JSON_COMPACT), buf[DEV_RELAY_REPLY_MAX];
+	char *p = path_join(out_dir, DEVMODE_SOCK_FILE), *text = json_dumps(cmd, JSON_COMPACT), buf[DEV_RELAY_REPLY_MAX];
 	size_t n = 0, len;
 	int fd = -1, rc = 0;
 	int64_t until = time_mono_ms() + DEV_RELAY_TIMEOUT_MS;

@@ -20,8 +20,7 @@
 #include <unistd.h>
 #include "net/http.h"
 #include "net/storable.h"
-#include "runner/cmdsrv.h"
-#include "runner/devmode.h"
+#include "util/out_files.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"

@@ -13,7 +13,7 @@ allowed() { # allowed MODULE: the modules its files may include
 	net) echo "util net" ;;
 	vm) echo "util image vm" ;;
 	video) echo "util image video" ;;
-	runner) echo "util image vm video runner" ;;
+	runner) echo "util image vm video runner net" ;; # net: the developer WebSocket frames with net/ws.c
 	server) echo "util image net server" ;; # image: re-judging, heat-maps and the needle editor use the matcher
 	worker) echo "util net worker" ;;
 	cmd) echo "util image net vm video runner server worker cmd" ;;
