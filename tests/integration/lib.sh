@@ -29,4 +29,12 @@ qemu_gone() {
 	while qemu_left "$1" && [ $i -lt 240 ]; do sleep 0.5; i=$((i + 1)); done
 	! qemu_left "$1"
 }
+# image_build SCRIPT: scripts/SCRIPT (build-debian-image, build-debian-gpt)
+# holding a lock in the image cache, so that suites run side by side build
+# an image once: the others wait, then find it up to date.
+image_build() {
+	_images=${VIGIL_IMAGES:-${XDG_CACHE_HOME:-$HOME/.cache}/vigil/images}
+	mkdir -p "$_images"
+	flock -o "$_images/.build.lock" "scripts/$1"
+}
 finish() { echo "$PASSED passed, $FAILED failed"; [ "$FAILED" -eq 0 ]; }

@@ -11,6 +11,7 @@
 # restarted on the same data while a worker runs a job; a UEFI pair: the
 # parent publishes its UEFI variables (PUBLISH_PFLASH_VARS), the child boots
 # OVMF on them (UEFI_PFLASH_VARS) and finds the variable the parent set.
+# run-all: long 170
 . "$(dirname "$0")/lib.sh"
 
 # The server is started again mid-run: use a private copy of the binary so

@@ -9,6 +9,7 @@
 # must arrive byte-identical (the Perl half as a job of vigil serve run by
 # vigil worker, which uploads the assets); the server is also probed from the host
 # while the Lua module holds (wrong token, missing file, path traversal).
+# run-all: long 68
 . "$(dirname "$0")/lib.sh"
 IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
 export VIGIL_IMAGES=$IMG
@@ -92,7 +93,8 @@ check "lua: the refused uploads left nothing" [ ! -e "$O/assets_private/x.txt" ]
 check "lua: QEMU's user net stays restricted, the server forwarded" \
 	grep -q "restrict=on,guestfwd=tcp:10.0.2.100:" "$O/vigil-log.txt"
 check "lua: no QEMU left" qemu_gone "$O/.vm"
-check "lua: no connector left" eval "! pgrep -f '[c]mdsrv-connect' > /dev/null"
+# (this job's connector: its command line names the port it forwards to)
+check "lua: no connector left" eval "! pgrep -f '[c]mdsrv-connect $(echo "$U" | sed 's|.*:\([0-9]*\)/.*|\1|')\$' > /dev/null"
 
 # --- Perl: os-autoinst's testapi builds the URLs from QEMUPORT, JOBTOKEN,
 # QEMU_HOST_IP; run as a job of `vigil serve` by `vigil worker`, which

@@ -5,9 +5,10 @@
 # when its recipe changed) logs in on VGA and serial, runs commands,
 # installs a package from a local apt repository on a second disk, drives
 # an xterm under twm with keyboard and mouse, and powers off.
+# run-all: long 62
 . "$(dirname "$0")/lib.sh"
 
-if ! scripts/build-debian-image > "$TMP/build.out" 2>&1; then
+if ! image_build build-debian-image > "$TMP/build.out" 2>&1; then
 	cat "$TMP/build.out"
 	not_ok "debian: scripts/build-debian-image builds the image"
 	finish

@@ -8,6 +8,7 @@
 # mid-`POST isos`, a full disk, a cut network, QEMU dropping VNC, QEMU not
 # answering) injected into real jobs, four kinds side by side.
 # `make faults` runs 50 seeds of each (docs/hardening.md, "Faults").
+# run-all: long 96
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/server_lib.sh"
 CALL=tests/faults/call.py

@@ -3,6 +3,7 @@
 # test_faults.sh - what the runner must survive, on the real GRUB ISO:
 # a Lua error, a busy loop, broken needles, MAX_JOB_TIME, QEMU dying
 # mid-test, and vigil itself being killed.
+# run-all: long 76
 . "$(dirname "$0")/lib.sh"
 D=tests/integration/distri-faults
 

@@ -7,6 +7,7 @@
 # targets at a time: about 15 s of CPU in all, 1.5-2 minutes on a loaded
 # machine, plus the build when build-fuzz/ is cold); `make fuzz` runs them longer.
 # A crash, a leak or a sanitizer report fails the target's check.
+# run-all: long 56
 . "$(dirname "$0")/lib.sh"
 if ! command -v clang-14 > /dev/null || [ ! -e /usr/lib/llvm-14/lib/clang/14.0.6/lib/linux/libclang_rt.fuzzer-x86_64.a ] &&
 	! ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a > /dev/null 2>&1; then

@@ -7,6 +7,7 @@
 # with script_output over the serial port) and the
 # graphical installer (the same screens by mouse clicks). Needs the d-i
 # netboot images of scripts/fetch-images.
+# run-all: long 280
 . "$(dirname "$0")/lib.sh"
 IMAGES=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
 

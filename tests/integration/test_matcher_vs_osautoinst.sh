@@ -5,6 +5,7 @@
 # full-screen search: same ok decisions, same positions, similarities within
 # 0.0001. usage: test_matcher_vs_osautoinst.sh [NEEDLES_DIR SCREENSHOT...]
 # Without arguments: synthetic screens plus the anchors' needles.
+# run-all: long 173
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)

@@ -13,6 +13,7 @@
 # restart routes through openqa-cli. No timing:
 # every wait polls a state with a generous bound. Needs Debian's
 # os-autoinst, the GRUB ISO (scripts/fetch-images) and QEMU.
+# run-all: long 48
 . "$(dirname "$0")/lib.sh"
 D=tests/integration/distri-perl-grub
 ISO=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}/grub-rescue-cdrom.iso

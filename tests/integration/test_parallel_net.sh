@@ -18,6 +18,7 @@
 # the other over TCP and counted frames both ways. No timing: every wait
 # is a barrier or a bounded poll. Needs Debian's os-autoinst, the image
 # and QEMU.
+# run-all: long 51
 . "$(dirname "$0")/lib.sh"
 IMG=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}
 if [ ! -f /usr/lib/os-autoinst/lockapi.pm ] || ! command -v qemu-system-x86_64 >/dev/null; then
@@ -25,7 +26,7 @@ if [ ! -f /usr/lib/os-autoinst/lockapi.pm ] || ! command -v qemu-system-x86_64 >
 	finish
 	exit 0
 fi
-if ! scripts/build-debian-image > "$TMP/img.out" 2>&1; then
+if ! image_build build-debian-image > "$TMP/img.out" 2>&1; then
 	cat "$TMP/img.out"
 	not_ok "scripts/build-debian-image builds the image"
 	finish

@@ -9,6 +9,7 @@
 # QEMU starts, and the GRUB distribution as a job through `vigil serve` and
 # `vigil worker`. Needs Debian's os-autoinst, libinline-python-perl and the
 # images (scripts/fetch-images).
+# run-all: long 49
 . "$(dirname "$0")/lib.sh"
 D=tests/integration/distri-perl-grub
 ISO=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}/grub-rescue-cdrom.iso

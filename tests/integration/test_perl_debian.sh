@@ -27,7 +27,7 @@ if [ ! -x /usr/bin/isotovideo ] || ! command -v qemu-system-x86_64 >/dev/null; t
 	finish
 	exit 0
 fi
-if ! scripts/build-debian-image > "$TMP/img.out" 2>&1; then
+if ! image_build build-debian-image > "$TMP/img.out" 2>&1; then
 	cat "$TMP/img.out"
 	not_ok "debian: scripts/build-debian-image builds the image"
 	finish

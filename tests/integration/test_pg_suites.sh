@@ -8,6 +8,7 @@
 # server's API and worker protocol and to a few minutes in CI; every suite
 # that sources server_lib.sh can run so by hand:
 #   VIGIL_TEST_DB=pg sh tests/integration/test_worker.sh
+# run-all: long 151
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pg_lib.sh"
 # the newer of the two builds (make check builds the sanitizer one only)

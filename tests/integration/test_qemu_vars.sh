@@ -7,6 +7,7 @@
 # BOOTFROM=d boots GRUB, HDD_1 is an overlay over its image, KEEPHDDS keeps
 # the disks, QEMUTPM runs a swtpm for the VM, and an unsupported backend
 # variable is named in a warning.
+# run-all: long 69
 . "$(dirname "$0")/lib.sh"
 D=tests/integration/distri-qemuvars
 ISO=${VIGIL_IMAGES:-$HOME/.cache/vigil/images}/grub-rescue-cdrom.iso
@@ -55,7 +56,7 @@ cat "$TMP/u2.out"
 check "uefi: a run on the published vars finds the variable (exit 0)" [ $rc -eq 0 ]
 
 # --- UEFI: an installed Debian on a GPT disk (ESP with GRUB, root partition).
-if scripts/build-debian-gpt > "$TMP/gpt.out" 2>&1; then
+if image_build build-debian-gpt > "$TMP/gpt.out" 2>&1; then
 	$VIGIL run $D --out "$TMP/ud" --var UEFI=1 --var ROLE=uefi-debian --var QEMURAM=1024 \
 		--var HDD_1="${VIGIL_IMAGES:-$HOME/.cache/vigil/images}/debian-gpt/disk.img" \
 		--var PASSWORD=vigil > "$TMP/ud.out" 2>&1

@@ -5,6 +5,7 @@
 # the API (openqa-cli), run for real, artefacts uploaded and served; a
 # cancel, a worker killed with SIGKILL (job incomplete + clone, no QEMU
 # left), a restarted worker taking new work, and a path traversal refused.
+# run-all: long 79
 . "$(dirname "$0")/lib.sh"
 
 . "$(dirname "$0")/server_lib.sh"
