@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* proc.c - running helper programs (qemu-img, tesseract): fork + exec with
- * the child tied to the forking thread, output collected, a time limit. */
+ * the child tied to the forking thread, output collected, a time limit;
+ * a process' state and how long its threads waited for a CPU (/proc). */
 #include <errno.h>
 #include <pwd.h>
 #include <grp.h>
+#include <dirent.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -150,3 +155,36 @@ char proc_state(pid_t pid)
 	return rp && rp[1] == ' ' && rp[2] ? rp[2] : 0;
 }
 
+
+int64_t proc_run_delay_ns(pid_t pid)
+{
+	char path[96], text[128];
+	int64_t most = -1;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%lld/task", (long long)pid);
+	if (!(d = opendir(path)))
+		return -1;
+	while ((e = readdir(d))) {
+		unsigned long long run = 0, wait = 0;
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%lld/task/%.20s/schedstat", (long long)pid, e->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue; /* the thread ended meanwhile */
+		n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		text[n] = '\0';
+		/* "time on a CPU, time runnable waiting for one, timeslices" (ns) */
+		if (sscanf(text, "%llu %llu", &run, &wait) == 2 && (int64_t)wait > most)
+			most = (int64_t)wait;
+	}
+	closedir(d);
+	return most;
+}

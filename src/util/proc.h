@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* proc.h - running helper programs: fork + exec, output, time limit; a
- * process' state; and giving up root for a named user. */
+ * process' state and how long it waited for a CPU; and giving up root for a named user. */
 #ifndef VIGIL_PROC_H
 #define VIGIL_PROC_H
 
+#include <stdint.h>
 #include <sys/types.h>
 #include "util/buf.h"
 
@@ -22,6 +23,12 @@ int proc_run(char *const argv[], int timeout_ms, int *status, struct buf *out);
  * stopped by a signal, t for stopped by a tracer, Z, ...), or 0 when it
  * cannot be read (no such process). */
 char proc_state(pid_t pid);
+
+/* How long the thread of process pid that waited longest for a CPU has
+ * waited, in nanoseconds: the largest run_delay (time runnable but not
+ * running, the second field of /proc/<pid>/task/<tid>/schedstat) over its
+ * threads; -1 when it cannot be read (no such process, no schedstat). */
+int64_t proc_run_delay_ns(pid_t pid);
 
 /* Become user (a name from the password database): its groups, its gid,
  * its uid, and check that root cannot be regained. 0, or ERR_NOT_FOUND

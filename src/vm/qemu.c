@@ -44,6 +44,7 @@ struct qemu {
 	int status;              /* wait status once exited */
 	char tail[QEMU_TAIL_LINES][QEMU_LINE_MAX];
 	int tail_next, tail_count;
+	int64_t starved_ns;      /* the most proc_run_delay_ns has said (lock) */
 };
 
 static int qemu_img(char *const argv[], char *err, size_t errlen)
@@ -340,6 +341,18 @@ bool qemu_running(struct qemu *q)
 pid_t qemu_pid(const struct qemu *q)
 {
 	return q->pid;
+}
+
+double qemu_starved(struct qemu *q)
+{
+	int64_t ns = q->pid > 0 ? proc_run_delay_ns(q->pid) : -1, most;
+
+	pthread_mutex_lock(&q->lock);
+	if (ns > q->starved_ns)
+		q->starved_ns = ns;
+	most = q->starved_ns;
+	pthread_mutex_unlock(&q->lock);
+	return (double)most / 1e9;
 }
 
 bool qemu_stopped(const struct qemu *q)

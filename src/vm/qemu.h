@@ -136,6 +136,13 @@ pid_t qemu_pid(const struct qemu *q);
  * no progress, answers neither QMP nor VNC, until it is continued. */
 bool qemu_stopped(const struct qemu *q);
 
+/* Seconds QEMU has waited for a CPU so far: the run_delay of its thread
+ * that waited longest (util/proc.c), never less than an earlier answer
+ * (threads come and go). 0 where the kernel does not say. The runner's
+ * clock leaves this time out, so that a timeout counts time the VM could
+ * run, not time a busy host kept it waiting. */
+double qemu_starved(struct qemu *q);
+
 /* Why QEMU is no longer running: "qemu exited with status 1" or "qemu was
  * killed by signal 9", then its last output lines. Empty while running. */
 void qemu_exit_reason(struct qemu *q, char *buf, size_t len);
