@@ -83,8 +83,10 @@ static void schedules_all(struct api_req *req, struct api_resp *out)
 	const char *name;
 	char msg[256];
 
-	if (templates_all_yaml(req->db, &all, msg, sizeof(msg))) {
-		api_error(out, 500, "%s", msg);
+	int rc = templates_all_yaml(req->db, &all, msg, sizeof(msg));
+
+	if (rc) {
+		api_error_code(out, rc, msg);
 		return;
 	}
 	if (want_json(req)) {
@@ -252,6 +254,8 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 		buf_release(&b);
 	}
 	rc = templates_replace(req->db, group, &l, tmpl, preview, ids, errors, &applied, &had_yaml);
+	if (rc == ERR_NOMEM)
+		api_build_take(&ab, NULL, "templates"); /* nothing changed: 503 */
 	if (applied) {
 		api_build_set_ref(&ab, resp, "ids", ids);
 		if (had_yaml && current && strcmp(current, tmpl)) {
@@ -273,8 +277,10 @@ out:
 	if (resp && api_build_failed(&ab)) {
 		json_decref(resp);
 		api_nomem(out);
+	} else if (resp && json_object_set(resp, "error", errors)) {
+		json_decref(resp);
+		api_nomem(out); /* an error answer without its errors */
 	} else if (resp) {
-		json_object_set(resp, "error", errors);
 		json_decref(out->json);
 		out->json = resp;
 		out->status = status;

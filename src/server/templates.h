@@ -58,7 +58,8 @@ int templates_all_yaml(struct db *db, json_t **out, char *msg, size_t msglen);
  * back). A problem with an entry appends "line L: what" to errors (array)
  * and ends the replacement. 0 with the template ids appended to ids; 1
  * after a user error; ERR_IO after a database error (its text appended
- * to errors). *applied: the entries were all written (ids complete), even
+ * to errors); ERR_NOMEM (nothing changed) when ids or errors could not
+ * take an entry. *applied: the entries were all written (ids complete), even
  * when storing or committing then failed; *had_yaml: the group had a
  * stored document before. */
 int templates_replace(struct db *db, int64_t group, const struct jt_list *l, const char *yaml, bool preview,
