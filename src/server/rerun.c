@@ -158,7 +158,7 @@ int rerun_create(struct db *db, int64_t id, const char *module, int64_t now_s, i
 		worker = 0;
 	if ((rc = jobs_restart_clones(db, id, &new_id, &clones, msg, msglen)))
 		return rc;
-	json_decref(clones);
+	json_decref(clones); /* only new_id is answered: a lost map changes nothing */
 	if (worker) {
 		rc = db_exec(db, "UPDATE jobs SET resume_from = ?, resume_job_id = ?, resume_worker_id = ?,"
 			     " resume_deadline = ? WHERE id = ?", "tiiii", resume, id, worker, now_s + wait_s, new_id);
