@@ -326,8 +326,8 @@ static void job_status_post(struct api_req *req, struct api_resp *out)
 	api_json(out, json_pack("{s:i,s:s,s:s?,s:o,s:o}", "result", cmd && !strcmp(cmd, "abort") ? 0 : 1, "job_result",
 				res, "command", cmd, "known_images", oqcompat_known_images(req->data_dir, req->id),
 				"known_files", artefact_list(req->data_dir, req->id, ARTEFACT_FILE, false)));
-	if (out->json)
-		api_live_status(req, status, out->json);
+	if (out->json && api_live_status(req, status, out->json))
+		api_nomem(out); /* the status is stored; "live" lost would stop the frames */
 }
 
 /* The job accepts uploads while a worker holds it. 0, or an error set in out. */

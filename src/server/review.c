@@ -183,32 +183,43 @@ int review_list(struct db *db, int64_t after, long limit, json_t **out)
 }
 
 /* The bug references in the titles of a module's steps, joined without
- * separator as openQA's _failure_reason does; "" when none. */
+ * separator as openQA's _failure_reason does; "" when none, NULL when out
+ * of memory. */
 static char *title_bugrefs(const char *data_dir, int64_t job_id, const char *module)
 {
 	struct buf b;
 	char *fn = NULL, *path = NULL;
 	json_t *res = NULL, *d;
+	bool bad = false;
 	size_t i;
 
 	buf_init(&b, 4096);
 	(void)buf_puts(&b, "");
 	if (!data_dir || !artefact_name_valid(module, strlen(module)))
 		goto out;
-	if (!(fn = fmt("result-%s.json", module)) || !(path = artefact_path(data_dir, job_id, fn)))
+	if (!(fn = fmt("result-%s.json", module)) || !(path = artefact_path(data_dir, job_id, fn))) {
+		bad = true;
 		goto out;
+	}
 	res = json_load_file(path, 0, NULL);
 	json_array_foreach(json_object_get(res, "details"), i, d) {
 		const char *title = json_string_value(json_object_get(d, "title"));
 		json_t *refs = title ? bugref_find_all(title) : NULL;
-		if (json_array_size(refs))
-			(void)buf_puts(&b, json_string_value(json_array_get(refs, 0)));
+		if ((title && !refs) || (json_array_size(refs) && buf_puts(&b, json_string_value(json_array_get(refs, 0))))) {
+			json_decref(refs); /* a reason without a bug: another reason */
+			bad = true;
+			goto out;
+		}
 		json_decref(refs);
 	}
 out:
 	json_decref(res);
 	free(path);
 	free(fn);
+	if (bad) {
+		buf_release(&b);
+		return NULL;
+	}
 	return buf_steal(&b);
 }
 
@@ -232,10 +243,13 @@ int review_failure_reason(struct db *db, const char *data_dir, int64_t job_id, c
 		return rc;
 	while (n < sizeof(keys) / sizeof(keys[0]) && (rc = db_step(st)) == 1) {
 		char *refs = title_bugrefs(data_dir, job_id, db_col_text(st, 0));
-		keys[n] = fmt("%s:%s", refs && *refs ? refs : db_col_text(st, 0), db_col_text(st, 1));
+		keys[n] = refs ? fmt("%s:%s", *refs ? refs : db_col_text(st, 0), db_col_text(st, 1)) : NULL;
 		free(refs);
-		if (keys[n])
-			n++;
+		if (!keys[n]) { /* a module left out would make another reason */
+			rc = ERR_NOMEM;
+			break;
+		}
+		n++;
 	}
 	db_finalize(st);
 	qsort(keys, n, sizeof(keys[0]), cmp_str);
