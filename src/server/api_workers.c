@@ -264,7 +264,10 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 				log_warn("job %lld: no job token issued: %s", (long long)job_id, db_errmsg(req->db));
 		}
 		free(module);
-		if (sched_job_network(req->db, job_id, json_object_get(job, "settings"), req->port))
+		rc = sched_job_network(req->db, job_id, json_object_get(job, "settings"), req->port);
+		if (rc == ERR_NOMEM)
+			api_build_take(&b, NULL, "NICVLAN");
+		else if (rc)
 			log_warn("job %lld: no network allocated: %s", (long long)job_id, db_errmsg(req->db));
 		/* A job sent without its resume point or token would run wrong:
 		 * 503, and the job, assigned already, is abandoned as any a
