@@ -207,7 +207,7 @@ static int load_list(struct db *db, int64_t group, struct jt_list *l)
 	return rc < 0 ? rc : 0;
 }
 
-char *templates_group_yaml(struct db *db, int64_t group)
+int templates_group_yaml(struct db *db, int64_t group, char **out)
 {
 	struct jt_list l;
 	struct buf b;
@@ -215,19 +215,23 @@ char *templates_group_yaml(struct db *db, int64_t group)
 	long prio = JOBS_DEFAULT_PRIORITY;
 	int rc = groups_yaml(db, group, &stored, &prio);
 
+	*out = NULL;
 	if (rc && rc != ERR_NOT_FOUND)
-		return NULL;
-	if (stored)
-		return stored;
+		return rc == ERR_NOMEM ? rc : ERR_IO;
+	if (stored) {
+		*out = stored;
+		return 0;
+	}
 	jt_list_init(&l);
 	buf_init(&b, 4 * LIMIT_JT_YAML);
-	if (load_list(db, group, &l) || jt_yaml_dump(&l, prio, true, &b)) {
+	if ((rc = load_list(db, group, &l)) || (rc = jt_yaml_dump(&l, prio, true, &b))) {
 		jt_list_release(&l);
 		buf_release(&b);
-		return NULL;
+		return rc == ERR_NOMEM ? rc : ERR_IO;
 	}
 	jt_list_release(&l);
-	return buf_steal(&b);
+	*out = buf_steal(&b);
+	return *out ? 0 : ERR_NOMEM;
 }
 
 int templates_all_yaml(struct db *db, json_t **out, char *msg, size_t msglen)
@@ -243,12 +247,13 @@ int templates_all_yaml(struct db *db, json_t **out, char *msg, size_t msglen)
 	}
 	all = api_build_take(&b, json_object(), "templates");
 	json_array_foreach(groups, i, g) {
-		char *yaml = all ? templates_group_yaml(db, json_integer_value(json_array_get(g, 0))) : NULL;
-		if (!yaml) {
+		char *yaml = NULL;
+		int rc = all ? templates_group_yaml(db, json_integer_value(json_array_get(g, 0)), &yaml) : ERR_NOMEM;
+		if (rc) {
 			json_decref(all);
 			json_decref(groups);
-			err_set(msg, msglen, "cannot write the job groups' templates");
-			return ERR_IO;
+			err_set(msg, msglen, rc == ERR_NOMEM ? "out of memory" : "cannot write the job groups' templates");
+			return rc;
 		}
 		api_build_set(&b, all, json_string_value(json_array_get(g, 1)), json_string(yaml));
 		free(yaml);

@@ -45,8 +45,9 @@ int templates_add(struct db *db, const struct templates_new *t, int64_t *id, cha
 int templates_delete(struct db *db, int64_t id, char *msg, size_t msglen);
 
 /* The YAML of a group: as posted when stored, else written from its
- * template rows. New string, or NULL on a db error or out of memory. */
-char *templates_group_yaml(struct db *db, int64_t group);
+ * template rows, into *out (new string). 0, ERR_NOMEM or a db error
+ * (ERR_IO), *out NULL then. */
+int templates_group_yaml(struct db *db, int64_t group, char **out);
 
 /* Every group's YAML as {"name": "yaml", ...}, groups ordered by name.
  * 0 and *out (new object); ERR_IO with the text in msg. */
