@@ -263,7 +263,7 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 		int drc = jt_yaml_dump(&l, JOBS_DEFAULT_PRIORITY, false, &b);
 		if (!drc && b.data)
 			api_build_set(&ab, resp, "result", json_string(b.data));
-		else if (drc == ERR_NOMEM || !b.data)
+		else if (drc == ERR_NOMEM || (!drc && !b.data))
 			api_build_take(&ab, NULL, "result"); /* expand=1 answered without it */
 		buf_release(&b);
 	}
