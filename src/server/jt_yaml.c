@@ -841,9 +841,20 @@ static int add_pair(yaml_document_t *d, int map, const char *key, int val)
 	return k && val && yaml_document_append_mapping_pair(d, map, k, val);
 }
 
+/* The emitter's output and the first error appending to it (ERR_NOMEM or
+ * ERR_TOO_BIG: libyaml only says the write failed). */
+struct yaml_out {
+	struct buf *b;
+	int rc;
+};
+
 static int write_cb(void *data, unsigned char *buffer, size_t size)
 {
-	return buf_append(data, buffer, size) == 0;
+	struct yaml_out *o = data;
+
+	if (!o->rc)
+		o->rc = buf_append(o->b, buffer, size);
+	return o->rc == 0;
 }
 
 /* The node index stored under name in idx, created by make when missing. */
@@ -865,6 +876,7 @@ static int child(yaml_document_t *d, json_t *idx, const char *name, int parent, 
 
 int jt_yaml_dump(const struct jt_list *l, long default_prio, bool defaults, struct buf *out)
 {
+	struct yaml_out yo = { out, 0 };
 	yaml_document_t d;
 	yaml_emitter_t em;
 	json_t *counts = json_object(), *defmachine = json_object(), *pidx = json_object(), *aidx = json_object(),
@@ -989,10 +1001,12 @@ int jt_yaml_dump(const struct jt_list *l, long default_prio, bool defaults, stru
 		yaml_document_delete(&d);
 		goto out_json;
 	}
-	yaml_emitter_set_output(&em, write_cb, out);
+	yaml_emitter_set_output(&em, write_cb, &yo);
 	yaml_emitter_set_unicode(&em, 1);
 	yaml_emitter_set_width(&em, -1);
-	rc = yaml_emitter_open(&em) && yaml_emitter_dump(&em, &d) && yaml_emitter_close(&em) ? 0 : ERR_TOO_BIG;
+	rc = 0;
+	if (!yaml_emitter_open(&em) || !yaml_emitter_dump(&em, &d) || !yaml_emitter_close(&em))
+		rc = yo.rc ? yo.rc : em.error == YAML_MEMORY_ERROR ? ERR_NOMEM : ERR_TOO_BIG;
 	yaml_emitter_delete(&em); /* yaml_emitter_dump deleted the document */
 out_json:
 	json_decref(counts);

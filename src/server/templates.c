@@ -239,16 +239,17 @@ int templates_all_yaml(struct db *db, json_t **out, char *msg, size_t msglen)
 	struct api_build b = API_BUILD_INIT;
 	json_t *groups = NULL, *all, *g;
 	size_t i;
+	int rc;
 
 	*out = NULL;
-	if (groups_all(db, &groups)) {
-		err_set(msg, msglen, "cannot read job groups");
-		return ERR_IO;
+	if ((rc = groups_all(db, &groups))) {
+		err_set(msg, msglen, rc == ERR_NOMEM ? "out of memory" : "cannot read job groups");
+		return rc == ERR_NOMEM ? rc : ERR_IO;
 	}
 	all = api_build_take(&b, json_object(), "templates");
 	json_array_foreach(groups, i, g) {
 		char *yaml = NULL;
-		int rc = all ? templates_group_yaml(db, json_integer_value(json_array_get(g, 0)), &yaml) : ERR_NOMEM;
+		rc = all ? templates_group_yaml(db, json_integer_value(json_array_get(g, 0)), &yaml) : ERR_NOMEM;
 		if (rc) {
 			json_decref(all);
 			json_decref(groups);
