@@ -1081,7 +1081,9 @@ static void post_live(struct worker *w, struct job_run *r, json_t *body)
 	if (json_is_array(json_object_get(j, "developer"))) {
 		if (!r->dev_queue)
 			r->dev_queue = json_array();
-		json_array_extend(r->dev_queue, json_object_get(j, "developer"));
+		/* The server handed them over: lost, they are at least not lost silently. */
+		if (!r->dev_queue || json_array_extend(r->dev_queue, json_object_get(j, "developer")))
+			log_err("job %lld: developer command(s) dropped: out of memory", r->id);
 		dev_flush(w, r);
 	}
 	json_decref(j);

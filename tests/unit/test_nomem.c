@@ -5,8 +5,10 @@
  * nothing (LeakSanitizer checks each test's process under SAN=1). Needle
  * JSON, form/query parameters, job group YAML, QMP messages and the
  * signature headers; and the server's handlers that build JSON (a job
- * posted, a job shown with its details, jobs listed with filters), which
- * must answer whole or 503, never 200 with a part missing. */
+ * posted, a job shown with its details, jobs listed with filters, the
+ * lists of job groups, job templates, machines, workers, assets and the
+ * groups' YAML, a product scheduled), which must answer whole or 503,
+ * never 200 with a part missing, and store nothing when they answer 503. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +282,8 @@ static long job_post_every_n(void)
 		if (!fired) {
 			if (rc)
 				FAIL("POST /api/v1/jobs: no allocation failed, yet %d", rc);
+			if (getenv("VIGIL_ALLOC_FAIL_TRACE"))
+				fprintf(stderr, "POST /api/v1/jobs: %ld runs\n", n);
 			return n;
 		}
 	}
@@ -500,6 +504,8 @@ static long isos_post_every_n(void)
 		if (!fired) {
 			if (rc)
 				FAIL("POST /api/v1/isos: no allocation failed, yet %d", rc);
+			if (getenv("VIGIL_ALLOC_FAIL_TRACE"))
+				fprintf(stderr, "POST /api/v1/isos: %ld runs\n", n);
 			return n;
 		}
 	}
