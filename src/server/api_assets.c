@@ -80,10 +80,13 @@ static void asset_register(struct api_req *req, struct api_resp *out)
 
 static void asset_by_id(struct api_req *req, struct api_resp *out)
 {
-	json_t *a = assets_json(req->db, req->id);
+	json_t *a;
+	int rc = assets_json(req->db, req->id, &a);
 
-	if (!a)
+	if (rc == ERR_NOT_FOUND)
 		api_error(out, 404, "Asset %lld does not exist", (long long)req->id);
+	else if (rc)
+		api_error_code(out, rc, "cannot read the asset");
 	else
 		api_json(out, a);
 }
@@ -102,7 +105,13 @@ static void asset_by_name(struct api_req *req, struct api_resp *out)
 		api_error(out, 404, "Asset %s/%s does not exist", type, req->name);
 		return;
 	}
-	if (rc || !(a = assets_json(req->db, id))) {
+	if (!rc)
+		rc = assets_json(req->db, id, &a);
+	if (rc == ERR_NOMEM) {
+		api_nomem(out);
+		return;
+	}
+	if (rc) {
 		api_error(out, 500, "cannot read asset %s/%s", type, req->name);
 		return;
 	}

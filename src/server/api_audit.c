@@ -78,6 +78,8 @@ void api_audit_request(const struct api_req *req, const struct api_route *route,
 		goto fail;
 	api_actor(req, actor, sizeof(actor));
 	snprintf(event, sizeof(event), "%s %s", req->method, route->pattern);
+	/* The details below are a log's (docs/hardening.md: an audit detail
+	 * may be lost when memory runs out; the event, actor and time stay). */
 	json_object_set_new(d, "path", json_string(req->path));
 	if (req->id)
 		json_object_set_new(d, "id", json_integer(req->id));

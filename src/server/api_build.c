@@ -52,3 +52,14 @@ void api_build_answer(struct api_build *b, struct api_resp *out, json_t *j)
 	}
 	api_json(out, j);
 }
+
+json_t *api_build_done(struct api_build *b, json_t *j)
+{
+	if (b->failed || !j) {
+		if (!j)
+			failed(b, "?");
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}

@@ -39,4 +39,8 @@ static inline bool api_build_failed(const struct api_build *b)
  * then 503 out of memory, j freed. */
 void api_build_answer(struct api_build *b, struct api_resp *out, json_t *j);
 
+/* What a domain module returns from what it built: j, or NULL (j freed)
+ * when b recorded a failure; the caller takes NULL as out of memory. */
+json_t *api_build_done(struct api_build *b, json_t *j);
+
 #endif

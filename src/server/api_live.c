@@ -173,7 +173,7 @@ static void take_frame(struct api_req *req, const json_t *frame)
 	free(b64);
 }
 
-void api_live_status(struct api_req *req, const json_t *status, json_t *reply)
+int api_live_status(struct api_req *req, const json_t *status, json_t *reply)
 {
 	const json_t *screen = json_object_get(status, "screen");
 	const json_t *order = json_object_get(status, "test_order"), *res = json_object_get(status, "result"), *m;
@@ -200,19 +200,24 @@ void api_live_status(struct api_req *req, const json_t *status, json_t *reply)
 	}
 	/* The modules and their results so far, for the streams' status. */
 	if (req->streams && json_is_array(order) && livestream_watched(req->streams, req->id)) {
-		json_t *mods = json_array(), *f;
+		struct api_build b = API_BUILD_INIT;
+		json_t *mods = api_build_take(&b, json_array(), "modules"), *f;
 		json_array_foreach(order, i, m) {
 			const char *name = json_string_value(json_object_get(m, "name"));
 			const char *r = json_string_value(json_object_get(json_object_get(res, name ? name : ""), "result"));
-			if (name)
-				json_array_append_new(mods, json_pack("{s:s,s:s}", "name", name, "result", r ? r : "none"));
+			if (name && !api_build_failed(&b))
+				api_build_append(&b, mods, json_pack("{s:s,s:s}", "name", name, "result", r ? r : "none"));
 		}
-		if ((f = json_pack("{s:o}", "modules", mods))) {
+		/* A list with a module missing is not streamed: the next status brings it whole. */
+		if (api_build_failed(&b))
+			json_decref(mods);
+		else if ((f = json_pack("{s:o}", "modules", mods))) {
 			livestream_status(req->streams, req->id, f);
 			json_decref(f);
 		}
 	}
-	json_object_set_new(reply, "live", json_boolean(watched));
+	/* Without it the worker would stop sending frames: answer 503 instead. */
+	return json_object_set_new(reply, "live", json_boolean(watched)) ? ERR_NOMEM : 0;
 }
 
 /* POST jobs/<id>/live from the job's worker. */
@@ -246,16 +251,18 @@ static void live_post(struct api_req *req, struct api_resp *out)
 	if (watched && json_is_object(body) && req->streams) {
 		if (json_is_object(json_object_get(body, "frame")))
 			take_frame(req, json_object_get(body, "frame"));
+		struct api_build b = API_BUILD_INIT;
 		note = json_object();
 		for (i = 0; note && i < 2; i++) {
 			const json_t *v = json_object_get(body, strs[i]);
 			if (json_is_string(v) && json_string_length(v) <= 256)
-				json_object_set(note, strs[i], (json_t *)v);
+				api_build_set_ref(&b, note, strs[i], (json_t *)v);
 			v = json_object_get(body, ints[i]);
 			if (json_is_integer(v))
-				json_object_set(note, ints[i], (json_t *)v);
+				api_build_set_ref(&b, note, ints[i], (json_t *)v);
 		}
-		if (json_object_size(note))
+		/* A note missing its module or step is not streamed (the next one comes soon). */
+		if (json_object_size(note) && !api_build_failed(&b))
 			livestream_status(req->streams, req->id, note);
 		json_decref(note);
 		if (json_is_string(log))

@@ -14,8 +14,9 @@ struct watch_map;
 
 /* For POST jobs/<id>/status: store status.screen.png as the live frame
  * while someone watches, give the streams the modules' results so far and
- * set reply.live (true: send frames). */
-void api_live_status(struct api_req *req, const json_t *status, json_t *reply);
+ * set reply.live (true: send frames). 0, or ERR_NOMEM when reply could
+ * not take it. */
+int api_live_status(struct api_req *req, const json_t *status, json_t *reply);
 /* Hand job's {"state", "result"} (status, borrowed: jobs_status_json's)
  * to its streams; a job done or cancelled ends them. */
 void api_live_state(struct livestream *h, int64_t job, const json_t *status);

@@ -23,6 +23,7 @@ static void review_queue(struct api_req *req, struct api_resp *out)
 	long limit = 50;
 	int64_t from = 0;
 	json_t *page;
+	int rc;
 
 	if (lim && (str_to_long(lim, &limit) || limit < 1 || limit > REVIEW_PAGE_MAX)) {
 		api_error(out, 400, "limit must be a count from 1 to %d", REVIEW_PAGE_MAX);
@@ -32,8 +33,9 @@ static void review_queue(struct api_req *req, struct api_resp *out)
 		api_error(out, 400, "after must be a job id");
 		return;
 	}
-	if (review_list(req->db, from, limit, &page))
-		api_error(out, 500, "cannot read the review queue");
+	rc = review_list(req->db, from, limit, &page);
+	if (rc)
+		api_error_code(out, rc, "cannot read the review queue");
 	else
 		api_json(out, page);
 }
@@ -50,6 +52,8 @@ static void job_view(struct api_req *req, struct api_resp *out)
 
 	if (rc == ERR_NOT_FOUND)
 		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
+	else if (rc == ERR_NOMEM)
+		api_nomem(out);
 	else if (rc)
 		api_error(out, 500, "cannot read job %lld: %s", (long long)req->id, err_str(rc));
 	else

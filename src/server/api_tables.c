@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/api.h"
+#include "server/api_build.h"
 #include "server/groups.h"
 #include "server/jobs.h"
 #include "server/retention.h"
@@ -68,6 +69,7 @@ static bool setting_key_ok(const char *k)
 static int table_input(struct api_req *req, const struct tables_desc *t, const char **vals, json_t *settings,
 		       struct api_resp *out)
 {
+	struct api_build b = API_BUILD_INIT; /* a setting lost would be stored missing */
 	size_t n = ncols(t), i;
 
 	if (req->json) {
@@ -87,7 +89,7 @@ static int table_input(struct api_req *req, const struct tables_desc *t, const c
 							api_error(out, 400, "setting '%s' must be a string", sk);
 							return -1;
 						}
-						json_object_set(settings, sk, sv);
+						api_build_set_ref(&b, settings, sk, sv);
 					}
 				} else if (json_is_array(v)) {
 					size_t k;
@@ -99,7 +101,7 @@ static int table_input(struct api_req *req, const struct tables_desc *t, const c
 							api_error(out, 400, "settings[%zu] must be {\"key\": ..., \"value\": \"...\"}", k);
 							return -1;
 						}
-						json_object_set(settings, sk, sv);
+						api_build_set_ref(&b, settings, sk, sv);
 					}
 				} else {
 					api_error(out, 400, "'settings' must be an object of strings");
@@ -126,7 +128,9 @@ static int table_input(struct api_req *req, const struct tables_desc *t, const c
 			if (str_starts_with(k, "settings[") && str_ends_with(k, "]") && strlen(k) > 10) {
 				char *sk = strndup(k + 9, strlen(k) - 10);
 				if (sk)
-					json_object_set_new(settings, sk, json_string(req->params.v[i].value));
+					api_build_set(&b, settings, sk, json_string(req->params.v[i].value));
+				else
+					api_build_take(&b, NULL, "settings");
 				free(sk);
 				continue;
 			}
@@ -138,6 +142,10 @@ static int table_input(struct api_req *req, const struct tables_desc *t, const c
 			}
 			vals[c] = req->params.v[i].value;
 		}
+	}
+	if (api_build_failed(&b)) {
+		api_nomem(out);
+		return -1;
 	}
 	{
 		const char *key;
@@ -166,6 +174,10 @@ static void table_write(struct api_req *req, struct api_resp *out)
 	int64_t id;
 	int rc;
 
+	if (!settings) {
+		api_nomem(out);
+		return;
+	}
 	if (table_input(req, tables_desc(kind), vals, settings, out))
 		goto done;
 	rc = tables_write(req->db, kind, req->id, vals, settings, &id, msg, sizeof(msg));

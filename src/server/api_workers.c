@@ -264,7 +264,10 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 				log_warn("job %lld: no job token issued: %s", (long long)job_id, db_errmsg(req->db));
 		}
 		free(module);
-		if (sched_job_network(req->db, job_id, json_object_get(job, "settings"), req->port))
+		rc = sched_job_network(req->db, job_id, json_object_get(job, "settings"), req->port);
+		if (rc == ERR_NOMEM)
+			api_build_take(&b, NULL, "NICVLAN");
+		else if (rc)
 			log_warn("job %lld: no network allocated: %s", (long long)job_id, db_errmsg(req->db));
 		/* A job sent without its resume point or token would run wrong:
 		 * 503, and the job, assigned already, is abandoned as any a
@@ -326,8 +329,8 @@ static void job_status_post(struct api_req *req, struct api_resp *out)
 	api_json(out, json_pack("{s:i,s:s,s:s?,s:o,s:o}", "result", cmd && !strcmp(cmd, "abort") ? 0 : 1, "job_result",
 				res, "command", cmd, "known_images", oqcompat_known_images(req->data_dir, req->id),
 				"known_files", artefact_list(req->data_dir, req->id, ARTEFACT_FILE, false)));
-	if (out->json)
-		api_live_status(req, status, out->json);
+	if (out->json && api_live_status(req, status, out->json))
+		api_nomem(out); /* the status is stored; "live" lost would stop the frames */
 }
 
 /* The job accepts uploads while a worker holds it. 0, or an error set in out. */

@@ -39,10 +39,14 @@ static void answer_yaml(struct api_req *req, struct api_resp *out, char *yaml)
 		/* A bare JSON string: server.c only dumps objects and arrays. */
 		json_t *j = json_string(yaml);
 		char *text = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+		bool utf8 = j || str_utf8_valid(yaml, strlen(yaml), NULL);
 		json_decref(j);
 		free(yaml);
 		if (!text) {
-			api_error(out, 500, "the template is not valid UTF-8");
+			if (utf8)
+				api_nomem(out);
+			else
+				api_error(out, 500, "the template is not valid UTF-8");
 			return;
 		}
 		out->status = 200;
@@ -59,6 +63,7 @@ static void schedules_one(struct api_req *req, struct api_resp *out)
 {
 	int64_t id = req->id;
 	char *yaml;
+	int rc;
 
 	if (!id && (!req->name || groups_by_name(req->db, req->name, &id))) {
 		api_error(out, 404, "Job group '%s' does not exist", req->name ? req->name : "");
@@ -68,8 +73,11 @@ static void schedules_one(struct api_req *req, struct api_resp *out)
 		api_error(out, 404, "Job group %lld does not exist", (long long)id);
 		return;
 	}
-	if (!(yaml = templates_group_yaml(req->db, id))) {
-		api_error(out, 500, "cannot write the templates of job group %lld", (long long)id);
+	if ((rc = templates_group_yaml(req->db, id, &yaml))) {
+		if (rc == ERR_NOMEM)
+			api_nomem(out);
+		else
+			api_error(out, 500, "cannot write the templates of job group %lld", (long long)id);
 		return;
 	}
 	answer_yaml(req, out, yaml);
@@ -83,8 +91,10 @@ static void schedules_all(struct api_req *req, struct api_resp *out)
 	const char *name;
 	char msg[256];
 
-	if (templates_all_yaml(req->db, &all, msg, sizeof(msg))) {
-		api_error(out, 500, "%s", msg);
+	int rc = templates_all_yaml(req->db, &all, msg, sizeof(msg));
+
+	if (rc) {
+		api_error_code(out, rc, msg);
 		return;
 	}
 	if (want_json(req)) {
@@ -231,7 +241,10 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 	}
 	api_build_set(&ab, resp, "job_group_id", json_integer(group));
 	api_build_set(&ab, resp, "id", json_integer(group));
-	current = templates_group_yaml(req->db, group);
+	if (templates_group_yaml(req->db, group, &current) == ERR_NOMEM) {
+		api_build_take(&ab, NULL, "template"); /* "Template was modified" would be a guess */
+		goto out;
+	}
 	if (reference) {
 		size_t a = current ? strlen(current) : 0, b = strlen(reference);
 		api_build_set(&ab, resp, "template", current ? json_string(current) : json_null());
@@ -247,11 +260,16 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 	if (expand) {
 		struct buf b;
 		buf_init(&b, 4 * LIMIT_JT_YAML);
-		if (!jt_yaml_dump(&l, JOBS_DEFAULT_PRIORITY, false, &b) && b.data)
+		int drc = jt_yaml_dump(&l, JOBS_DEFAULT_PRIORITY, false, &b);
+		if (!drc && b.data)
 			api_build_set(&ab, resp, "result", json_string(b.data));
+		else if (drc == ERR_NOMEM || (!drc && !b.data))
+			api_build_take(&ab, NULL, "result"); /* expand=1 answered without it */
 		buf_release(&b);
 	}
 	rc = templates_replace(req->db, group, &l, tmpl, preview, ids, errors, &applied, &had_yaml);
+	if (rc == ERR_NOMEM)
+		api_build_take(&ab, NULL, "templates"); /* nothing changed: 503 */
 	if (applied) {
 		api_build_set_ref(&ab, resp, "ids", ids);
 		if (had_yaml && current && strcmp(current, tmpl)) {
@@ -273,8 +291,10 @@ out:
 	if (resp && api_build_failed(&ab)) {
 		json_decref(resp);
 		api_nomem(out);
+	} else if (resp && json_object_set(resp, "error", errors)) {
+		json_decref(resp);
+		api_nomem(out); /* an error answer without its errors */
 	} else if (resp) {
-		json_object_set(resp, "error", errors);
 		json_decref(out->json);
 		out->json = resp;
 		out->status = status;

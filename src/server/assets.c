@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "server/artefacts.h"
 #include "server/assets.h"
+#include "server/api_build.h"
 #include "server/db.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -153,44 +154,51 @@ int assets_find(struct db *db, const char *data_dir, const char *type, const cha
 	return assets_register(db, data_dir, type, name, NULL, 0, id);
 }
 
+/* One row, or NULL: out of memory. */
 static json_t *row_json(struct db_stmt *q)
 {
+	struct api_build b = API_BUILD_INIT;
 	json_t *a = json_object();
 	static const char *const texts[] = { "type", "name" };
 	size_t i;
 
-	json_object_set_new(a, "id", json_integer(db_col_int(q, 0)));
+	if (!a)
+		return NULL;
+	api_build_set(&b, a, "id", json_integer(db_col_int(q, 0)));
 	for (i = 0; i < 2; i++)
-		json_object_set_new(a, texts[i], json_string(db_col_text(q, 1 + (int)i)));
-	json_object_set_new(a, "size", db_col_null(q, 3) ? json_null() : json_integer(db_col_int(q, 3)));
-	json_object_set_new(a, "checksum", db_col_text(q, 4) ? json_string(db_col_text(q, 4)) : json_null());
-	json_object_set_new(a, "last_use_job_id", db_col_null(q, 5) ? json_null() : json_integer(db_col_int(q, 5)));
-	json_object_set_new(a, "fixed", json_integer(db_col_int(q, 6)));
+		api_build_set(&b, a, texts[i], json_string(db_col_text(q, 1 + (int)i)));
+	api_build_set(&b, a, "size", db_col_null(q, 3) ? json_null() : json_integer(db_col_int(q, 3)));
+	api_build_set(&b, a, "checksum", db_col_text(q, 4) ? json_string(db_col_text(q, 4)) : json_null());
+	api_build_set(&b, a, "last_use_job_id", db_col_null(q, 5) ? json_null() : json_integer(db_col_int(q, 5)));
+	api_build_set(&b, a, "fixed", json_integer(db_col_int(q, 6)));
 	/* openQA's raw rows carry "YYYY-MM-DD HH:MM:SS". */
 	for (i = 0; i < 2; i++) {
 		char t[DB_TIME_LEN];
 		snprintf(t, sizeof(t), "%s", db_col_text(q, 7 + (int)i) ? db_col_text(q, 7 + (int)i) : "");
 		if (t[10] == 'T')
 			t[10] = ' ';
-		json_object_set_new(a, i ? "t_updated" : "t_created", json_string(t));
+		api_build_set(&b, a, i ? "t_updated" : "t_created", json_string(t));
 	}
-	json_object_set_new(a, "mtime", json_integer(db_col_int(q, 9)));
-	return a;
+	api_build_set(&b, a, "mtime", json_integer(db_col_int(q, 9)));
+	return api_build_done(&b, a);
 }
 
 #define ASSET_COLS "id, type, name, size, checksum, last_use_job_id, fixed, t_created, t_updated, mtime_s"
 
-json_t *assets_json(struct db *db, int64_t id)
+int assets_json(struct db *db, int64_t id, json_t **out)
 {
 	struct db_stmt *q;
-	json_t *a = NULL;
+	int rc;
 
-	if (db_prepare(db, &q, "SELECT " ASSET_COLS " FROM assets WHERE id = ?", "i", id))
-		return NULL;
-	if (db_step(q) == 1)
-		a = row_json(q);
+	*out = NULL;
+	if ((rc = db_prepare(db, &q, "SELECT " ASSET_COLS " FROM assets WHERE id = ?", "i", id)))
+		return rc;
+	if ((rc = db_step(q)) == 1)
+		*out = row_json(q);
 	db_finalize(q);
-	return a;
+	if (rc < 0)
+		return rc;
+	return rc == 0 ? ERR_NOT_FOUND : *out ? 0 : ERR_NOMEM;
 }
 
 /* The settings that can name an asset of type, as an SQL list of constant
@@ -222,14 +230,16 @@ static void usage_keys(const char *type, char *out, size_t len)
 
 /* Add "jobs" (how many jobs name the asset in their settings) and
  * "last_jobs" (the newest ASSETS_USAGE_SHOWN of their ids) to a row. */
-static void add_usage(struct db *db, json_t *a)
+static void add_usage(struct db *db, struct api_build *b, json_t *a)
 {
 	const char *type = json_string_value(json_object_get(a, "type")), *name = json_string_value(json_object_get(a, "name"));
 	char keys[1024], sql[1400];
-	json_t *ids = json_array();
+	json_t *ids = api_build_take(b, json_array(), "last_jobs");
 	struct db_stmt *q;
 	int64_t n = 0;
 
+	if (!ids)
+		return;
 	usage_keys(type ? type : "", keys, sizeof(keys));
 	if (keys[0] && name) {
 		/* keys holds constant text only; the name is bound. */
@@ -240,24 +250,25 @@ static void add_usage(struct db *db, json_t *a)
 			 "SELECT DISTINCT job_id FROM job_settings WHERE key IN (%s) AND value = ? ORDER BY job_id DESC LIMIT ?",
 			 keys);
 		if (n > 0 && !db_prepare(db, &q, sql, "ti", name, (int64_t)ASSETS_USAGE_SHOWN)) {
-			while (db_step(q) == 1)
-				json_array_append_new(ids, json_integer(db_col_int(q, 0)));
+			while (!api_build_failed(b) && db_step(q) == 1)
+				api_build_append(b, ids, json_integer(db_col_int(q, 0)));
 			db_finalize(q);
 		}
 	}
-	json_object_set_new(a, "jobs", json_integer(n));
-	json_object_set_new(a, "last_jobs", ids);
+	api_build_set(b, a, "jobs", json_integer(n));
+	api_build_set(b, a, "last_jobs", ids);
 }
 
 json_t *assets_list_json(struct db *db, long limit, long offset)
 {
-	json_t *list = json_array();
+	struct api_build b = API_BUILD_INIT;
+	json_t *list = api_build_take(&b, json_array(), "assets");
 	struct db_stmt *q;
 
-	if (!db_prepare(db, &q, "SELECT " ASSET_COLS " FROM assets ORDER BY id LIMIT ? OFFSET ?", "ii", (int64_t)limit,
-			(int64_t)offset)) {
-		while (db_step(q) == 1)
-			json_array_append_new(list, row_json(q));
+	if (list && !db_prepare(db, &q, "SELECT " ASSET_COLS " FROM assets ORDER BY id LIMIT ? OFFSET ?", "ii",
+				(int64_t)limit, (int64_t)offset)) {
+		while (!api_build_failed(&b) && db_step(q) == 1)
+			api_build_append(&b, list, row_json(q));
 		db_finalize(q);
 	}
 	/* After the rows are read: one statement at a time per connection. */
@@ -265,7 +276,12 @@ json_t *assets_list_json(struct db *db, long limit, long offset)
 		size_t i;
 		json_t *a;
 		json_array_foreach(list, i, a)
-			add_usage(db, a);
+			if (!api_build_failed(&b))
+				add_usage(db, &b, a);
+	}
+	if (api_build_failed(&b)) {
+		json_decref(list);
+		return NULL;
 	}
 	return json_pack("{s:o}", "assets", list);
 }

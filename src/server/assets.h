@@ -52,9 +52,10 @@ int assets_find(struct db *db, const char *data_dir, const char *type, const cha
 int assets_id(struct db *db, const char *type, const char *name, int64_t *id);
 
 /* One row as openQA's JSON {id, type, name, size, checksum,
- * last_use_job_id, fixed, t_created, t_updated} plus vigil's mtime. New
- * object or NULL when there is no such row. */
-json_t *assets_json(struct db *db, int64_t id);
+ * last_use_job_id, fixed, t_created, t_updated} plus vigil's mtime into
+ * *out (new object). 0, ERR_NOT_FOUND (no such row), ERR_NOMEM or a db
+ * error (*out NULL). */
+int assets_json(struct db *db, int64_t id, json_t **out);
 
 /* Numbered settings (ISO_0 ... HDD_19) looked at for an asset's jobs. */
 #define ASSETS_USAGE_NUMBERS 20
@@ -65,7 +66,7 @@ json_t *assets_json(struct db *db, int64_t id);
  * has "jobs" (how many jobs name it in ISO, ISO_n, HDD_n, UEFI_PFLASH_VARS,
  * REPO_n, ASSET_n, KERNEL or INITRD, n < ASSETS_USAGE_NUMBERS, by its
  * type) and "last_jobs" (their newest ASSETS_USAGE_SHOWN ids, newest
- * first). New object. */
+ * first). New object, or NULL: out of memory. */
 json_t *assets_list_json(struct db *db, long limit, long offset);
 
 /* Move the uploaded temporary file tmp to DATA/factory/<type>/<name>

@@ -149,7 +149,10 @@ json_t *bugref_find_all(const char *text)
 				continue;
 			n = match_at(text + i, ml);
 			if (n) {
-				json_array_append_new(a, json_stringn(text + i, n));
+				if (json_array_append_new(a, json_stringn(text + i, n))) {
+					json_decref(a); /* one missing: none (NULL on OOM) */
+					return NULL;
+				}
 				i += n - 1;
 				break;
 			}

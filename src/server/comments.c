@@ -111,7 +111,8 @@ static json_t *comment_json(struct db_stmt *st, bool markdown)
 {
 	const char *text = db_col_text(st, 1);
 	char *html = markdown ? render_html(text) : NULL;
-	json_t *j = json_pack("{s:I,s:s,s:o,s:o,s:o,s:o,s:s}", "id", (json_int_t)db_col_int(st, 0), "text", text,
+	json_t *j = markdown && !html ? NULL /* shown unrendered: out of memory */
+		  : json_pack("{s:I,s:s,s:o,s:o,s:o,s:o,s:s}", "id", (json_int_t)db_col_int(st, 0), "text", text,
 			      "renderedMarkdown", html ? json_string(html) : json_null(), "bugrefs",
 			      bugref_find_all(text), "created", comment_time(db_col_text(st, 3)), "updated",
 			      comment_time(db_col_text(st, 4)), "userName", db_col_text(st, 2));
@@ -135,9 +136,17 @@ int comments_list(struct db *db, enum comments_owner owner, int64_t id, long lim
 		return ERR_IO;
 	}
 	a = json_array();
-	while ((rc = db_step(st)) == 1)
-		json_array_append_new(a, comment_json(st, markdown));
+	while (a && (rc = db_step(st)) == 1)
+		if (json_array_append_new(a, comment_json(st, markdown))) {
+			rc = ERR_NOMEM; /* a comment missing */
+			break;
+		}
 	db_finalize(st);
+	if (!a || rc == ERR_NOMEM) {
+		json_decref(a);
+		err_set(msg, msglen, "out of memory");
+		return ERR_NOMEM;
+	}
 	if (rc < 0) {
 		json_decref(a);
 		err_set(msg, msglen, "cannot read comments");
@@ -405,11 +414,11 @@ static bool has_label(const char *text)
 	return false;
 }
 
-/* True when text holds a bug reference. */
-static bool has_bugref(const char *text)
+/* 1 when text holds a bug reference, 0 when not, ERR_NOMEM. */
+static int has_bugref(const char *text)
 {
 	json_t *refs = bugref_find_all(text);
-	bool any = json_array_size(refs) > 0;
+	int any = refs ? json_array_size(refs) > 0 : ERR_NOMEM;
 
 	json_decref(refs);
 	return any;
@@ -423,8 +432,15 @@ int comments_job_reviewed(struct db *db, int64_t job_id, bool *reviewed)
 	*reviewed = false;
 	if ((rc = db_prepare(db, &st, "SELECT text FROM comments WHERE job_id = ?", "i", job_id)))
 		return rc;
-	while (!*reviewed && (rc = db_step(st)) == 1)
-		*reviewed = has_bugref(db_col_text(st, 0)) || has_label(db_col_text(st, 0));
+	while (!*reviewed && (rc = db_step(st)) == 1) {
+		int refs = has_bugref(db_col_text(st, 0));
+		if (refs < 0) { /* "not reviewed" would be a guess */
+			rc = refs;
+			*reviewed = false;
+			break;
+		}
+		*reviewed = refs || has_label(db_col_text(st, 0));
+	}
 	db_finalize(st);
 	return rc < 0 ? rc : 0;
 }

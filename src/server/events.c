@@ -358,26 +358,31 @@ static bool pause_ms(struct events *e, long ms)
 
 /* Add the job's settings to a job event's data: ISO and HDD_1 as openQA's
  * AMQP plugin does, every setting for job.create (openQA sends the posted
- * ones). The job may be gone: then nothing is added. */
-static void complete_data(struct db *db, const char *kind, json_t *d)
+ * ones). The job may be gone: then nothing is added. 0, or ERR_NOMEM when
+ * a setting could not be added (the event is sent later, whole). */
+static int complete_data(struct db *db, const char *kind, json_t *d)
 {
 	const json_t *id = json_object_get(d, "id");
 	bool all = !strcmp(kind, "job.create");
 	struct db_stmt *st;
 
 	if (strncmp(kind, "job.", 4) || !json_is_integer(id))
-		return;
+		return 0;
 	if (db_prepare(db, &st, "SELECT key, value FROM job_settings WHERE job_id = ? ORDER BY id", "i",
 		       (int64_t)json_integer_value(id)))
-		return;
+		return 0;
 	while (db_step(st) == 1) {
 		const char *k = db_col_text(st, 0), *v = db_col_text(st, 1);
 		if (!k || !v)
 			continue;
-		if ((all || !strcmp(k, "ISO") || !strcmp(k, "HDD_1")) && !json_object_get(d, k))
-			json_object_set_new(d, k, json_string(v));
+		if ((all || !strcmp(k, "ISO") || !strcmp(k, "HDD_1")) && !json_object_get(d, k) &&
+		    json_object_set_new(d, k, json_string(v))) {
+			db_finalize(st);
+			return ERR_NOMEM;
+		}
 	}
 	db_finalize(st);
+	return 0;
 }
 
 struct batch {
@@ -470,7 +475,10 @@ static void *sink_main(void *arg)
 					confirmed = ev.id; /* nothing of ours unconfirmed before it */
 				continue;
 			}
-			complete_data(db, ev.kind, b->data[i]);
+			if ((rc = complete_data(db, ev.kind, b->data[i]))) {
+				snprintf(err, sizeof(err), "out of memory");
+				break;
+			}
 			rc = t->ops->send(t->ctx, &ev, &ok, err, sizeof(err));
 			if (!rc && ok && confirmed == (i ? b->id[i - 1] : cursor))
 				confirmed = ev.id;

@@ -8,12 +8,14 @@
 #include <string.h>
 #include "server/db.h"
 #include "server/groups.h"
+#include "server/api_build.h"
 #include "server/retention.h"
 #include "util/err.h"
 #include "util/banned.h" /* last: after every system header */
 
 int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msglen)
 {
+	struct api_build b = API_BUILD_INIT;
 	struct db_stmt *st;
 	json_t *a;
 
@@ -25,18 +27,20 @@ int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msgle
 		err_set(msg, msglen, "cannot read job groups");
 		return ERR_IO;
 	}
-	a = json_array();
-	while (db_step(st) == 1) {
-		json_t *g = json_object();
-		json_object_set_new(g, "id", json_integer(db_col_int(st, 0)));
-		json_object_set_new(g, "name", json_string(db_col_text(st, 1)));
-		json_object_set_new(g, "parent_id", db_col_null(st, 2) ? json_null() : json_integer(db_col_int(st, 2)));
-		json_object_set_new(g, "default_priority", json_integer(db_col_int(st, 3)));
-		json_object_set_new(g, "sort_order", db_col_null(st, 4) ? json_null() : json_integer(db_col_int(st, 4)));
-		json_object_set_new(g, "description", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
-		json_object_set_new(g, "template", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
-		json_object_set_new(g, "build_version_sort", json_integer(1));
-		json_object_set_new(g, "carry_over_bugrefs", json_integer(db_col_int(st, 7) != 0));
+	a = api_build_take(&b, json_array(), "groups");
+	while (!api_build_failed(&b) && db_step(st) == 1) {
+		json_t *g = api_build_take(&b, json_object(), "group");
+		if (!g)
+			break;
+		api_build_set(&b, g, "id", json_integer(db_col_int(st, 0)));
+		api_build_set(&b, g, "name", json_string(db_col_text(st, 1)));
+		api_build_set(&b, g, "parent_id", db_col_null(st, 2) ? json_null() : json_integer(db_col_int(st, 2)));
+		api_build_set(&b, g, "default_priority", json_integer(db_col_int(st, 3)));
+		api_build_set(&b, g, "sort_order", db_col_null(st, 4) ? json_null() : json_integer(db_col_int(st, 4)));
+		api_build_set(&b, g, "description", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
+		api_build_set(&b, g, "template", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
+		api_build_set(&b, g, "build_version_sort", json_integer(1));
+		api_build_set(&b, g, "carry_over_bugrefs", json_integer(db_col_int(st, 7) != 0));
 		/* as openQA answers: the value in effect, the default where none is set */
 		{
 			static const int64_t dflt[] = { RETENTION_LOGS_DAYS, RETENTION_IMPORTANT_LOGS_DAYS,
@@ -44,12 +48,16 @@ int groups_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msgle
 							RETENTION_SIZE_LIMIT_GB };
 			int k;
 			for (k = 0; groups_retention_keys[k]; k++)
-				json_object_set_new(g, groups_retention_keys[k],
-						    json_integer(db_col_null(st, 8 + k) ? dflt[k] : db_col_int(st, 8 + k)));
+				api_build_set(&b, g, groups_retention_keys[k],
+					      json_integer(db_col_null(st, 8 + k) ? dflt[k] : db_col_int(st, 8 + k)));
 		}
-		json_array_append_new(a, g);
+		api_build_append(&b, a, g);
 	}
 	db_finalize(st);
+	if (!api_build_done(&b, a)) {
+		err_set(msg, msglen, "out of memory");
+		return ERR_NOMEM;
+	}
 	if (id && json_array_size(a) == 0) {
 		json_decref(a);
 		err_set(msg, msglen, "Group %lld does not exist", (long long)id);
@@ -192,6 +200,7 @@ int groups_set_yaml(struct db *db, int64_t id, const char *yaml)
 
 int groups_all(struct db *db, json_t **out)
 {
+	struct api_build b = API_BUILD_INIT;
 	struct db_stmt *st;
 	json_t *a;
 	int rc;
@@ -199,13 +208,13 @@ int groups_all(struct db *db, json_t **out)
 	*out = NULL;
 	if ((rc = db_prepare(db, &st, "SELECT id, name FROM job_groups ORDER BY name", NULL)))
 		return rc;
-	a = json_array();
-	while ((rc = db_step(st)) == 1)
-		json_array_append_new(a, json_pack("[I,s]", (json_int_t)db_col_int(st, 0), db_col_text(st, 1)));
+	a = api_build_take(&b, json_array(), "groups");
+	while (!api_build_failed(&b) && (rc = db_step(st)) == 1)
+		api_build_append(&b, a, json_pack("[I,s]", (json_int_t)db_col_int(st, 0), db_col_text(st, 1)));
 	db_finalize(st);
-	if (rc < 0) {
+	if (rc < 0 || api_build_failed(&b)) {
 		json_decref(a);
-		return rc;
+		return api_build_failed(&b) ? ERR_NOMEM : rc;
 	}
 	*out = a;
 	return 0;

@@ -141,7 +141,8 @@ static struct MHD_Response *make_resp_body(struct api_resp *out, unsigned *statu
 	}
 	if (out->json) {
 		if (out->status != 200 && json_is_object(out->json) && json_object_get(out->json, "error"))
-			json_object_set_new(out->json, "error_status", json_integer(out->status));
+			/* Optional: the status line says it too (hardening.md allows it to be lost). */
+			(void)json_object_set_new(out->json, "error_status", json_integer(out->status));
 		body = json_dumps(out->json, JSON_COMPACT);
 	} else {
 		body = out->text; /* taken: the job list's is large */

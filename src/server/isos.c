@@ -11,9 +11,11 @@
 #include "server/db.h"
 #include "server/deps.h"
 #include "server/isos.h"
+#include "server/api_build.h"
 #include "server/jobs.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/oom.h"
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -39,13 +41,13 @@ static bool list_has(const char *list, const char *name)
 }
 
 /* Product ids matching the parameters: exact version first, else globbed. */
-static json_t *find_products(struct db *db, const json_t *params)
+static json_t *find_products(struct db *db, const json_t *params, struct api_build *b)
 {
-	json_t *ids = json_array();
+	json_t *ids = api_build_take(b, json_array(), "products");
 	struct db_stmt *st;
 	int pass;
 
-	for (pass = 0; pass < 2 && json_array_size(ids) == 0; pass++) {
+	for (pass = 0; ids && pass < 2 && json_array_size(ids) == 0; pass++) {
 		if (db_prepare(db, &st, "SELECT id, version FROM products WHERE lower(distri) = lower(?) AND flavor = ?"
 			       " AND arch = ? ORDER BY id", "ttt", pget(params, "DISTRI"), pget(params, "FLAVOR"),
 			       pget(params, "ARCH")))
@@ -54,8 +56,8 @@ static json_t *find_products(struct db *db, const json_t *params)
 			const char *v = db_col_text(st, 1);
 			bool ok = pass == 0 ? !strcmp(v, pget(params, "VERSION"))
 					    : strchr(v, '*') && fnmatch(v, pget(params, "VERSION"), 0) == 0;
-			if (ok)
-				json_array_append_new(ids, json_integer(db_col_int(st, 0)));
+			if (ok) /* a product lost: its jobs not made */
+				api_build_append(b, ids, json_integer(db_col_int(st, 0)));
 		}
 		db_finalize(st);
 	}
@@ -66,7 +68,7 @@ static json_t *find_products(struct db *db, const json_t *params)
  * {id, test, machine, name, START_AFTER_TEST, START_DIRECTLY_AFTER_TEST,
  * PARALLEL_WITH} to made (for the dependencies). */
 static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t product_id, struct db_stmt *t,
-		    json_t *ids, json_t *made, char *err, size_t errlen)
+		    struct api_build *b, json_t *ids, json_t *made, char *err, size_t errlen)
 {
 	json_t *s = json_object(), *post = json_object();
 	const char *key, *prio_s = pget(params, "_PRIORITY");
@@ -101,13 +103,15 @@ static int make_job(struct db *db, const json_t *params, int64_t sp_id, int64_t 
 		prio = p;
 	rc = jobs_insert(db, s, prio, db_col_int(t, 2), sp_id, &job_id);
 	if (!rc) {
-		json_array_append_new(ids, json_integer(job_id));
-		json_array_append_new(made, json_pack("{s:I,s:O,s:O,s:O?,s:O?,s:O?,s:O?}", "id", (json_int_t)job_id,
+		api_build_append(b, ids, json_integer(job_id));
+		api_build_append(b, made, json_pack("{s:I,s:O,s:O,s:O?,s:O?,s:O?,s:O?}", "id", (json_int_t)job_id,
 						      "test", json_object_get(s, "TEST"), "machine", json_object_get(s, "MACHINE"),
 						      "name", json_object_get(s, "JOB_TEMPLATE_NAME"), "START_AFTER_TEST",
 						      json_object_get(s, "START_AFTER_TEST"), "START_DIRECTLY_AFTER_TEST",
 						      json_object_get(s, "START_DIRECTLY_AFTER_TEST"), "PARALLEL_WITH",
 						      json_object_get(s, "PARALLEL_WITH")));
+		if (api_build_failed(b))
+			rc = ERR_NOMEM; /* its dependencies or its id would be lost */
 	}
 out:
 	json_decref(s);
@@ -138,7 +142,7 @@ static int64_t find_made(const json_t *made, const char *test, const char *machi
  * the jobs of this scheduled product they name ("test[@machine]",
  * comma-separated); what cannot be resolved goes to failed as openQA
  * reports it. */
-static int link_chained(struct db *db, const json_t *made, json_t *failed)
+static int link_chained(struct db *db, const json_t *made, json_t *failed, struct api_build *b)
 {
 	static const struct { const char *key; int type; } kinds[] = {
 		{ "START_AFTER_TEST", DEPS_CHAINED },
@@ -151,8 +155,10 @@ static int link_chained(struct db *db, const json_t *made, json_t *failed)
 	json_array_foreach(made, i, m) {
 		const char *machine = json_string_value(json_object_get(m, "machine"));
 		int64_t child = json_integer_value(json_object_get(m, "id"));
-		json_t *errors = json_array();
+		json_t *errors = api_build_take(b, json_array(), "error_messages");
 
+		if (!errors)
+			return ERR_NOMEM;
 		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 			const char *p = json_string_value(json_object_get(m, kinds[k].key));
 			while (p && *p) {
@@ -166,7 +172,7 @@ static int link_chained(struct db *db, const json_t *made, json_t *failed)
 					if (rc == ERR_NOT_FOUND || rc == ERR_INVALID) {
 						snprintf(text, sizeof(text), "%s=%s@%s not found - check for dependency typos and"
 							 " dependency cycles", kinds[k].key, test, mach);
-						json_array_append_new(errors, json_string(text));
+						api_build_append(b, errors, json_string(text));
 					} else if (rc) {
 						json_decref(errors);
 						return rc;
@@ -174,23 +180,25 @@ static int link_chained(struct db *db, const json_t *made, json_t *failed)
 				} else if (n) {
 					snprintf(text, sizeof(text), "%s: malformed entry '%.*s'", kinds[k].key,
 						 (int)(n < 200 ? n : 200), p);
-					json_array_append_new(errors, json_string(text));
+					api_build_append(b, errors, json_string(text));
 				}
 				p += n + (p[n] == ',');
 			}
 		}
 		if (json_array_size(errors))
-			json_array_append_new(failed, json_pack("{s:I,s:o}", "job_id", (json_int_t)child, "error_messages",
-								errors));
+			api_build_append(b, failed, json_pack("{s:I,s:o}", "job_id", (json_int_t)child, "error_messages",
+							      errors));
 		else
 			json_decref(errors);
 	}
-	return 0;
+	return api_build_failed(b) ? ERR_NOMEM : 0;
 }
 
 int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 {
-	json_t *products = NULL, *ids = json_array(), *made = json_array(), *failed = json_array(), *results;
+	struct api_build b = API_BUILD_INIT; /* what is lost would change what is made: nothing is */
+	json_t *products = NULL, *ids = api_build_take(&b, json_array(), "ids"), *results;
+	json_t *made = api_build_take(&b, json_array(), "made"), *failed = api_build_take(&b, json_array(), "failed");
 	char now[DB_TIME_LEN], *settings_text = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS), *results_text;
 	char why[512] = "";
 	int64_t sp_id = 0;
@@ -199,7 +207,9 @@ int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 
 	*resp = NULL;
 	db_now(now);
-	if (!settings_text || db_begin(db))
+	if (!settings_text || api_build_failed(&b))
+		goto nomem;
+	if (db_begin(db))
 		goto fail;
 	rc = db_exec(db, "INSERT INTO scheduled_products (distri, version, flavor, arch, build, iso, status, settings,"
 		     " t_created, t_updated) VALUES (?, ?, ?, ?, ?, ?, 'scheduling', ?, ?, ?)", "ttttttttt",
@@ -208,7 +218,9 @@ int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 	if (rc < 0)
 		goto fail_tx;
 	sp_id = db_last_id(db);
-	products = find_products(db, params);
+	products = find_products(db, params, &b);
+	if (api_build_failed(&b))
+		goto nomem_tx;
 	for (i = 0; i < json_array_size(products); i++) {
 		int64_t pid = json_integer_value(json_array_get(products, i));
 		struct db_stmt *t;
@@ -224,25 +236,33 @@ int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 			templates++;
 			if (!list_has(pget(params, "TEST"), test) || !list_has(pget(params, "MACHINE"), db_col_text(t, 4)))
 				continue;
-			if ((rc = make_job(db, params, sp_id, pid, t, ids, made, why, sizeof(why))))
+			if ((rc = make_job(db, params, sp_id, pid, t, &b, ids, made, why, sizeof(why))))
 				break;
 		}
 		db_finalize(t);
 		if (rc == ERR_TOO_BIG)
 			goto refused;
+		if (rc == ERR_NOMEM)
+			goto nomem_tx;
 		if (rc < 0)
 			goto fail_tx;
 	}
-	if ((rc = link_chained(db, made, failed)))
+	if ((rc = link_chained(db, made, failed, &b)) == ERR_NOMEM)
+		goto nomem_tx;
+	if (rc)
 		goto fail_tx;
 	results = json_pack("{s:O,s:O}", "successful_job_ids", ids, "failed_job_info", failed);
 	results_text = results ? json_dumps(results, JSON_COMPACT) : NULL;
 	json_decref(results);
+	if (!results_text)
+		goto nomem_tx; /* stored without its results */
 	rc = db_exec(db, "UPDATE scheduled_products SET status = 'scheduled', results = ?, t_updated = ? WHERE id = ?",
 		     "tti", results_text, now, sp_id);
 	free(results_text);
-	if (rc < 0 || db_commit(db))
+	if (rc < 0)
 		goto fail_tx;
+	/* The answer before the commit: one that cannot be made keeps no jobs
+	 * (a client told 503 posts again). */
 	if (json_array_size(products) == 0) {
 		*resp = json_pack("{s:I,s:s+++++,s:i,s:[],s:{}}", "scheduled_product_id", (json_int_t)sp_id, "error",
 				  "no products found for ", pget(params, "DISTRI"), "-", pget(params, "FLAVOR"), "-",
@@ -256,13 +276,26 @@ int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 		*resp = json_pack("{s:I,s:I,s:O,s:O}", "scheduled_product_id", (json_int_t)sp_id, "count",
 				  (json_int_t)json_array_size(ids), "ids", ids, "failed", failed);
 	}
+	if (!*resp)
+		goto nomem_tx;
+	if (db_commit(db)) {
+		json_decref(*resp);
+		*resp = NULL;
+		goto fail_tx;
+	}
 	log_info("scheduled product %lld: %zu jobs", (long long)sp_id, json_array_size(ids));
 	json_decref(products);
 	json_decref(ids);
 	json_decref(made);
 	json_decref(failed);
 	free(settings_text);
-	return *resp ? status : 500;
+	return status;
+nomem_tx:
+	db_rollback(db);
+nomem:
+	status = 503;
+	snprintf(why, sizeof(why), "out of memory: try again later");
+	goto out;
 refused: /* a job's settings the client must change: nothing is kept */
 	status = 400;
 	db_rollback(db);
@@ -286,8 +319,9 @@ out:
 int isos_get(struct db *db, int64_t id, bool job_ids, json_t **out, char *msg, size_t msglen)
 {
 	static const char *const cols[] = { "distri", "version", "flavor", "arch", "build", "iso", "status" };
+	struct api_build b = API_BUILD_INIT;
 	struct db_stmt *st;
-	json_t *j, *settings, *results;
+	json_t *j;
 	size_t i;
 
 	*out = NULL;
@@ -301,26 +335,35 @@ int isos_get(struct db *db, int64_t id, bool job_ids, json_t **out, char *msg, s
 		err_set(msg, msglen, "Scheduled product %lld does not exist", (long long)id);
 		return ERR_NOT_FOUND;
 	}
-	j = json_object();
-	json_object_set_new(j, "id", json_integer(db_col_int(st, 0)));
+	j = api_build_take(&b, json_object(), "scheduled product");
+	api_build_set(&b, j, "id", json_integer(db_col_int(st, 0)));
 	for (i = 0; i < 7; i++)
-		json_object_set_new(j, cols[i], db_col_text(st, (int)i + 1) ? json_string(db_col_text(st, (int)i + 1))
-									    : json_null());
-	settings = db_col_text(st, 8) ? json_loads(db_col_text(st, 8), 0, NULL) : NULL;
-	results = db_col_text(st, 9) ? json_loads(db_col_text(st, 9), 0, NULL) : NULL;
-	json_object_set_new(j, "settings", settings ? settings : json_object());
-	json_object_set_new(j, "results", results ? results : json_null());
-	json_object_set_new(j, "t_created", json_string(db_col_text(st, 10)));
-	json_object_set_new(j, "t_updated", json_string(db_col_text(st, 11)));
+		api_build_set(&b, j, cols[i], db_col_text(st, (int)i + 1) ? json_string(db_col_text(st, (int)i + 1))
+									  : json_null());
+	/* vigil's own text: a parse that fails is out of memory, not the text. */
+	for (i = 0; i < 2; i++) {
+		const char *text = db_col_text(st, 8 + (int)i);
+		bool nomem = false;
+		json_t *v = text ? oom_json_loadb_trusted(text, strlen(text), &nomem) : NULL;
+		if (nomem)
+			api_build_take(&b, NULL, i ? "results" : "settings");
+		api_build_set(&b, j, i ? "results" : "settings", v ? v : i ? json_null() : json_object());
+	}
+	api_build_set(&b, j, "t_created", json_string(db_col_text(st, 10)));
+	api_build_set(&b, j, "t_updated", json_string(db_col_text(st, 11)));
 	db_finalize(st);
-	if (job_ids) {
-		json_t *ids = json_array();
-		if (!db_prepare(db, &st, "SELECT id FROM jobs WHERE scheduled_product_id = ? ORDER BY id", "i", id)) {
-			while (db_step(st) == 1)
-				json_array_append_new(ids, json_integer(db_col_int(st, 0)));
+	if (job_ids && !api_build_failed(&b)) {
+		json_t *ids = api_build_take(&b, json_array(), "job_ids");
+		if (ids && !db_prepare(db, &st, "SELECT id FROM jobs WHERE scheduled_product_id = ? ORDER BY id", "i", id)) {
+			while (!api_build_failed(&b) && db_step(st) == 1)
+				api_build_append(&b, ids, json_integer(db_col_int(st, 0)));
 			db_finalize(st);
 		}
-		json_object_set_new(j, "job_ids", ids);
+		api_build_set(&b, j, "job_ids", ids);
+	}
+	if (!(j = api_build_done(&b, j))) {
+		err_set(msg, msglen, "out of memory");
+		return ERR_NOMEM;
 	}
 	*out = j;
 	return 0;

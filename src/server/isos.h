@@ -16,7 +16,8 @@ struct db;
  * DISTRI VERSION FLAVOR ARCH. Creates the scheduled product and its jobs in
  * one transaction and sets *resp to openQA's response
  * {"scheduled_product_id","count","ids","failed"} (or with "error").
- * Returns the HTTP status: 200, 404 (no templates) or 500. */
+ * Returns the HTTP status: 200, 404 (no templates), 400 (a job's settings
+ * refused), 503 (out of memory: nothing stored) or 500. */
 int isos_schedule(struct db *db, const json_t *params, json_t **resp);
 
 /* GET /api/v1/isos/<id>: the scheduled product as openQA's JSON, with

@@ -222,8 +222,10 @@ static int run(struct db *db, const struct joblist_filter *f, const struct spec 
 		goto out;
 	if (plans) {
 		char plan[JOBLIST_PLAN_LEN];
-		if (!db_plan(db, q.sql.data, plan, sizeof(plan)))
-			json_array_append_new(plans, json_string(plan));
+		if (!db_plan(db, q.sql.data, plan, sizeof(plan)) && json_array_append_new(plans, json_string(plan))) {
+			rc = ERR_NOMEM;
+			goto out;
+		}
 	}
 	if ((rc = db_prepare(db, &st, q.sql.data, NULL)))
 		goto out;
@@ -576,7 +578,7 @@ static int latest(struct db *db, const struct joblist_filter *f, long limit, lon
 	}
 	put_filters(&q, f, &s);
 	put(&q, " ORDER BY id DESC");
-	if ((rc = q.err) || !seen)
+	if ((rc = q.err) || (!seen && (rc = ERR_NOMEM))) /* was 0: an empty answer */
 		goto out;
 	if ((rc = db_prepare(db, &st, q.sql.data, NULL)))
 		goto out;
@@ -595,7 +597,10 @@ static int latest(struct db *db, const struct joblist_filter *f, long limit, lon
 			 db_col_text(st, 6));
 		if (json_object_get(seen, scenario))
 			continue;
-		json_object_set_new(seen, scenario, json_true());
+		if (json_object_set_new(seen, scenario, json_true())) {
+			rc = ERR_NOMEM; /* the scenario would be listed twice */
+			break;
+		}
 		if (skipped < offset) {
 			skipped++;
 			continue;

@@ -263,17 +263,19 @@ int jobs_settings_default_class(json_t *settings)
 	return json_object_set_new(settings, "WORKER_CLASS", json_string(cls)) ? ERR_NOMEM : 0;
 }
 
-/* Merge the (key, value) rows of st into into; finalizes st. 0 or a db error. */
+/* Merge the (key, value) rows of st into into; finalizes st. 0, ERR_NOMEM
+ * (a setting lost: the job must not be made from it) or a db error. */
 static int merge_rows(struct db_stmt *st, json_t *into)
 {
 	json_t *src = json_object();
-	int rc;
+	int rc = src ? 1 : ERR_NOMEM;
 
-	while ((rc = db_step(st)) == 1)
-		json_object_set_new(src, db_col_text(st, 0), json_string(db_col_text(st, 1)));
+	while (rc == 1 && (rc = db_step(st)) == 1)
+		if (json_object_set_new(src, db_col_text(st, 0), json_string(db_col_text(st, 1))))
+			rc = ERR_NOMEM;
 	db_finalize(st);
 	if (rc == 0)
-		jobs_settings_merge(into, src);
+		rc = jobs_settings_merge(into, src);
 	json_decref(src);
 	return rc;
 }
@@ -782,6 +784,7 @@ int jobs_names_asset(struct db *db, int64_t id, const char *type, const char *na
 
 int jobs_restart_clones(struct db *db, int64_t id, int64_t *new_id, json_t **clones, char *msg, size_t msglen)
 {
+	struct api_build b = API_BUILD_INIT;
 	int64_t before = 0;
 	struct db_stmt *st;
 	int rc;
@@ -792,15 +795,16 @@ int jobs_restart_clones(struct db *db, int64_t id, int64_t *new_id, json_t **clo
 	(void)db_query_int(db, &before, "SELECT COALESCE(MAX(id), 0) FROM jobs", NULL);
 	if ((rc = jobs_restart(db, id, new_id, msg, msglen)))
 		return rc;
-	*clones = json_object();
-	if (!db_prepare(db, &st, "SELECT id, clone_id FROM jobs WHERE clone_id > ? ORDER BY id", "i", before)) {
-		while (db_step(st) == 1) {
+	*clones = api_build_take(&b, json_object(), "clones");
+	if (*clones && !db_prepare(db, &st, "SELECT id, clone_id FROM jobs WHERE clone_id > ? ORDER BY id", "i", before)) {
+		while (!api_build_failed(&b) && db_step(st) == 1) {
 			char key[24];
 			snprintf(key, sizeof(key), "%lld", (long long)db_col_int(st, 0));
-			json_object_set_new(*clones, key, json_integer(db_col_int(st, 1)));
+			api_build_set(&b, *clones, key, json_integer(db_col_int(st, 1)));
 		}
 		db_finalize(st);
 	}
+	*clones = api_build_done(&b, *clones); /* NULL: the restart stands, its map is lost */
 	return 0;
 }
 

@@ -38,7 +38,8 @@ char *jobs_name(const json_t *settings);
  * qemu or unset. 0 or ERR_NOMEM. */
 int jobs_settings_default_class(json_t *settings);
 
-/* Settings of one admin table row merged into into (kind: machine, product, test_suite). 0 or a db error. */
+/* Settings of one admin table row merged into into (kind: machine, product, test_suite). 0,
+ * ERR_NOMEM or a db error. */
 int jobs_table_settings(struct db *db, const char *kind, int64_t owner_id, json_t *into);
 /* Settings of one job template row merged into into, as jobs_table_settings. */
 int jobs_template_settings(struct db *db, int64_t template_id, json_t *into);
@@ -120,7 +121,8 @@ int jobs_create_posted(struct db *db, const json_t *global, const json_t *per, b
 		       char *msg, size_t msglen);
 
 /* jobs_restart, and in *clones (new object, on success) the jobs cloned
- * with it (skipped chained children) as {"old id": new id}. */
+ * with it (skipped chained children) as {"old id": new id}; *clones NULL
+ * when out of memory after the restart was stored (answer 503). */
 int jobs_restart_clones(struct db *db, int64_t id, int64_t *new_id, json_t **clones, char *msg, size_t msglen);
 
 /* True for the states / results openQA knows. */

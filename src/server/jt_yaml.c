@@ -841,9 +841,20 @@ static int add_pair(yaml_document_t *d, int map, const char *key, int val)
 	return k && val && yaml_document_append_mapping_pair(d, map, k, val);
 }
 
+/* The emitter's output and the first error appending to it (ERR_NOMEM or
+ * ERR_TOO_BIG: libyaml only says the write failed). */
+struct yaml_out {
+	struct buf *b;
+	int rc;
+};
+
 static int write_cb(void *data, unsigned char *buffer, size_t size)
 {
-	return buf_append(data, buffer, size) == 0;
+	struct yaml_out *o = data;
+
+	if (!o->rc)
+		o->rc = buf_append(o->b, buffer, size);
+	return o->rc == 0;
 }
 
 /* The node index stored under name in idx, created by make when missing. */
@@ -858,12 +869,14 @@ static int child(yaml_document_t *d, json_t *idx, const char *name, int parent, 
 		: yaml_document_add_mapping(d, NULL, YAML_BLOCK_MAPPING_STYLE);
 	if (!n || !add_pair(d, parent, name, n))
 		return 0;
-	json_object_set_new(idx, name, json_integer(n));
+	if (json_object_set_new(idx, name, json_integer(n)))
+		return 0; /* a second mapping under the same key would follow */
 	return n;
 }
 
 int jt_yaml_dump(const struct jt_list *l, long default_prio, bool defaults, struct buf *out)
 {
+	struct yaml_out yo = { out, 0 };
 	yaml_document_t d;
 	yaml_emitter_t em;
 	json_t *counts = json_object(), *defmachine = json_object(), *pidx = json_object(), *aidx = json_object(),
@@ -878,13 +891,11 @@ int jt_yaml_dump(const struct jt_list *l, long default_prio, bool defaults, stru
 	for (i = 0; defaults && i < l->n; i++) {
 		const struct jt_entry *e = &l->v[i];
 		json_t *a = json_object_get(counts, e->arch);
-		if (!a) {
-			a = json_object();
-			json_object_set_new(counts, e->arch, a);
-		}
-		if (e->machine)
-			json_object_set_new(a, e->machine,
-					    json_integer(json_integer_value(json_object_get(a, e->machine)) + 1));
+		if (!a && json_object_set_new(counts, e->arch, a = json_object()))
+			goto out_json; /* another default machine */
+		if (e->machine && json_object_set_new(a, e->machine,
+						      json_integer(json_integer_value(json_object_get(a, e->machine)) + 1)))
+			goto out_json;
 	}
 	{
 		const char *arch, *m;
@@ -897,8 +908,8 @@ int jt_yaml_dump(const struct jt_list *l, long default_prio, bool defaults, stru
 					best = m;
 					bn = json_integer_value(n);
 				}
-			if (best)
-				json_object_set_new(defmachine, arch, json_string(best));
+			if (best && json_object_set_new(defmachine, arch, json_string(best)))
+				goto out_json;
 		}
 	}
 	if (!yaml_document_initialize(&d, NULL, NULL, NULL, 1, 1))
@@ -933,8 +944,8 @@ int jt_yaml_dump(const struct jt_list *l, long default_prio, bool defaults, stru
 			int pm = yaml_document_add_mapping(&d, NULL, YAML_BLOCK_MAPPING_STYLE);
 			ok = pm && add_pair(&d, prods, e->product, pm) && add_pair(&d, pm, "distri", add_str(&d, e->distri)) &&
 			     add_pair(&d, pm, "flavor", add_str(&d, e->flavor)) &&
-			     add_pair(&d, pm, "version", add_str(&d, e->version));
-			json_object_set_new(pidx, e->product, json_true());
+			     add_pair(&d, pm, "version", add_str(&d, e->version)) &&
+			     !json_object_set_new(pidx, e->product, json_true());
 		}
 		archmap = ok ? child(&d, aidx, e->arch, scens, false) : 0;
 		snprintf(lkey, sizeof(lkey), "%s\x1f%s", e->arch, e->product);
@@ -944,8 +955,9 @@ int jt_yaml_dump(const struct jt_list *l, long default_prio, bool defaults, stru
 			if (v) {
 				list = (int)json_integer_value(v);
 			} else if ((list = yaml_document_add_sequence(&d, NULL, YAML_BLOCK_SEQUENCE_STYLE)) &&
-				   add_pair(&d, archmap, e->product, list)) {
-				json_object_set_new(lidx, lkey, json_integer(list));
+				   add_pair(&d, archmap, e->product, list) &&
+				   !json_object_set_new(lidx, lkey, json_integer(list))) {
+				/* indexed: the next entry of the list goes under it */
 			} else {
 				list = 0;
 			}
@@ -989,10 +1001,12 @@ int jt_yaml_dump(const struct jt_list *l, long default_prio, bool defaults, stru
 		yaml_document_delete(&d);
 		goto out_json;
 	}
-	yaml_emitter_set_output(&em, write_cb, out);
+	yaml_emitter_set_output(&em, write_cb, &yo);
 	yaml_emitter_set_unicode(&em, 1);
 	yaml_emitter_set_width(&em, -1);
-	rc = yaml_emitter_open(&em) && yaml_emitter_dump(&em, &d) && yaml_emitter_close(&em) ? 0 : ERR_TOO_BIG;
+	rc = 0;
+	if (!yaml_emitter_open(&em) || !yaml_emitter_dump(&em, &d) || !yaml_emitter_close(&em))
+		rc = yo.rc ? yo.rc : em.error == YAML_MEMORY_ERROR ? ERR_NOMEM : ERR_TOO_BIG;
 	yaml_emitter_delete(&em); /* yaml_emitter_dump deleted the document */
 out_json:
 	json_decref(counts);

@@ -501,8 +501,9 @@ void livestream_status(struct livestream *h, int64_t job, const json_t *fields)
 			return;
 		}
 	}
-	json_object_update(j->status, (json_t *)fields);
-	text = json_dumps(j->status, JSON_COMPACT);
+	/* A field that could not be taken: not sent part-updated (the next
+	 * status, unlike this one, then counts as changed and is sent whole). */
+	text = json_object_update(j->status, (json_t *)fields) ? NULL : json_dumps(j->status, JSON_COMPACT);
 	if (text) {
 		struct blob *b = blob_event("status", text);
 		if (b) {

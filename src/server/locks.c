@@ -328,10 +328,13 @@ static int id_rows(struct db_stmt *st, bool as_map, json_t **out)
 			char key[24];
 			const char *v = db_col_text(st, 1);
 			snprintf(key, sizeof(key), "%lld", (long long)id);
-			json_object_set_new(o, key, json_string(v ? v : ""));
-		} else {
-			json_array_append_new(o, json_integer((json_int_t)id));
+			if (json_object_set_new(o, key, json_string(v ? v : "")))
+				rc = ERR_NOMEM; /* a job missing from the answer */
+		} else if (json_array_append_new(o, json_integer((json_int_t)id))) {
+			rc = ERR_NOMEM;
 		}
+		if (rc < 0)
+			break;
 	}
 	db_finalize(st);
 	if (rc < 0) {
@@ -418,7 +421,7 @@ int locks_relay_peers(struct db *db, int64_t job_id, json_t **out)
 			char key[24];
 			const char *v = db_col_text(st, 0);
 			snprintf(key, sizeof(key), "%lld", (long long)ids[i]);
-			json_object_set_new(o, key, json_string(v ? v : ""));
+			rc = json_object_set_new(o, key, json_string(v ? v : "")) ? ERR_NOMEM : 0; /* a peer lost */
 		}
 		db_finalize(st);
 	}

@@ -14,6 +14,7 @@
 #include "server/artefacts.h"
 #include "server/db.h"
 #include "server/needles.h"
+#include "server/api_build.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/path.h"
@@ -240,6 +241,7 @@ int needles_list(struct db *db, enum needles_sort sort, const char *after, const
 	char sql[1024];
 	struct db_stmt *st = NULL;
 	json_t *list = NULL, *next = json_null();
+	struct api_build b = API_BUILD_INIT;
 	const char *key;
 	int64_t after_id;
 	long n = 0;
@@ -269,27 +271,33 @@ int needles_list(struct db *db, enum needles_sort sort, const char *after, const
 		 orders[sort].where, orders[sort].order);
 	if ((rc = db_prepare(db, &st, sql, "titi", key, after_id, search, (int64_t)limit + 1)))
 		return rc;
-	list = json_array();
-	while ((rc = db_step(st)) == 1) {
+	list = api_build_take(&b, json_array(), "needles");
+	while (!api_build_failed(&b) && (rc = db_step(st)) == 1) {
 		json_t *o;
 		if (n++ == limit) {
 			/* One more row than asked: the page ends at the previous one. */
 			break;
 		}
-		o = json_object();
-		json_object_set_new(o, "id", json_integer(db_col_int(st, 0)));
-		json_object_set_new(o, "distri", json_string(db_col_text(st, 1) ? db_col_text(st, 1) : ""));
-		json_object_set_new(o, "name", json_string(db_col_text(st, 2) ? db_col_text(st, 2) : ""));
-		json_object_set_new(o, "file", text_or_null(db_col_text(st, 3)));
-		json_object_set_new(o, "last_match", text_or_null(db_col_text(st, 4)));
-		json_object_set_new(o, "last_match_job", id_or_null(st, 5));
-		json_object_set_new(o, "last_match_module", text_or_null(db_col_text(st, 6)));
-		json_object_set_new(o, "last_match_step", id_or_null(st, 7));
-		json_object_set_new(o, "last_seen", text_or_null(db_col_text(st, 8)));
-		json_object_set_new(o, "last_seen_job", id_or_null(st, 9));
-		json_object_set_new(o, "last_seen_module", text_or_null(db_col_text(st, 10)));
-		json_object_set_new(o, "last_seen_step", id_or_null(st, 11));
-		json_array_append_new(list, o);
+		o = api_build_take(&b, json_object(), "needle");
+		if (!o)
+			break;
+		api_build_set(&b, o, "id", json_integer(db_col_int(st, 0)));
+		api_build_set(&b, o, "distri", json_string(db_col_text(st, 1) ? db_col_text(st, 1) : ""));
+		api_build_set(&b, o, "name", json_string(db_col_text(st, 2) ? db_col_text(st, 2) : ""));
+		api_build_set(&b, o, "file", text_or_null(db_col_text(st, 3)));
+		api_build_set(&b, o, "last_match", text_or_null(db_col_text(st, 4)));
+		api_build_set(&b, o, "last_match_job", id_or_null(st, 5));
+		api_build_set(&b, o, "last_match_module", text_or_null(db_col_text(st, 6)));
+		api_build_set(&b, o, "last_match_step", id_or_null(st, 7));
+		api_build_set(&b, o, "last_seen", text_or_null(db_col_text(st, 8)));
+		api_build_set(&b, o, "last_seen_job", id_or_null(st, 9));
+		api_build_set(&b, o, "last_seen_module", text_or_null(db_col_text(st, 10)));
+		api_build_set(&b, o, "last_seen_step", id_or_null(st, 11));
+		api_build_append(&b, list, o);
+	}
+	if (api_build_failed(&b)) {
+		rc = ERR_NOMEM;
+		goto out;
 	}
 	if (rc == 1) {
 		/* The cursor of the last row shown. */

@@ -250,14 +250,16 @@ json_t *oqcompat_known_images(const char *data_dir, int64_t job_id)
 	DIR *d = dir ? opendir(dir) : NULL;
 	struct dirent *e;
 
-	while (d && (e = readdir(d))) {
+	while (a && d && (e = readdir(d))) {
 		char md5[OQCOMPAT_MD5_HEX];
 		/* <md5>.png only: a thumbnail alone does not make an image known. */
 		if (strlen(e->d_name) != OQCOMPAT_MD5_HEX - 1 + 4 || !str_ends_with(e->d_name, ".png"))
 			continue;
 		snprintf(md5, sizeof(md5), "%.32s", e->d_name);
-		if (md5_valid(md5))
-			json_array_append_new(a, json_string(md5));
+		if (md5_valid(md5) && json_array_append_new(a, json_string(md5))) {
+			json_decref(a); /* one missing would be uploaded again: none */
+			a = NULL;
+		}
 	}
 	if (d)
 		closedir(d);
@@ -302,6 +304,7 @@ int oqcompat_store_details(const char *data_dir, int64_t job_id, const json_t *s
 		}
 		copy = json_deep_copy(m);
 		details = json_object_get(copy, "details");
+		rc = 0;
 		json_array_foreach(details, i, d) {
 			json_t *shot = json_object_get(d, "screenshot");
 			if (json_is_object(shot)) {
@@ -309,14 +312,15 @@ int oqcompat_store_details(const char *data_dir, int64_t job_id, const json_t *s
 				const char *md5 = json_string_value(json_object_get(shot, "md5"));
 				if (name && artefact_name_valid(name, strlen(name)) && md5_valid(md5))
 					link_known(data_dir, job_id, name, md5);
-				if (name)
-					json_object_set_new(d, "screenshot", json_string(name));
-				else
+				if (name) {
+					if (json_object_set_new(d, "screenshot", json_string(name)))
+						rc = ERR_NOMEM; /* not stored with the worker's object in its place */
+				} else
 					json_object_del(d, "screenshot");
 			}
 		}
-		path = artefact_path(data_dir, job_id, rel);
-		text = copy ? json_dumps(copy, JSON_COMPACT) : NULL;
+		path = rc ? NULL : artefact_path(data_dir, job_id, rel);
+		text = copy && path ? json_dumps(copy, JSON_COMPACT) : NULL;
 		rc = path && text ? file_write_all(path, text, strlen(text)) : ERR_NOMEM;
 		if (rc == -ENOENT) {
 			char *dir = artefact_path(data_dir, job_id, NULL);

@@ -41,7 +41,8 @@ void oqcompat_upload_release(struct oqcompat_upload *up);
  * (not an md5), -errno. */
 int oqcompat_note_image(const char *data_dir, int64_t job_id, const char *name, const char *md5, bool thumb);
 
-/* The md5s of the job's screenshots recorded so far, a new JSON array. */
+/* The md5s of the job's screenshots recorded so far, a new JSON array;
+ * NULL when out of memory. */
 json_t *oqcompat_known_images(const char *data_dir, int64_t job_id);
 
 /* Writes result-<module>.json for each module of status.result that has

@@ -15,6 +15,7 @@
 #include "server/deps.h"
 #include "server/jobs.h"
 #include "server/rerun.h"
+#include "server/api_build.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -58,16 +59,17 @@ int rerun_record_held(struct db *db, int64_t worker_id, const char *list)
 
 json_t *rerun_held_json(struct db *db, int64_t worker_id)
 {
-	json_t *a = json_array();
+	struct api_build b = API_BUILD_INIT;
+	json_t *a = api_build_take(&b, json_array(), "snapshots");
 	struct db_stmt *st;
 
-	if (db_prepare(db, &st, "SELECT job_id FROM worker_snapshots WHERE worker_id = ? ORDER BY job_id", "i",
-		       worker_id))
+	if (!a || db_prepare(db, &st, "SELECT job_id FROM worker_snapshots WHERE worker_id = ? ORDER BY job_id", "i",
+			     worker_id))
 		return a;
-	while (db_step(st) == 1)
-		json_array_append_new(a, json_integer(db_col_int(st, 0)));
+	while (!api_build_failed(&b) && db_step(st) == 1)
+		api_build_append(&b, a, json_integer(db_col_int(st, 0)));
 	db_finalize(st);
-	return a;
+	return api_build_done(&b, a);
 }
 
 /* Where the re-run of job id starts: the module after the last passed
@@ -156,7 +158,7 @@ int rerun_create(struct db *db, int64_t id, const char *module, int64_t now_s, i
 		worker = 0;
 	if ((rc = jobs_restart_clones(db, id, &new_id, &clones, msg, msglen)))
 		return rc;
-	json_decref(clones);
+	json_decref(clones); /* only new_id is answered: a lost map changes nothing */
 	if (worker) {
 		rc = db_exec(db, "UPDATE jobs SET resume_from = ?, resume_job_id = ?, resume_worker_id = ?,"
 			     " resume_deadline = ? WHERE id = ?", "tiiii", resume, id, worker, now_s + wait_s, new_id);
@@ -251,8 +253,11 @@ static int copy_module(const char *data_dir, int64_t from, int64_t to, const cha
 		goto out;
 	}
 	/* A module the old job had copied itself names where it came from. */
-	if (!json_is_integer(json_object_get(r, "copied_from")))
-		json_object_set_new(r, "copied_from", json_integer(from));
+	if (!json_is_integer(json_object_get(r, "copied_from")) &&
+	    json_object_set_new(r, "copied_from", json_integer(from))) {
+		rc = ERR_NOMEM; /* written without it, the module would pass as its own */
+		goto out;
+	}
 	json_array_foreach(json_object_get(r, "details"), i, d) {
 		const char *shot = json_string_value(json_object_get(d, "screenshot"));
 		const char *text = json_string_value(json_object_get(d, "text"));
@@ -328,8 +333,11 @@ int rerun_finish(struct db *db, const char *data_dir, int64_t id, char *result, 
 			continue;
 		if (copy_module(data_dir, from, id, name))
 			continue;
-		json_array_set(json_object_get(res, "modules"), i, o);
-		json_object_set_new(json_array_get(json_object_get(res, "modules"), i), "copied_from", json_integer(from));
+		if (json_object_set_new(o, "copied_from", json_integer(from)) ||
+		    json_array_set(json_object_get(res, "modules"), i, o)) {
+			rc = ERR_NOMEM; /* results.json is not written: the job keeps what it has */
+			goto out;
+		}
 		rc = db_exec(db, "UPDATE job_modules SET result = (SELECT o.result FROM job_modules o WHERE o.job_id = ?"
 			     " AND o.name = ?) WHERE job_id = ? AND name = ?", "itit", from, name, id, name);
 		if (rc < 0)
@@ -342,9 +350,9 @@ int rerun_finish(struct db *db, const char *data_dir, int64_t id, char *result, 
 	}
 	rc = 0;
 	if (copied) {
-		if (result && result[0])
-			json_object_set_new(res, "result", json_string(result));
-		if (json_dump_file(res, path, JSON_INDENT(1)))
+		if (result && result[0] && json_object_set_new(res, "result", json_string(result)))
+			rc = ERR_NOMEM;
+		else if (json_dump_file(res, path, JSON_INDENT(1)))
 			rc = ERR_IO;
 		log_info("job %lld: %d module(s) copied from job %lld", (long long)id, copied, (long long)from);
 	}

@@ -14,6 +14,7 @@
 #include "server/db.h"
 #include "server/jobs.h"
 #include "server/review.h"
+#include "server/api_build.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -97,18 +98,20 @@ static int ancestors(struct db *db, int64_t job_id, int64_t *n)
 			    " SELECT MAX(n) FROM a", "i", job_id);
 }
 
+/* The names, or NULL: out of memory. */
 static json_t *failed_modules(struct db *db, int64_t job_id)
 {
+	struct api_build b = API_BUILD_INIT;
 	struct db_stmt *st;
-	json_t *a = json_array();
+	json_t *a = api_build_take(&b, json_array(), "failed_modules");
 
-	if (db_prepare(db, &st, "SELECT name FROM job_modules WHERE job_id = ? AND result = 'failed' ORDER BY id", "i",
-		       job_id))
+	if (!a || db_prepare(db, &st, "SELECT name FROM job_modules WHERE job_id = ? AND result = 'failed' ORDER BY id",
+			     "i", job_id))
 		return a;
-	while (db_step(st) == 1)
-		json_array_append_new(a, json_string(db_col_text(st, 0)));
+	while (!api_build_failed(&b) && db_step(st) == 1)
+		api_build_append(&b, a, json_string(db_col_text(st, 0)));
 	db_finalize(st);
-	return a;
+	return api_build_done(&b, a);
 }
 
 static json_t *text_or_null(const char *s)
@@ -118,8 +121,9 @@ static json_t *text_or_null(const char *s)
 
 int review_list(struct db *db, int64_t after, long limit, json_t **out)
 {
+	struct api_build b = API_BUILD_INIT;
 	struct db_stmt *st;
-	json_t *jobs = json_array();
+	json_t *jobs = api_build_take(&b, json_array(), "jobs");
 	int64_t last = 0, n;
 	long count = 0;
 	int rc;
@@ -133,19 +137,23 @@ int review_list(struct db *db, int64_t after, long limit, json_t **out)
 			" LEFT JOIN job_groups g ON g.id = j.group_id"
 			" WHERE j.review_todo = 1 AND j.clone_id IS NULL AND j.id < ? ORDER BY j.id DESC LIMIT ?",
 			"ii", after > 0 ? after : INT64_MAX, (int64_t)limit);
-	if (rc) {
+	if (rc || !jobs) {
+		if (!rc)
+			db_finalize(st);
 		json_decref(jobs);
-		return rc;
+		return rc ? rc : ERR_NOMEM;
 	}
-	while ((rc = db_step(st)) == 1) {
+	while (!api_build_failed(&b) && (rc = db_step(st)) == 1) {
 		json_t *settings = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "TEST", db_col_text(st, 1), "DISTRI",
 					     db_col_text(st, 2), "VERSION", db_col_text(st, 3), "FLAVOR",
 					     db_col_text(st, 4), "ARCH", db_col_text(st, 5), "MACHINE",
 					     db_col_text(st, 6), "BUILD", db_col_text(st, 7));
-		char *name = jobs_name(settings);
+		char *name = settings ? jobs_name(settings) : NULL;
 		last = db_col_int(st, 0);
-		json_array_append_new(
-			jobs, json_pack("{s:I,s:s?,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:o}", "id",
+		if (!name)
+			api_build_take(&b, NULL, "name"); /* "s?" would show null */
+		api_build_append(
+			&b, jobs, json_pack("{s:I,s:s?,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:o,s:s,s:b,s:o}", "id",
 					(json_int_t)last, "name", name, "test", db_col_text(st, 1), "distri",
 					db_col_text(st, 2), "version", db_col_text(st, 3), "flavor",
 					db_col_text(st, 4), "arch", db_col_text(st, 5), "machine", db_col_text(st, 6),
@@ -159,48 +167,59 @@ int review_list(struct db *db, int64_t after, long limit, json_t **out)
 		count++;
 	}
 	db_finalize(st);
-	if (rc < 0) {
-		json_decref(jobs);
-		return rc;
-	}
 	/* A page's own facts after its rows: each a lookup by primary key or index. */
-	for (size_t i = 0; i < json_array_size(jobs); i++) {
+	for (size_t i = 0; rc >= 0 && !api_build_failed(&b) && i < json_array_size(jobs); i++) {
 		json_t *j = json_array_get(jobs, i);
 		int64_t id = json_integer_value(json_object_get(j, "id"));
-		json_object_set_new(j, "failed_modules", failed_modules(db, id));
-		json_object_set_new(j, "restarts", json_integer(ancestors(db, id, &n) ? 0 : n));
+		api_build_set(&b, j, "failed_modules", failed_modules(db, id));
+		api_build_set(&b, j, "restarts", json_integer(ancestors(db, id, &n) ? 0 : n));
+	}
+	if (rc < 0 || api_build_failed(&b)) {
+		json_decref(jobs);
+		return rc < 0 ? rc : ERR_NOMEM;
 	}
 	*out = json_pack("{s:o,s:o}", "jobs", jobs, "next", count == limit ? json_integer(last) : json_null());
 	return *out ? 0 : ERR_NOMEM;
 }
 
 /* The bug references in the titles of a module's steps, joined without
- * separator as openQA's _failure_reason does; "" when none. */
+ * separator as openQA's _failure_reason does; "" when none, NULL when out
+ * of memory. */
 static char *title_bugrefs(const char *data_dir, int64_t job_id, const char *module)
 {
 	struct buf b;
 	char *fn = NULL, *path = NULL;
 	json_t *res = NULL, *d;
+	bool bad = false;
 	size_t i;
 
 	buf_init(&b, 4096);
 	(void)buf_puts(&b, "");
 	if (!data_dir || !artefact_name_valid(module, strlen(module)))
 		goto out;
-	if (!(fn = fmt("result-%s.json", module)) || !(path = artefact_path(data_dir, job_id, fn)))
+	if (!(fn = fmt("result-%s.json", module)) || !(path = artefact_path(data_dir, job_id, fn))) {
+		bad = true;
 		goto out;
+	}
 	res = json_load_file(path, 0, NULL);
 	json_array_foreach(json_object_get(res, "details"), i, d) {
 		const char *title = json_string_value(json_object_get(d, "title"));
 		json_t *refs = title ? bugref_find_all(title) : NULL;
-		if (json_array_size(refs))
-			(void)buf_puts(&b, json_string_value(json_array_get(refs, 0)));
+		if ((title && !refs) || (json_array_size(refs) && buf_puts(&b, json_string_value(json_array_get(refs, 0))))) {
+			json_decref(refs); /* a reason without a bug: another reason */
+			bad = true;
+			goto out;
+		}
 		json_decref(refs);
 	}
 out:
 	json_decref(res);
 	free(path);
 	free(fn);
+	if (bad) {
+		buf_release(&b);
+		return NULL;
+	}
 	return buf_steal(&b);
 }
 
@@ -224,10 +243,13 @@ int review_failure_reason(struct db *db, const char *data_dir, int64_t job_id, c
 		return rc;
 	while (n < sizeof(keys) / sizeof(keys[0]) && (rc = db_step(st)) == 1) {
 		char *refs = title_bugrefs(data_dir, job_id, db_col_text(st, 0));
-		keys[n] = fmt("%s:%s", refs && *refs ? refs : db_col_text(st, 0), db_col_text(st, 1));
+		keys[n] = refs ? fmt("%s:%s", *refs ? refs : db_col_text(st, 0), db_col_text(st, 1)) : NULL;
 		free(refs);
-		if (keys[n])
-			n++;
+		if (!keys[n]) { /* a module left out would make another reason */
+			rc = ERR_NOMEM;
+			break;
+		}
+		n++;
 	}
 	db_finalize(st);
 	qsort(keys, n, sizeof(keys[0]), cmp_str);
@@ -425,6 +447,7 @@ int review_job_done(struct db *db, const char *data_dir, int64_t job_id)
 /* The clone chain the job belongs to, oldest first, as [{"id", "result"}]. */
 static int chain(struct db *db, int64_t job_id, json_t **out)
 {
+	struct api_build b = API_BUILD_INIT;
 	struct db_stmt *st;
 	int rc;
 
@@ -439,12 +462,18 @@ static int chain(struct db *db, int64_t job_id, json_t **out)
 			"ii", job_id, job_id);
 	if (rc)
 		return rc;
-	*out = json_array();
-	while ((rc = db_step(st)) == 1)
-		json_array_append_new(*out, json_pack("{s:I,s:s,s:s}", "id", (json_int_t)db_col_int(st, 0), "result",
-						      db_col_text(st, 1), "state", db_col_text(st, 2)));
+	*out = api_build_take(&b, json_array(), "runs");
+	while (*out && !api_build_failed(&b) && (rc = db_step(st)) == 1)
+		api_build_append(&b, *out, json_pack("{s:I,s:s,s:s}", "id", (json_int_t)db_col_int(st, 0), "result",
+						     db_col_text(st, 1), "state", db_col_text(st, 2)));
 	db_finalize(st);
-	return rc < 0 ? rc : 0;
+	if (rc < 0 || !api_build_done(&b, *out)) { /* a run missing would change the verdict */
+		if (rc < 0)
+			json_decref(*out);
+		*out = NULL;
+		return rc < 0 ? rc : ERR_NOMEM;
+	}
+	return 0;
 }
 
 /* "passed on retry 2 of 3" / "failed 3 of 3" for the last run of a chain

@@ -438,16 +438,19 @@ int sched_job_network(struct db *db, int64_t job_id, json_t *settings, unsigned 
 		if ((rc = deps_cluster(db, job_id, ids, &n)))
 			return rc;
 		snprintf(v, sizeof(v), "%lld", (long long)(n ? ids[0] : job_id));
-		json_object_set_new(settings, "NICVLAN", json_string(v));
+		if (json_object_set_new(settings, "NICVLAN", json_string(v)))
+			return ERR_NOMEM; /* the job would run on another network */
 	}
 	if (!json_object_get(settings, "NICMAC")) {
 		snprintf(v, sizeof(v), "52:54:00:%02x:%02x:%02x", (unsigned)(job_id >> 16) & 255,
 			 (unsigned)(job_id >> 8) & 255, (unsigned)job_id & 255);
-		json_object_set_new(settings, "NICMAC", json_string(v));
+		if (json_object_set_new(settings, "NICMAC", json_string(v)))
+			return ERR_NOMEM;
 	}
 	if (!json_object_get(settings, "NICMCAST_PORT") && port) {
 		snprintf(v, sizeof(v), "%u", port);
-		json_object_set_new(settings, "NICMCAST_PORT", json_string(v));
+		if (json_object_set_new(settings, "NICMCAST_PORT", json_string(v)))
+			return ERR_NOMEM;
 	}
 	return 0;
 }

@@ -42,8 +42,8 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id);
  * unset: NICVLAN, the id of the first job of its parallel cluster (one
  * network per cluster); NICMAC, 52:54:00 and the job id's three low bytes
  * (distinct per job); NICMCAST_PORT, port (the server's, so that two
- * servers on one host keep their networks apart; skipped when 0). 0 or a
- * db error. */
+ * servers on one host keep their networks apart; skipped when 0). 0,
+ * ERR_NOMEM or a db error. */
 int sched_job_network(struct db *db, int64_t job_id, json_t *settings, unsigned port);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "server/db.h"
 #include "server/tables.h"
+#include "server/api_build.h"
 #include "util/err.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -61,16 +62,17 @@ static size_t ncols(const struct table *t)
 
 static json_t *settings_list(struct db *db, const char *kind, int64_t id)
 {
-	json_t *a = json_array();
+	struct api_build b = API_BUILD_INIT;
+	json_t *a = api_build_take(&b, json_array(), "settings");
 	struct db_stmt *st;
 
-	if (db_prepare(db, &st, "SELECT key, value FROM table_settings WHERE kind = ? AND owner_id = ? ORDER BY key",
-		       "ti", kind, id))
+	if (!a || db_prepare(db, &st, "SELECT key, value FROM table_settings WHERE kind = ? AND owner_id = ? ORDER BY key",
+			     "ti", kind, id))
 		return a;
-	while (db_step(st) == 1)
-		json_array_append_new(a, json_pack("{s:s,s:s}", "key", db_col_text(st, 0), "value", db_col_text(st, 1)));
+	while (!api_build_failed(&b) && db_step(st) == 1)
+		api_build_append(&b, a, json_pack("{s:s,s:s}", "key", db_col_text(st, 0), "value", db_col_text(st, 1)));
 	db_finalize(st);
-	return a;
+	return api_build_done(&b, a); /* NULL: out of memory */
 }
 
 int tables_list(struct db *db, enum tables_kind kind, int64_t id, const char *const *want, json_t **out, char *msg,
@@ -78,34 +80,42 @@ int tables_list(struct db *db, enum tables_kind kind, int64_t id, const char *co
 {
 	const struct table *t = &tables[kind];
 	size_t n = ncols(t), i;
+	struct api_build b = API_BUILD_INIT;
 	struct db_stmt *st;
 	json_t *rows;
-	int rc;
+	int rc = 0;
 
 	*out = NULL;
 	if (db_prepare(db, &st, t->sql_select, "ii", id, id)) {
 		err_set(msg, msglen, "cannot read %s", t->d.json_key);
 		return ERR_IO;
 	}
-	rows = json_array();
-	while ((rc = db_step(st)) == 1) {
-		json_t *row = json_object();
+	rows = api_build_take(&b, json_array(), t->d.json_key);
+	while (!api_build_failed(&b) && (rc = db_step(st)) == 1) {
+		json_t *row = api_build_take(&b, json_object(), "row");
 		bool keep = true;
-		json_object_set_new(row, "id", json_integer(db_col_int(st, 0)));
+		if (!row)
+			break;
+		api_build_set(&b, row, "id", json_integer(db_col_int(st, 0)));
 		for (i = 0; i < n; i++) {
 			const char *v = db_col_text(st, (int)i + 1);
 			if (want[i] && (!v || strcmp(want[i], v)))
 				keep = false;
 			if (v && *v) /* falsy columns are omitted, as openQA */
-				json_object_set_new(row, t->d.cols[i], json_string(v));
+				api_build_set(&b, row, t->d.cols[i], json_string(v));
 		}
-		json_object_set_new(row, "settings", settings_list(db, t->kind, db_col_int(st, 0)));
+		api_build_set(&b, row, "settings", settings_list(db, t->kind, db_col_int(st, 0)));
 		if (keep)
-			json_array_append_new(rows, row);
+			api_build_append(&b, rows, row);
 		else
 			json_decref(row);
 	}
 	db_finalize(st);
+	if (api_build_failed(&b)) {
+		json_decref(rows);
+		err_set(msg, msglen, "out of memory");
+		return ERR_NOMEM;
+	}
 	if (rc < 0) {
 		json_decref(rows);
 		err_set(msg, msglen, "cannot read %s", t->d.json_key);

@@ -12,6 +12,7 @@
 #include "server/groups.h"
 #include "server/jobs.h"
 #include "server/templates.h"
+#include "server/api_build.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -19,6 +20,7 @@
 
 int templates_list(struct db *db, int64_t id, json_t **out, char *msg, size_t msglen)
 {
+	struct api_build b = API_BUILD_INIT;
 	struct db_stmt *st;
 	json_t *a;
 
@@ -33,9 +35,9 @@ int templates_list(struct db *db, int64_t id, json_t **out, char *msg, size_t ms
 		err_set(msg, msglen, "cannot read job templates");
 		return ERR_IO;
 	}
-	a = json_array();
-	while (db_step(st) == 1) {
-		json_array_append_new(a, json_pack(
+	a = api_build_take(&b, json_array(), "job_templates");
+	while (!api_build_failed(&b) && db_step(st) == 1) {
+		api_build_append(&b, a, json_pack(
 			"{s:I,s:I,s:s,s:I,s:{s:I,s:s,s:s,s:s,s:s},s:{s:I,s:s},s:{s:I,s:s},s:s,s:s,s:[]}",
 			"id", (json_int_t)db_col_int(st, 0), "prio", (json_int_t)db_col_int(st, 1),
 			"group_name", db_col_text(st, 2), "group_id", (json_int_t)db_col_int(st, 3),
@@ -46,6 +48,10 @@ int templates_list(struct db *db, int64_t id, json_t **out, char *msg, size_t ms
 			"name", db_col_text(st, 13), "description", db_col_text(st, 14), "settings"));
 	}
 	db_finalize(st);
+	if (!api_build_done(&b, a)) {
+		err_set(msg, msglen, "out of memory");
+		return ERR_NOMEM;
+	}
 	if (id && json_array_size(a) == 0) {
 		json_decref(a);
 		err_set(msg, msglen, "Job template %lld does not exist", (long long)id);
@@ -163,6 +169,10 @@ static int load_list(struct db *db, int64_t group, struct jt_list *l)
 		int r;
 		char product[512];
 		json_t *settings = json_object();
+		if (!settings) {
+			rc = ERR_NOMEM;
+			break;
+		}
 		memset(&e, 0, sizeof(e));
 		snprintf(product, sizeof(product), "%s-%s-%s-%s", db_col_text(st, 1), db_col_text(st, 2),
 			 db_col_text(st, 3), db_col_text(st, 4));
@@ -181,7 +191,8 @@ static int load_list(struct db *db, int64_t group, struct jt_list *l)
 		r = db_prepare(db, &ss, "SELECT key, value FROM job_template_settings WHERE job_template_id = ? ORDER BY key",
 			       "i", db_col_int(st, 0));
 		while (r >= 0 && (r = db_step(ss)) == 1)
-			json_object_set_new(settings, db_col_text(ss, 0), json_string(db_col_text(ss, 1)));
+			if (json_object_set_new(settings, db_col_text(ss, 0), json_string(db_col_text(ss, 1))))
+				r = ERR_NOMEM; /* a template dumped without a setting: none */
 		db_finalize(ss);
 		ss = NULL;
 		if (r == 0)
@@ -196,7 +207,7 @@ static int load_list(struct db *db, int64_t group, struct jt_list *l)
 	return rc < 0 ? rc : 0;
 }
 
-char *templates_group_yaml(struct db *db, int64_t group)
+int templates_group_yaml(struct db *db, int64_t group, char **out)
 {
 	struct jt_list l;
 	struct buf b;
@@ -204,44 +215,55 @@ char *templates_group_yaml(struct db *db, int64_t group)
 	long prio = JOBS_DEFAULT_PRIORITY;
 	int rc = groups_yaml(db, group, &stored, &prio);
 
+	*out = NULL;
 	if (rc && rc != ERR_NOT_FOUND)
-		return NULL;
-	if (stored)
-		return stored;
+		return rc == ERR_NOMEM ? rc : ERR_IO;
+	if (stored) {
+		*out = stored;
+		return 0;
+	}
 	jt_list_init(&l);
 	buf_init(&b, 4 * LIMIT_JT_YAML);
-	if (load_list(db, group, &l) || jt_yaml_dump(&l, prio, true, &b)) {
+	if ((rc = load_list(db, group, &l)) || (rc = jt_yaml_dump(&l, prio, true, &b))) {
 		jt_list_release(&l);
 		buf_release(&b);
-		return NULL;
+		return rc == ERR_NOMEM ? rc : ERR_IO;
 	}
 	jt_list_release(&l);
-	return buf_steal(&b);
+	*out = buf_steal(&b);
+	return *out ? 0 : ERR_NOMEM;
 }
 
 int templates_all_yaml(struct db *db, json_t **out, char *msg, size_t msglen)
 {
+	struct api_build b = API_BUILD_INIT;
 	json_t *groups = NULL, *all, *g;
 	size_t i;
+	int rc;
 
 	*out = NULL;
-	if (groups_all(db, &groups)) {
-		err_set(msg, msglen, "cannot read job groups");
-		return ERR_IO;
+	if ((rc = groups_all(db, &groups))) {
+		err_set(msg, msglen, rc == ERR_NOMEM ? "out of memory" : "cannot read job groups");
+		return rc == ERR_NOMEM ? rc : ERR_IO;
 	}
-	all = json_object();
+	all = api_build_take(&b, json_object(), "templates");
 	json_array_foreach(groups, i, g) {
-		char *yaml = templates_group_yaml(db, json_integer_value(json_array_get(g, 0)));
-		if (!yaml) {
+		char *yaml = NULL;
+		rc = all ? templates_group_yaml(db, json_integer_value(json_array_get(g, 0)), &yaml) : ERR_NOMEM;
+		if (rc) {
 			json_decref(all);
 			json_decref(groups);
-			err_set(msg, msglen, "cannot write the job groups' templates");
-			return ERR_IO;
+			err_set(msg, msglen, rc == ERR_NOMEM ? "out of memory" : "cannot write the job groups' templates");
+			return rc;
 		}
-		json_object_set_new(all, json_string_value(json_array_get(g, 1)), json_string(yaml));
+		api_build_set(&b, all, json_string_value(json_array_get(g, 1)), json_string(yaml));
 		free(yaml);
 	}
 	json_decref(groups);
+	if (!api_build_done(&b, all)) {
+		err_set(msg, msglen, "out of memory");
+		return ERR_NOMEM;
+	}
 	*out = all;
 	return 0;
 }
@@ -251,6 +273,7 @@ struct update {
 	int64_t group;
 	json_t *ids;
 	json_t *errors;
+	struct api_build b; /* an id lost would drop its template; an error lost, hide why */
 };
 
 static void user_error(struct update *u, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -267,7 +290,7 @@ static void user_error(struct update *u, int line, const char *fmt, ...)
 		snprintf(full, sizeof(full), "line %d: %s", line, msg);
 	else
 		snprintf(full, sizeof(full), "%s", msg);
-	json_array_append_new(u->errors, json_string(full));
+	api_build_append(&u->b, u->errors, json_string(full));
 }
 
 /* Create or update the row of one entry; 0, 1 after a user error, or a db error. */
@@ -343,8 +366,8 @@ static int apply_entry(struct update *u, const struct jt_entry *e)
 		if ((rc = db_exec(db, "INSERT INTO job_template_settings (job_template_id, key, value) VALUES (?, ?, ?)",
 				  "itt", jt, key, json_string_value(v))) < 0)
 			return rc;
-	json_array_append_new(u->ids, json_integer(jt));
-	return 0;
+	api_build_append(&u->b, u->ids, json_integer(jt));
+	return api_build_failed(&u->b) ? ERR_NOMEM : 0;
 }
 
 static bool in_ids(const json_t *ids, int64_t id)
@@ -365,11 +388,14 @@ static int drop_untouched(struct update *u)
 	json_t *gone = json_array();
 	size_t i;
 	json_t *v;
-	int rc = db_prepare(u->db, &st, "SELECT id FROM job_templates WHERE group_id = ?", "i", u->group);
+	int rc = gone ? db_prepare(u->db, &st, "SELECT id FROM job_templates WHERE group_id = ?", "i", u->group)
+		      : ERR_NOMEM;
 
+	if (!gone)
+		return rc;
 	while (rc >= 0 && (rc = db_step(st)) == 1)
-		if (!in_ids(u->ids, db_col_int(st, 0)))
-			json_array_append_new(gone, json_integer(db_col_int(st, 0)));
+		if (!in_ids(u->ids, db_col_int(st, 0)) && json_array_append_new(gone, json_integer(db_col_int(st, 0))))
+			rc = ERR_NOMEM; /* a row kept that should go: nothing changes */
 	db_finalize(st);
 	json_array_foreach(gone, i, v)
 		if (rc >= 0)
@@ -381,7 +407,7 @@ static int drop_untouched(struct update *u)
 int templates_replace(struct db *db, int64_t group, const struct jt_list *l, const char *yaml, bool preview,
 		      json_t *ids, json_t *errors, bool *applied, bool *had_yaml)
 {
-	struct update u = { db, group, ids, errors };
+	struct update u = { db, group, ids, errors, API_BUILD_INIT };
 	size_t i;
 	int rc = 0;
 
@@ -395,11 +421,13 @@ int templates_replace(struct db *db, int64_t group, const struct jt_list *l, con
 		rc = apply_entry(&u, &l->v[i]);
 	if (rc == 0)
 		rc = drop_untouched(&u);
-	if (rc < 0)
+	if (rc >= 0 && api_build_failed(&u.b))
+		rc = ERR_NOMEM; /* an id or a user error lost */
+	if (rc < 0 && rc != ERR_NOMEM)
 		user_error(&u, 0, "Internal server error occurred: %s", db_errmsg(db));
 	if (rc) {
 		db_rollback(db);
-		return rc < 0 ? ERR_IO : 1;
+		return rc == ERR_NOMEM ? ERR_NOMEM : rc < 0 ? ERR_IO : 1;
 	}
 	*applied = true;
 	*had_yaml = groups_has_yaml(db, group);

@@ -45,8 +45,9 @@ int templates_add(struct db *db, const struct templates_new *t, int64_t *id, cha
 int templates_delete(struct db *db, int64_t id, char *msg, size_t msglen);
 
 /* The YAML of a group: as posted when stored, else written from its
- * template rows. New string, or NULL on a db error or out of memory. */
-char *templates_group_yaml(struct db *db, int64_t group);
+ * template rows, into *out (new string). 0, ERR_NOMEM or a db error
+ * (ERR_IO), *out NULL then. */
+int templates_group_yaml(struct db *db, int64_t group, char **out);
 
 /* Every group's YAML as {"name": "yaml", ...}, groups ordered by name.
  * 0 and *out (new object); ERR_IO with the text in msg. */
@@ -58,7 +59,8 @@ int templates_all_yaml(struct db *db, json_t **out, char *msg, size_t msglen);
  * back). A problem with an entry appends "line L: what" to errors (array)
  * and ends the replacement. 0 with the template ids appended to ids; 1
  * after a user error; ERR_IO after a database error (its text appended
- * to errors). *applied: the entries were all written (ids complete), even
+ * to errors); ERR_NOMEM (nothing changed) when ids or errors could not
+ * take an entry. *applied: the entries were all written (ids complete), even
  * when storing or committing then failed; *had_yaml: the group had a
  * stored document before. */
 int templates_replace(struct db *db, int64_t group, const struct jt_list *l, const char *yaml, bool preview,

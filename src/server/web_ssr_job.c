@@ -17,6 +17,7 @@
 #include <time.h>
 #include "server/artefacts.h"
 #include "server/web_ssr.h"
+#include "util/err.h"
 #include "util/banned.h" /* last: after every system header */
 
 /* The most bytes of result files read for one first view; the modules
@@ -100,15 +101,17 @@ static bool js_truthy(const json_t *v)
 	return true;
 }
 
-/* A set (object of true) of the strings of array a. */
+/* A set (object of true) of the strings of array a; NULL: out of memory. */
 static json_t *string_set(const json_t *a)
 {
 	json_t *set = json_object(), *v;
 	size_t i;
 
 	json_array_foreach(a, i, v)
-		if (json_is_string(v))
-			json_object_set_new(set, json_string_value(v), json_true());
+		if (set && json_is_string(v) && json_object_set_new(set, json_string_value(v), json_true())) {
+			json_decref(set);
+			set = NULL;
+		}
 	return set;
 }
 
@@ -546,11 +549,12 @@ void web_ssr_job(struct web_ssr *s)
 			continue;
 		snprintf(file, sizeof(file), "result-%s.json", name);
 		r = budget ? result_file(s, &v, file, &budget) : NULL;
-		if (r)
-			json_object_set_new(v.results, name, r);
-		else if (has(v.logs, file))
-			json_object_set_new(v.results, name, json_null()); /* there, not read */
+		if ((r && json_object_set_new(v.results, name, r)) ||
+		    (!r && has(v.logs, file) && json_object_set_new(v.results, name, json_null()))) /* there, not read */
+			h->err = h->err ? h->err : ERR_NOMEM; /* a module shown without its steps: the script shows the page */
 	}
+	if (!v.logs || !v.pngs || !v.results)
+		h->err = h->err ? h->err : ERR_NOMEM;
 
 	HTML(h, "<div class=\"job-page\"");
 	HTML_ATTRF(h, "data-job", "%lld", v.id);

@@ -11,6 +11,7 @@
 #include "server/deps.h"
 #include "server/jobs.h"
 #include "server/workers.h"
+#include "server/api_build.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/banned.h" /* last: after every system header */
@@ -366,61 +367,72 @@ int workers_job_done(struct db *db, int64_t job_id, int64_t worker_id, const cha
 
 json_t *workers_job_modules(struct db *db, int64_t job_id)
 {
-	json_t *a = json_array();
+	struct api_build b = API_BUILD_INIT;
+	json_t *a = api_build_take(&b, json_array(), "modules");
 	struct db_stmt *st;
 
-	if (db_prepare(db, &st, "SELECT name, category, script, result, milestone, important, fatal FROM job_modules"
-		       " WHERE job_id = ? ORDER BY id", "i", job_id))
+	if (!a || db_prepare(db, &st, "SELECT name, category, script, result, milestone, important, fatal FROM job_modules"
+			     " WHERE job_id = ? ORDER BY id", "i", job_id))
 		return a;
-	while (db_step(st) == 1) {
-		json_t *flags = json_array();
+	while (!api_build_failed(&b) && db_step(st) == 1) {
+		json_t *flags = api_build_take(&b, json_array(), "flags");
 		if (db_col_int(st, 4))
-			json_array_append_new(flags, json_string("milestone"));
+			api_build_append(&b, flags, json_string("milestone"));
 		if (db_col_int(st, 5))
-			json_array_append_new(flags, json_string("important"));
+			api_build_append(&b, flags, json_string("important"));
 		if (db_col_int(st, 6))
-			json_array_append_new(flags, json_string("fatal"));
-		json_array_append_new(a, json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", db_col_text(st, 0), "category",
-						   db_col_text(st, 1), "script", db_col_text(st, 2), "result",
-						   db_col_text(st, 3), "flags", flags));
+			api_build_append(&b, flags, json_string("fatal"));
+		/* "o" takes flags even when json_pack fails. */
+		api_build_append(&b, a, flags ? json_pack("{s:s,s:s,s:s,s:s,s:o}", "name", db_col_text(st, 0), "category",
+							  db_col_text(st, 1), "script", db_col_text(st, 2), "result",
+							  db_col_text(st, 3), "flags", flags)
+					      : NULL);
 	}
 	db_finalize(st);
-	return a;
+	return api_build_done(&b, a);
 }
 
 json_t *workers_list_json(struct db *db, int64_t now_s, int timeout_s)
 {
-	json_t *a = json_array();
+	struct api_build b = API_BUILD_INIT;
+	json_t *a = api_build_take(&b, json_array(), "workers");
 	struct db_stmt *st;
 
-	if (db_prepare(db, &st, "SELECT id, host, instance, worker_class, job_id, error, t_seen, cpu_arch, mem_max,"
-		       " t_seen_s FROM workers ORDER BY id", ""))
-		return json_pack("{s:o}", "workers", a);
-	while (db_step(st) == 1) {
+	if (!a || db_prepare(db, &st, "SELECT id, host, instance, worker_class, job_id, error, t_seen, cpu_arch, mem_max,"
+			     " t_seen_s FROM workers ORDER BY id", ""))
+		return a ? json_pack("{s:o}", "workers", a) : NULL;
+	while (!api_build_failed(&b) && db_step(st) == 1) {
 		json_t *w = json_pack("{s:I,s:s,s:I,s:s,s:{s:s}}", "id", (json_int_t)db_col_int(st, 0), "host",
 				      db_col_text(st, 1), "instance", (json_int_t)db_col_int(st, 2), "name",
 				      db_col_text(st, 1), "properties", "WORKER_CLASS", db_col_text(st, 3));
+		json_t *props = json_object_get(w, "properties");
+		if (!api_build_take(&b, w, "worker"))
+			break;
 		/* openQA lists a worker's capabilities as upper-case properties. */
 		if (!db_col_null(st, 7))
-			json_object_set_new(json_object_get(w, "properties"), "CPU_ARCH", json_string(db_col_text(st, 7)));
+			api_build_set(&b, props, "CPU_ARCH", json_string(db_col_text(st, 7)));
 		if (!db_col_null(st, 8)) {
 			char mem[24];
 			snprintf(mem, sizeof(mem), "%lld", (long long)db_col_int(st, 8));
-			json_object_set_new(json_object_get(w, "properties"), "MEM_MAX", json_string(mem));
+			api_build_set(&b, props, "MEM_MAX", json_string(mem));
 		}
-		json_object_set_new(w, "jobid", db_col_null(st, 4) ? json_null() : json_integer(db_col_int(st, 4)));
+		api_build_set(&b, w, "jobid", db_col_null(st, 4) ? json_null() : json_integer(db_col_int(st, 4)));
 		/* An error (only openQA's workers have one: no WebSocket, or
 		 * broken) keeps a worker without a job from counting as idle. */
-		json_object_set_new(w, "status", json_string(timeout_s > 0 && db_col_int(st, 9) < now_s - timeout_s ? "dead"
-							     : !db_col_null(st, 4)			      ? "running"
-							     : db_col_text(st, 5)				      ? "offline"
-													      : "idle"));
-		json_object_set_new(w, "error", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
-		json_object_set_new(w, "t_seen", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
-		json_array_append_new(a, w);
+		api_build_set(&b, w, "status", json_string(timeout_s > 0 && db_col_int(st, 9) < now_s - timeout_s ? "dead"
+							   : !db_col_null(st, 4)			    ? "running"
+							   : db_col_text(st, 5)				    ? "offline"
+												    : "idle"));
+		api_build_set(&b, w, "error", db_col_text(st, 5) ? json_string(db_col_text(st, 5)) : json_null());
+		api_build_set(&b, w, "t_seen", db_col_text(st, 6) ? json_string(db_col_text(st, 6)) : json_null());
+		api_build_append(&b, a, w);
 	}
 	db_finalize(st);
-	return json_pack("{s:o}", "workers", a);
+	if (api_build_failed(&b)) {
+		json_decref(a);
+		return NULL;
+	}
+	return api_build_done(&b, json_pack("{s:o}", "workers", a));
 }
 
 int workers_job_holder(struct db *db, int64_t job_id, int64_t *worker_id)

@@ -302,21 +302,30 @@ static json_t *grab_job_msg(struct ws_session *s, int64_t job_id)
 {
 	char token[LOCKS_TOKEN_LEN + 1];
 	json_t *job = NULL, *settings;
+	bool lost = false; /* a setting that could not be added: not sent so */
+	int rc;
 
 	if (jobs_to_json(s->db, job_id, false, &job))
 		return NULL;
 	settings = json_object_get(job, "settings");
 	pool_write_begin(s->hub->pool);
 	if (locks_token_issue(s->db, job_id, token) == 0 && json_is_object(settings))
-		json_object_set_new(settings, "JOBTOKEN", json_string(token));
+		lost = json_object_set_new(settings, "JOBTOKEN", json_string(token)) != 0;
 	else
 		log_warn("job %lld: no job token issued: %s", (long long)job_id, db_errmsg(s->db));
 	pool_write_end(s->hub->pool);
 	/* NICTYPE=tap: the cluster's NICVLAN, as openQA's allocate_network (its
 	 * worker's os-autoinst puts the tap device on that VLAN). */
-	if (json_is_object(settings) && sched_job_network(s->db, job_id, settings, 0))
-		log_warn("job %lld: no network allocated: %s", (long long)job_id, db_errmsg(s->db));
-	json_object_set_new(job, "assigned_worker_id", json_integer(s->worker_id));
+	if (json_is_object(settings) && (rc = sched_job_network(s->db, job_id, settings, 0))) {
+		if (rc == ERR_NOMEM)
+			lost = true;
+		else
+			log_warn("job %lld: no network allocated: %s", (long long)job_id, db_errmsg(s->db));
+	}
+	if (lost || json_object_set_new(job, "assigned_worker_id", json_integer(s->worker_id))) {
+		json_decref(job);
+		return NULL;
+	}
 	return json_pack("{s:s,s:o}", "type", "grab_job", "job", job);
 }
 

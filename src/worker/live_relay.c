@@ -137,18 +137,22 @@ json_t *live_relay_update(struct live_relay *l, const char *out_dir, const char 
 		uint64_t seq = (uint64_t)json_integer_value(json_object_get(note, "seq"));
 		static const char *const keys[] = { "module", "step", "line", "what" };
 		size_t i;
+		/* What the live view shows, nothing stored: a field that could not
+		 * be added when memory runs out is left for the next post (a note
+		 * names the step again, the log skips ahead as when it is behind),
+		 * which docs/hardening.md allows for display-only data. */
 		for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 			if (json_object_get(note, keys[i]))
-				json_object_set(body, keys[i], json_object_get(note, keys[i]));
+				(void)json_object_set(body, keys[i], json_object_get(note, keys[i]));
 		if (seq && seq != l->sent_seq) {
 			json_t *f = frame_json(out_dir, note);
-			if (f)
-				json_object_set_new(body, "frame", f);
-			l->sent_seq = seq;
+			/* The frame is sent again with the next post unless it went. */
+			if (f && !json_object_set_new(body, "frame", f))
+				l->sent_seq = seq;
 		}
 	}
 	if ((text = log_text(l, log)))
-		json_object_set_new(body, "log", text);
+		(void)json_object_set_new(body, "log", text);
 	json_decref(note);
 	free(p);
 	if (json_object_size(body) == 0) {

@@ -123,10 +123,11 @@ char *openqa_distribution(struct worker *w, json_t *vars, char *why, size_t whyl
 	}
 	if (!run)
 		goto nomem;
-	json_object_set_new(vars, "CASEDIR", json_string(cdir));
-	json_object_set_new(vars, "PRODUCTDIR", json_string(pdir));
-	if (ndir)
-		json_object_set_new(vars, "NEEDLES_DIR", json_string(ndir));
+	/* The test would run from other directories without them. */
+	if (json_object_set_new(vars, "CASEDIR", json_string(cdir)) ||
+	    json_object_set_new(vars, "PRODUCTDIR", json_string(pdir)) ||
+	    (ndir && json_object_set_new(vars, "NEEDLES_DIR", json_string(ndir))))
+		goto nomem;
 	log_info("test distribution %s (CASEDIR %s, PRODUCTDIR %s%s%s)", run, cdir, pdir, ndir ? ", NEEDLES_DIR " : "",
 		 ndir ? ndir : "");
 	goto out;
@@ -474,8 +475,9 @@ out:
 
 /* The module's result file with each detail's screenshot as openQA's
  * worker sends it: {"name", "md5"} (md5s cached per file name). New
- * reference, or NULL when the module has no result yet. */
-static json_t *module_result(struct job_run *r, const char *tr, const char *name, json_t *texts)
+ * reference, or NULL when the module has no result yet (*lost set when
+ * memory ran out: a step's screenshot or text would be missing). */
+static json_t *module_result(struct job_run *r, const char *tr, const char *name, json_t *texts, bool *lost)
 {
 	char fn[300];
 	json_t *res, *d;
@@ -489,21 +491,22 @@ static json_t *module_result(struct job_run *r, const char *tr, const char *name
 	json_array_foreach(json_object_get(res, "details"), i, d) {
 		const char *shot = json_string_value(json_object_get(d, "screenshot"));
 		const char *text = json_string_value(json_object_get(d, "text"));
-		if (text && texts)
-			json_array_append_new(texts, json_string(text));
+		if (text && texts && json_array_append_new(texts, json_string(text)))
+			*lost = true;
 		if (shot && !strchr(shot, '/')) {
 			const char *md5 = json_string_value(json_object_get(r->oq_md5, shot));
 			char sum[33], *p;
 			if (!md5) {
 				p = path_join(tr, shot);
 				if (p && !file_md5(p, sum)) {
-					json_object_set_new(r->oq_md5, shot, json_string(sum));
+					if (json_object_set_new(r->oq_md5, shot, json_string(sum)))
+						*lost = true;
 					md5 = json_string_value(json_object_get(r->oq_md5, shot));
 				}
 				free(p);
 			}
-			if (md5)
-				json_object_set_new(d, "screenshot", json_pack("{s:s,s:s}", "name", shot, "md5", md5));
+			if (md5 && json_object_set_new(d, "screenshot", json_pack("{s:s,s:s}", "name", shot, "md5", md5)))
+				*lost = true;
 		}
 	}
 	return res;
@@ -514,16 +517,18 @@ static json_t *module_result(struct job_run *r, const char *tr, const char *name
  * "screen" (the live stream's last.png), as openQA's worker sends them. */
 static void add_live(struct job_run *r, json_t *status)
 {
+	/* Display only (openQA's live view; nothing recorded): what cannot be
+	 * added when memory runs out is left out, as docs/hardening.md allows. */
 	json_t *live = live_relay_update(&r->live, r->out, r->log), *frame = json_object_get(live, "frame");
 	const char *text = json_string_value(json_object_get(live, "log"));
 
 	if (text && *text)
-		json_object_set_new(status, "log", json_pack("{s:i,s:s}", "offset", 0, "data", text));
+		(void)json_object_set_new(status, "log", json_pack("{s:i,s:s}", "offset", 0, "data", text));
 	if (json_is_string(json_object_get(frame, "png"))) {
 		char name[48];
 		snprintf(name, sizeof(name), "live-%lld", (long long)json_integer_value(json_object_get(frame, "seq")));
-		json_object_set_new(status, "screen",
-				    json_pack("{s:s,s:O}", "name", name, "png", json_object_get(frame, "png")));
+		(void)json_object_set_new(status, "screen",
+					  json_pack("{s:s,s:O}", "name", name, "png", json_object_get(frame, "png")));
 	}
 	json_decref(live);
 }
@@ -532,24 +537,27 @@ static void add_live(struct job_run *r, json_t *status)
  * (cmd_srv_url: it takes the port, the host from worker_hostname, the token
  * from the job), once the runner's command server listens; and whether
  * developer mode holds the job (test_execution_paused: 0 or the reason). */
-static void add_devmode(struct job_run *r, json_t *status, const char *host)
+static int add_devmode(struct job_run *r, json_t *status, const char *host)
 {
 	const char *token = json_string_value(json_object_get(r->settings, "JOBTOKEN"));
 	char *pf = path_join(r->out, CMDSRV_PORT_FILE), url[512];
 	json_t *dev = worker__read_json(r->out, DEVMODE_STATE_FILE), *tep = json_object_get(dev, "test_execution_paused");
 	struct buf b;
 	long port;
+	int rc = 0;
 
 	buf_init(&b, 64);
 	if (pf && token && !file_read_all(pf, &b) && b.data && (port = strtol(b.data, NULL, 10)) > 0 && port < 65536) {
 		snprintf(url, sizeof(url), "http://%s:%ld/%s", host, port, token);
-		json_object_set_new(status, "cmd_srv_url", json_string(url));
+		if (json_object_set_new(status, "cmd_srv_url", json_string(url)))
+			rc = ERR_NOMEM;
 	}
-	if (json_is_string(tep))
-		json_object_set(status, "test_execution_paused", tep);
+	if (json_is_string(tep) && json_object_set(status, "test_execution_paused", tep))
+		rc = ERR_NOMEM; /* the server would take the job as running on */
 	free(pf);
 	buf_release(&b);
 	json_decref(dev);
+	return rc;
 }
 
 int openqa_status(struct worker *w, struct job_run *r, bool final)
@@ -558,6 +566,7 @@ int openqa_status(struct worker *w, struct job_run *r, bool final)
 	json_t *order = tr ? worker__read_json(tr, "test_order.json") : NULL, *result = json_object();
 	json_t *texts = json_array(), *status = NULL, *reply = NULL, *m, *known, *v;
 	const char *current = NULL, *key;
+	bool lost = false; /* a part of the status could not be added: not sent so */
 	long st = 0;
 	size_t i;
 	int tries, rc = 0, ret = 0;
@@ -573,24 +582,24 @@ int openqa_status(struct worker *w, struct job_run *r, bool final)
 		json_t *mr;
 		if (!name)
 			continue;
-		if ((mr = module_result(r, tr, name, texts))) {
-			json_object_set_new(result, name, mr);
+		if ((mr = module_result(r, tr, name, texts, &lost))) {
+			lost = lost || json_object_set_new(result, name, mr);
 		} else if (!current && !final) {
 			current = name;
-			json_object_set_new(result, name, json_pack("{s:s}", "result", "running"));
+			lost = lost || json_object_set_new(result, name, json_pack("{s:s}", "result", "running"));
 		}
 	}
 	status = json_pack("{s:I,s:s,s:i}", "worker_id", (json_int_t)w->id, "worker_hostname", w->hostname,
 			   "test_execution_paused", 0);
 	if (!status)
 		goto out;
-	add_devmode(r, status, w->hostname);
+	lost = lost || add_devmode(r, status, w->hostname);
 	if (json_array_size(order) && (!r->oq_order_sent || final))
-		json_object_set(status, "test_order", order);
+		lost = lost || json_object_set(status, "test_order", order);
 	if (r->live.on && !final)
 		add_live(r, status);
-	json_object_set(status, "result", result);
-	{
+	lost = lost || json_object_set(status, "result", result);
+	if (!lost) {
 		json_t *body = json_pack("{s:O}", "status", status);
 		text = body ? json_dumps(body, JSON_COMPACT) : NULL;
 		json_decref(body);
@@ -618,8 +627,8 @@ int openqa_status(struct worker *w, struct job_run *r, bool final)
 		r->oq_order_sent = true;
 	reply = json_loads(w->resp.data ? w->resp.data : "", 0, NULL);
 	json_array_foreach(json_object_get(reply, "known_images"), i, known)
-		if (json_string_value(known))
-			json_object_set_new(r->oq_sent, json_string_value(known), json_true());
+		if (json_string_value(known)) /* not noted: uploaded again, nothing lost */
+			(void)json_object_set_new(r->oq_sent, json_string_value(known), json_true());
 	/* The screenshots of the modules reported that openQA lacks. */
 	json_object_foreach(r->oq_md5, key, v) {
 		const char *md5 = json_string_value(v);
@@ -630,7 +639,7 @@ int openqa_status(struct worker *w, struct job_run *r, bool final)
 				r->upload_failed = true;
 			continue;
 		}
-		json_object_set_new(r->oq_sent, md5, json_true());
+		(void)json_object_set_new(r->oq_sent, md5, json_true()); /* not noted: sent again */
 	}
 	json_array_foreach(texts, i, known) {
 		const char *name = json_string_value(known);
@@ -678,8 +687,12 @@ static void send_worker_status(struct worker *w, struct job_run *r)
 
 	if (msg && r) {
 		const char *token = json_string_value(json_object_get(r->settings, "JOBTOKEN"));
-		json_object_set_new(msg, "job", json_pack("{s:I,s:{s:s?}}", "id", (json_int_t)r->id, "settings",
-							  "JOBTOKEN", token));
+		if (json_object_set_new(msg, "job", json_pack("{s:I,s:{s:s?}}", "id", (json_int_t)r->id, "settings",
+							      "JOBTOKEN", token))) {
+			/* "working" without the job: not sent (the next one comes in OQ_STATUS_BUSY_S) */
+			json_decref(msg);
+			msg = NULL;
+		}
 	}
 	ws_send_msg(w, msg);
 }
@@ -690,16 +703,18 @@ static void reject(struct worker *w, json_t *ids, const char *reason)
 	ws_send_msg(w, json_pack("{s:s,s:o,s:s}", "type", "rejected", "job_ids", ids, "reason", reason));
 }
 
-/* The ids a grab_job/grab_jobs message offers (for a rejection). */
+/* The ids a grab_job/grab_jobs message offers (for a rejection); NULL
+ * when out of memory (no rejection is sent rather than one missing a job). */
 static json_t *offered_ids(const json_t *msg)
 {
 	const json_t *job = json_object_get(msg, "job"), *info = json_object_get(msg, "job_info");
 	json_t *ids = json_array();
 
-	if (json_is_integer(json_object_get(job, "id")))
-		json_array_append(ids, json_object_get(job, "id"));
-	if (json_is_array(json_object_get(info, "ids")))
-		json_array_extend(ids, json_object_get(info, "ids"));
+	if (ids && ((json_is_integer(json_object_get(job, "id")) && json_array_append(ids, json_object_get(job, "id"))) ||
+		    (json_is_array(json_object_get(info, "ids")) && json_array_extend(ids, json_object_get(info, "ids"))))) {
+		json_decref(ids);
+		ids = NULL;
+	}
 	return ids;
 }
 
@@ -782,8 +797,10 @@ static bool take_job(struct worker *w, json_t *job)
 
 	if (!json_is_integer(id) || !json_is_object(json_object_get(job, "settings"))) {
 		json_t *ids = json_array();
-		if (json_is_integer(id))
-			json_array_append(ids, id);
+		if (ids && json_is_integer(id) && json_array_append(ids, id)) {
+			json_decref(ids); /* no rejection rather than one without the job */
+			ids = NULL;
+		}
 		reject(w, ids, "the provided job is invalid");
 		return false;
 	}

@@ -279,7 +279,13 @@ static void on_message(void *ud, enum ws_opcode op, const uint8_t *data, size_t 
 		json_decref(j);
 		return;
 	}
-	json_array_append_new(s->inbox, j);
+	if (json_array_append_new(s->inbox, j)) {
+		/* A message lost (a job offered, a cancel): not silently. The
+		 * connection ends; the worker registers again and the server
+		 * tells it its state anew. */
+		log_err("websocket %s: message dropped: out of memory; closing", s->url);
+		s->closed = 1;
+	}
 }
 
 int oq_ws_connect(struct oq_ws *s, const char *base, const char *path, const char *key, const char *secret,

@@ -72,7 +72,11 @@ int worker__relay_start(struct worker *w, struct job_run *r, json_t *local, char
 		return -1;
 	}
 	snprintf(port, sizeof(port), "%u", r->hub.vm_port);
-	json_object_set_new(local, "NICRELAY_PORT", json_string(port));
+	if (json_object_set_new(local, "NICRELAY_PORT", json_string(port))) {
+		snprintf(why, whylen, "setup failure: out of memory");
+		nethub_release(&r->hub);
+		return -1;
+	}
 	snprintf(addr, sizeof(addr), "%s:%u", host, r->hub.peer_port);
 	buf_init(&q, 1024);
 	buf_puts(&q, "/api/v1/mm/relay");

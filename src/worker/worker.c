@@ -490,7 +490,11 @@ static int resolve_assets(struct worker *w, long long job_id, json_t *settings, 
 				 : fetch_asset(w, type, name, why, whylen);
 		if (!path)
 			return -1;
-		json_object_set_new(settings, key, json_string(path));
+		if (json_object_set_new(settings, key, json_string(path))) { /* the runner would look for the name */
+			free(path);
+			snprintf(why, whylen, "setup failure: out of memory");
+			return -1;
+		}
 		free(path);
 		if (n < sizeof(used) / sizeof(used[0]))
 			used[n++] = json_string_value(json_object_get(settings, key));
@@ -534,8 +538,11 @@ static json_t *final_settings(const json_t *settings, const char *out_dir)
 	free(path);
 	if (all && json_is_object(run))
 		json_object_foreach(run, k, v)
-			if (!strncmp(k, "PUBLISH_", 8) && json_is_string(v))
-				json_object_set(all, k, v);
+			if (!strncmp(k, "PUBLISH_", 8) && json_is_string(v) && json_object_set(all, k, v)) {
+				json_decref(all); /* another disk would be published */
+				all = NULL;
+				break;
+			}
 	json_decref(run);
 	return all;
 }
@@ -899,7 +906,7 @@ static void post_status_vigil(struct worker *w, struct job_run *r, bool uploadin
 	json_t *order = tr ? worker__read_json(tr, "test_order.json") : NULL, *res = json_object(), *m, *body;
 	char target[128], err[512], *text;
 	const char *current = NULL;
-	bool before_resume = r->resume != NULL;
+	bool before_resume = r->resume != NULL, lost = !res;
 	long st = 0;
 	size_t i;
 	int rc = 0;
@@ -915,16 +922,21 @@ static void post_status_vigil(struct worker *w, struct job_run *r, bool uploadin
 		snprintf(fn, sizeof(fn), "result-%s.json", name);
 		mr = worker__read_json(tr, fn);
 		if (mr) {
-			json_object_set_new(res, name, json_pack("{s:O?,s:O?}", "result", json_object_get(mr, "result"),
-								 "dents", json_object_get(mr, "dents")));
+			lost = lost || json_object_set_new(res, name, json_pack("{s:O?,s:O?}", "result",
+									       json_object_get(mr, "result"), "dents",
+									       json_object_get(mr, "dents")));
 			json_decref(mr);
 		} else if (before_resume) {
 			/* Resumed after it: the server copies it from the old job at the end. */
-			json_object_set_new(res, name, json_pack("{s:s}", "result", "skip"));
+			lost = lost || json_object_set_new(res, name, json_pack("{s:s}", "result", "skip"));
 		} else if (!current) {
 			current = name;
-			json_object_set_new(res, name, json_pack("{s:s}", "result", "running"));
+			lost = lost || json_object_set_new(res, name, json_pack("{s:s}", "result", "running"));
 		}
+	}
+	if (lost) { /* a module's result would be recorded missing */
+		json_decref(res);
+		res = NULL;
 	}
 	body = json_pack("{s:{s:I,s:o,s:o,s:s?,s:i}}", "status", "worker_id", (json_int_t)w->id, "test_order",
 			 order ? order : json_array(), "result", res, "current_module", current, "uploading",
@@ -999,8 +1011,12 @@ static void dev_flush(struct worker *w, struct job_run *r)
 		int rc;
 		if (!cmd)
 			return;
-		if (action && !strcmp(action, "retry") && (dir = fresh_distribution(w, r)))
-			json_object_set_new(cmd, "distri_dir", json_string(dir));
+		if (action && !strcmp(action, "retry") && (dir = fresh_distribution(w, r)) &&
+		    json_object_set_new(cmd, "distri_dir", json_string(dir))) {
+			json_decref(cmd); /* a retry of the old code: sent with the next flush instead */
+			free(dir);
+			return;
+		}
 		rc = dev_relay_send(r->out, cmd, &reply, err, sizeof(err));
 		if (rc == ERR_NOT_FOUND) {
 			json_decref(cmd);
@@ -1065,7 +1081,9 @@ static void post_live(struct worker *w, struct job_run *r, json_t *body)
 	if (json_is_array(json_object_get(j, "developer"))) {
 		if (!r->dev_queue)
 			r->dev_queue = json_array();
-		json_array_extend(r->dev_queue, json_object_get(j, "developer"));
+		/* The server handed them over: lost, they are at least not lost silently. */
+		if (!r->dev_queue || json_array_extend(r->dev_queue, json_object_get(j, "developer")))
+			log_err("job %lld: developer command(s) dropped: out of memory", r->id);
 		dev_flush(w, r);
 	}
 	json_decref(j);
@@ -1218,16 +1236,18 @@ void worker__run_job(struct worker *w, json_t *job)
 			goto done;
 	}
 	/* The commit of the test code, in vars.json as openQA's workers leave it. */
-	if (head[0] && !json_object_get(local, "TEST_GIT_HASH"))
-		json_object_set_new(local, "TEST_GIT_HASH", json_string(head));
+	if (head[0] && !json_object_get(local, "TEST_GIT_HASH") &&
+	    json_object_set_new(local, "TEST_GIT_HASH", json_string(head)))
+		goto setup_nomem;
 	/* Where the test process reaches the server (os-autoinst's mmapi and
 	 * lockapi, with the job's JOBTOKEN), as openQA's workers set it. */
-	if (!json_object_get(local, "OPENQA_URL"))
-		json_object_set_new(local, "OPENQA_URL", json_string(w->cfg->host));
+	if (!json_object_get(local, "OPENQA_URL") && json_object_set_new(local, "OPENQA_URL", json_string(w->cfg->host)))
+		goto setup_nomem;
 	/* Under openQA its livehandler reaches the runner's command server
 	 * (developer mode's WebSocket) as it reaches isotovideo's. */
-	if (w->openqa && !json_object_get(local, "DEVELOPER_MODE_WS"))
-		json_object_set_new(local, "DEVELOPER_MODE_WS", json_integer(1));
+	if (w->openqa && !json_object_get(local, "DEVELOPER_MODE_WS") &&
+	    json_object_set_new(local, "DEVELOPER_MODE_WS", json_integer(1)))
+		goto setup_nomem;
 	if (resolve_assets(w, r.id, local, why, sizeof(why)))
 		goto done;
 	r.settings = settings;
@@ -1281,8 +1301,10 @@ void worker__run_job(struct worker *w, json_t *job)
 			json_t *dev = dev_relay_state(&r.dev, r.out);
 			if (dev) {
 				dev_paused(w, &r, dev, tr);
+				/* Lost when memory runs out: the server keeps the state it
+				 * has until the next post (a second later). */
 				if (body || (body = json_object()))
-					json_object_set_new(body, "developer", dev);
+					(void)json_object_set_new(body, "developer", dev);
 				else
 					json_decref(dev);
 			}
@@ -1351,6 +1373,8 @@ void worker__run_job(struct worker *w, json_t *job)
 	    (resume || saved_milestone(tr)) && snapkeep_keep(w->cfg->pool, r.id, vmdir))
 		log_warn("job %lld: its disks could not be kept", r.id);
 	goto out;
+setup_nomem:
+	snprintf(why, sizeof(why), "setup failure: out of memory");
 done:
 	set_done(w, &r, "incomplete", why);
 out:

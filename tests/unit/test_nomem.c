@@ -5,8 +5,10 @@
  * nothing (LeakSanitizer checks each test's process under SAN=1). Needle
  * JSON, form/query parameters, job group YAML, QMP messages and the
  * signature headers; and the server's handlers that build JSON (a job
- * posted, a job shown with its details, jobs listed with filters), which
- * must answer whole or 503, never 200 with a part missing. */
+ * posted, a job shown with its details, jobs listed with filters, the
+ * lists of job groups, job templates, machines, workers, assets and the
+ * groups' YAML, a product scheduled), which must answer whole or 503,
+ * never 200 with a part missing, and store nothing when they answer 503. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,6 +282,8 @@ static long job_post_every_n(void)
 		if (!fired) {
 			if (rc)
 				FAIL("POST /api/v1/jobs: no allocation failed, yet %d", rc);
+			if (getenv("VIGIL_ALLOC_FAIL_TRACE"))
+				fprintf(stderr, "POST /api/v1/jobs: %ld runs\n", n);
 			return n;
 		}
 	}
@@ -328,6 +332,187 @@ static int jobs_list_call(void)
 	return rc;
 }
 
+/* A read-only handler: its whole answer (taken once with no allocation
+ * failing) or 503, for every failing allocation. */
+static const char *w_method, *w_pattern, *w_query;
+static int64_t w_id;
+static json_t *w_ref;
+
+static int whole_call(void)
+{
+	json_t *j = NULL;
+	int rc = handle(w_method, w_pattern, w_query, w_id, &j);
+
+	if (!rc && !json_equal(j, w_ref)) {
+		char *got = json_dumps(j, JSON_COMPACT), *want = json_dumps(w_ref, JSON_COMPACT);
+		fprintf(stderr, "%s %s: answered 200 with\n  %s\nnot\n  %s\n", w_method, w_pattern, got ? got : "?",
+			want ? want : "?");
+		free(got);
+		free(want);
+		rc = ERR_INVALID;
+	}
+	json_decref(j);
+	return rc;
+}
+
+/* The runs of whole_call on method/pattern; check (may be NULL) looks at
+ * the reference answer first (a part the test relies on is there). */
+static long whole_every_n(const char *method, const char *pattern, const char *query, int64_t id,
+			  bool (*check)(const json_t *ref))
+{
+	char what[128];
+	long n;
+
+	w_method = method;
+	w_pattern = pattern;
+	w_query = query;
+	w_id = id;
+	w_ref = NULL;
+	CHECK_INT(handle(method, pattern, query, id, &w_ref), 0);
+	if (check && !check(w_ref)) {
+		char *t = json_dumps(w_ref, JSON_COMPACT);
+		FAIL("%s %s: unexpected answer %s", method, pattern, t ? t : "?");
+		free(t);
+	}
+	snprintf(what, sizeof(what), "%s %s", method, pattern);
+	n = every_n(what, whole_call);
+	json_decref(w_ref);
+	w_ref = NULL;
+	return n;
+}
+
+/* Rows every list below shows: a group with two templates (the second
+ * chained after the first), settings on the tables' rows and a template,
+ * a worker keeping job 1's disks, an asset job 1 uses. */
+static void seed_tables(void)
+{
+	static const char *const sql[] = {
+		"INSERT INTO job_groups (name, description, t_created) VALUES ('grp', 'the group', '2026-01-01T00:00:00')",
+		"INSERT INTO products (distri, version, flavor, arch) VALUES ('sle', '15', 'DVD', 'x86_64')",
+		"INSERT INTO machines (name, backend) VALUES ('64bit', 'qemu')",
+		"INSERT INTO test_suites (name, description) VALUES ('textmode', 'tm'), ('gnome', 'gn')",
+		"INSERT INTO table_settings (kind, owner_id, key, value) VALUES"
+		" ('machine', (SELECT id FROM machines WHERE name = '64bit'), 'QEMUCPU', 'host'),"
+		" ('machine', (SELECT id FROM machines WHERE name = '64bit'), 'QEMURAM', '2048'),"
+		" ('product', (SELECT id FROM products WHERE distri = 'sle'), 'PFOO', 'p'),"
+		" ('test_suite', (SELECT id FROM test_suites WHERE name = 'gnome'), 'DESKTOP', 'gnome')",
+		"INSERT INTO job_templates (product_id, machine_id, test_suite_id, group_id, prio, t_created)"
+		" SELECT p.id, m.id, t.id, g.id, CASE t.name WHEN 'textmode' THEN 40 END, '2026-01-01T00:00:00'"
+		" FROM products p, machines m, test_suites t, job_groups g WHERE g.name = 'grp'",
+		"INSERT INTO job_template_settings (job_template_id, key, value) SELECT jt.id, 'START_AFTER_TEST',"
+		" 'textmode' FROM job_templates jt JOIN test_suites t ON t.id = jt.test_suite_id WHERE t.name = 'gnome'",
+		"INSERT INTO workers (host, instance, worker_class, t_seen, t_created) VALUES ('w1', 1, 'qemu_x86_64',"
+		" '2026-01-01T00:00:00', '2026-01-01T00:00:00'), ('w1', 2, 'qemu_x86_64', NULL, '2026-01-01T00:00:00')",
+		"INSERT INTO worker_snapshots (worker_id, job_id) SELECT id, 1 FROM workers",
+		"INSERT INTO assets (type, name, size, t_created, t_updated) VALUES ('iso', 'a.iso', 7,"
+		" '2026-01-01T00:00:00', '2026-01-01T00:00:00'), ('hdd', 'b.qcow2', NULL, '2026-01-01T00:00:00',"
+		" '2026-01-01T00:00:00')",
+		"INSERT INTO job_settings (job_id, key, value) VALUES (1, 'ISO', 'a.iso')",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
+		CHECK(db_exec(h_db, sql[i], "") >= 0);
+}
+
+static bool two_rows(const json_t *ref, const char *key)
+{
+	return json_array_size(json_object_get(ref, key)) == 2;
+}
+
+static bool groups_ok(const json_t *ref)
+{
+	return json_array_size(ref) >= 1;
+}
+
+static bool templates_ok(const json_t *ref)
+{
+	return two_rows(ref, "JobTemplates");
+}
+
+static bool workers_ok(const json_t *ref)
+{
+	const json_t *w = json_array_get(json_object_get(ref, "workers"), 0);
+	return two_rows(ref, "workers") && json_array_size(json_object_get(w, "snapshots")) == 1;
+}
+
+static bool assets_ok(const json_t *ref)
+{
+	const json_t *a = json_array_get(json_object_get(ref, "assets"), 0);
+	return two_rows(ref, "assets") && json_integer_value(json_object_get(a, "jobs")) == 1;
+}
+
+static bool machines_ok(const json_t *ref)
+{
+	const json_t *m = json_array_get(json_object_get(ref, "Machines"), 0);
+	return json_array_size(json_object_get(m, "settings")) == 2;
+}
+
+static bool yaml_ok(const json_t *ref)
+{
+	const char *grp = json_string_value(json_object_get(ref, "grp"));
+	return grp && strstr(grp, "START_AFTER_TEST") && strstr(grp, "textmode");
+}
+
+static long rows_of(const char *table)
+{
+	char sql[96];
+	int64_t n = -1;
+
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", table);
+	CHECK_INT(db_query_int(h_db, &n, sql, ""), 0);
+	return (long)n;
+}
+
+/* POST /api/v1/isos with the nth allocation failing, for every n: the
+ * product scheduled whole (two jobs, the second chained after the first),
+ * or 503 and nothing stored. The runs. */
+static long isos_post_every_n(void)
+{
+	static const char *const tables[] = { "scheduled_products", "jobs", "job_settings", "job_dependencies" };
+	long n;
+	size_t t;
+
+	for (n = 1; n < 200000; n++) {
+		long before[4], after[4];
+		json_t *j = NULL;
+		bool fired;
+		int rc;
+
+		for (t = 0; t < 4; t++)
+			before[t] = rows_of(tables[t]);
+		alloc_fail_arm(n);
+		rc = handle("POST", "/api/v1/isos", "DISTRI=sle&VERSION=15&FLAVOR=DVD&ARCH=x86_64&BUILD=9&ISO=a.iso", 0, &j);
+		fired = alloc_fail_disarm();
+		for (t = 0; t < 4; t++)
+			after[t] = rows_of(tables[t]);
+		if (rc == 0 && (json_integer_value(json_object_get(j, "count")) != 2 ||
+				json_array_size(json_object_get(j, "failed")) != 0))
+			FAIL("POST /api/v1/isos: allocation %ld failed: answered 200 without both jobs", n);
+		json_decref(j);
+		for (t = 0; t < 4; t++) {
+			if (rc == ERR_NOMEM && after[t] != before[t])
+				FAIL("POST /api/v1/isos: allocation %ld failed: answered 503 but stored %ld %s", n,
+				     after[t] - before[t], tables[t]);
+			if (rc == 0 && after[t] == before[t])
+				FAIL("POST /api/v1/isos: allocation %ld failed: answered 200 without %s", n, tables[t]);
+		}
+		if (rc == 0 && after[3] != before[3] + 1)
+			FAIL("POST /api/v1/isos: allocation %ld failed: %ld dependencies", n, after[3] - before[3]);
+		if (rc != 0 && rc != ERR_NOMEM)
+			FAIL("POST /api/v1/isos: allocation %ld failed: %d (%s), expected 200 or 503", n, rc, err_str(rc));
+		if (!fired) {
+			if (rc)
+				FAIL("POST /api/v1/isos: no allocation failed, yet %d", rc);
+			if (getenv("VIGIL_ALLOC_FAIL_TRACE"))
+				fprintf(stderr, "POST /api/v1/isos: %ld runs\n", n);
+			return n;
+		}
+	}
+	FAIL("POST /api/v1/isos: still allocating after %ld runs", n);
+	return n;
+}
+
 TEST(nomem_server_handlers_answer_whole_or_503)
 {
 	char err[256], *path;
@@ -338,6 +523,16 @@ TEST(nomem_server_handlers_answer_whole_or_503)
 	CHECK(job_post_every_n() > 1);
 	CHECK(every_n("GET /api/v1/jobs/#/details", job_details_call) > 1);
 	CHECK(every_n("GET /api/v1/jobs", jobs_list_call) > 1);
+	/* The lists of the admin tables, workers and assets: whole or 503. */
+	seed_tables();
+	CHECK(whole_every_n("GET", "/api/v1/job_groups", "", 0, groups_ok) > 1);
+	CHECK(whole_every_n("GET", "/api/v1/job_templates", "", 0, templates_ok) > 1);
+	CHECK(whole_every_n("GET", "/api/v1/machines", "", 0, machines_ok) > 1);
+	CHECK(whole_every_n("GET", "/api/v1/workers", "", 0, workers_ok) > 1);
+	CHECK(whole_every_n("GET", "/api/v1/assets", "", 0, assets_ok) > 1);
+	CHECK(whole_every_n("GET", "/api/v1/job_templates_scheduling", "format=json", 0, yaml_ok) > 1);
+	/* Scheduling a product: all of it, or 503 and nothing. */
+	CHECK(isos_post_every_n() > 1);
 	db_free(h_db);
 	free(path);
 }

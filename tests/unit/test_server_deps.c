@@ -260,20 +260,20 @@ TEST(assets_register_find_delete)
 	CHECK_INT(assets_register(db, data, "hdd", "missing.qcow2", NULL, 0, &id), ERR_NOT_FOUND);
 	CHECK_INT(assets_register(db, data, "hdd", "../d.qcow2", NULL, 0, &id), ERR_INVALID);
 	CHECK_INT(assets_find(db, data, "hdd", "d.qcow2", &id), 0); /* placed by hand: registered */
-	a = assets_json(db, id);
+	CHECK_INT(assets_json(db, id, &a), 0);
 	CHECK(a);
 	CHECK_INT(json_integer_value(json_object_get(a, "size")), 5);
 	CHECK(json_is_null(json_object_get(a, "checksum")));
 	json_decref(a);
 	CHECK_INT(assets_register(db, data, "hdd", "d.qcow2", "ab12", 7, &again), 0);
 	CHECK_INT(again, id);
-	a = assets_json(db, id);
+	CHECK_INT(assets_json(db, id, &a), 0);
 	CHECK_STR(json_string_value(json_object_get(a, "checksum")), "ab12");
 	CHECK_INT(json_integer_value(json_object_get(a, "last_use_job_id")), 7);
 	json_decref(a);
 	/* Same file again without a checksum: the known one stays. */
 	CHECK_INT(assets_register(db, data, "hdd", "d.qcow2", NULL, 0, &again), 0);
-	a = assets_json(db, id);
+	CHECK_INT(assets_json(db, id, &a), 0);
 	CHECK_STR(json_string_value(json_object_get(a, "checksum")), "ab12");
 	json_decref(a);
 	CHECK_INT(assets_delete(db, data, id), 0);

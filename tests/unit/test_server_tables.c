@@ -91,7 +91,7 @@ TEST(server_groups_and_templates)
 	CHECK_INT(templates_list(db, id, &list, msg, sizeof(msg)), 0);
 	CHECK_INT(json_integer_value(json_object_get(json_array_get(list, 0), "prio")), 40); /* the group's default */
 	json_decref(list);
-	yaml = templates_group_yaml(db, g);
+	CHECK_INT(templates_group_yaml(db, g, &yaml), 0);
 	CHECK(yaml && strstr(yaml, "boot"));
 	free(yaml);
 
