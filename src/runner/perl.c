@@ -1395,7 +1395,7 @@ static void loop(struct runner *r, struct perl *p)
 		char *nl;
 		int rc;
 
-		if (time_mono() >= r->deadline) {
+		if (runner__clock(r) >= r->deadline) {
 			runner__abort(r, JOB_TIMEOUT_EXCEEDED, "MAX_JOB_TIME exceeded");
 			break;
 		}

@@ -75,7 +75,8 @@ struct runner {
 	size_t nmodules, cur;
 
 	double start;         /* monotonic: when vigil started the job */
-	double deadline;      /* monotonic: MAX_JOB_TIME */
+	double deadline;      /* runner__clock: MAX_JOB_TIME */
+	double starved;       /* seconds QEMU waited for a CPU (runner__clock) */
 	double timeout_scale;
 	double last_api;      /* monotonic: last test API call (busy-loop guard) */
 	double stuck_limit;   /* seconds without an API call before a module is stopped */
@@ -138,6 +139,11 @@ int runner__vm_dead(struct runner *r);
 int runner__vm_frozen(struct runner *r, const char *what, double waited);
 /* Seconds since the job started, for progress lines. */
 double runner__elapsed(const struct runner *r);
+/* The clock every timeout of the test API runs on (seconds): monotonic
+ * time less the time QEMU has waited for a CPU (qemu_starved), so that a
+ * busy host makes waits longer in wall time instead of failing them; a
+ * stopped QEMU does not wait for a CPU, so its waits still run out. */
+double runner__clock(struct runner *r);
 /* One progress line on stdout: "[  12.3s] module: what". */
 void runner__progress(struct runner *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Load the needles again, from base's needles directory (NEEDLES_DIR

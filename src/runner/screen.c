@@ -479,14 +479,14 @@ double screen__window_start(double t0, double deadline, int win)
 	return at > t0 ? at : t0;
 }
 
-/* The first frame after seq, waiting until time_mono() reaches until (the
+/* The first frame after seq, waiting until runner__clock(r) reaches until (the
  * queue is looked at once even when until has passed): 1 with *out
  * referenced, 0 when until came first, ERR_CLOSED once the VM is gone
  * (the runner then knows why). */
 static int next_frame(struct runner *r, uint64_t seq, double until, struct frame **out)
 {
 	for (;;) {
-		double now = time_mono();
+		double now = runner__clock(r);
 		int rc = vnc_next_frame(r->vnc, seq, now < until ? (int)((until - now) * 1000) + 1 : 0, out);
 
 		if (rc == 0)
@@ -495,7 +495,7 @@ static int next_frame(struct runner *r, uint64_t seq, double until, struct frame
 			runner__vm_dead(r);
 			return ERR_CLOSED;
 		}
-		if (time_mono() >= until)
+		if (runner__clock(r) >= until)
 			return 0;
 	}
 }
@@ -545,7 +545,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	struct needle **needles = NULL;
 	struct frame_search s = { 0 };
 	struct frame *f = NULL, *next = NULL;
-	double t0 = time_mono(), deadline, last_full, aligned;
+	double t0 = runner__clock(r), deadline, last_full, aligned;
 	int win;
 	uint64_t searched = UINT64_MAX, searched_full = UINT64_MAX;
 	size_t nn;
@@ -563,7 +563,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 		if (rc == 1)
 			nn = needle_set_find(r->needles, tags, ntags, &needles);
 		rc = 0;
-		t0 = time_mono();
+		t0 = runner__clock(r);
 	} else {
 		r->unknown_tags[0] = '\0';
 	}
@@ -576,7 +576,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	vnc_set_watch(r->vnc, 1);
 	f = vnc_latest(r->vnc);
 	for (;;) {
-		double now = time_mono(), wake;
+		double now = runner__clock(r), wake;
 		int full = timeout <= 0 || now >= deadline ||
 			   (r->check_keep_fails ? now >= aligned : now - last_full >= FULL_SEARCH_INTERVAL);
 
@@ -604,7 +604,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 			last_full = now;
 		if (full && now >= aligned)
 			aligned = screen__window_start(t0, deadline, --win);
-		now = time_mono();
+		now = runner__clock(r);
 		if (now >= deadline) {
 			/* The deadline's whole-screen search of the last frame. */
 			if (f && f->seq != searched_full)
@@ -626,7 +626,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	}
 	*near_miss = s.n ? is_near_miss(r, &s.res[0]) : 0;
 	record_failure(r, f, &s, tags, ntags, is_assert, *near_miss);
-	log_info("no match after %.1fs%s%s", time_mono() - t0, r->check_why[0] ? ": " : "", r->check_why);
+	log_info("no match after %.1fs%s%s", runner__clock(r) - t0, r->check_why[0] ? ": " : "", r->check_why);
 	/* Ran out because QEMU is stopped: no verdict on the test (incomplete). */
 	if (timeout > 0) {
 		char what[320];
@@ -635,7 +635,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 			o += (size_t)snprintf(what + o, sizeof(what) - o, "%s%s", i ? " " : "", tags[i]);
 		if (o < sizeof(what) - 1)
 			snprintf(what + o, sizeof(what) - o, "'");
-		(void)runner__vm_frozen(r, what, time_mono() - t0);
+		(void)runner__vm_frozen(r, what, runner__clock(r) - t0);
 	}
 	rc = 0;
 out:
@@ -687,7 +687,7 @@ int screen_changed(const struct frame *ref, const struct frame *f, double level)
 int screen_wait_still(struct runner *r, double stilltime, double timeout, double level)
 {
 	struct frame *ref, *next = NULL;
-	double t0 = time_mono(), deadline = t0 + timeout, last_change = t0;
+	double t0 = runner__clock(r), deadline = t0 + timeout, last_change = t0;
 	uint64_t seq;
 	int rc;
 
@@ -697,7 +697,7 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 	ref = vnc_latest(r->vnc);
 	seq = ref ? ref->seq : 0;
 	for (;;) {
-		double now = time_mono();
+		double now = runner__clock(r);
 		if (now - last_change >= stilltime) {
 			rc = 1;
 			break;
@@ -714,7 +714,7 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 		seq = next->seq;
 		if (screen_changed(ref, next, level)) {
 			/* A real change: restart the still period from this frame. */
-			last_change = time_mono();
+			last_change = runner__clock(r);
 			if (ref)
 				frame_unref(ref);
 			ref = next;
@@ -731,7 +731,7 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 
 int screen_wait_change(struct runner *r, struct frame *ref, double timeout, double level, double *sim)
 {
-	double t0 = time_mono(), deadline = t0 + timeout;
+	double t0 = runner__clock(r), deadline = t0 + timeout;
 	uint64_t seq = ref ? ref->seq : 0;
 	struct frame *next = NULL;
 	int rc;
@@ -741,7 +741,7 @@ int screen_wait_change(struct runner *r, struct frame *ref, double timeout, doub
 	*sim = IMAGE_PSNR_IDENTICAL;
 	vnc_set_watch(r->vnc, 1);
 	for (;;) {
-		double now = time_mono();
+		double now = runner__clock(r);
 		if (now >= deadline) {
 			rc = 0;
 			break;

@@ -46,7 +46,7 @@ void testapi_check_abort(lua_State *L, struct runner *r)
 			snprintf(r->reason, sizeof(r->reason), "vigil was interrupted by signal %d", (int)r->signal);
 		luaL_error(L, "%s", r->reason[0] ? r->reason : "job aborted");
 	}
-	if (time_mono() >= r->deadline) {
+	if (runner__clock(r) >= r->deadline) {
 		runner__abort(r, JOB_TIMEOUT_EXCEEDED, "MAX_JOB_TIME exceeded");
 		luaL_error(L, "%s", r->reason);
 	}
@@ -955,7 +955,7 @@ static int l_power(lua_State *L)
 static int shutdown_wait(lua_State *L, int is_assert)
 {
 	struct runner *r = testapi_runner(L);
-	double timeout = testapi_timeout(L, r, 1, 60), end = time_mono() + timeout;
+	double timeout = testapi_timeout(L, r, 1, 60), end = runner__clock(r) + timeout;
 	char status[64], err[256];
 
 	for (;;) {
@@ -970,7 +970,7 @@ static int shutdown_wait(lua_State *L, int is_assert)
 			runner__vm_dead(r);
 			testapi_check_abort(L, r);
 		}
-		if (time_mono() >= end)
+		if (runner__clock(r) >= end)
 			break;
 		testapi_check_abort(L, r);
 		time_sleep_ms(250);

@@ -455,7 +455,7 @@ static char *crlf_to_lf(const char *s, size_t len)
 static int serial_search(struct runner *r, pcre2_code *re, double timeout,
 			 char **text, size_t *tlen, struct serial_match *m)
 {
-	double deadline = time_mono() + timeout;
+	double deadline = runner__clock(r) + timeout;
 	size_t *off;
 	struct serial *term = testapi_terminal(r, &off);
 	int rc;
@@ -476,10 +476,10 @@ static int serial_search(struct runner *r, pcre2_code *re, double timeout,
 			return 1;
 		}
 		free(data);
-		if (time_mono() >= deadline)
+		if (runner__clock(r) >= deadline)
 			return 0;
 		rc = serial_wait_change(term, *off + len,
-					(int)((deadline - time_mono()) * 1000) + 1);
+					(int)((deadline - runner__clock(r)) * 1000) + 1);
 		if (rc && rc != ERR_TIMEOUT) {
 			/* The port closed: one last look happens on the next loop. */
 			char *last = NULL;

@@ -382,7 +382,7 @@ static int l_save_memory_dump(lua_State *L)
 	struct module *m = runner__module(r);
 	const char *name = testapi_opt_string(L, 1, "filename", m ? m->name : "job");
 	const char *method = vars_get(&r->vars, "QEMU_DUMP_COMPRESS_METHOD");
-	double deadline = time_mono() + 600 * r->timeout_scale;
+	double deadline = runner__clock(r) + 600 * r->timeout_scale;
 	char status[64], err[256] = "", err2[256], *dir = path_join(r->testresults, "ulogs"), *path = NULL, *file = NULL;
 	json_t *ret = NULL;
 	int was_running, rc;
@@ -426,7 +426,7 @@ static int l_save_memory_dump(lua_State *L)
 		if (st && !strcmp(st, "failed")) {
 			snprintf(err, sizeof(err), "the migration failed");
 			rc = ERR_IO;
-		} else if (!rc && time_mono() > deadline) {
+		} else if (!rc && runner__clock(r) > deadline) {
 			snprintf(err, sizeof(err), "the migration did not end in time");
 			rc = ERR_TIMEOUT;
 		} else if (!rc) {

@@ -45,6 +45,7 @@ struct qemu {
 	char tail[QEMU_TAIL_LINES][QEMU_LINE_MAX];
 	int tail_next, tail_count;
 	int64_t starved_ns;      /* the most proc_run_delay_ns has said (lock) */
+	int64_t starved_read_ms; /* when it was last read (lock) */
 };
 
 static int qemu_img(char *const argv[], char *err, size_t errlen)
@@ -345,8 +346,17 @@ pid_t qemu_pid(const struct qemu *q)
 
 double qemu_starved(struct qemu *q)
 {
-	int64_t ns = q->pid > 0 ? proc_run_delay_ns(q->pid) : -1, most;
+	int64_t now = time_mono_ms(), ns = -1, most;
+	bool read_now;
 
+	/* Read /proc at most every 50 ms: waits ask often (a busy Lua loop's hook). */
+	pthread_mutex_lock(&q->lock);
+	read_now = q->starved_read_ms == 0 || now - q->starved_read_ms >= 50;
+	if (read_now)
+		q->starved_read_ms = now;
+	pthread_mutex_unlock(&q->lock);
+	if (read_now && q->pid > 0)
+		ns = proc_run_delay_ns(q->pid);
 	pthread_mutex_lock(&q->lock);
 	if (ns > q->starved_ns)
 		q->starved_ns = ns;
