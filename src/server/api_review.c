@@ -50,6 +50,8 @@ static void job_view(struct api_req *req, struct api_resp *out)
 
 	if (rc == ERR_NOT_FOUND)
 		api_error(out, 404, "Job %lld does not exist", (long long)req->id);
+	else if (rc == ERR_NOMEM)
+		api_nomem(out);
 	else if (rc)
 		api_error(out, 500, "cannot read job %lld: %s", (long long)req->id, err_str(rc));
 	else
