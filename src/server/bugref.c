@@ -149,7 +149,12 @@ json_t *bugref_find_all(const char *text)
 				continue;
 			n = match_at(text + i, ml);
 			if (n) {
-				json_array_append_new(a, json_stringn(text + i, n));
+				/* NULL on OOM, as documented: a reference lost would
+				 * leave a job unlabeled (builds.c's "labeled") */
+				if (json_array_append_new(a, json_stringn(text + i, n))) {
+					json_decref(a);
+					return NULL;
+				}
 				i += n - 1;
 				break;
 			}
