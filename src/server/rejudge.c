@@ -446,8 +446,11 @@ static int search_as_runner(struct rejudge *rj, struct match_screen *ms, struct 
 		return rc;
 	for (i = 0; i < *got; i++) {
 		struct match_result r;
-		if (!changed_since(res[i].needle, since) ||
-		    match_needle(ms, res[i].needle, MATCH_RATIO_FULL, 0.0, &r))
+		if (!changed_since(res[i].needle, since))
+			continue;
+		if ((rc = match_needle(ms, res[i].needle, MATCH_RATIO_FULL, 0.0, &r)) == ERR_NOMEM)
+			return rc; /* the margin's results in res, *got of them: released by the caller */
+		if (rc)
 			continue;
 		rj->searches++;
 		match_result_release(&res[i]);
@@ -490,6 +493,19 @@ static json_t *new_json(const struct match_result *best, bool full)
 			 "areas", areas, "search", full ? "whole screen" : "margin");
 }
 
+/* Whether a needle of set carries one of the tag expressions (no
+ * allocation: needle_set_find's 0 is also its out of memory). */
+static bool carried(const struct needle_set *set, const char *const *exprs, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < set->n; i++)
+		for (k = 0; k < n; k++)
+			if (needle_match_expr(set->needles[i], exprs[k]))
+				return true;
+	return false;
+}
+
 /* Judge step d on ms: its answer's "new" (new object) or NULL on OOM. */
 static json_t *judge(struct rejudge *rj, struct match_screen *ms, const json_t *d, double since)
 {
@@ -505,6 +521,8 @@ static json_t *judge(struct rejudge *rj, struct match_screen *ms, const json_t *
 		if (json_is_string(v) && n < REJUDGE_MAX_TAGS)
 			exprs[n++] = json_string_value(v);
 	nn = needle_set_find(&rj->needles, exprs, n, &cand);
+	if (nn == 0 && carried(&rj->needles, exprs, n))
+		return NULL; /* needle_set_find's array could not be allocated */
 	if (nn == 0)
 		return json_pack("{s:s,s:n,s:n,s:[],s:s}", "result", "fail", "needle", "similarity", "areas",
 				 "note", "no needle of the distribution carries these tags");
@@ -899,10 +917,13 @@ int rejudge_build(struct db *db, const char *data_dir, int64_t job_id, json_t **
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	if (rejudge_init(&rj, ndir, msg, msglen)) {
-		snprintf(msg, msglen, "the server has no needles for distribution '%s' (DATA/tests/%s/needles): "
-			 "re-judging uses them", jr.distri, jr.distri);
-		rc = ERR_NOT_FOUND;
+	if ((rc = rejudge_init(&rj, ndir, msg, msglen))) {
+		/* no memory to read them is not "no needles" (a 404) */
+		if (rc != ERR_NOMEM) {
+			snprintf(msg, msglen, "the server has no needles for distribution '%s' (DATA/tests/%s/needles): "
+				 "re-judging uses them", jr.distri, jr.distri);
+			rc = ERR_NOT_FOUND;
+		}
 		goto out;
 	}
 	if ((rc = add_from_db(&rj, db, data_dir, job_id, &jr, NULL, &asked)))

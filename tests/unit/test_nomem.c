@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "alloc_fail.h"
+#include "image/image.h"
 #include "image/needle.h"
 #include "net/hmac.h"
 #include "server/api.h"
@@ -400,8 +401,27 @@ static void scenario_setup(void)
 	write_result(2, "result-boot.json", "{\"details\": [{\"result\": \"ok\", \"tags\": [\"t\"],"
 					    " \"needle\": \"n1\"}]}");
 	write_result(3, "result-boot.json", "{\"details\": [{\"result\": \"fail\", \"tags\": [\"t\"],"
-					    " \"needles\": [{\"name\": \"n2\"}]}]}");
+					    " \"screenshot\": \"s.png\", \"needles\": [{\"name\": \"n2\"}]}]}");
 	write_result(3, "serial0.txt", "log");
+	/* distribution d's needle n1 ("t"), which job 3's black screen now matches */
+	{
+		struct image *img = image_new(8, 8);
+		char *dir = malloc(strlen(unit_tmpdir()) + 32), *png = malloc(strlen(unit_tmpdir()) + 40);
+		CHECK(img && dir && png);
+		sprintf(dir, "%s/tests/d/needles", unit_tmpdir());
+		CHECK_INT(file_mkdir_p(dir, 0755), 0);
+		sprintf(png, "%s/n1.png", dir);
+		CHECK_INT(image_save_png(img, png), 0);
+		sprintf(png, "%s/n1.json", dir);
+		static const char needle[] = "{\"tags\": [\"t\"], \"area\": [{\"xpos\": 0, \"ypos\": 0,"
+					     " \"width\": 4, \"height\": 4, \"type\": \"match\"}]}";
+		CHECK_INT(file_write_all(png, needle, strlen(needle)), 0);
+		sprintf(png, "%s/testresults/3/s.png", unit_tmpdir());
+		CHECK_INT(image_save_png(img, png), 0);
+		image_free(img);
+		free(dir);
+		free(png);
+	}
 	write_result(3, "ulogs/y.txt", "log");
 }
 
@@ -490,6 +510,29 @@ static int cleanup_plan_call(void)
 	return rc;
 }
 
+/* POST /api/v1/jobs/3/rejudge: its failed assert on "t" would pass with
+ * n1 now (the module must run on from there), or 503. */
+static int rejudge_call(void)
+{
+	json_t *j = NULL, *job, *step;
+	int rc = handle("POST", "/api/v1/jobs/#/rejudge", "", 3, &j);
+
+	job = json_array_get(json_object_get(j, "jobs"), 0);
+	step = json_array_get(json_object_get(job, "steps"), 0);
+	if (!rc && (json_array_size(json_object_get(j, "jobs")) != 1 || json_integer_value(json_object_get(j, "job_id")) != 3 ||
+		    json_integer_value(json_object_get(job, "id")) != 3 ||
+		    strcmp(sv(json_object_get(job, "verdict")), "would_run_on") ||
+		    json_array_size(json_object_get(job, "steps")) != 1 || !json_is_true(json_object_get(step, "would_pass")) ||
+		    strcmp(sv(json_object_get(json_object_get(step, "new"), "needle")), "n1") ||
+		    json_array_size(json_object_get(j, "tags")) != 1 || json_integer_value(json_object_get(j, "needles")) != 1 ||
+		    strcmp(sv(json_object_get(json_object_get(j, "build"), "build")), "7"))) {
+		dump("rejudge", j);
+		rc = ERR_INVALID;
+	}
+	json_decref(j);
+	return rc;
+}
+
 TEST(nomem_server_handlers_answer_whole_or_503)
 {
 	char err[256], *path;
@@ -505,6 +548,7 @@ TEST(nomem_server_handlers_answer_whole_or_503)
 	CHECK(every_n("GET /dashboard_build_results", dashboard_call) > 1);
 	CHECK(every_n("GET /tests/#/investigation_ajax", investigate_call) > 1);
 	CHECK(every_n("GET /api/v1/cleanup", cleanup_plan_call) > 1);
+	CHECK(every_n("POST /api/v1/jobs/#/rejudge", rejudge_call) > 1);
 	db_free(h_db);
 	free(path);
 }
