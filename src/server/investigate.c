@@ -139,7 +139,8 @@ static void settings_diff(struct api_build *ab, const json_t *good, const json_t
 }
 
 /* openQA's git_log_diff: `git log --stat` of good..mine in the server's
- * copy of the distribution, or why it cannot be told. New string. */
+ * copy of the distribution, or why it cannot be told. New string, NULL
+ * when out of memory. */
 static json_t *git_log(const char *data_dir, const char *distri, const char *good, const char *mine)
 {
 	char *tests = NULL, *dir = NULL, *dotgit = NULL, range[300];
