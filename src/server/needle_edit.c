@@ -273,7 +273,8 @@ int needle_edit_normalise(const json_t *draft, int scr_w, int scr_h, bool for_sa
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	/* The key order of openQA's editor: area, tags, properties. */
+	/* The key order of openQA's editor: area, tags, properties ('|', not
+	 * '||': each call takes its value, also after one failed). */
 	if (json_object_set_new(o, "area", ja) | json_object_set_new(o, "tags", jt) |
 	    json_object_set_new(o, "properties", jp)) {
 		rc = ERR_NOMEM;
