@@ -13,6 +13,7 @@
 #include <time.h>
 #include "server/api.h"
 #include "server/retention.h"
+#include "util/err.h"
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -21,13 +22,17 @@ static void get_cleanup(struct api_req *req, struct api_resp *out)
 	const char *at = params_get(&req->params, "at");
 	long now = (long)time(NULL);
 	json_t *plan;
+	int rc;
 
 	if (at && (str_to_long(at, &now) || now < 0)) {
 		api_error(out, 400, "Erroneous parameters (at must be a time in seconds since 1970)");
 		return;
 	}
-	if (retention_plan(req->db, req->data_dir, (int64_t)now, &plan)) {
-		api_error(out, 500, "cannot plan the cleanup");
+	if ((rc = retention_plan(req->db, req->data_dir, (int64_t)now, &plan))) {
+		if (rc == ERR_NOMEM)
+			api_nomem(out);
+		else
+			api_error(out, 500, "cannot plan the cleanup");
 		return;
 	}
 	api_json(out, plan);
@@ -36,9 +41,13 @@ static void get_cleanup(struct api_req *req, struct api_resp *out)
 static void post_cleanup(struct api_req *req, struct api_resp *out)
 {
 	json_t *done;
+	int rc;
 
-	if (retention_run(req->db, req->data_dir, (int64_t)time(NULL), &done)) {
-		api_error(out, 500, "cannot run the cleanup");
+	if ((rc = retention_run(req->db, req->data_dir, (int64_t)time(NULL), &done))) {
+		if (rc == ERR_NOMEM) /* a plan that could not be made removed nothing */
+			api_nomem(out);
+		else
+			api_error(out, 500, "cannot run the cleanup");
 		return;
 	}
 	api_json(out, done);

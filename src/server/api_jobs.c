@@ -227,13 +227,16 @@ static void jobs_overview(struct api_req *req, struct api_resp *out)
 		param(p, "test"), param(p, "build"), 0, false,
 	};
 	json_t *a;
+	int rc;
 
 	if (id_param(p, "groupid", &q.group)) {
 		api_error(out, 400, "groupid must be a job group id");
 		return;
 	}
 	q.todo = param(p, "todo") && strcmp(param(p, "todo"), "0");
-	if (builds_overview(req->db, &q, &a, NULL))
+	if ((rc = builds_overview(req->db, &q, &a, NULL)) == ERR_NOMEM)
+		api_nomem(out);
+	else if (rc)
 		api_error(out, 500, "cannot read jobs");
 	else
 		api_json(out, a);
@@ -262,6 +265,8 @@ static void group_builds(struct api_req *req, struct api_resp *out)
 	rc = builds_group(req->db, req->id, limit, days, &j, NULL);
 	if (rc == ERR_NOT_FOUND)
 		api_error(out, 404, "Job group %lld does not exist", (long long)req->id);
+	else if (rc == ERR_NOMEM)
+		api_nomem(out);
 	else if (rc)
 		api_error(out, 500, "cannot read the builds of job group %lld", (long long)req->id);
 	else
@@ -274,10 +279,13 @@ static void dashboard_builds(struct api_req *req, struct api_resp *out)
 {
 	long limit = 3, days = 14;
 	json_t *j;
+	int rc;
 
 	if (build_params(req, out, &limit, &days))
 		return;
-	if (builds_dashboard(req->db, limit, days, &j))
+	if ((rc = builds_dashboard(req->db, limit, days, &j)) == ERR_NOMEM)
+		api_nomem(out);
+	else if (rc)
 		api_error(out, 500, "cannot read the builds");
 	else
 		api_json(out, j);

@@ -168,7 +168,7 @@ static void match_post(struct api_req *req, struct api_resp *out)
 	if ((rc = needle_edit_step_png(req->data_dir, req->id, module, step, &png, msg, sizeof(msg))) ||
 	    (image && *image && (rc = needle_edit_needle_png(req->data_dir, distri, image, &ipng, msg, sizeof(msg)))) ||
 	    (rc = needle_edit_match(&cache, png, ipng, draft, &res, msg, sizeof(msg)))) {
-		api_error_code(out, rc == ERR_INVALID ? rc : ERR_NOT_FOUND, msg);
+		api_error_code(out, rc == ERR_INVALID || rc == ERR_NOMEM ? rc : ERR_NOT_FOUND, msg);
 		goto out;
 	}
 	api_json(out, res);
@@ -219,7 +219,7 @@ static void save_post(struct api_req *req, struct api_resp *out)
 	if (!job_facts(req, out, job, &distri, &jname))
 		goto out;
 	if ((rc = needle_edit_step_png(req->data_dir, job, req->name, (long)req->id, &png, msg, sizeof(msg)))) {
-		api_error_code(out, rc == ERR_INVALID ? rc : ERR_NOT_FOUND, msg);
+		api_error_code(out, rc == ERR_INVALID || rc == ERR_NOMEM ? rc : ERR_NOT_FOUND, msg);
 		goto out;
 	}
 	/* The author as openQA writes it, "Name <email>"; users have no
@@ -247,7 +247,7 @@ static void save_post(struct api_req *req, struct api_resp *out)
 		goto out;
 	}
 	if (rc) {
-		api_error_code(out, rc == ERR_INVALID || rc == ERR_NOT_FOUND ? rc : ERR_IO, msg);
+		api_error_code(out, rc == ERR_INVALID || rc == ERR_NOT_FOUND || rc == ERR_NOMEM ? rc : ERR_IO, msg);
 		goto out;
 	}
 	snprintf(msg, sizeof(msg), "Needle %s created/updated", s.name);

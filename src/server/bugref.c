@@ -149,8 +149,10 @@ json_t *bugref_find_all(const char *text)
 				continue;
 			n = match_at(text + i, ml);
 			if (n) {
+				/* NULL on OOM, as documented: a reference lost would
+				 * leave a job unlabeled (builds.c's "labeled") */
 				if (json_array_append_new(a, json_stringn(text + i, n))) {
-					json_decref(a); /* one missing: none (NULL on OOM) */
+					json_decref(a);
 					return NULL;
 				}
 				i += n - 1;

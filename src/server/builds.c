@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "server/api_build.h"
 #include "server/bugref.h"
 #include "server/builds.h"
 #include "server/db.h"
@@ -28,13 +29,15 @@ struct build {
 	char version[BUILDS_TEXT], build[BUILDS_TEXT];
 };
 
-/* Append sql's plan to plans (when asked for). */
+/* Append sql's plan to plans (when asked for: the unit tests' check of
+ * the query plans, never an answer; a plan lost to no memory only makes
+ * that list shorter, as the policy allows for a diagnostic). */
 static void note_plan(struct db *db, json_t *plans, const char *sql)
 {
 	char plan[BUILDS_PLAN_LEN];
 
 	if (plans && !db_plan(db, sql, plan, sizeof(plan)))
-		json_array_append_new(plans, json_string(plan));
+		(void)json_array_append_new(plans, json_string(plan));
 }
 
 /* "YYYY-MM-DDTHH:MM:SS" of now minus days. */
@@ -114,9 +117,9 @@ static char *escaped(const char *s)
 	return e;
 }
 
-static void add(json_t *o, const char *key, json_int_t d)
+static void add(struct api_build *ab, json_t *o, const char *key, json_int_t d)
 {
-	json_object_set_new(o, key, json_integer(json_integer_value(json_object_get(o, key)) + d));
+	api_build_set(ab, o, key, json_integer(json_integer_value(json_object_get(o, key)) + d));
 }
 
 static bool in(const char *s, const char *const *l)
@@ -128,7 +131,7 @@ static bool in(const char *s, const char *const *l)
 }
 
 /* comments / labeled of one failed job: any comment, one with a bug reference. */
-static void note_comments(struct db *db, int64_t job, json_t *jr)
+static void note_comments(struct api_build *ab, struct db *db, int64_t job, json_t *jr)
 {
 	struct db_stmt *st;
 	bool any = false, label = false;
@@ -136,20 +139,21 @@ static void note_comments(struct db *db, int64_t job, json_t *jr)
 	if (db_prepare(db, &st, "SELECT text FROM comments WHERE job_id = ?", "i", job))
 		return;
 	while (db_step(st) == 1) {
-		json_t *refs = bugref_find_all(db_col_text(st, 0));
+		json_t *refs = api_build_take(ab, bugref_find_all(db_col_text(st, 0)), "labeled");
 		any = true;
 		label = label || json_array_size(refs) > 0 || strstr(db_col_text(st, 0), "label:");
 		json_decref(refs);
 	}
 	db_finalize(st);
 	if (label)
-		add(jr, "labeled", 1);
+		add(ab, jr, "labeled", 1);
 	if (any || label)
-		add(jr, "comments", 1);
+		add(ab, jr, "comments", 1);
 }
 
 /* One build's counts over its latest jobs (openQA's categories). */
-static int build_counts(struct db *db, int64_t group, const struct build *b, json_t *jr, json_t *plans)
+static int build_counts(struct api_build *ab, struct db *db, int64_t group, const struct build *b, json_t *jr,
+			json_t *plans)
 {
 	static const char sql[] =
 		"SELECT id, state, result, needs_review, distri, t_created FROM jobs WHERE id IN"
@@ -160,14 +164,14 @@ static int build_counts(struct db *db, int64_t group, const struct build *b, jso
 	static const char *const not_ok[] = { "failed", "incomplete", "timeout_exceeded", NULL };
 	static const char *const cats[] = { "passed", "softfailed", "failed", "skipped", "unfinished", "labeled",
 					    "comments", "total", "needs_review", "running", "scheduled", NULL };
-	json_t *distris = json_object();
+	json_t *distris = api_build_take(ab, json_object(), "distris");
 	char date[DB_TIME_LEN] = "";
 	struct db_stmt *st;
 	size_t i;
 	int rc;
 
 	for (i = 0; cats[i]; i++)
-		json_object_set_new(jr, cats[i], json_integer(0));
+		api_build_set(ab, jr, cats[i], json_integer(0));
 	note_plan(db, plans, sql);
 	if ((rc = db_prepare(db, &st, sql, "itt", group, b->build, b->version))) {
 		json_decref(distris);
@@ -175,35 +179,36 @@ static int build_counts(struct db *db, int64_t group, const struct build *b, jso
 	}
 	while ((rc = db_step(st)) == 1) {
 		const char *state = db_col_text(st, 1), *res = db_col_text(st, 2), *t = db_col_text(st, 5);
-		add(jr, "total", 1);
-		json_object_set_new(distris, db_col_text(st, 4), json_integer(1));
+		add(ab, jr, "total", 1);
+		if (distris)
+			api_build_set(ab, distris, db_col_text(st, 4), json_integer(1));
 		if (t && strcmp(t, date) > 0)
 			snprintf(date, sizeof(date), "%s", t);
 		if (!strcmp(state, "done")) {
 			if (!strcmp(res, "passed"))
-				add(jr, "passed", 1);
+				add(ab, jr, "passed", 1);
 			else if (!strcmp(res, "softfailed"))
-				add(jr, "softfailed", 1);
+				add(ab, jr, "softfailed", 1);
 			else if (in(res, aborted))
-				add(jr, "skipped", 1);
+				add(ab, jr, "skipped", 1);
 			else if (in(res, not_ok)) {
-				add(jr, "failed", 1);
+				add(ab, jr, "failed", 1);
 				if (db_col_int(st, 3))
-					add(jr, "needs_review", 1);
-				note_comments(db, db_col_int(st, 0), jr);
+					add(ab, jr, "needs_review", 1);
+				note_comments(ab, db, db_col_int(st, 0), jr);
 			} else
-				add(jr, "unfinished", 1);
+				add(ab, jr, "unfinished", 1);
 		} else if (!strcmp(state, "cancelled")) {
-			add(jr, "skipped", 1);
+			add(ab, jr, "skipped", 1);
 		} else {
-			add(jr, "unfinished", 1);
-			add(jr, !strcmp(state, "scheduled") ? "scheduled" : "running", 1);
+			add(ab, jr, "unfinished", 1);
+			add(ab, jr, !strcmp(state, "scheduled") ? "scheduled" : "running", 1);
 		}
 	}
 	db_finalize(st);
-	json_object_set_new(jr, "distris", distris);
-	json_object_set_new(jr, "date", date[0] ? json_string(date) : json_null());
-	return rc < 0 ? rc : 0;
+	api_build_set(ab, jr, "distris", distris);
+	api_build_set(ab, jr, "date", date[0] ? json_string(date) : json_null());
+	return rc < 0 ? rc : api_build_failed(ab) ? ERR_NOMEM : 0;
 }
 
 static json_int_t iget(const json_t *o, const char *k)
@@ -213,6 +218,7 @@ static json_int_t iget(const json_t *o, const char *k)
 
 int builds_group(struct db *db, int64_t id, long limit_builds, long time_limit_days, json_t **out, json_t *plans)
 {
+	struct api_build ab = API_BUILD_INIT;
 	struct build *b = NULL;
 	struct db_stmt *st;
 	json_t *res = NULL, *list;
@@ -240,6 +246,10 @@ int builds_group(struct db *db, int64_t id, long limit_builds, long time_limit_d
 	for (i = 0; i < n; i++) {
 		json_t *jr = json_object();
 		char key[2 * BUILDS_TEXT + 2];
+		if (!jr) {
+			rc = ERR_NOMEM;
+			goto out;
+		}
 		char *ev = escaped(b[i].version), *eb = escaped(b[i].build), *eid = NULL;
 		json_int_t versions = 0;
 		for (k = 0; k < n; k++)
@@ -247,30 +257,34 @@ int builds_group(struct db *db, int64_t id, long limit_builds, long time_limit_d
 		snprintf(key, sizeof(key), "%s-%s", b[i].version, b[i].build);
 		if (ev && eb && (eid = malloc(strlen(ev) + strlen(eb) + 2)))
 			snprintf(eid, strlen(ev) + strlen(eb) + 2, "%s-%s", ev, eb);
-		json_object_set_new(jr, "key", json_string(key));
-		json_object_set_new(jr, "build", json_string(b[i].build));
-		json_object_set_new(jr, "version", json_string(b[i].version));
-		json_object_set_new(jr, "version_count", json_integer(versions));
-		json_object_set_new(jr, "escaped_version", json_string(ev ? ev : ""));
-		json_object_set_new(jr, "escaped_build", json_string(eb ? eb : ""));
-		json_object_set_new(jr, "escaped_id", json_string(eid ? eid : ""));
+		api_build_set(&ab, jr, "key", json_string(key));
+		api_build_set(&ab, jr, "build", json_string(b[i].build));
+		api_build_set(&ab, jr, "version", json_string(b[i].version));
+		api_build_set(&ab, jr, "version_count", json_integer(versions));
+		api_build_set(&ab, jr, "escaped_version", ev ? json_string(ev) : NULL);
+		api_build_set(&ab, jr, "escaped_build", eb ? json_string(eb) : NULL);
+		api_build_set(&ab, jr, "escaped_id", eid ? json_string(eid) : NULL);
 		free(ev);
 		free(eb);
 		free(eid);
-		rc = build_counts(db, id, &b[i], jr, plans);
+		rc = build_counts(&ab, db, id, &b[i], jr, plans);
 		if (rc) {
 			json_decref(jr);
 			goto out;
 		}
-		json_object_set_new(jr, "all_passed", json_integer(iget(jr, "passed") + iget(jr, "softfailed") >=
-								       iget(jr, "total")));
-		json_object_set_new(jr, "reviewed", json_integer(iget(jr, "labeled") >= iget(jr, "failed")));
-		json_object_set_new(jr, "commented", json_integer(iget(jr, "comments") >= iget(jr, "failed")));
+		api_build_set(&ab, jr, "all_passed", json_integer(iget(jr, "passed") + iget(jr, "softfailed") >=
+								 iget(jr, "total")));
+		api_build_set(&ab, jr, "reviewed", json_integer(iget(jr, "labeled") >= iget(jr, "failed")));
+		api_build_set(&ab, jr, "commented", json_integer(iget(jr, "comments") >= iget(jr, "failed")));
 		if (iget(jr, "total") > max_jobs)
 			max_jobs = iget(jr, "total");
-		json_array_append_new(list, jr);
+		api_build_append(&ab, list, jr);
 	}
-	json_object_set_new(res, "max_jobs", json_integer(max_jobs));
+	api_build_set(&ab, res, "max_jobs", json_integer(max_jobs));
+	if (api_build_failed(&ab)) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
 	*out = res;
 	res = NULL;
 out:
@@ -316,7 +330,7 @@ int builds_dashboard(struct db *db, long limit_builds, long time_limit_days, jso
 			continue;
 		}
 		if (!rc && json_array_size(json_object_get(g, "build_results")))
-			json_array_append_new(results, g);
+			rc = json_array_append_new(results, g) ? ERR_NOMEM : 0;
 		else
 			json_decref(g);
 	}
@@ -382,6 +396,7 @@ int builds_overview(struct db *db, const struct builds_overview_q *q0, json_t **
 	struct buf sql;
 	const char *vals[8];
 	char build[BUILDS_TEXT];
+	struct api_build ab = API_BUILD_INIT;
 	json_t *a = NULL;
 	int nv, rc;
 
@@ -405,8 +420,8 @@ int builds_overview(struct db *db, const struct builds_overview_q *q0, json_t **
 		if (rc < 0)
 			goto out;
 		if (rc == 0) {
-			rc = 0;
 			*out = json_array();
+			rc = *out ? 0 : ERR_NOMEM;
 			goto out;
 		}
 		q.build = build;
@@ -427,19 +442,24 @@ int builds_overview(struct db *db, const struct builds_overview_q *q0, json_t **
 	note_plan(db, plans, sql.data);
 	if ((rc = overview_prepare(db, &st, sql.data, &q, vals, nv)))
 		goto out;
-	a = json_array();
+	if (!(a = json_array())) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
 	while ((rc = db_step(st)) == 1) {
 		json_t *s = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s}", "TEST", db_col_text(st, 1), "DISTRI",
 				      db_col_text(st, 2), "VERSION", db_col_text(st, 3), "FLAVOR", db_col_text(st, 4),
 				      "ARCH", db_col_text(st, 5), "MACHINE", db_col_text(st, 6), "BUILD",
 				      db_col_text(st, 7));
 		char *name;
-		if (db_col_text(st, 12))
-			json_object_set_new(s, "JOB_TEMPLATE_NAME", json_string(db_col_text(st, 12)));
-		name = jobs_name(s);
+		if (s && db_col_text(st, 12))
+			api_build_set(&ab, s, "JOB_TEMPLATE_NAME", json_string(db_col_text(st, 12)));
+		name = s ? jobs_name(s) : NULL;
 		json_decref(s);
-		json_array_append_new(
-			a, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:b}", "id",
+		if (!name)
+			api_build_take(&ab, NULL, "name");
+		api_build_append(
+			&ab, a, json_pack("{s:I,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:o,s:s,s:s,s:b}", "id",
 				     (json_int_t)db_col_int(st, 0), "name", name ? name : "", "test", db_col_text(st, 1),
 				     "distri", db_col_text(st, 2), "version", db_col_text(st, 3), "flavor",
 				     db_col_text(st, 4), "arch", db_col_text(st, 5), "machine", db_col_text(st, 6),
@@ -448,11 +468,17 @@ int builds_overview(struct db *db, const struct builds_overview_q *q0, json_t **
 				     db_col_text(st, 9), "result", db_col_text(st, 10), "needs_review",
 				     (int)db_col_int(st, 11)));
 		free(name);
+		if (api_build_failed(&ab))
+			break;
 	}
 	db_finalize(st);
 	st = NULL;
 	if (rc < 0)
 		goto out;
+	if (api_build_failed(&ab)) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
 	*out = a;
 	a = NULL;
 	rc = 0;

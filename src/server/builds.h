@@ -34,12 +34,13 @@ struct db;
  * "scheduled" (together "unfinished"). Counted over the newest job not
  * cloned of each scenario (test, arch, flavor, machine), as openQA.
  * plans: when not NULL, each statement's plan is appended (db_plan).
- * 0 and *out (new object); ERR_NOT_FOUND (no such group); a db error. */
+ * 0 and *out (new object); ERR_NOT_FOUND (no such group); ERR_NOMEM (a
+ * part could not be made: no answer); a db error. */
 int builds_group(struct db *db, int64_t id, long limit_builds, long time_limit_days, json_t **out, json_t *plans);
 
 /* openQA's dashboard_build_results: {"results": [builds_group of every
  * group with a build to show, by sort_order then name], "limit_exceeded": 0}.
- * 0 and *out, or a db error. */
+ * 0 and *out, ERR_NOMEM, or a db error. */
 int builds_dashboard(struct db *db, long limit_builds, long time_limit_days, json_t **out);
 
 /* What one overview shows: NULL / 0 match any; build NULL: the build of
@@ -56,7 +57,7 @@ struct builds_overview_q {
  * "arch", "machine", "build", "group_id" (or null), "state", "result",
  * "needs_review"; ordered by test, machine, id; at most
  * BUILDS_OVERVIEW_MAX_JOBS. plans as builds_group. 0 and *out (new
- * array), or a db error. */
+ * array), ERR_NOMEM, or a db error. */
 int builds_overview(struct db *db, const struct builds_overview_q *q, json_t **out, json_t *plans);
 
 #endif

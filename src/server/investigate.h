@@ -25,7 +25,8 @@ struct db;
  * result-<module>.json details with "job", "module", "step"; the good
  * run's step of the same number and tags, else of the same tags, else of
  * the same number; null when it has none) or null. 0 and *out, ERR_NOT_FOUND,
- * or an error. */
+ * ERR_NOMEM (a part of the answer could not be made: none is answered), or
+ * an error. */
 int investigate_job(struct db *db, const char *data_dir, int64_t job_id, json_t **out);
 
 #endif

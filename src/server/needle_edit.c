@@ -15,6 +15,7 @@
 #include "image/image.h"
 #include "image/match.h"
 #include "image/needle.h"
+#include "server/api_build.h"
 #include "server/artefacts.h"
 #include "server/needle_edit.h"
 #include "server/needles.h"
@@ -23,6 +24,7 @@
 #include "util/file.h"
 #include "util/limits.h"
 #include "util/log.h"
+#include "util/oom.h"
 #include "util/path.h"
 #include "util/proc.h"
 #include "util/str.h"
@@ -117,6 +119,7 @@ static int norm_area(const json_t *a, size_t ai, int sw, int sh, json_t *into, i
 {
 	static const char *const types[] = { "match", "exclude", "ocr" };
 	const json_t *t = json_object_get(a, "type"), *cp = json_object_get(a, "click_point");
+	struct api_build ab = API_BUILD_INIT;
 	long x, y, w, h, v;
 	json_t *o = NULL;
 	double m;
@@ -148,11 +151,11 @@ static int norm_area(const json_t *a, size_t ai, int sw, int sh, json_t *into, i
 	*kind = k;
 	if (!(o = json_object()))
 		return ERR_NOMEM;
-	json_object_set_new(o, "xpos", json_integer(x));
-	json_object_set_new(o, "ypos", json_integer(y));
-	json_object_set_new(o, "width", json_integer(w));
-	json_object_set_new(o, "height", json_integer(h));
-	json_object_set_new(o, "type", json_string(types[k]));
+	api_build_set(&ab, o, "xpos", json_integer(x));
+	api_build_set(&ab, o, "ypos", json_integer(y));
+	api_build_set(&ab, o, "width", json_integer(w));
+	api_build_set(&ab, o, "height", json_integer(h));
+	api_build_set(&ab, o, "type", json_string(types[k]));
 	v = json_object_get(a, "match") ? 0 : -1;
 	if (v == 0) {
 		const json_t *jm = json_object_get(a, "match");
@@ -163,13 +166,13 @@ static int norm_area(const json_t *a, size_t ai, int sw, int sh, json_t *into, i
 			goto out;
 		}
 		if (m != 96.0)
-			json_object_set_new(o, "match", m == floor(m) ? json_integer((json_int_t)m) : json_real(m));
+			api_build_set(&ab, o, "match", m == floor(m) ? json_integer((json_int_t)m) : json_real(m));
 	}
 	rc = int_field(a, "margin", 1, 10000, false, &v, ai, msg, msglen);
 	if (rc < 0)
 		goto out;
 	if (rc == 0 && v != 50)
-		json_object_set_new(o, "margin", json_integer(v));
+		api_build_set(&ab, o, "margin", json_integer(v));
 	rc = 0;
 	if (cp && !json_is_null(cp)) {
 		long cx, cy;
@@ -180,7 +183,7 @@ static int norm_area(const json_t *a, size_t ai, int sw, int sh, json_t *into, i
 		}
 		*click = true;
 		if (json_is_string(cp) && !strcmp(json_string_value(cp), "center")) {
-			json_object_set_new(o, "click_point", json_string("center"));
+			api_build_set(&ab, o, "click_point", json_string("center"));
 		} else if (json_is_object(cp)) {
 			/* needle.pm rejects a click point at 0 (its check is "true"). */
 			if ((rc = int_field(cp, "xpos", 1, w, true, &cx, ai, msg, msglen)) ||
@@ -189,15 +192,15 @@ static int norm_area(const json_t *a, size_t ai, int sw, int sh, json_t *into, i
 					 ai + 1);
 				goto out;
 			}
-			json_object_set_new(o, "click_point", json_pack("{s:I,s:I}", "xpos", (json_int_t)cx, "ypos",
-									 (json_int_t)cy));
+			api_build_set(&ab, o, "click_point", json_pack("{s:I,s:I}", "xpos", (json_int_t)cx, "ypos",
+									(json_int_t)cy));
 		} else {
 			snprintf(msg, msglen, "area %zu: click_point must be {xpos, ypos} or \"center\"", ai + 1);
 			rc = ERR_INVALID;
 			goto out;
 		}
 	}
-	rc = json_array_append(into, o) ? ERR_NOMEM : 0;
+	rc = api_build_failed(&ab) || json_array_append(into, o) ? ERR_NOMEM : 0;
 out:
 	json_decref(o);
 	return rc;
@@ -226,8 +229,11 @@ static int norm_props(const json_t *v, json_t *into, char *msg, size_t msglen)
 			return ERR_INVALID;
 		}
 		o = json_pack("{s:s}", "name", json_string_value(pn));
-		if (o && pv && json_is_string(pv) && *json_string_value(pv))
-			json_object_set_new(o, "value", json_string(json_string_value(pv)));
+		if (o && pv && json_is_string(pv) && *json_string_value(pv) &&
+		    json_object_set_new(o, "value", json_string(json_string_value(pv)))) {
+			json_decref(o);
+			return ERR_NOMEM;
+		}
 		if (!o || json_array_append_new(into, o))
 			return ERR_NOMEM;
 	}
@@ -267,10 +273,13 @@ int needle_edit_normalise(const json_t *draft, int scr_w, int scr_h, bool for_sa
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	/* The key order of openQA's editor: area, tags, properties. */
-	json_object_set_new(o, "area", ja);
-	json_object_set_new(o, "tags", jt);
-	json_object_set_new(o, "properties", jp);
+	/* The key order of openQA's editor: area, tags, properties ('|', not
+	 * '||': each call takes its value, also after one failed). */
+	if (json_object_set_new(o, "area", ja) | json_object_set_new(o, "tags", jt) |
+	    json_object_set_new(o, "properties", jp)) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
 	json_array_foreach(areas, i, v) {
 		if ((rc = norm_area(v, i, scr_w, scr_h, ja, &kind, &click, msg, msglen)))
 			goto out;
@@ -322,14 +331,18 @@ static int read_json(const char *path, size_t limit, json_t **out, char *msg, si
 {
 	struct buf b;
 	json_error_t je;
+	bool nomem = false;
 	int rc;
 
 	*out = NULL;
 	buf_init(&b, limit);
 	rc = file_read_all(path, &b);
 	if (rc == 0) {
-		*out = json_loadb((const char *)b.data, b.len, 0, &je);
-		if (!*out) {
+		*out = oom_json_loadb((const char *)b.data, b.len, 0, &je, &nomem);
+		if (!*out && nomem) {
+			snprintf(msg, msglen, "'%s': %s", path, err_str(ERR_NOMEM));
+			rc = ERR_NOMEM;
+		} else if (!*out) {
 			snprintf(msg, msglen, "'%s': line %d: %s", path, je.line, je.text);
 			rc = ERR_PROTO;
 		}
@@ -390,7 +403,8 @@ static char *needles_dir(const char *data_dir, const char *distri)
 
 /* A candidate {name, json, matched, needle, areas} (new), its JSON read
  * from the needles directory when json is a safe relative path. */
-static json_t *candidate(const char *ndir, const char *name, const char *json, bool matched, const json_t *areas)
+static json_t *candidate(struct api_build *ab, const char *ndir, const char *name, const char *json, bool matched,
+			 const json_t *areas)
 {
 	char msg[256], *sub = NULL, *path = NULL;
 	json_t *c = json_pack("{s:s,s:s,s:b,s:O}", "name", name, "json", json, "matched", matched, "areas",
@@ -402,19 +416,24 @@ static json_t *candidate(const char *ndir, const char *name, const char *json, b
 	if (!c)
 		return NULL;
 	/* dir: where a save of the candidate goes (needles/ or its subdirectory). */
-	sub = slash ? strndup(json, (size_t)(slash - json)) : strdup("");
+	if (!(sub = slash ? strndup(json, (size_t)(slash - json)) : strdup("")))
+		api_build_take(ab, NULL, "dir");
 	bl = strlen(slash ? slash + 1 : json);
 	if (sub && bl > 5 && bl < sizeof(base) && str_ends_with(json, ".json")) {
 		memcpy(base, slash ? slash + 1 : json, bl - 5);
 		base[bl - 5] = '\0';
-		if (!subdir_check(sub, msg, sizeof(msg)) && !needle_edit_name_check(base, msg, sizeof(msg)) &&
-		    (path = path_join(ndir, json)) && read_json(path, LIMIT_NEEDLE_JSON, &nj, msg, sizeof(msg)) == 0 &&
-		    json_is_object(nj)) {
-			json_object_set_new(c, "dir", json_string(sub));
-			json_object_set_new(c, "file_name", json_string(base));
+		if (!subdir_check(sub, msg, sizeof(msg)) && !needle_edit_name_check(base, msg, sizeof(msg))) {
+			int rc = (path = path_join(ndir, json)) ? read_json(path, LIMIT_NEEDLE_JSON, &nj, msg, sizeof(msg))
+							       : ERR_NOMEM;
+			if (rc == ERR_NOMEM)
+				api_build_take(ab, NULL, "needle");
+			else if (!rc && json_is_object(nj)) {
+				api_build_set(ab, c, "dir", json_string(sub));
+				api_build_set(ab, c, "file_name", json_string(base));
+			}
 		}
 	}
-	json_object_set_new(c, "needle", nj && json_is_object(nj) ? json_incref(nj) : json_null());
+	api_build_set(ab, c, "needle", nj && json_is_object(nj) ? json_incref(nj) : json_null());
 	json_decref(nj);
 	free(sub);
 	free(path);
@@ -424,6 +443,7 @@ static json_t *candidate(const char *ndir, const char *name, const char *json, b
 int needle_edit_step(const char *data_dir, int64_t job_id, const char *distri, const char *module, long step,
 		     json_t **out, char *msg, size_t msglen)
 {
+	struct api_build ab = API_BUILD_INIT;
 	json_t *result = NULL, *o = NULL, *cands;
 	const json_t *e, *v, *tags;
 	char *ndir = NULL;
@@ -444,18 +464,22 @@ int needle_edit_step(const char *data_dir, int64_t job_id, const char *distri, c
 	cands = json_object_get(o, "candidates");
 	/* The matched needle first, then the candidates that failed. */
 	if (json_is_string(v = json_object_get(e, "needle")) && json_is_string(json_object_get(e, "json")))
-		json_array_append_new(cands, candidate(ndir, json_string_value(v),
-							json_string_value(json_object_get(e, "json")), true,
-							json_object_get(e, "area")));
+		api_build_append(&ab, cands, candidate(&ab, ndir, json_string_value(v),
+						       json_string_value(json_object_get(e, "json")), true,
+						       json_object_get(e, "area")));
 	json_array_foreach(json_object_get(e, "needles"), i, v) {
 		const json_t *n = json_object_get(v, "name"), *j = json_object_get(v, "json");
 		json_t *c;
 		if (!json_is_string(n) || !json_is_string(j))
 			continue;
-		if ((c = candidate(ndir, json_string_value(n), json_string_value(j), false, json_object_get(v, "area"))))
-			json_object_set_new(c, "error", json_incref(json_object_get(v, "error") ? json_object_get(v, "error")
-												  : json_null()));
-		json_array_append_new(cands, c);
+		if ((c = candidate(&ab, ndir, json_string_value(n), json_string_value(j), false, json_object_get(v, "area"))))
+			api_build_set(&ab, c, "error", json_incref(json_object_get(v, "error") ? json_object_get(v, "error")
+												 : json_null()));
+		api_build_append(&ab, cands, c);
+	}
+	if (api_build_failed(&ab)) {
+		snprintf(msg, msglen, "%s", err_str(ERR_NOMEM));
+		rc = ERR_NOMEM;
 	}
 out:
 	if (rc)
@@ -655,6 +679,7 @@ static double round2(double v)
 int needle_edit_match(struct needle_edit_cache *c, const char *png_path, const char *image_path,
 		      const json_t *draft, json_t **out, char *msg, size_t msglen)
 {
+	struct api_build ab = API_BUILD_INIT;
 	struct needle_edit_shot *s = NULL, *ns = NULL;
 	struct match_result res = { 0 };
 	struct needle *n = NULL;
@@ -704,14 +729,19 @@ int needle_edit_match(struct needle_edit_cache *c, const char *png_path, const c
 		const struct match_area_result *a = &res.areas[k];
 		if (n->areas[i].type != NEEDLE_AREA_MATCH)
 			continue;
-		json_array_append_new(areas, json_pack("{s:I,s:i,s:i,s:i,s:i,s:f,s:f,s:s}", "index", (json_int_t)i,
+		api_build_append(&ab, areas, json_pack("{s:I,s:i,s:i,s:i,s:i,s:f,s:f,s:s}", "index", (json_int_t)i,
 						       "x", a->x, "y", a->y, "w", a->w, "h", a->h, "similarity",
 						       round2(a->similarity * 100.0), "required", n->areas[i].match,
 						       "result", a->ok ? "ok" : "fail"));
 		k++;
 	}
-	json_object_set_new(o, "cached", json_boolean(hit));
-	json_object_set_new(o, "ms", json_real(round2((time_mono() - t0) * 1000.0)));
+	api_build_set(&ab, o, "cached", json_boolean(hit));
+	api_build_set(&ab, o, "ms", json_real(round2((time_mono() - t0) * 1000.0)));
+	if (api_build_failed(&ab)) {
+		snprintf(msg, msglen, "%s", err_str(ERR_NOMEM));
+		rc = ERR_NOMEM;
+		goto out;
+	}
 	*out = o;
 	o = NULL;
 out:
@@ -832,7 +862,11 @@ static int commit(const struct needle_edit_save *s, const char *dir, json_t *o, 
 	    (rc = git(dir, head, 2, &b, msg, msglen)) || (rc = buf_append(&b, "", 1)))
 		goto out;
 	b.data[strcspn((char *)b.data, "\n")] = '\0';
-	json_object_set_new(o, "commit", json_string((char *)b.data));
+	/* committed, but an answer without its hash would say it was not: 503 */
+	if (json_object_set_new(o, "commit", json_string((char *)b.data))) {
+		snprintf(msg, msglen, "%s", err_str(ERR_NOMEM));
+		rc = ERR_NOMEM;
+	}
 out:
 	buf_release(&b);
 	return rc;

@@ -4,7 +4,10 @@
  * file once and matches the needles on it as runner/screen.c does on a
  * frame, then says per job what a new run still has to prove. Holds its
  * SQL (jobs and job_modules, read only), the last answers in memory and
- * the heat-map cache under DATA/cache/heatmap/. Writes no job's results. */
+ * the heat-map cache under DATA/cache/heatmap/. Writes no job's results.
+ * The answer is built through api_build: a part memory did not allow (a
+ * module's results, a step's verdict) makes the whole re-judge ERR_NOMEM
+ * (503), never a verdict drawn from what was left. */
 #define LOG_MODULE "rejudge"
 #include <math.h>
 #include <pthread.h>
@@ -15,14 +18,17 @@
 #include <time.h>
 #include "image/heatmap.h"
 #include "image/match.h"
+#include "server/api_build.h"
 #include "server/artefacts.h"
 #include "server/db.h"
 #include "server/distri.h"
 #include "server/needles.h"
 #include "server/rejudge.h"
 #include "util/err.h"
+#include "util/buf.h"
 #include "util/file.h"
 #include "util/log.h"
+#include "util/oom.h"
 #include "util/path.h"
 #include "util/str.h"
 #include "util/time.h"
@@ -94,9 +100,10 @@ int rejudge_store_put(struct rejudge_store *s, const json_t *job, const char *ti
 	json_t *copy = json_deep_copy(job);
 	size_t i, at;
 
-	if (!copy)
+	if (!copy || json_object_set_new(copy, "time", json_string(time))) {
+		json_decref(copy);
 		return ERR_NOMEM;
-	json_object_set_new(copy, "time", json_string(time));
+	}
 	pthread_mutex_lock(&s->lock);
 	for (at = 0; at < s->n && s->v[at].id != id; at++)
 		;
@@ -172,25 +179,34 @@ void rejudge_release(struct rejudge *rj)
 	memset(rj, 0, sizeof(*rj));
 }
 
-/* A module's result-<module>.json, or NULL (absent, too big, malformed). */
-static json_t *load_result(const char *dir, const char *module)
+/* A module's result-<module>.json into *out, NULL when absent, too big or
+ * malformed. 0 or ERR_NOMEM. */
+static int load_result(const char *dir, const char *module, json_t **out)
 {
 	char fn[LIMIT_ARTEFACT_NAME + 16];
 	char *path;
 	struct stat sb;
 	json_error_t jerr;
-	json_t *res = NULL;
+	struct buf b;
+	bool nomem = false;
+	int rc = 0;
 
+	*out = NULL;
 	snprintf(fn, sizeof(fn), "result-%s.json", module);
-	if (!artefact_name_valid(fn, strlen(fn)) || !(path = path_join(dir, fn)))
-		return NULL;
-	if (!stat(path, &sb) && S_ISREG(sb.st_mode) && sb.st_size <= (off_t)LIMIT_RESULT_JSON) {
-		res = json_load_file(path, 0, &jerr);
-		if (!res)
+	if (!artefact_name_valid(fn, strlen(fn)))
+		return 0;
+	if (!(path = path_join(dir, fn)))
+		return ERR_NOMEM;
+	buf_init(&b, LIMIT_RESULT_JSON);
+	if (!stat(path, &sb) && S_ISREG(sb.st_mode) && sb.st_size <= (off_t)LIMIT_RESULT_JSON &&
+	    (rc = file_read_all(path, &b)) != ERR_NOMEM) {
+		if (!rc && b.data && !(*out = oom_json_loadb(b.data, b.len, 0, &jerr, &nomem)) && !nomem)
 			log_warn("'%s' skipped: line %d: %s", path, jerr.line, jerr.text);
+		rc = nomem ? ERR_NOMEM : 0;
 	}
+	buf_release(&b);
 	free(path);
-	return res;
+	return rc;
 }
 
 /* A screen check that did not pass: tags asked, a screenshot, and the
@@ -329,9 +345,14 @@ int rejudge_add_job(struct rejudge *rj, json_t *info, const char *results_dir, c
 		const char *result = json_string_value(json_object_get(m, "result"));
 		json_t *res, *last_fail = NULL;
 		size_t last_k = 0, last_task = SIZE_MAX;
-		if (!name || !(res = load_result(results_dir, name)))
+		if (!name)
 			continue;
-		json_object_set_new(j->results, name, res);
+		if ((rc = load_result(results_dir, name, &res)))
+			return rc;
+		if (!res)
+			continue;
+		if (json_object_set_new(j->results, name, res))
+			return ERR_NOMEM;
 		json_array_foreach(json_object_get(res, "details"), k, d) {
 			size_t v;
 			json_t *tag;
@@ -349,14 +370,16 @@ int rejudge_add_job(struct rejudge *rj, json_t *info, const char *results_dir, c
 			if (last_fail == d && rj->ntasks && rj->tasks[rj->ntasks - 1].d == d)
 				last_task = rj->ntasks - 1;
 			json_array_foreach(json_object_get(d, "tags"), v, tag)
-				if (asked && json_is_string(tag) && !array_has_string(*asked, json_string_value(tag)))
-					json_array_append(*asked, tag);
+				if (asked && json_is_string(tag) && !array_has_string(*asked, json_string_value(tag)) &&
+				    json_array_append(*asked, tag))
+					return ERR_NOMEM;
 		}
 		/* the check that stopped a failed module (none: it failed otherwise) */
-		if (result && !strcmp(result, "failed"))
-			json_array_append_new(j->failed, json_pack("{s:s,s:I,s:I}", "module", name,
+		if (result && !strcmp(result, "failed") &&
+		    json_array_append_new(j->failed, json_pack("{s:s,s:I,s:I}", "module", name,
 				"step", (json_int_t)(last_fail ? last_k + 1 : 0),
-				"task", last_task == SIZE_MAX ? (json_int_t)-1 : (json_int_t)last_task));
+				"task", last_task == SIZE_MAX ? (json_int_t)-1 : (json_int_t)last_task)))
+			return ERR_NOMEM;
 	}
 	return 0;
 }
@@ -423,8 +446,11 @@ static int search_as_runner(struct rejudge *rj, struct match_screen *ms, struct 
 		return rc;
 	for (i = 0; i < *got; i++) {
 		struct match_result r;
-		if (!changed_since(res[i].needle, since) ||
-		    match_needle(ms, res[i].needle, MATCH_RATIO_FULL, 0.0, &r))
+		if (!changed_since(res[i].needle, since))
+			continue;
+		if ((rc = match_needle(ms, res[i].needle, MATCH_RATIO_FULL, 0.0, &r)) == ERR_NOMEM)
+			return rc; /* the margin's results in res, *got of them: released by the caller */
+		if (rc)
 			continue;
 		rj->searches++;
 		match_result_release(&res[i]);
@@ -435,9 +461,11 @@ static int search_as_runner(struct rejudge *rj, struct match_screen *ms, struct 
 	return 0;
 }
 
-/* The answer's "new": the best candidate with each match area's figures. */
+/* The answer's "new": the best candidate with each match area's figures.
+ * NULL when out of memory. */
 static json_t *new_json(const struct match_result *best, bool full)
 {
+	struct api_build ab = API_BUILD_INIT;
 	const struct needle *n = best->needle;
 	json_t *areas = json_array();
 	double min = 1.0;
@@ -451,13 +479,31 @@ static json_t *new_json(const struct match_result *best, bool full)
 		a = &best->areas[k++];
 		if (a->similarity < min)
 			min = a->similarity;
-		json_array_append_new(areas, json_pack("{s:i,s:i,s:i,s:i,s:I,s:f,s:b}", "x", a->x, "y", a->y,
-			"w", a->w, "h", a->h, "similarity", (json_int_t)floor(a->similarity * 100 + 1e-9),
-			"required", na->match ? na->match : NEEDLE_DEFAULT_MATCH, "ok", a->ok));
+		if (areas)
+			api_build_append(&ab, areas, json_pack("{s:i,s:i,s:i,s:i,s:I,s:f,s:b}", "x", a->x, "y", a->y,
+				"w", a->w, "h", a->h, "similarity", (json_int_t)floor(a->similarity * 100 + 1e-9),
+				"required", na->match ? na->match : NEEDLE_DEFAULT_MATCH, "ok", a->ok));
+	}
+	if (api_build_failed(&ab)) {
+		json_decref(areas);
+		return NULL;
 	}
 	return json_pack("{s:s,s:s,s:I,s:o,s:s}", "result", !best->ok ? "fail" : n->workaround ? "softfail" : "pass",
 			 "needle", n->name, "similarity", (json_int_t)floor((k ? min : 0) * 100 + 1e-9),
 			 "areas", areas, "search", full ? "whole screen" : "margin");
+}
+
+/* Whether a needle of set carries one of the tag expressions (no
+ * allocation: needle_set_find's 0 is also its out of memory). */
+static bool carried(const struct needle_set *set, const char *const *exprs, size_t n)
+{
+	size_t i, k;
+
+	for (i = 0; i < set->n; i++)
+		for (k = 0; k < n; k++)
+			if (needle_match_expr(set->needles[i], exprs[k]))
+				return true;
+	return false;
 }
 
 /* Judge step d on ms: its answer's "new" (new object) or NULL on OOM. */
@@ -475,6 +521,8 @@ static json_t *judge(struct rejudge *rj, struct match_screen *ms, const json_t *
 		if (json_is_string(v) && n < REJUDGE_MAX_TAGS)
 			exprs[n++] = json_string_value(v);
 	nn = needle_set_find(&rj->needles, exprs, n, &cand);
+	if (nn == 0 && carried(&rj->needles, exprs, n))
+		return NULL; /* needle_set_find's array could not be allocated */
 	if (nn == 0)
 		return json_pack("{s:s,s:n,s:n,s:[],s:s}", "result", "fail", "needle", "similarity", "areas",
 				 "note", "no needle of the distribution carries these tags");
@@ -511,6 +559,7 @@ static bool same_file(const struct rejudge_task *a, const struct rejudge_task *b
 /* Judge the tasks idx[0..n), which share one screenshot file. */
 static int judge_file(struct rejudge *rj, const size_t *idx, size_t n)
 {
+	struct api_build ab = API_BUILD_INIT;
 	struct rejudge_task *first = &rj->tasks[idx[0]];
 	struct image *img = NULL;
 	struct match_screen *ms = NULL;
@@ -518,7 +567,10 @@ static int judge_file(struct rejudge *rj, const size_t *idx, size_t n)
 	size_t i, k;
 	int rc = 0;
 
-	if (first->have_file && image_load_png(first->shot, &img, err, sizeof(err)) == 0) {
+	if (first->have_file && (rc = image_load_png(first->shot, &img, err, sizeof(err))) == ERR_NOMEM)
+		return rc;
+	rc = 0;
+	if (first->have_file && img) {
 		rj->decoded++;
 		if (!(ms = match_screen_new(img))) {
 			rc = ERR_NOMEM;
@@ -529,26 +581,31 @@ static int judge_file(struct rejudge *rj, const size_t *idx, size_t n)
 		struct rejudge_task *t = &rj->tasks[idx[i]];
 		json_t *nj = NULL;
 		if (!ms) {
-			json_object_set_new(t->answer, "new", json_null());
-			json_object_set_new(t->answer, "would_pass", json_false());
-			json_object_set_new(t->answer, "error", json_string(first->have_file ? err
+			api_build_set(&ab, t->answer, "new", json_null());
+			api_build_set(&ab, t->answer, "would_pass", json_false());
+			api_build_set(&ab, t->answer, "error", json_string(first->have_file ? err
 				: "the screenshot is not among the job's files"));
 			continue;
 		}
 		/* the same tags on the same file: the same answer */
 		for (k = 0; k < i && !nj; k++) {
 			const struct rejudge_task *u = &rj->tasks[idx[k]];
-			if (u->since == t->since && json_equal(json_object_get(u->d, "tags"), json_object_get(t->d, "tags")))
-				nj = json_deep_copy(json_object_get(u->answer, "new"));
+			if (u->since == t->since && json_equal(json_object_get(u->d, "tags"), json_object_get(t->d, "tags")) &&
+			    !(nj = json_deep_copy(json_object_get(u->answer, "new")))) {
+				rc = ERR_NOMEM;
+				goto out;
+			}
 		}
 		if (!nj && !(nj = judge(rj, ms, t->d, t->since))) {
 			rc = ERR_NOMEM;
 			goto out;
 		}
-		json_object_set_new(t->answer, "would_pass", json_boolean(strcmp(json_string_value(
+		api_build_set(&ab, t->answer, "would_pass", json_boolean(strcmp(json_string_value(
 			json_object_get(nj, "result")), "fail") != 0));
-		json_object_set_new(t->answer, "new", nj);
+		api_build_set(&ab, t->answer, "new", nj);
 	}
+	if (api_build_failed(&ab))
+		rc = ERR_NOMEM;
 out:
 	match_screen_free(ms);
 	image_free(img);
@@ -583,8 +640,9 @@ static void still_text(const json_t *answer, char *buf, size_t len)
 
 /* The job's verdict, honestly: a failed assert_screen stopped its module,
  * so a step that would pass proves only that the run must go on from it. */
-static void summarise(struct rejudge *rj, struct rejudge_job *j)
+static int summarise(struct rejudge *rj, struct rejudge_job *j)
 {
+	struct api_build ab = API_BUILD_INIT;
 	size_t i, pass = 0, still = 0, nf = json_array_size(j->failed);
 	const char *verdict = NULL, *first_mod = NULL;
 	json_int_t first_step = 0;
@@ -633,13 +691,14 @@ static void summarise(struct rejudge *rj, struct rejudge_job *j)
 		snprintf(text, sizeof(text), still ? "the re-judged checks still fail"
 			 : "no failed screen check of these tags");
 	}
-	json_object_set_new(j->info, "steps", json_incref(j->steps));
-	json_object_set_new(j->info, "would_pass", json_integer((json_int_t)pass));
-	json_object_set_new(j->info, "still_failing", json_integer((json_int_t)still));
-	json_object_set_new(j->info, "verdict", json_string(verdict));
-	json_object_set_new(j->info, "summary", json_string(text));
-	json_object_set_new(j->info, "failed_module", first_mod ? json_string(first_mod) : json_null());
-	json_object_set_new(j->info, "failed_step", first_mod ? json_integer(first_step) : json_null());
+	api_build_set_ref(&ab, j->info, "steps", j->steps);
+	api_build_set(&ab, j->info, "would_pass", json_integer((json_int_t)pass));
+	api_build_set(&ab, j->info, "still_failing", json_integer((json_int_t)still));
+	api_build_set(&ab, j->info, "verdict", json_string(verdict));
+	api_build_set(&ab, j->info, "summary", json_string(text));
+	api_build_set(&ab, j->info, "failed_module", first_mod ? json_string(first_mod) : json_null());
+	api_build_set(&ab, j->info, "failed_step", first_mod ? json_integer(first_step) : json_null());
+	return api_build_failed(&ab) ? ERR_NOMEM : 0;
 }
 
 int rejudge_run(struct rejudge *rj, json_t **out)
@@ -671,10 +730,9 @@ int rejudge_run(struct rejudge *rj, json_t **out)
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	for (i = 0; i < rj->njobs; i++) {
-		summarise(rj, &rj->jobs[i]);
-		json_array_append(jobs, rj->jobs[i].info);
-	}
+	for (i = 0; i < rj->njobs; i++)
+		if ((rc = summarise(rj, &rj->jobs[i])) || (rc = json_array_append(jobs, rj->jobs[i].info) ? ERR_NOMEM : 0))
+			goto out;
 	*out = json_pack("{s:o,s:{s:I,s:I,s:I,s:I,s:b,s:I}}", "jobs", jobs, "stats", "jobs", (json_int_t)rj->njobs,
 			 "steps", (json_int_t)rj->ntasks, "screenshots_decoded", (json_int_t)rj->decoded,
 			 "searches", (json_int_t)rj->searches, "truncated", rj->truncated,
@@ -825,6 +883,7 @@ static char *needles_dir(const char *data_dir, const char *distri)
 
 int rejudge_build(struct db *db, const char *data_dir, int64_t job_id, json_t **out, char *msg, size_t msglen)
 {
+	struct api_build ab = API_BUILD_INIT;
 	struct rejudge rj;
 	struct job_row jr = { .info = NULL };
 	json_t *asked = NULL, *res = NULL;
@@ -858,10 +917,13 @@ int rejudge_build(struct db *db, const char *data_dir, int64_t job_id, json_t **
 		rc = ERR_NOMEM;
 		goto out;
 	}
-	if (rejudge_init(&rj, ndir, msg, msglen)) {
-		snprintf(msg, msglen, "the server has no needles for distribution '%s' (DATA/tests/%s/needles): "
-			 "re-judging uses them", jr.distri, jr.distri);
-		rc = ERR_NOT_FOUND;
+	if ((rc = rejudge_init(&rj, ndir, msg, msglen))) {
+		/* no memory to read them is not "no needles" (a 404) */
+		if (rc != ERR_NOMEM) {
+			snprintf(msg, msglen, "the server has no needles for distribution '%s' (DATA/tests/%s/needles): "
+				 "re-judging uses them", jr.distri, jr.distri);
+			rc = ERR_NOT_FOUND;
+		}
 		goto out;
 	}
 	if ((rc = add_from_db(&rj, db, data_dir, job_id, &jr, NULL, &asked)))
@@ -875,12 +937,16 @@ int rejudge_build(struct db *db, const char *data_dir, int64_t job_id, json_t **
 	}
 	if ((rc = rejudge_run(&rj, &res)))
 		goto out;
-	json_object_set_new(res, "job_id", json_integer(job_id));
-	json_object_set_new(res, "build", json_pack("{s:s,s:s,s:s,s:s}", "distri", jr.distri, "version", jr.version,
-						    "flavor", jr.flavor, "build", jr.build));
-	json_object_set(res, "tags", asked);
-	json_object_set_new(res, "needles", json_integer((json_int_t)needle_set_count(&rj.needles)));
-	json_object_set_new(res, "ms", json_real(floor((time_mono() - t0) * 10000) / 10));
+	api_build_set(&ab, res, "job_id", json_integer(job_id));
+	api_build_set(&ab, res, "build", json_pack("{s:s,s:s,s:s,s:s}", "distri", jr.distri, "version", jr.version,
+						   "flavor", jr.flavor, "build", jr.build));
+	api_build_set_ref(&ab, res, "tags", asked);
+	api_build_set(&ab, res, "needles", json_integer((json_int_t)needle_set_count(&rj.needles)));
+	api_build_set(&ab, res, "ms", json_real(floor((time_mono() - t0) * 10000) / 10));
+	if (api_build_failed(&ab)) {
+		rc = ERR_NOMEM;
+		goto out;
+	}
 	*out = res;
 	res = NULL;
 	log_info("job %lld re-judged with %zu other jobs of build '%s': %zu steps, %zu screenshots, %.0f ms",

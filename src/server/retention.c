@@ -2,7 +2,10 @@
 /* retention.c - the cleanup of results, logs, assets and stored
  * screenshots by the job groups' keep_* settings and size limits (openQA's
  * limit_results_and_logs and limit_assets rules; see retention.h). A plan
- * first, then exactly what it lists. */
+ * first, then exactly what it lists. The plan decides what is removed:
+ * every part of it is built through api_build, and a plan that memory did
+ * not allow whole (an important build, an asset's newest job lost) is
+ * ERR_NOMEM and removes nothing. */
 #define LOG_MODULE "retention"
 #include <dirent.h>
 #include <errno.h>
@@ -12,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "server/api_build.h"
 #include "server/artefacts.h"
 #include "server/assets.h"
 #include "server/db.h"
@@ -66,9 +70,9 @@ static void stamp(int64_t t, char out[DB_TIME_LEN])
 /* The builds a group's comments (and its parent's) tag important, in the
  * order written: "tag:BUILD:important" adds, "tag:BUILD:-important" takes
  * back. An object BUILD → true. */
-static json_t *important_builds(struct db *db, int64_t group_id)
+static json_t *important_builds(struct api_build *ab, struct db *db, int64_t group_id)
 {
-	json_t *set = json_object();
+	json_t *set = api_build_take(ab, json_object(), "important");
 	struct db_stmt *st;
 
 	if (!set || group_id == 0)
@@ -85,7 +89,7 @@ static json_t *important_builds(struct db *db, int64_t group_id)
 			bool word = t == db_col_text(st, 0) || t[-1] == ' ' || t[-1] == '\n' || t[-1] == '\t';
 			if (word && sscanf(t, "tag:%255[^: \t\r\n]:%31[-A-Za-z0-9_]%n", build, type, &n) == 2 && n > 0) {
 				if (!strcmp(type, "important"))
-					json_object_set_new(set, build, json_true());
+					api_build_set(ab, set, build, json_true());
 				else if (!strcmp(type, "-important"))
 					json_object_del(set, build);
 			}
@@ -129,35 +133,43 @@ static bool is_log_name(const char *name)
  * screenshots nor result JSON (video, serial and runner logs), and what
  * the test uploaded (ulogs/...). Names relative to the directory into
  * files; their bytes returned. */
-static int64_t job_logs(const char *data_dir, int64_t job_id, json_t *files)
+static int64_t job_logs(struct api_build *ab, const char *data_dir, int64_t job_id, json_t *files)
 {
 	char *dir = artefact_path(data_dir, job_id, NULL), *ul = NULL;
 	struct dirent *e;
 	int64_t sum = 0;
 	DIR *d;
 
-	if (!dir)
+	if (!dir || !files) {
+		api_build_take(ab, NULL, "files");
+		free(dir);
 		return 0;
+	}
 	if ((d = opendir(dir))) {
 		while ((e = readdir(d))) {
 			struct stat sb;
 			char *p = path_join(dir, e->d_name);
+			if (!p)
+				api_build_take(ab, NULL, "files");
 			if (p && is_log_name(e->d_name) && !lstat(p, &sb) && S_ISREG(sb.st_mode)) {
-				json_array_append_new(files, json_string(e->d_name));
+				api_build_append(ab, files, json_string(e->d_name));
 				sum += (int64_t)sb.st_size;
 			}
 			free(p);
 		}
 		closedir(d);
 	}
-	ul = path_join(dir, "ulogs");
+	if (!(ul = path_join(dir, "ulogs")))
+		api_build_take(ab, NULL, "files");
 	if (ul && (d = opendir(ul))) {
 		while ((e = readdir(d))) {
 			struct stat sb;
 			char *p = path_join(ul, e->d_name), rel[300];
+			if (!p)
+				api_build_take(ab, NULL, "files");
 			if (p && e->d_name[0] != '.' && !lstat(p, &sb) && S_ISREG(sb.st_mode)) {
 				snprintf(rel, sizeof(rel), "ulogs/%s", e->d_name);
-				json_array_append_new(files, json_string(rel));
+				api_build_append(ab, files, json_string(rel));
 				sum += (int64_t)sb.st_size;
 			}
 			free(p);
@@ -170,8 +182,8 @@ static int64_t job_logs(const char *data_dir, int64_t job_id, json_t *files)
 }
 
 /* Expired results and logs of one group's finished jobs into the plan. */
-static int plan_group_jobs(struct db *db, const char *data_dir, int64_t group_id, int64_t now, json_t *jobs,
-			   json_t *logs)
+static int plan_group_jobs(struct api_build *ab, struct db *db, const char *data_dir, int64_t group_id, int64_t now,
+			   json_t *jobs, json_t *logs)
 {
 	struct retention_group g;
 	struct db_stmt *st;
@@ -190,7 +202,11 @@ static int plan_group_jobs(struct db *db, const char *data_dir, int64_t group_id
 	if (!shortest)
 		return 0;
 	stamp(now - shortest * DAY_S, cutoff);
-	important = important_builds(db, group_id);
+	important = important_builds(ab, db, group_id);
+	if (api_build_failed(ab)) {
+		json_decref(important);
+		return ERR_NOMEM;
+	}
 	if ((rc = db_prepare(db, &st, "SELECT id, build, t_finished, logs_present FROM jobs"
 			     " WHERE (group_id = ? OR (? = 0 AND group_id IS NULL)) AND state IN ('done', 'cancelled')"
 			     " AND t_finished IS NOT NULL AND t_finished < ? ORDER BY id",
@@ -209,9 +225,11 @@ static int plan_group_jobs(struct db *db, const char *data_dir, int64_t group_id
 			stamp(now - kr * DAY_S, limit);
 			if (strcmp(fin, limit) < 0) {
 				char *dir = artefact_path(data_dir, id, NULL);
+				if (!dir)
+					api_build_take(ab, NULL, "bytes");
 				snprintf(why, sizeof(why), "results of %sjobs are kept %lld days", imp ? "important " : "",
 					 (long long)kr);
-				json_array_append_new(jobs, json_pack("{s:I,s:I,s:s,s:I,s:s}", "id", (json_int_t)id,
+				api_build_append(ab, jobs, json_pack("{s:I,s:I,s:s,s:I,s:s}", "id", (json_int_t)id,
 								      "group_id", (json_int_t)group_id, "t_finished", fin,
 								      "bytes", (json_int_t)(dir ? file_disk_bytes(dir, true) : 0),
 								      "reason", why));
@@ -223,18 +241,20 @@ static int plan_group_jobs(struct db *db, const char *data_dir, int64_t group_id
 			stamp(now - kl * DAY_S, limit);
 			if (strcmp(fin, limit) < 0) {
 				json_t *files = json_array();
-				int64_t bytes = job_logs(data_dir, id, files);
+				int64_t bytes = job_logs(ab, data_dir, id, files);
 				snprintf(why, sizeof(why), "logs of %sjobs are kept %lld days", imp ? "important " : "",
 					 (long long)kl);
-				json_array_append_new(logs, json_pack("{s:I,s:I,s:s,s:o,s:I,s:s}", "id", (json_int_t)id,
+				api_build_append(ab, logs, json_pack("{s:I,s:I,s:s,s:o,s:I,s:s}", "id", (json_int_t)id,
 								      "group_id", (json_int_t)group_id, "t_finished", fin,
 								      "files", files, "bytes", (json_int_t)bytes, "reason", why));
 			}
 		}
+		if (api_build_failed(ab))
+			break;
 	}
 	db_finalize(st);
 	json_decref(important);
-	return rc < 0 ? rc : 0;
+	return rc < 0 ? rc : api_build_failed(ab) ? ERR_NOMEM : 0;
 }
 
 /* The use of one asset by jobs: per group the newest job naming it, and
@@ -287,11 +307,18 @@ static int load_assets(struct db *db, const char *data_dir, struct asset_use **o
 		u->size = db_col_null(st, 3) ? -1 : db_col_int(st, 3);
 		u->fixed = db_col_int(st, 4) != 0;
 		u->t_created_s = epoch_of(db_col_text(st, 5));
-		u->newest = json_object();
+		if (!(u->newest = json_object())) {
+			rc = ERR_NOMEM;
+			break;
+		}
 		if (u->size < 0) {
 			char *p = asset_path(data_dir, u->type, u->name);
 			struct stat sb;
-			u->size = p && !stat(p, &sb) ? (int64_t)sb.st_size : 0;
+			if (!p) {
+				rc = ERR_NOMEM;
+				break;
+			}
+			u->size = !stat(p, &sb) ? (int64_t)sb.st_size : 0;
 			free(p);
 		}
 	}
@@ -336,8 +363,11 @@ static int load_use(struct db *db, struct asset_use *a, size_t n)
 		}
 		snprintf(gk, sizeof(gk), "%lld", (long long)group);
 		prev = json_object_get(u->newest, gk);
-		if (!prev || json_integer_value(prev) < job)
-			json_object_set_new(u->newest, gk, json_integer(job));
+		/* a newest job lost would take the asset out of its group's ranking */
+		if ((!prev || json_integer_value(prev) < job) && json_object_set_new(u->newest, gk, json_integer(job))) {
+			rc = ERR_NOMEM;
+			break;
+		}
 	}
 	db_finalize(st);
 	return rc < 0 ? rc : 0;
@@ -364,9 +394,16 @@ static int rank_groups(struct db *db, struct asset_use *a, size_t n)
 	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < n; i++)
+	if (!groups)
+		return ERR_NOMEM;
+	for (i = 0; i < n && !rc; i++)
 		json_object_foreach(a[i].newest, gk, v)
-			json_object_set_new(groups, gk, json_true());
+			if (json_object_set_new(groups, gk, json_true()))
+				rc = ERR_NOMEM;
+	if (rc) {
+		json_decref(groups);
+		return rc;
+	}
 	json_object_foreach(groups, gk, v) {
 		struct retention_group g;
 		struct ranked *r = calloc(n ? n : 1, sizeof(*r));
@@ -405,7 +442,8 @@ static int rank_groups(struct db *db, struct asset_use *a, size_t n)
 	return rc;
 }
 
-static int plan_assets(struct db *db, const char *data_dir, int64_t now, json_t *assets, json_t *kept)
+static int plan_assets(struct api_build *ab, struct db *db, const char *data_dir, int64_t now, json_t *assets,
+		       json_t *kept)
 {
 	struct asset_use *a = NULL;
 	size_t n = 0, i;
@@ -430,13 +468,15 @@ static int plan_assets(struct db *db, const char *data_dir, int64_t now, json_t 
 		if (u->pending) {
 			char k[300];
 			snprintf(k, sizeof(k), "%s, but job %lld, not finished, names it", why, (long long)u->pending_job);
-			json_array_append_new(kept, json_pack("{s:I,s:s,s:s,s:I,s:s}", "id", (json_int_t)u->id, "type", u->type,
+			api_build_append(ab, kept, json_pack("{s:I,s:s,s:s,s:I,s:s}", "id", (json_int_t)u->id, "type", u->type,
 							      "name", u->name, "size", (json_int_t)u->size, "reason", k));
 			continue;
 		}
-		json_array_append_new(assets, json_pack("{s:I,s:s,s:s,s:I,s:s}", "id", (json_int_t)u->id, "type", u->type,
+		api_build_append(ab, assets, json_pack("{s:I,s:s,s:s,s:I,s:s}", "id", (json_int_t)u->id, "type", u->type,
 							"name", u->name, "size", (json_int_t)u->size, "reason", why));
 	}
+	if (api_build_failed(ab))
+		rc = ERR_NOMEM;
 out:
 	for (i = 0; i < n; i++)
 		json_decref(a[i].newest);
@@ -446,6 +486,7 @@ out:
 
 int retention_plan(struct db *db, const char *data_dir, int64_t now, json_t **out)
 {
+	struct api_build ab = API_BUILD_INIT;
 	json_t *plan = json_object(), *jobs = json_array(), *logs = json_array(), *assets = json_array(),
 	       *kept = json_array(), *v;
 	struct db_stmt *st;
@@ -456,20 +497,27 @@ int retention_plan(struct db *db, const char *data_dir, int64_t now, json_t **ou
 
 	*out = NULL;
 	stamp(now, nows);
-	json_object_set_new(plan, "now", json_string(nows));
-	json_object_set_new(plan, "jobs", jobs);
-	json_object_set_new(plan, "logs", logs);
-	json_object_set_new(plan, "assets", assets);
-	json_object_set_new(plan, "kept_assets", kept);
+	if (!plan) {
+		json_decref(jobs);
+		json_decref(logs);
+		json_decref(assets);
+		json_decref(kept);
+		return ERR_NOMEM;
+	}
+	api_build_set(&ab, plan, "now", json_string(nows));
+	api_build_set(&ab, plan, "jobs", jobs);
+	api_build_set(&ab, plan, "logs", logs);
+	api_build_set(&ab, plan, "assets", assets);
+	api_build_set(&ab, plan, "kept_assets", kept);
 	/* the jobs without a group (0), then every group */
-	rc = plan_group_jobs(db, data_dir, 0, now, jobs, logs);
+	rc = api_build_failed(&ab) ? ERR_NOMEM : plan_group_jobs(&ab, db, data_dir, 0, now, jobs, logs);
 	if (!rc && !(rc = db_prepare(db, &st, "SELECT id FROM job_groups ORDER BY id", NULL))) {
 		while (!rc && db_step(st) == 1)
-			rc = plan_group_jobs(db, data_dir, db_col_int(st, 0), now, jobs, logs);
+			rc = plan_group_jobs(&ab, db, data_dir, db_col_int(st, 0), now, jobs, logs);
 		db_finalize(st);
 	}
 	if (!rc)
-		rc = plan_assets(db, data_dir, now, assets, kept);
+		rc = plan_assets(&ab, db, data_dir, now, assets, kept);
 	if (rc) {
 		json_decref(plan);
 		return rc;
@@ -480,7 +528,11 @@ int retention_plan(struct db *db, const char *data_dir, int64_t now, json_t **ou
 		bytes += json_integer_value(json_object_get(v, "bytes"));
 	json_array_foreach(assets, i, v)
 		bytes += json_integer_value(json_object_get(v, "size"));
-	json_object_set_new(plan, "bytes", json_integer(bytes));
+	api_build_set(&ab, plan, "bytes", json_integer(bytes));
+	if (api_build_failed(&ab)) {
+		json_decref(plan);
+		return ERR_NOMEM;
+	}
 	*out = plan;
 	return 0;
 }
@@ -510,17 +562,18 @@ static int64_t prune_images(const char *data_dir)
 	return n;
 }
 
-static void item_error(json_t *item, const char *what, int rc)
+static void item_error(struct api_build *ab, json_t *item, const char *what, int rc)
 {
 	char msg[200];
 
 	snprintf(msg, sizeof(msg), "%s: %s", what, err_str(rc));
-	json_object_set_new(item, "error", json_string(msg));
+	api_build_set(ab, item, "error", json_string(msg));
 	log_err("cleanup: %s", msg);
 }
 
 int retention_run(struct db *db, const char *data_dir, int64_t now, json_t **done)
 {
+	struct api_build ab = API_BUILD_INIT;
 	json_t *plan, *v, *f;
 	size_t i, k;
 	int rc;
@@ -532,9 +585,9 @@ int retention_run(struct db *db, const char *data_dir, int64_t now, json_t **don
 		int64_t id = json_integer_value(json_object_get(v, "id"));
 		char *dir = artefact_path(data_dir, id, NULL);
 		if ((rc = jobs_delete(db, id)) && rc != ERR_NOT_FOUND)
-			item_error(v, "the job's row", rc);
+			item_error(&ab, v, "the job's row", rc);
 		else if (dir && (rc = file_remove_tree(dir)))
-			item_error(v, "the job's results directory", rc);
+			item_error(&ab, v, "the job's results directory", rc);
 		else
 			log_info("cleanup: job %lld removed (%s)", (long long)id,
 				 json_string_value(json_object_get(v, "reason")));
@@ -548,7 +601,7 @@ int retention_run(struct db *db, const char *data_dir, int64_t now, json_t **don
 			char *p = dir ? path_join(dir, json_string_value(f)) : NULL;
 			if (!p || (unlink(p) && errno != ENOENT)) {
 				if (!bad)
-					item_error(v, json_string_value(f), p ? -errno : ERR_NOMEM);
+					item_error(&ab, v, json_string_value(f), p ? -errno : ERR_NOMEM);
 				bad = 1;
 			}
 			free(p);
@@ -556,20 +609,24 @@ int retention_run(struct db *db, const char *data_dir, int64_t now, json_t **don
 		if (ul)
 			(void)rmdir(ul); /* empty now; anything else in it stays */
 		if ((rc = db_exec(db, "UPDATE jobs SET logs_present = 0 WHERE id = ?", "i", id)) < 0)
-			item_error(v, "logs_present", rc);
+			item_error(&ab, v, "logs_present", rc);
 		free(ul);
 		free(dir);
 	}
 	json_array_foreach(json_object_get(plan, "assets"), i, v) {
 		int64_t id = json_integer_value(json_object_get(v, "id"));
 		if ((rc = assets_delete(db, data_dir, id)) && rc != ERR_NOT_FOUND)
-			item_error(v, "the asset", rc);
+			item_error(&ab, v, "the asset", rc);
 		else
 			log_info("cleanup: asset %s/%s removed (%s)", json_string_value(json_object_get(v, "type")),
 				 json_string_value(json_object_get(v, "name")),
 				 json_string_value(json_object_get(v, "reason")));
 	}
-	json_object_set_new(plan, "removed_images", json_integer(prune_images(data_dir)));
+	api_build_set(&ab, plan, "removed_images", json_integer(prune_images(data_dir)));
+	if (api_build_failed(&ab)) { /* what was removed stays removed; the answer is 503 */
+		json_decref(plan);
+		return ERR_NOMEM;
+	}
 	*done = plan;
 	return 0;
 }

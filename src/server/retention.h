@@ -45,13 +45,17 @@ int retention_group_get(struct db *db, int64_t group_id, struct retention_group 
  *  "logs": [{id, group_id, files: [...], bytes, reason}],
  *  "assets": [{id, type, name, size, reason}],
  *  "kept_assets": [{id, type, name, reason}] (over a limit, but a job that
- *  has not finished names it), "bytes"}. 0 and *out (new), or a db error. */
+ *  has not finished names it), "bytes"}. 0 and *out (new), ERR_NOMEM (a
+ *  part could not be made: no plan, since it decides what is removed), or a
+ *  db error. */
 int retention_plan(struct db *db, const char *data_dir, int64_t now, json_t **out);
 
 /* Remove what retention_plan(now) lists (planned again here), then every
  * stored screenshot no job links any more. *done gets the plan with
  * "removed_images" added; an item that could not be removed gets "error".
- * The caller holds the server's write lock. 0 or a db error. */
+ * The caller holds the server's write lock. 0, ERR_NOMEM (no plan: nothing
+ * removed; or, after the removals, an answer that could not be made whole:
+ * *done NULL), or a db error. */
 int retention_run(struct db *db, const char *data_dir, int64_t now, json_t **done);
 
 #endif

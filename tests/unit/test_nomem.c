@@ -7,8 +7,10 @@
  * signature headers; and the server's handlers that build JSON (a job
  * posted, a job shown with its details, jobs listed with filters, the
  * lists of job groups, job templates, machines, workers, assets and the
- * groups' YAML, a product scheduled), which must answer whole or 503,
- * never 200 with a part missing, and store nothing when they answer 503. */
+ * groups' YAML, a product scheduled, a job group's build results and the
+ * dashboard's, a failed job's investigation, the cleanup's plan, a
+ * rejudge), which must answer whole or 503, never 200 with a part
+ * missing, and store nothing when they answer 503. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "alloc_fail.h"
+#include "image/image.h"
 #include "image/needle.h"
 #include "net/hmac.h"
 #include "server/api.h"
@@ -24,6 +27,7 @@
 #include "server/server.h"
 #include "server/jt_yaml.h"
 #include "util/err.h"
+#include "util/file.h"
 #include "util/log.h"
 #include "util/oom.h"
 #include "util/time.h"
@@ -513,6 +517,207 @@ static long isos_post_every_n(void)
 	return n;
 }
 
+/* Job 3 failed where job 2 of its scenario passed: their result files
+ * (short strings: jansson's parser is left whole only where its string
+ * buffer never grows, akheron/jansson#362), job 3 in group 1, whose
+ * comment tags its build important, job 2 in group 2 (results and logs
+ * kept a day), a bug reference on job 3, two assets (one named by job 3,
+ * one by none). */
+static void write_result(int64_t id, const char *name, const char *text)
+{
+	char rel[64], *path;
+
+	snprintf(rel, sizeof(rel), "testresults/%lld/%s", (long long)id, name);
+	CHECK((path = malloc(strlen(unit_tmpdir()) + strlen(rel) + 2)) != NULL);
+	sprintf(path, "%s/%s", unit_tmpdir(), rel);
+	*strrchr(path, '/') = '\0';
+	CHECK_INT(file_mkdir_p(path, 0755), 0);
+	path[strlen(path)] = '/';
+	CHECK_INT(file_write_all(path, text, strlen(text)), 0);
+	free(path);
+}
+
+static const char *sv(const json_t *v)
+{
+	return json_string_value(v) ? json_string_value(v) : "";
+}
+
+static void dump(const char *what, const json_t *j)
+{
+	char *s = json_dumps(j, JSON_COMPACT);
+
+	fprintf(stderr, "%s: %s\n", what, s ? s : "?");
+	free(s);
+}
+
+static void scenario_setup(void)
+{
+	static const char *const sql[] = {
+		"INSERT INTO job_groups (name, t_created) VALUES ('g1', '2026-01-01T00:00:00')",
+		"INSERT INTO job_groups (name, t_created, keep_logs_in_days, keep_results_in_days)"
+		" VALUES ('g2', '2026-01-01T00:00:00', 1, 1)",
+		"UPDATE jobs SET state = 'done', result = 'passed', group_id = 2, t_started = '2026-01-02T00:00:00',"
+		" t_finished = '2026-01-02T01:00:00' WHERE id = 2",
+		"UPDATE jobs SET state = 'done', result = 'failed', group_id = 1, t_started = '2026-01-03T00:00:00',"
+		" t_finished = '2026-01-03T01:00:00' WHERE id = 3",
+		"INSERT INTO job_modules (job_id, name, result) VALUES (2, 'boot', 'passed'), (3, 'boot', 'failed')",
+		"INSERT INTO comments (job_id, text, user_name, t_created, t_updated)"
+		" VALUES (3, 'bsc#1234', 'u', '2026-01-04T00:00:00', '2026-01-04T00:00:00')",
+		"INSERT INTO comments (group_id, text, user_name, t_created, t_updated)"
+		" VALUES (1, 'tag:7:important', 'u', '2026-01-04T00:00:00', '2026-01-04T00:00:00')",
+		"INSERT INTO job_settings (job_id, key, value) VALUES (3, 'ISO', 'a.iso')",
+		"INSERT INTO assets (type, name, size, t_created, t_updated) VALUES"
+		" ('iso', 'a.iso', 10, '2026-01-01T00:00:00', '2026-01-01T00:00:00'),"
+		" ('hdd', 'old.qcow2', 20, '2020-01-01T00:00:00', '2020-01-01T00:00:00')",
+	};
+	size_t i;
+	json_t *j;
+
+	for (i = 0; i < 2; i++) { /* jobs 2 and 3, nothing failing */
+		CHECK_INT(handle("POST", "/api/v1/jobs", "DISTRI=d&VERSION=1&FLAVOR=f&ARCH=x86_64&TEST=t&BUILD=7", 0, &j), 0);
+		json_decref(j);
+	}
+	CHECK_INT(jobs_count(), 3);
+	for (i = 0; i < sizeof(sql) / sizeof(sql[0]); i++)
+		if (db_exec(h_db, sql[i], NULL) < 0)
+			FAIL("setup: %s", sql[i]);
+	write_result(2, "vars.json", "{\"A\": \"1\", \"B\": \"x\"}");
+	write_result(3, "vars.json", "{\"A\": \"2\", \"C\": \"y\"}");
+	write_result(2, "result-boot.json", "{\"details\": [{\"result\": \"ok\", \"tags\": [\"t\"],"
+					    " \"needle\": \"n1\"}]}");
+	write_result(3, "result-boot.json", "{\"details\": [{\"result\": \"fail\", \"tags\": [\"t\"],"
+					    " \"screenshot\": \"s.png\", \"needles\": [{\"name\": \"n2\"}]}]}");
+	write_result(3, "serial0.txt", "log");
+	/* distribution d's needle n1 ("t"), which job 3's black screen now matches */
+	{
+		struct image *img = image_new(8, 8);
+		char *dir = malloc(strlen(unit_tmpdir()) + 32), *png = malloc(strlen(unit_tmpdir()) + 40);
+		CHECK(img && dir && png);
+		sprintf(dir, "%s/tests/d/needles", unit_tmpdir());
+		CHECK_INT(file_mkdir_p(dir, 0755), 0);
+		sprintf(png, "%s/n1.png", dir);
+		CHECK_INT(image_save_png(img, png), 0);
+		sprintf(png, "%s/n1.json", dir);
+		static const char needle[] = "{\"tags\": [\"t\"], \"area\": [{\"xpos\": 0, \"ypos\": 0,"
+					     " \"width\": 4, \"height\": 4, \"type\": \"match\"}]}";
+		CHECK_INT(file_write_all(png, needle, strlen(needle)), 0);
+		sprintf(png, "%s/testresults/3/s.png", unit_tmpdir());
+		CHECK_INT(image_save_png(img, png), 0);
+		image_free(img);
+		free(dir);
+		free(png);
+	}
+	write_result(3, "ulogs/y.txt", "log");
+}
+
+/* GET /api/v1/job_groups/1/build_results: build 7 with job 3's counts
+ * (failed, labeled by the bug reference, commented), or 503. */
+static int group_builds_call(void)
+{
+	json_t *j = NULL, *b;
+	int rc = handle("GET", "/api/v1/job_groups/#/build_results", "", 1, &j);
+
+	b = json_array_get(json_object_get(j, "build_results"), 0);
+	if (!rc && (json_array_size(json_object_get(j, "build_results")) != 1 ||
+		    strcmp(sv(json_object_get(b, "escaped_id")), "1-7") ||
+		    json_integer_value(json_object_get(b, "total")) != 1 ||
+		    json_integer_value(json_object_get(b, "failed")) != 1 ||
+		    json_integer_value(json_object_get(b, "labeled")) != 1 ||
+		    json_integer_value(json_object_get(b, "comments")) != 1 || !json_object_get(b, "commented") ||
+		    json_object_size(json_object_get(b, "distris")) != 1 || !json_is_string(json_object_get(b, "date")) ||
+		    json_integer_value(json_object_get(j, "max_jobs")) != 1)) {
+		dump("build_results", j);
+		rc = ERR_INVALID;
+	}
+	json_decref(j);
+	return rc;
+}
+
+/* GET /dashboard_build_results: both groups, each with its build. */
+static int dashboard_call(void)
+{
+	json_t *j = NULL;
+	int rc = handle("GET", "/dashboard_build_results", "time_limit_days=0", 0, &j);
+
+	if (!rc && json_array_size(json_object_get(j, "results")) != 2)
+		rc = ERR_INVALID;
+	json_decref(j);
+	return rc;
+}
+
+/* GET /tests/3/investigation_ajax: job 2 the last good one, the settings
+ * that differ (A, B, C), the needles (n1 matched then, n2 a candidate now)
+ * and the first failing step beside job 2's, or 503. */
+static int investigate_call(void)
+{
+	json_t *j = NULL, *ff;
+	int rc = handle("GET", "/tests/#/investigation_ajax", "", 3, &j);
+
+	ff = json_object_get(j, "first_failure");
+	if (!rc && (json_integer_value(json_object_get(j, "last_good_id")) != 2 ||
+		    json_array_size(json_object_get(j, "settings_diff")) != 3 ||
+		    strcmp(sv(json_object_get(j, "diff_to_last_good")),
+			   "-A: 1\n+A: 2\n-B: x\n+C: y\n") ||
+		    !json_is_string(json_object_get(j, "test_log")) ||
+		    json_array_size(json_object_get(j, "needles_diff")) != 2 ||
+		    json_integer_value(json_object_get(json_object_get(ff, "this"), "job")) != 3 ||
+		    json_integer_value(json_object_get(json_object_get(ff, "last_good"), "job")) != 2)) {
+		dump("investigation", j);
+		rc = ERR_INVALID;
+	}
+	json_decref(j);
+	return rc;
+}
+
+/* GET /api/v1/cleanup?at=<2028>: job 2's results (group 2 keeps them a
+ * day), job 3's logs (its build is important: its results are kept for
+ * ever, its logs 120 days) with both files, old.qcow2 (no job names it;
+ * a.iso is kept: job 3 names it, within group 1's limit), or 503. */
+static int cleanup_plan_call(void)
+{
+	json_t *j = NULL, *logs, *job;
+	int rc = handle("GET", "/api/v1/cleanup", "at=1830297600", 0, &j);
+
+	logs = json_array_get(json_object_get(j, "logs"), 0);
+	job = json_array_get(json_object_get(j, "jobs"), 0);
+	if (!rc && (json_array_size(json_object_get(j, "jobs")) != 1 ||
+		    json_array_size(json_object_get(j, "logs")) != 1 ||
+		    json_integer_value(json_object_get(logs, "id")) != 3 ||
+		    json_array_size(json_object_get(logs, "files")) != 2 ||
+		    json_array_size(json_object_get(j, "assets")) != 1 ||
+		    strcmp(sv(json_object_get(json_array_get(json_object_get(j, "assets"), 0), "name")), "old.qcow2") ||
+		    json_integer_value(json_object_get(job, "id")) != 2 ||
+		    json_integer_value(json_object_get(j, "bytes")) < 26)) {
+		dump("cleanup plan", j);
+		rc = ERR_INVALID;
+	}
+	json_decref(j);
+	return rc;
+}
+
+/* POST /api/v1/jobs/3/rejudge: its failed assert on "t" would pass with
+ * n1 now (the module must run on from there), or 503. */
+static int rejudge_call(void)
+{
+	json_t *j = NULL, *job, *step;
+	int rc = handle("POST", "/api/v1/jobs/#/rejudge", "", 3, &j);
+
+	job = json_array_get(json_object_get(j, "jobs"), 0);
+	step = json_array_get(json_object_get(job, "steps"), 0);
+	if (!rc && (json_array_size(json_object_get(j, "jobs")) != 1 || json_integer_value(json_object_get(j, "job_id")) != 3 ||
+		    json_integer_value(json_object_get(job, "id")) != 3 ||
+		    strcmp(sv(json_object_get(job, "verdict")), "would_run_on") ||
+		    json_array_size(json_object_get(job, "steps")) != 1 || !json_is_true(json_object_get(step, "would_pass")) ||
+		    strcmp(sv(json_object_get(json_object_get(step, "new"), "needle")), "n1") ||
+		    json_array_size(json_object_get(j, "tags")) != 1 || json_integer_value(json_object_get(j, "needles")) != 1 ||
+		    strcmp(sv(json_object_get(json_object_get(j, "build"), "build")), "7"))) {
+		dump("rejudge", j);
+		rc = ERR_INVALID;
+	}
+	json_decref(j);
+	return rc;
+}
+
 TEST(nomem_server_handlers_answer_whole_or_503)
 {
 	char err[256], *path;
@@ -533,6 +738,27 @@ TEST(nomem_server_handlers_answer_whole_or_503)
 	CHECK(whole_every_n("GET", "/api/v1/job_templates_scheduling", "format=json", 0, yaml_ok) > 1);
 	/* Scheduling a product: all of it, or 503 and nothing. */
 	CHECK(isos_post_every_n() > 1);
+	db_free(h_db);
+	free(path);
+}
+
+/* The reports over finished jobs (builds, investigation, cleanup plan,
+ * rejudge) on their own database: job 1 posted, then jobs 2 and 3 of one
+ * scenario (scenario_setup). */
+TEST(nomem_server_reports_answer_whole_or_503)
+{
+	char err[256], *path;
+
+	log_set_stderr_level(LOG_ERR);
+	CHECK((path = server_db_path(unit_tmpdir(), NULL, err, sizeof(err))) != NULL);
+	CHECK_INT(db_open(&h_db, path, err, sizeof(err)), 0);
+	CHECK(job_post_every_n() > 1);
+	scenario_setup();
+	CHECK(every_n("GET /api/v1/job_groups/#/build_results", group_builds_call) > 1);
+	CHECK(every_n("GET /dashboard_build_results", dashboard_call) > 1);
+	CHECK(every_n("GET /tests/#/investigation_ajax", investigate_call) > 1);
+	CHECK(every_n("GET /api/v1/cleanup", cleanup_plan_call) > 1);
+	CHECK(every_n("POST /api/v1/jobs/#/rejudge", rejudge_call) > 1);
 	db_free(h_db);
 	free(path);
 }
