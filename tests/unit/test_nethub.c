@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* test_nethub.c - the relay hub of NICNET=relay (worker/nethub.c) with
- * real processes and sockets: two hubs on 127.0.0.1, each with a "VM"
- * connected as QEMU's stream netdev connects (length-framed); frames
+ * real processes and sockets: two hubs on 127.0.0.1 and ::1, each with a
+ * "VM" connected as QEMU's stream netdev connects (length-framed); frames
  * pass both ways between the VMs, a hello from outside the cluster is
  * refused, and a hub survives its peer going away: the peer's
- * replacement at a new address is joined and frames pass again. Every
- * wait is a bounded poll. */
+ * replacement at a new address is joined and frames pass again. The
+ * handshake, played by the test as a hub would: the cluster's secret
+ * joins, a wrong one is refused on either side, a replayed handshake is
+ * refused, frames before the handshake are refused. --relay-host's forms.
+ * Every wait is a bounded poll. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -21,6 +24,9 @@
 #include "util/time.h"
 #include "worker/nethub.h"
 
+#define SECRET "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define WRONG "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
+
 static int connect_port(unsigned port)
 {
 	struct sockaddr_in a;
@@ -32,6 +38,91 @@ static int connect_port(unsigned port)
 	a.sin_port = htons((unsigned short)port);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	CHECK_INT(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+static int connect_port6(unsigned port)
+{
+	struct sockaddr_in6 a;
+	int fd = socket(AF_INET6, SOCK_STREAM, 0);
+
+	CHECK(fd >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sin6_family = AF_INET6;
+	a.sin6_port = htons((unsigned short)port);
+	a.sin6_addr = in6addr_loopback;
+	CHECK_INT(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* n bytes from fd within 60 s: true, or false when it closed first. */
+static bool recv_all(int fd, unsigned char *b, size_t n)
+{
+	size_t got = 0;
+	double end = time_mono() + 60;
+
+	while (got < n) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		int left = (int)((end - time_mono()) * 1000);
+		ssize_t k;
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			FAIL("nothing from the hub within 60 s");
+		k = recv(fd, b + got, n - got, 0);
+		if (k <= 0)
+			return false;
+		got += (size_t)k;
+	}
+	return true;
+}
+
+/* Whether the hub closes fd (within 60 s, reading past anything it sent). */
+static bool closed_by_hub(int fd)
+{
+	unsigned char b[256];
+	double end = time_mono() + 60;
+
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		int left = (int)((end - time_mono()) * 1000);
+		ssize_t k;
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return false;
+		k = recv(fd, b, sizeof(b), 0);
+		if (k <= 0)
+			return true;
+	}
+}
+
+/* A hello as job id of network vlan with nonce, into b. */
+static void hello(unsigned char b[NETHUB_HELLO_LEN], long long id, long long vlan, unsigned char nonce_fill)
+{
+	memcpy(b, NETHUB_MAGIC, 4);
+	for (int i = 0; i < 8; i++) {
+		b[4 + i] = (unsigned char)((unsigned long long)id >> (56 - 8 * i));
+		b[12 + i] = (unsigned char)((unsigned long long)vlan >> (56 - 8 * i));
+	}
+	memset(b + 20, nonce_fill, NETHUB_NONCE_LEN);
+}
+
+/* The test as the connecting hub of job id (network vlan) to the hub of
+ * job listen_id on port, with secret: the hub's challenge read and its
+ * proof checked, this side's proof sent (and kept in proof_out when not
+ * NULL). The connection, ready for frames. */
+static int handshake(bool v6, unsigned port, long long id, long long listen_id, long long vlan, const char *secret,
+		     unsigned char nonce_fill, unsigned char proof_out[NETHUB_PROOF_LEN])
+{
+	unsigned char h[NETHUB_HELLO_LEN], ch[NETHUB_CHALLENGE_LEN], want[NETHUB_PROOF_LEN], mine[NETHUB_PROOF_LEN];
+	int fd = v6 ? connect_port6(port) : connect_port(port);
+
+	hello(h, id, vlan, nonce_fill);
+	CHECK_INT(send(fd, h, sizeof(h), MSG_NOSIGNAL), (long long)sizeof(h));
+	CHECK(recv_all(fd, ch, sizeof(ch)));
+	CHECK_INT(nethub_proof(SECRET, 'L', id, listen_id, vlan, h + 20, ch, want), 0);
+	CHECK(!memcmp(want, ch + NETHUB_NONCE_LEN, NETHUB_PROOF_LEN)); /* the hub knows the cluster's secret */
+	CHECK_INT(nethub_proof(secret, 'C', id, listen_id, vlan, h + 20, ch, mine), 0);
+	CHECK_INT(send(fd, mine, sizeof(mine), MSG_NOSIGNAL), (long long)sizeof(mine));
+	if (proof_out)
+		memcpy(proof_out, mine, sizeof(mine));
 	return fd;
 }
 
@@ -88,11 +179,15 @@ TEST(nethub_relays_frames_and_survives_a_peer)
 {
 	struct nethub a, b, c;
 	char addr[64], err[256] = "";
-	unsigned char junk[20];
+	unsigned char junk[NETHUB_HELLO_LEN];
 	int va, vb, vc, x;
 
-	CHECK_INT(nethub_start(&a, 5, 5, err, sizeof(err)), 0);
-	CHECK_INT(nethub_start(&b, 9, 5, err, sizeof(err)), 0);
+	CHECK_INT(nethub_start(&a, 5, 5, 0, err, sizeof(err)), 0);
+	CHECK_INT(nethub_start(&b, 9, 5, 0, err, sizeof(err)), 0);
+	CHECK_INT(nethub_secret(&a, SECRET), 0);
+	CHECK_INT(nethub_secret(&b, SECRET), 0);
+	CHECK_INT(nethub_secret(&b, "short"), ERR_INVALID);
+	CHECK_INT(nethub_secret(&b, "0123456789ABCDEF0123456789ABCDEF"), ERR_INVALID); /* lowercase hex only */
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", b.peer_port);
 	CHECK_INT(nethub_peer(&a, 9, addr), 0);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", a.peer_port);
@@ -106,26 +201,19 @@ TEST(nethub_relays_frames_and_survives_a_peer)
 
 	/* Not of this cluster's network: refused (the hub closes it). */
 	x = connect_port(a.peer_port);
-	memcpy(junk, "VGH1", 4);
-	memset(junk + 4, 0, 16);
-	junk[11] = 9;  /* job 9 ... */
-	junk[19] = 77; /* ... on network 77 */
-	CHECK_INT(send(x, junk, sizeof(junk), MSG_NOSIGNAL), 20);
-	{
-		struct pollfd p = { x, POLLIN, 0 };
-		char ch;
-		CHECK_INT(poll(&p, 1, 60000), 1);
-		CHECK_INT(recv(x, &ch, 1, 0), 0);
-	}
+	hello(junk, 9, 77, 1); /* job 9 on network 77 */
+	CHECK_INT(send(x, junk, sizeof(junk), MSG_NOSIGNAL), (long long)sizeof(junk));
+	CHECK(closed_by_hub(x));
 	close(x);
 
 	/* The peer hub goes away; its replacement elsewhere is joined. */
 	close(vb);
 	nethub_release(&b);
-	CHECK_INT(nethub_start(&c, 9, 5, err, sizeof(err)), 0);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", a.peer_port);
+	CHECK_INT(nethub_start(&c, 9, 5, 0, err, sizeof(err)), 0);
+	CHECK_INT(nethub_secret(&c, SECRET), 0);
+	snprintf(addr, sizeof(addr), "[::1]:%u", a.peer_port); /* over IPv6 this time */
 	CHECK_INT(nethub_peer(&c, 5, addr), 0);
-	snprintf(addr, sizeof(addr), "127.0.0.1:%u", c.peer_port);
+	snprintf(addr, sizeof(addr), "[::1]:%u", c.peer_port);
 	CHECK_INT(nethub_peer(&a, 9, addr), 0);
 	vc = connect_port(c.vm_port);
 	CHECK(passes(va, vc, 0xa2));
@@ -135,7 +223,8 @@ TEST(nethub_relays_frames_and_survives_a_peer)
 	 * goes away and comes back at a new address. */
 	close(va);
 	nethub_release(&a);
-	CHECK_INT(nethub_start(&a, 5, 5, err, sizeof(err)), 0);
+	CHECK_INT(nethub_start(&a, 5, 5, 0, err, sizeof(err)), 0);
+	CHECK_INT(nethub_secret(&a, SECRET), 0);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", a.peer_port);
 	CHECK_INT(nethub_peer(&c, 5, addr), 0);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%u", c.peer_port);
@@ -147,4 +236,180 @@ TEST(nethub_relays_frames_and_survives_a_peer)
 	close(vc);
 	nethub_release(&a);
 	nethub_release(&c);
+}
+
+/* A tagged frame's bytes into b. */
+static void frame_bytes(unsigned char b[4 + 60], unsigned char tag)
+{
+	memset(b, tag, 4 + 60);
+	b[0] = b[1] = b[2] = 0;
+	b[3] = 60;
+}
+
+/* A frame to a hub that may have closed the connection already. */
+static void send_frame_quiet(int fd, unsigned char tag)
+{
+	unsigned char b[4 + 60];
+
+	frame_bytes(b, tag);
+	(void)!send(fd, b, sizeof(b), MSG_NOSIGNAL);
+}
+
+TEST(nethub_handshake_refuses_wrong_secret_replay_and_early_frames)
+{
+	struct nethub a;
+	char addr[64], err[256] = "";
+	unsigned char h[NETHUB_HELLO_LEN], ch[NETHUB_CHALLENGE_LEN], proof[NETHUB_PROOF_LEN], nonce1[NETHUB_NONCE_LEN];
+	unsigned char both[NETHUB_HELLO_LEN + 64];
+	int va, x, lfd;
+	struct sockaddr_in la;
+	socklen_t lalen = sizeof(la);
+
+	CHECK_INT(nethub_start(&a, 5, 5, 0, err, sizeof(err)), 0);
+	CHECK_INT(nethub_secret(&a, SECRET), 0);
+	CHECK_INT(nethub_peer(&a, 9, "127.0.0.1:1"), 0); /* job 9 connects to a, never a to it */
+	va = connect_port(a.vm_port);
+
+	/* The cluster's secret joins: frames pass both ways. */
+	x = handshake(false, a.peer_port, 9, 5, 5, SECRET, 0x11, proof);
+	CHECK(passes(x, va, 0xd1));
+	CHECK(passes(va, x, 0xd2));
+	close(x);
+
+	/* A wrong secret: the hub's proof is right, ours is not; refused. */
+	x = handshake(false, a.peer_port, 9, 5, 5, WRONG, 0x22, NULL);
+	send_frame_quiet(x, 0xe1);
+	CHECK(closed_by_hub(x));
+	close(x);
+
+	/* A replay: the first handshake's hello and proof again. The hub's
+	 * nonce is new, so the old proof is wrong; refused. */
+	x = connect_port(a.peer_port);
+	hello(h, 9, 5, 0x11);
+	CHECK_INT(send(x, h, sizeof(h), MSG_NOSIGNAL), (long long)sizeof(h));
+	CHECK(recv_all(x, ch, sizeof(ch)));
+	CHECK_INT(send(x, proof, sizeof(proof), MSG_NOSIGNAL), (long long)sizeof(proof));
+	send_frame_quiet(x, 0xe2);
+	CHECK(closed_by_hub(x));
+	close(x);
+
+	/* Frames before the handshake: with no hello, and right after one. */
+	x = connect_port(a.peer_port);
+	send_frame_quiet(x, 0xe3);
+	CHECK(closed_by_hub(x));
+	close(x);
+	x = connect_port(a.peer_port);
+	hello(both, 9, 5, 0x33);
+	frame_bytes(both + NETHUB_HELLO_LEN, 0xe4);
+	CHECK_INT(send(x, both, sizeof(both), MSG_NOSIGNAL), (long long)sizeof(both));
+	CHECK(closed_by_hub(x));
+	close(x);
+
+	/* None of the refused ones' frames reached the VM: the next frame it
+	 * gets is the one of a peer that proves the secret. */
+	x = handshake(false, a.peer_port, 9, 5, 5, SECRET, 0x44, NULL);
+	send_frame(x, 0xd3);
+	CHECK_INT(recv_frame(va, 60000), 0xd3);
+	close(x);
+
+	/* The other side: a hub that connects refuses a listener that does
+	 * not prove the secret (the test listens as job 3). */
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(lfd >= 0);
+	memset(&la, 0, sizeof(la));
+	la.sin_family = AF_INET;
+	la.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK_INT(bind(lfd, (struct sockaddr *)&la, sizeof(la)), 0);
+	CHECK_INT(listen(lfd, 4), 0);
+	CHECK_INT(getsockname(lfd, (struct sockaddr *)&la, &lalen), 0);
+	snprintf(addr, sizeof(addr), "127.0.0.1:%u", ntohs(la.sin_port));
+	CHECK_INT(nethub_peer(&a, 3, addr), 0);
+	{
+		struct pollfd p = { lfd, POLLIN, 0 };
+		CHECK_INT(poll(&p, 1, 60000), 1);
+	}
+	x = accept(lfd, NULL, NULL);
+	CHECK(x >= 0);
+	CHECK(recv_all(x, h, sizeof(h)));
+	CHECK(!memcmp(h, NETHUB_MAGIC, 4));
+	CHECK_INT(h[11], 5); /* job 5 ... */
+	CHECK_INT(h[19], 5); /* ... of network 5 */
+	memcpy(nonce1, h + 20, sizeof(nonce1));
+	memset(ch, 0x55, NETHUB_NONCE_LEN);
+	CHECK_INT(nethub_proof(WRONG, 'L', 5, 3, 5, h + 20, ch, ch + NETHUB_NONCE_LEN), 0);
+	CHECK_INT(send(x, ch, sizeof(ch), MSG_NOSIGNAL), (long long)sizeof(ch));
+	CHECK(closed_by_hub(x)); /* no proof of its own, no frames: closed */
+	close(x);
+	/* ... and takes one that does (it tries again each second). */
+	{
+		struct pollfd p = { lfd, POLLIN, 0 };
+		CHECK_INT(poll(&p, 1, 60000), 1);
+	}
+	x = accept(lfd, NULL, NULL);
+	CHECK(x >= 0);
+	CHECK(recv_all(x, h, sizeof(h)));
+	CHECK(memcmp(h + 20, nonce1, NETHUB_NONCE_LEN)); /* a fresh nonce */
+	memset(ch, 0x66, NETHUB_NONCE_LEN);
+	CHECK_INT(nethub_proof(SECRET, 'L', 5, 3, 5, h + 20, ch, ch + NETHUB_NONCE_LEN), 0);
+	CHECK_INT(send(x, ch, sizeof(ch), MSG_NOSIGNAL), (long long)sizeof(ch));
+	CHECK(recv_all(x, proof, sizeof(proof)));
+	{
+		unsigned char want[NETHUB_PROOF_LEN];
+		CHECK_INT(nethub_proof(SECRET, 'C', 5, 3, 5, h + 20, ch, want), 0);
+		CHECK(!memcmp(want, proof, sizeof(want)));
+	}
+	CHECK(passes(x, va, 0xd4));
+	close(x);
+	close(lfd);
+	close(va);
+	nethub_release(&a);
+}
+
+TEST(nethub_ipv6_and_relay_host_forms)
+{
+	struct nethub a;
+	char err[256] = "", host[300];
+	unsigned port = 1, fixed;
+	int va, x;
+
+	CHECK_INT(nethub_parse_host("worker3.example", host, sizeof(host), &port, err, sizeof(err)), 0);
+	CHECK_STR(host, "worker3.example");
+	CHECK_INT(port, 0);
+	CHECK_INT(nethub_parse_host("10.0.0.2:7000", host, sizeof(host), &port, err, sizeof(err)), 0);
+	CHECK_STR(host, "10.0.0.2");
+	CHECK_INT(port, 7000);
+	CHECK_INT(nethub_parse_host("::1", host, sizeof(host), &port, err, sizeof(err)), 0);
+	CHECK_STR(host, "[::1]");
+	CHECK_INT(port, 0);
+	CHECK_INT(nethub_parse_host("[fd00::2]", host, sizeof(host), &port, err, sizeof(err)), 0);
+	CHECK_STR(host, "[fd00::2]");
+	CHECK_INT(nethub_parse_host("[::1]:4000", host, sizeof(host), &port, err, sizeof(err)), 0);
+	CHECK_STR(host, "[::1]");
+	CHECK_INT(port, 4000);
+	const char *bad[] = { "", "a b", "host:", "host:0", "host:65536", "host:80x", "[::1", "[::1]x", "[nothost]",
+			      "::g", "[::1]:", "a/b", "h:1:2:3", NULL };
+	for (int i = 0; bad[i]; i++) {
+		err[0] = '\0';
+		if (nethub_parse_host(bad[i], host, sizeof(host), &port, err, sizeof(err)) != ERR_INVALID)
+			FAIL("--relay-host '%s' taken", bad[i]);
+		CHECK(strstr(err, "expected HOST") != NULL);
+	}
+
+	/* The peer port listens on IPv6 and IPv4 alike; a fixed port is taken. */
+	CHECK_INT(nethub_start(&a, 5, 5, 70000, err, sizeof(err)), ERR_INVALID);
+	CHECK_INT(nethub_start(&a, 5, 5, 0, err, sizeof(err)), 0);
+	fixed = a.peer_port;
+	nethub_release(&a);
+	CHECK_INT(nethub_start(&a, 5, 5, fixed, err, sizeof(err)), 0);
+	CHECK_INT(a.peer_port, fixed);
+	CHECK_INT(nethub_secret(&a, SECRET), 0);
+	CHECK_INT(nethub_peer(&a, 9, "[::1]:1"), 0);
+	va = connect_port(a.vm_port);
+	x = connect_port6(a.peer_port);
+	close(x);
+	x = handshake(true, a.peer_port, 9, 5, 5, SECRET, 0x77, NULL);
+	CHECK(passes(x, va, 0xf1));
+	close(x);
+	close(va);
+	nethub_release(&a);
 }
