@@ -527,8 +527,10 @@ static bool challenge_in(struct hub *h, struct peer *p)
 
 static void peer_gone(struct hub *h, struct peer *p, const char *why)
 {
-	log_info("relay hub of job %lld: job %lld's hub %s (%s)", h->id, p->id,
-		 p->c.st == C_CONNECTING ? "not reached" : p->c.st == UP ? "went away" : "refused", why);
+	const char *what = p->c.st == C_CONNECTING ? "not reached" :
+			   p->c.st == UP ? "went away" : "was dropped in the handshake";
+
+	log_info("relay hub of job %lld: job %lld's hub %s (%s)", h->id, p->id, what, why);
 	conn_close(&p->c);
 	p->retry_at = time_mono() + RETRY_S;
 }
@@ -656,7 +658,7 @@ static void hub_loop(struct hub *h)
 				if ((ev & (POLLIN | POLLHUP | POLLERR)) && !conn_read(&p->c))
 					peer_gone(h, p, "connection closed");
 				else if (p->c.st == C_AWAIT_CHALLENGE && !challenge_in(h, p))
-					peer_gone(h, p, "handshake failed");
+					peer_gone(h, p, "its challenge was refused");
 				else if (p->c.st == UP && dispatch(h, &p->c, false))
 					peer_gone(h, p, "a frame longer than any Ethernet frame");
 				else if ((ev & POLLOUT) && !conn_write(&p->c))
