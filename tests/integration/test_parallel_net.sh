@@ -117,7 +117,7 @@ E=$((S < C ? S : C))
 AE=$AS
 [ "$E" = "$C" ] && AE=$AC
 check "the later job's hub connected to the earlier one's at $AE over TCP" \
-	grep -q "relay hub of job $L: connected to job $E's hub at $AE\$" "$TMP/hubs"
+	grep -q "relay hub of job $L: connected to job $E's hub at $(printf '%s' "$AE" | sed -e 's/\[/\\[/g' -e 's/]/\\]/g' -e 's/\./\\./g')\$" "$TMP/hubs"
 check "... over IPv6: the earlier job ran on the worker of --relay-host ::1 ($AE)" [ "${AE%:*}" = "[::1]" ]
 # frames J: "TO FROM" of job J's hub.
 frames() { sed -n "s/.*relay hub of job $1: \([0-9]*\) frames from the VM to its peers, \([0-9]*\) from peers to the VM.*/\1 \2/p" "$TMP/hubs" | tail -n 1; }
