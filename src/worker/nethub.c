@@ -545,13 +545,14 @@ static void accept_one(int lfd, struct conn *slots, size_t nslots, bool nodelay)
 	for (i = 0; i < nslots && slots[i].fd >= 0; i++)
 		;
 	if (i == nslots) {
-		if (nslots == 1) { /* the VM's: a new connection replaces the old */
-			conn_close(&slots[0]);
-			i = 0;
-		} else {
-			close(fd);
-			return;
-		}
+		/* The VM's: a new connection replaces the old. Hubs: one that has
+		 * not finished its handshake for longest makes room, so idle
+		 * strangers cannot keep a member out for long. */
+		i = 0;
+		for (size_t k = 1; k < nslots; k++)
+			if (slots[k].deadline < slots[i].deadline)
+				i = k;
+		conn_close(&slots[i]);
 	}
 	if (nodelay)
 		(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -562,11 +563,11 @@ static void accept_one(int lfd, struct conn *slots, size_t nslots, bool nodelay)
 
 static void hub_loop(struct hub *h)
 {
-	struct pollfd pf[3 + 2 * NETHUB_MAX_PEERS];
+	struct pollfd pf[4 + 2 * NETHUB_MAX_PEERS];
 	/* What each pollfd is: 0 VM listen, 1 peer listen, 2 ctl, 3 VM, then
 	 * peers ('p' + index) and pending ('q' + index). */
-	int kind[3 + 2 * NETHUB_MAX_PEERS + 1];
-	size_t idx[3 + 2 * NETHUB_MAX_PEERS + 1];
+	int kind[4 + 2 * NETHUB_MAX_PEERS];
+	size_t idx[4 + 2 * NETHUB_MAX_PEERS];
 
 	while (!hub_stop) {
 		double now = time_mono();

@@ -7,7 +7,8 @@
  * replacement at a new address is joined and frames pass again. The
  * handshake, played by the test as a hub would: the cluster's secret
  * joins, a wrong one is refused on either side, a replayed handshake is
- * refused, frames before the handshake are refused. --relay-host's forms.
+ * refused, frames before the handshake are refused, silent strangers
+ * filling every place keep no member out. --relay-host's forms.
  * Every wait is a bounded poll. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -261,7 +262,7 @@ TEST(nethub_handshake_refuses_wrong_secret_replay_and_early_frames)
 	char addr[64], err[256] = "";
 	unsigned char h[NETHUB_HELLO_LEN], ch[NETHUB_CHALLENGE_LEN], proof[NETHUB_PROOF_LEN], nonce1[NETHUB_NONCE_LEN];
 	unsigned char both[NETHUB_HELLO_LEN + 64];
-	int va, x, lfd;
+	int va, x, lfd, idle[NETHUB_MAX_PEERS + 2];
 	struct sockaddr_in la;
 	socklen_t lalen = sizeof(la);
 
@@ -305,12 +306,19 @@ TEST(nethub_handshake_refuses_wrong_secret_replay_and_early_frames)
 	CHECK(closed_by_hub(x));
 	close(x);
 
-	/* None of the refused ones' frames reached the VM: the next frame it
-	 * gets is the one of a peer that proves the secret. */
+	/* Strangers that fill every slot and say nothing keep no member out:
+	 * the longest waiting makes room. None of the refused ones' frames
+	 * reached the VM: the next frame it gets is the one of a peer that
+	 * proves the secret. */
+	for (int i = 0; i < NETHUB_MAX_PEERS + 2; i++)
+		idle[i] = connect_port(a.peer_port);
 	x = handshake(false, a.peer_port, 9, 5, 5, SECRET, 0x44, NULL);
 	send_frame(x, 0xd3);
 	CHECK_INT(recv_frame(va, 60000), 0xd3);
 	close(x);
+	CHECK(closed_by_hub(idle[0])); /* made room */
+	for (int i = 0; i < NETHUB_MAX_PEERS + 2; i++)
+		close(idle[i]);
 
 	/* The other side: a hub that connects refuses a listener that does
 	 * not prove the secret (the test listens as job 3). */
