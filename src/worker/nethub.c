@@ -7,11 +7,13 @@
  * and a 16-byte random nonce); the listening side (L) answers with its
  * own nonce and its proof (nethub_proof, side 'L'); C checks that proof
  * and sends its own (side 'C'); L checks it. Only then do frames pass,
- * both ways, each a 32-bit big-endian length and the Ethernet frame, as
- * QEMU's stream netdev sends them. Each side's proof covers both nonces,
- * so a recorded handshake replayed fails; a byte beyond the handshake
- * before it ended, a wrong proof, a job or network not of this cluster
- * refuse the connection (logged, closed). Frames are not encrypted. */
+ * both ways, sealed (AES-256-GCM under keys of this handshake: nethub.h);
+ * the VM's side is framed as QEMU's stream netdev sends them (a 32-bit
+ * big-endian length and the Ethernet frame). Each side's proof covers
+ * both nonces, so a recorded handshake replayed fails; a byte beyond the
+ * handshake before it ended, a wrong proof, a job or network not of this
+ * cluster, a frame that does not open refuse the connection (logged,
+ * closed). */
 #define LOG_MODULE "nethub"
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,8 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -52,6 +56,9 @@ struct conn {
 	double deadline;    /* the handshake must end by then */
 	long long id;       /* an accepted one: the job its hello named */
 	unsigned char nonce_c[NETHUB_NONCE_LEN], nonce_l[NETHUB_NONCE_LEN];
+	bool sealed;        /* a hub's, after the handshake: frames sealed */
+	unsigned char ktx[NETHUB_KEY_LEN], krx[NETHUB_KEY_LEN];
+	uint64_t ntx, nrx;  /* frames sealed and opened so far */
 	struct buf in, out;
 };
 
@@ -96,8 +103,10 @@ static void conn_init(struct conn *c)
 	c->st = UP;
 	c->deadline = 0;
 	c->id = 0;
-	buf_init(&c->in, 2 * (NETHUB_FRAME_MAX + 4));
-	buf_init(&c->out, NETHUB_QUEUE_MAX + NETHUB_FRAME_MAX + NETHUB_HELLO_LEN);
+	c->sealed = false;
+	c->ntx = c->nrx = 0;
+	buf_init(&c->in, 2 * (NETHUB_FRAME_MAX + 4 + NETHUB_TAG_LEN));
+	buf_init(&c->out, NETHUB_QUEUE_MAX + NETHUB_FRAME_MAX + 4 + NETHUB_TAG_LEN + NETHUB_HELLO_LEN);
 }
 
 static void conn_close(struct conn *c)
@@ -107,6 +116,10 @@ static void conn_close(struct conn *c)
 	c->fd = -1;
 	c->st = UP;
 	c->id = 0;
+	c->sealed = false;
+	c->ntx = c->nrx = 0;
+	OPENSSL_cleanse(c->ktx, sizeof(c->ktx));
+	OPENSSL_cleanse(c->krx, sizeof(c->krx));
 	buf_reset(&c->in);
 	buf_reset(&c->out);
 }
@@ -126,11 +139,70 @@ static uint64_t get_be(const unsigned char *p, int n)
 	return v;
 }
 
-/* Queue one frame on c; dropped (and counted) when its queue is full. */
+static void iv_of(unsigned char iv[12], uint64_t seq)
+{
+	memset(iv, 0, 4);
+	put_be(iv + 4, seq, 8);
+}
+
+int nethub_seal(const unsigned char key[NETHUB_KEY_LEN], uint64_t seq, const unsigned char *f, size_t n,
+		unsigned char *out)
+{
+	EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
+	unsigned char iv[12];
+	int l = 0, l2 = 0, ok;
+
+	if (!x || n > NETHUB_FRAME_MAX) {
+		EVP_CIPHER_CTX_free(x);
+		return ERR_IO;
+	}
+	iv_of(iv, seq);
+	put_be(out, n + NETHUB_TAG_LEN, 4);
+	ok = EVP_EncryptInit_ex(x, EVP_aes_256_gcm(), NULL, key, iv) == 1 &&
+	     EVP_EncryptUpdate(x, NULL, &l, out, 4) == 1 && EVP_EncryptUpdate(x, out + 4, &l, f, (int)n) == 1 &&
+	     EVP_EncryptFinal_ex(x, out + 4 + l, &l2) == 1 && (size_t)(l + l2) == n &&
+	     EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_GET_TAG, NETHUB_TAG_LEN, out + 4 + n) == 1;
+	EVP_CIPHER_CTX_free(x);
+	return ok ? 0 : ERR_IO;
+}
+
+int nethub_open(const unsigned char key[NETHUB_KEY_LEN], uint64_t seq, const unsigned char *rec, size_t len,
+		unsigned char *out)
+{
+	EVP_CIPHER_CTX *x;
+	unsigned char iv[12], tag[NETHUB_TAG_LEN];
+	size_t n = len - NETHUB_TAG_LEN;
+	int l = 0, l2 = 0, ok;
+
+	if (len <= NETHUB_TAG_LEN || n > NETHUB_FRAME_MAX || get_be(rec, 4) != len || !(x = EVP_CIPHER_CTX_new()))
+		return ERR_PROTO;
+	iv_of(iv, seq);
+	memcpy(tag, rec + 4 + n, sizeof(tag));
+	ok = EVP_DecryptInit_ex(x, EVP_aes_256_gcm(), NULL, key, iv) == 1 &&
+	     EVP_DecryptUpdate(x, NULL, &l, rec, 4) == 1 && EVP_DecryptUpdate(x, out, &l, rec + 4, (int)n) == 1 &&
+	     EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_SET_TAG, NETHUB_TAG_LEN, tag) == 1 &&
+	     EVP_DecryptFinal_ex(x, out + l, &l2) == 1 && (size_t)(l + l2) == n;
+	EVP_CIPHER_CTX_free(x);
+	return ok ? 0 : ERR_PROTO;
+}
+
+/* Queue one frame on c (sealed when c is a hub's); dropped (and counted)
+ * when its queue is full. */
 static void queue_frame(struct hub *h, struct conn *c, const unsigned char *f, size_t n)
 {
+	static unsigned char sealed[4 + NETHUB_FRAME_MAX + NETHUB_TAG_LEN];
 	unsigned char len[4];
 
+	if (c->sealed) {
+		if (c->out.len + 4 + n + NETHUB_TAG_LEN > NETHUB_QUEUE_MAX ||
+		    nethub_seal(c->ktx, c->ntx, f, n, sealed) ||
+		    buf_append(&c->out, sealed, 4 + n + NETHUB_TAG_LEN)) {
+			h->dropped++;
+			return;
+		}
+		c->ntx++;
+		return;
+	}
 	put_be(len, n, 4);
 	if (c->out.len + 4 + n > NETHUB_QUEUE_MAX || buf_append(&c->out, len, 4) ||
 	    buf_append(&c->out, f, n)) {
@@ -352,16 +424,18 @@ static bool ctl_read(struct hub *h)
 }
 
 /* Frames in c's input: to the other side. The VM's go to every connected
- * peer, a peer's to the VM. ERR_PROTO on a length beyond QEMU's frames. */
+ * peer, a peer's (opened) to the VM. ERR_PROTO on a length beyond QEMU's
+ * frames, ERR_INVALID on a sealed frame that does not open. */
 static int dispatch(struct hub *h, struct conn *c, bool from_vm)
 {
-	size_t off = 0;
+	static unsigned char plain[NETHUB_FRAME_MAX];
+	size_t off = 0, max = NETHUB_FRAME_MAX + (c->sealed ? NETHUB_TAG_LEN : 0);
 	int rc = 0;
 
 	while (c->in.len - off >= 4) {
 		const unsigned char *p = (const unsigned char *)c->in.data + off;
 		uint64_t n = get_be(p, 4);
-		if (n == 0 || n > NETHUB_FRAME_MAX) {
+		if (n == 0 || n > max || (c->sealed && n <= NETHUB_TAG_LEN)) {
 			rc = ERR_PROTO;
 			break;
 		}
@@ -378,6 +452,15 @@ static int dispatch(struct hub *h, struct conn *c, bool from_vm)
 				h->to_peers++;
 			else
 				h->dropped++; /* no peer connected yet */
+		} else if (c->sealed) {
+			if (nethub_open(c->krx, c->nrx, p, n, plain)) {
+				rc = ERR_INVALID;
+				break;
+			}
+			c->nrx++;
+			h->from_peers++;
+			if (h->vm.fd >= 0)
+				queue_frame(h, &h->vm, plain, n - NETHUB_TAG_LEN);
 		} else {
 			h->from_peers++;
 			if (h->vm.fd >= 0)
@@ -387,6 +470,30 @@ static int dispatch(struct hub *h, struct conn *c, bool from_vm)
 	}
 	buf_consume(&c->in, off);
 	return rc;
+}
+
+/* Why a peer's dispatch failed. */
+static const char *dispatch_why(int rc)
+{
+	return rc == ERR_INVALID ? "a frame that fails its authentication: not sealed with this connection's key,"
+				   " altered, replayed or out of order" : "a frame longer than any Ethernet frame";
+}
+
+/* The frame keys of c after its handshake (listener: the listening side). */
+static int conn_keys(struct hub *h, struct conn *c, bool listener, long long conn_id, long long listen_id)
+{
+	unsigned char kc[NETHUB_KEY_LEN], kl[NETHUB_KEY_LEN];
+
+	if (nethub_proof(h->secret, 'c', conn_id, listen_id, h->vlan, c->nonce_c, c->nonce_l, kc) ||
+	    nethub_proof(h->secret, 'l', conn_id, listen_id, h->vlan, c->nonce_c, c->nonce_l, kl))
+		return ERR_IO;
+	memcpy(c->ktx, listener ? kl : kc, NETHUB_KEY_LEN);
+	memcpy(c->krx, listener ? kc : kl, NETHUB_KEY_LEN);
+	OPENSSL_cleanse(kc, sizeof(kc));
+	OPENSSL_cleanse(kl, sizeof(kl));
+	c->sealed = true;
+	c->ntx = c->nrx = 0;
+	return 0;
 }
 
 /* Read what c has: false when it closed or broke. */
@@ -488,7 +595,7 @@ static struct peer *proof_in(struct hub *h, struct conn *c, bool *bad)
 			 " proof: not this cluster's secret, or a replay)", h->id, c->id);
 		return NULL;
 	}
-	if (!(peer = find_peer(h, c->id)))
+	if (!(peer = find_peer(h, c->id)) || conn_keys(h, c, true, c->id, h->id))
 		return NULL;
 	*bad = false;
 	buf_consume(&c->in, NETHUB_PROOF_LEN);
@@ -517,7 +624,7 @@ static bool challenge_in(struct hub *h, struct peer *p)
 		return false;
 	}
 	if (nethub_proof(h->secret, 'C', h->id, p->id, h->vlan, c->nonce_c, c->nonce_l, mine) ||
-	    buf_append(&c->out, mine, sizeof(mine)))
+	    buf_append(&c->out, mine, sizeof(mine)) || conn_keys(h, c, false, h->id, p->id))
 		return false;
 	buf_reset(&c->in);
 	c->st = UP;
@@ -643,6 +750,7 @@ static void hub_loop(struct hub *h)
 				break;
 			case 'p': {
 				struct peer *p = &h->peers[idx[k]];
+				int drc;
 				if (p->c.fd < 0)
 					break;
 				if (p->c.st == C_CONNECTING && (ev & (POLLOUT | POLLERR | POLLHUP))) {
@@ -660,8 +768,8 @@ static void hub_loop(struct hub *h)
 					peer_gone(h, p, "connection closed");
 				else if (p->c.st == C_AWAIT_CHALLENGE && !challenge_in(h, p))
 					peer_gone(h, p, "its challenge was refused");
-				else if (p->c.st == UP && dispatch(h, &p->c, false))
-					peer_gone(h, p, "a frame longer than any Ethernet frame");
+				else if (p->c.st == UP && (drc = dispatch(h, &p->c, false)))
+					peer_gone(h, p, dispatch_why(drc));
 				else if ((ev & POLLOUT) && !conn_write(&p->c))
 					peer_gone(h, p, "send failed");
 				break;
@@ -670,6 +778,7 @@ static void hub_loop(struct hub *h)
 				struct conn *c = &h->pending[idx[k]];
 				struct peer *p;
 				bool bad;
+				int drc;
 				if (c->fd < 0)
 					break;
 				if (((ev & (POLLIN | POLLHUP | POLLERR)) && !conn_read(c)) ||
@@ -686,6 +795,10 @@ static void hub_loop(struct hub *h)
 				conn_close(&p->c);
 				p->c.fd = c->fd;
 				p->c.st = UP;
+				p->c.sealed = true;
+				memcpy(p->c.ktx, c->ktx, NETHUB_KEY_LEN);
+				memcpy(p->c.krx, c->krx, NETHUB_KEY_LEN);
+				p->c.ntx = p->c.nrx = 0;
 				c->fd = -1;
 				if (buf_append(&p->c.in, c->in.data, c->in.len)) {
 					peer_gone(h, p, "out of memory");
@@ -694,8 +807,8 @@ static void hub_loop(struct hub *h)
 				}
 				conn_close(c);
 				log_info("relay hub of job %lld: job %lld's hub connected", h->id, p->id);
-				if (dispatch(h, &p->c, false))
-					peer_gone(h, p, "a frame longer than any Ethernet frame");
+				if ((drc = dispatch(h, &p->c, false)))
+					peer_gone(h, p, dispatch_why(drc));
 				break;
 			}
 			}

@@ -3,10 +3,10 @@
  * one per job, a child process of `vigil worker`. The job's QEMU joins it
  * with its stream netdev on 127.0.0.1 (4-byte big-endian length, then the
  * Ethernet frame); the hub passes every frame of its VM to the hubs of
- * the cluster's other jobs over TCP (IPv4 or IPv6), framed the same way
- * after a handshake that proves both sides know the cluster's secret
- * (HMAC-SHA256 over both sides' nonces: see nethub.c), and their frames
- * to its VM. Only unicast TCP between worker hosts: no multicast, no
+ * the cluster's other jobs over TCP (IPv4 or IPv6), after a handshake
+ * that proves both sides know the cluster's secret (HMAC-SHA256 over both
+ * sides' nonces: see nethub.c), sealed with keys of that handshake
+ * (AES-256-GCM), and their frames to its VM. Only unicast TCP between worker hosts: no multicast, no
  * root. The hub of the larger job id connects to the smaller one; one
  * that goes away is dropped and tried again each second. Peer addresses
  * and the secret come from the worker (the server's GET /api/v1/mm/relay)
@@ -73,6 +73,24 @@ void nethub_release(struct nethub *h);
 int nethub_proof(const char *secret, char side, long long conn_id, long long listen_id, long long vlan,
 		 const unsigned char nonce_c[NETHUB_NONCE_LEN], const unsigned char nonce_l[NETHUB_NONCE_LEN],
 		 unsigned char out[NETHUB_PROOF_LEN]);
+
+/* The frames between hubs after the handshake: AES-256-GCM, each a
+ * 32-bit big-endian length (of what follows), the ciphertext and the
+ * 16-byte tag, the length as associated data, the IV 4 zero bytes and the
+ * frame's number in its direction (from 0, 64-bit big-endian). The keys:
+ * nethub_proof of the handshake with side 'c' (frames from the connecting
+ * hub) and 'l' (from the listening one); never sent. */
+#define NETHUB_KEY_LEN 32
+#define NETHUB_TAG_LEN 16
+/* Seal frame f (n bytes, at most NETHUB_FRAME_MAX) as frame number seq
+ * under key into out (4 + n + NETHUB_TAG_LEN bytes). 0 or ERR_IO. */
+int nethub_seal(const unsigned char key[NETHUB_KEY_LEN], uint64_t seq, const unsigned char *f, size_t n,
+		unsigned char *out);
+/* Open a sealed frame rec (its 4-byte length, then len bytes) as frame
+ * number seq under key: its plaintext (len - NETHUB_TAG_LEN bytes) into
+ * out. 0, or ERR_PROTO (forged, altered, replayed or out of order). */
+int nethub_open(const unsigned char key[NETHUB_KEY_LEN], uint64_t seq, const unsigned char *rec, size_t len,
+		unsigned char *out);
 
 /* `vigil worker --relay-host`: HOST, HOST:PORT, an IPv6 address, [IPv6]
  * or [IPv6]:PORT into host as other hubs dial it (IPv6 in brackets) and

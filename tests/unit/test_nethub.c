@@ -6,8 +6,9 @@
  * refused, and a hub survives its peer going away: the peer's
  * replacement at a new address is joined and frames pass again. The
  * handshake, played by the test as a hub would: the cluster's secret
- * joins, a wrong one is refused on either side, a replayed handshake is
- * refused, frames before the handshake are refused, silent strangers
+ * joins and its frames, sealed, pass both ways; a wrong one is refused on
+ * either side, a replayed handshake, an altered or replayed frame and
+ * frames before the handshake are refused, silent strangers
  * filling every place keep no member out. --relay-host's forms.
  * Every wait is a bounded poll. */
 #include <arpa/inet.h>
@@ -105,28 +106,6 @@ static void hello(unsigned char b[NETHUB_HELLO_LEN], long long id, long long vla
 	memset(b + 20, nonce_fill, NETHUB_NONCE_LEN);
 }
 
-/* The test as the connecting hub of job id (network vlan) to the hub of
- * job listen_id on port, with secret: the hub's challenge read and its
- * proof checked, this side's proof sent (and kept in proof_out when not
- * NULL). The connection, ready for frames. */
-static int handshake(bool v6, unsigned port, long long id, long long listen_id, long long vlan, const char *secret,
-		     unsigned char nonce_fill, unsigned char proof_out[NETHUB_PROOF_LEN])
-{
-	unsigned char h[NETHUB_HELLO_LEN], ch[NETHUB_CHALLENGE_LEN], want[NETHUB_PROOF_LEN], mine[NETHUB_PROOF_LEN];
-	int fd = v6 ? connect_port6(port) : connect_port(port);
-
-	hello(h, id, vlan, nonce_fill);
-	CHECK_INT(send(fd, h, sizeof(h), MSG_NOSIGNAL), (long long)sizeof(h));
-	CHECK(recv_all(fd, ch, sizeof(ch)));
-	CHECK_INT(nethub_proof(SECRET, 'L', id, listen_id, vlan, h + 20, ch, want), 0);
-	CHECK(!memcmp(want, ch + NETHUB_NONCE_LEN, NETHUB_PROOF_LEN)); /* the hub knows the cluster's secret */
-	CHECK_INT(nethub_proof(secret, 'C', id, listen_id, vlan, h + 20, ch, mine), 0);
-	CHECK_INT(send(fd, mine, sizeof(mine), MSG_NOSIGNAL), (long long)sizeof(mine));
-	if (proof_out)
-		memcpy(proof_out, mine, sizeof(mine));
-	return fd;
-}
-
 static void send_frame(int fd, unsigned char tag)
 {
 	unsigned char b[4 + 60];
@@ -174,6 +153,103 @@ static bool passes(int from, int to, unsigned char tag)
 				return true;
 	}
 	return false;
+}
+
+/* The test as a hub: its connection and frame keys. */
+struct fake {
+	int fd;
+	unsigned char ktx[NETHUB_KEY_LEN], krx[NETHUB_KEY_LEN];
+	uint64_t ntx, nrx;
+};
+
+/* The frame keys of a handshake: nethub_proof with sides 'c' and 'l'. */
+static void fake_keys(struct fake *f, bool listener, const char *secret, long long conn_id, long long listen_id,
+		      long long vlan, const unsigned char *nc, const unsigned char *nl)
+{
+	unsigned char kc[NETHUB_KEY_LEN], kl[NETHUB_KEY_LEN];
+
+	CHECK_INT(nethub_proof(secret, 'c', conn_id, listen_id, vlan, nc, nl, kc), 0);
+	CHECK_INT(nethub_proof(secret, 'l', conn_id, listen_id, vlan, nc, nl, kl), 0);
+	memcpy(f->ktx, listener ? kl : kc, NETHUB_KEY_LEN);
+	memcpy(f->krx, listener ? kc : kl, NETHUB_KEY_LEN);
+	f->ntx = f->nrx = 0;
+}
+
+/* A sealed tagged frame from the test's hub (tamper: one byte of its
+ * ciphertext flipped); the hub may have closed already. */
+static void fake_send(struct fake *f, unsigned char tag, bool tamper)
+{
+	unsigned char plain[60], b[4 + 60 + NETHUB_TAG_LEN];
+
+	memset(plain, tag, sizeof(plain));
+	CHECK_INT(nethub_seal(f->ktx, f->ntx++, plain, sizeof(plain), b), 0);
+	if (tamper)
+		b[10] ^= 1;
+	(void)!send(f->fd, b, sizeof(b), MSG_NOSIGNAL);
+}
+
+/* One sealed frame to the test's hub within ms: its tag byte, or -1. */
+static int fake_recv(struct fake *f, int ms)
+{
+	unsigned char b[4 + 60 + NETHUB_TAG_LEN], plain[60];
+	size_t got = 0;
+	double end = time_mono() + ms / 1000.0;
+
+	while (got < sizeof(b)) {
+		struct pollfd p = { f->fd, POLLIN, 0 };
+		int left = (int)((end - time_mono()) * 1000);
+		ssize_t n;
+		if (left <= 0 || poll(&p, 1, left) <= 0)
+			return -1;
+		n = recv(f->fd, b + got, sizeof(b) - got, 0);
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	CHECK_INT(nethub_open(f->krx, f->nrx++, b, sizeof(b) - 4, plain), 0);
+	return plain[0];
+}
+
+/* passes() between the test's hub and a VM. */
+static bool fake_passes(struct fake *f, int vm, bool to_vm, unsigned char tag)
+{
+	double end = time_mono() + 60;
+
+	while (time_mono() < end) {
+		int t;
+		if (to_vm)
+			fake_send(f, tag, false);
+		else
+			send_frame(vm, tag);
+		while ((t = to_vm ? recv_frame(vm, 200) : fake_recv(f, 200)) >= 0)
+			if (t == tag)
+				return true;
+	}
+	return false;
+}
+
+/* The test as the connecting hub of job id (network vlan) to the hub of
+ * job listen_id on port, with secret: the hub's challenge read and its
+ * proof checked, this side's proof sent (and kept in proof_out when not
+ * NULL). The connection, ready for frames. */
+static struct fake handshake(bool v6, unsigned port, long long id, long long listen_id, long long vlan,
+			     const char *secret, unsigned char nonce_fill, unsigned char proof_out[NETHUB_PROOF_LEN])
+{
+	unsigned char h[NETHUB_HELLO_LEN], ch[NETHUB_CHALLENGE_LEN], want[NETHUB_PROOF_LEN], mine[NETHUB_PROOF_LEN];
+	struct fake f;
+
+	f.fd = v6 ? connect_port6(port) : connect_port(port);
+	hello(h, id, vlan, nonce_fill);
+	CHECK_INT(send(f.fd, h, sizeof(h), MSG_NOSIGNAL), (long long)sizeof(h));
+	CHECK(recv_all(f.fd, ch, sizeof(ch)));
+	CHECK_INT(nethub_proof(SECRET, 'L', id, listen_id, vlan, h + 20, ch, want), 0);
+	CHECK(!memcmp(want, ch + NETHUB_NONCE_LEN, NETHUB_PROOF_LEN)); /* the hub knows the cluster's secret */
+	CHECK_INT(nethub_proof(secret, 'C', id, listen_id, vlan, h + 20, ch, mine), 0);
+	CHECK_INT(send(f.fd, mine, sizeof(mine), MSG_NOSIGNAL), (long long)sizeof(mine));
+	if (proof_out)
+		memcpy(proof_out, mine, sizeof(mine));
+	fake_keys(&f, false, secret, id, listen_id, vlan, h + 20, ch);
+	return f;
 }
 
 TEST(nethub_relays_frames_and_survives_a_peer)
@@ -263,6 +339,7 @@ TEST(nethub_handshake_refuses_wrong_secret_replay_and_early_frames)
 	unsigned char h[NETHUB_HELLO_LEN], ch[NETHUB_CHALLENGE_LEN], proof[NETHUB_PROOF_LEN], nonce1[NETHUB_NONCE_LEN];
 	unsigned char both[NETHUB_HELLO_LEN + 64];
 	int va, x, lfd, idle[NETHUB_MAX_PEERS + 2];
+	struct fake f;
 	struct sockaddr_in la;
 	socklen_t lalen = sizeof(la);
 
@@ -272,16 +349,29 @@ TEST(nethub_handshake_refuses_wrong_secret_replay_and_early_frames)
 	va = connect_port(a.vm_port);
 
 	/* The cluster's secret joins: frames pass both ways. */
-	x = handshake(false, a.peer_port, 9, 5, 5, SECRET, 0x11, proof);
-	CHECK(passes(x, va, 0xd1));
-	CHECK(passes(va, x, 0xd2));
-	close(x);
+	f = handshake(false, a.peer_port, 9, 5, 5, SECRET, 0x11, proof);
+	CHECK(fake_passes(&f, va, true, 0xd1));
+	CHECK(fake_passes(&f, va, false, 0xd2));
+	close(f.fd);
 
 	/* A wrong secret: the hub's proof is right, ours is not; refused. */
-	x = handshake(false, a.peer_port, 9, 5, 5, WRONG, 0x22, NULL);
-	send_frame_quiet(x, 0xe1);
-	CHECK(closed_by_hub(x));
-	close(x);
+	f = handshake(false, a.peer_port, 9, 5, 5, WRONG, 0x22, NULL);
+	fake_send(&f, 0xe1, false);
+	CHECK(closed_by_hub(f.fd));
+	close(f.fd);
+
+	/* The right secret, then a frame altered on the way, and one
+	 * replayed: refused. */
+	f = handshake(false, a.peer_port, 9, 5, 5, SECRET, 0x23, NULL);
+	fake_send(&f, 0xe5, true);
+	CHECK(closed_by_hub(f.fd));
+	close(f.fd);
+	f = handshake(false, a.peer_port, 9, 5, 5, SECRET, 0x24, NULL);
+	CHECK(fake_passes(&f, va, true, 0xd5));
+	f.ntx = 0;
+	fake_send(&f, 0xe6, false); /* frame number 0 again */
+	CHECK(closed_by_hub(f.fd));
+	close(f.fd);
 
 	/* A replay: the first handshake's hello and proof again. The hub's
 	 * nonce is new, so the old proof is wrong; refused. */
@@ -308,14 +398,16 @@ TEST(nethub_handshake_refuses_wrong_secret_replay_and_early_frames)
 
 	/* Strangers that fill every slot and say nothing keep no member out:
 	 * the longest waiting makes room. None of the refused ones' frames
-	 * reached the VM: the next frame it gets is the one of a peer that
-	 * proves the secret. */
+	 * reached the VM: before the next good one it gets none of them. */
 	for (int i = 0; i < NETHUB_MAX_PEERS + 2; i++)
 		idle[i] = connect_port(a.peer_port);
-	x = handshake(false, a.peer_port, 9, 5, 5, SECRET, 0x44, NULL);
-	send_frame(x, 0xd3);
-	CHECK_INT(recv_frame(va, 60000), 0xd3);
-	close(x);
+	f = handshake(false, a.peer_port, 9, 5, 5, SECRET, 0x44, NULL);
+	fake_send(&f, 0xd3, false);
+	for (int t = -1; t != 0xd3;) {
+		t = recv_frame(va, 60000);
+		CHECK(t == 0xd1 || t == 0xd5 || t == 0xd3); /* a repeat of an earlier good one, or this; no 0xeN */
+	}
+	close(f.fd);
 	CHECK(closed_by_hub(idle[0])); /* made room */
 	for (int i = 0; i < NETHUB_MAX_PEERS + 2; i++)
 		close(idle[i]);
@@ -366,7 +458,10 @@ TEST(nethub_handshake_refuses_wrong_secret_replay_and_early_frames)
 		CHECK_INT(nethub_proof(SECRET, 'C', 5, 3, 5, h + 20, ch, want), 0);
 		CHECK(!memcmp(want, proof, sizeof(want)));
 	}
-	CHECK(passes(x, va, 0xd4));
+	f.fd = x;
+	fake_keys(&f, true, SECRET, 5, 3, 5, h + 20, ch);
+	CHECK(fake_passes(&f, va, true, 0xd4));
+	CHECK(fake_passes(&f, va, false, 0xd6));
 	close(x);
 	close(lfd);
 	close(va);
@@ -378,6 +473,7 @@ TEST(nethub_ipv6_and_relay_host_forms)
 	struct nethub a;
 	char err[256] = "", host[300];
 	unsigned port = 1, fixed;
+	struct fake f;
 	int va, x;
 
 	CHECK_INT(nethub_parse_host("worker3.example", host, sizeof(host), &port, err, sizeof(err)), 0);
@@ -415,9 +511,9 @@ TEST(nethub_ipv6_and_relay_host_forms)
 	va = connect_port(a.vm_port);
 	x = connect_port6(a.peer_port);
 	close(x);
-	x = handshake(true, a.peer_port, 9, 5, 5, SECRET, 0x77, NULL);
-	CHECK(passes(x, va, 0xf1));
-	close(x);
+	f = handshake(true, a.peer_port, 9, 5, 5, SECRET, 0x77, NULL);
+	CHECK(fake_passes(&f, va, true, 0xf1));
+	close(f.fd);
 	close(va);
 	nethub_release(&a);
 }
