@@ -8,7 +8,7 @@
 # NICNET=relay (each job's relay hub takes its QEMU's stream netdev and
 # forwards the frames over TCP to the other hub, at the address its
 # worker's --relay-host gives: 127.0.0.1 and ::1, IPv4 and IPv6, after
-# both hubs proved the cluster's secret), so no multicast
+# both hubs proved the cluster's secret, sealed), so no multicast
 # is used; PARALLEL_NET=mcast runs the same scenario on QEMU's socket
 # multicast instead (its command line is covered by the unit tests).
 # distri-perl-net's net_pair.pm: the server VM takes 10.0.3.1 and serves
