@@ -11,6 +11,7 @@
 #include "util/err.h"
 #include "util/log.h"
 #include "util/str.h"
+#include "worker/nethub.h"
 #include "worker/snapkeep.h"
 #include "worker/worker.h"
 #include "util/banned.h" /* last: after every system header */
@@ -35,7 +36,8 @@ static const char worker_usage[] =
 	"  --instance N      instance number on this host (default 1)\n"
 	"  --hostname NAME   the host name to register as (default: this machine's)\n"
 	"  --relay-host ADDR where the other workers reach this one's relay hubs\n"
-	"                    (NICNET=relay; default: the host name)\n"
+	"                    (NICNET=relay; default: the host name): HOST, IPv4,\n"
+	"                    IPv6 or [IPv6], each with :PORT to fix the hubs' port\n"
 	"  --keep-snapshots S  keep the disks of a job that saved a milestone\n"
 	"                    snapshot S seconds in POOL/snapshots, for a re-run\n"
 	"                    from it (default 3600; 0: keep none)\n"
@@ -101,13 +103,14 @@ static int worker_opt(void *ctx, int c, const char *arg, char *err, size_t errle
 	case 'c': cfg->classes = arg; break;
 	case 'p': cfg->pool = arg; break;
 	case 'n': cfg->hostname = arg; break;
-	case 'R':
-		if (!*arg || strpbrk(arg, " :/\n")) {
-			err_set(err, errlen, "'%s': expected a host name or IPv4 address", arg);
+	case 'R': {
+		char host[300];
+		unsigned port;
+		if (nethub_parse_host(arg, host, sizeof(host), &port, err, errlen))
 			return ERR_INVALID;
-		}
 		cfg->relay_host = arg;
 		break;
+	}
 	case 'D': cfg->share = arg; break;
 	case 'F': break; /* read before any other option */
 	case 'v': log_set_stderr_level(LOG_DEBUG); break;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* hmac.c - openQA's request signature over OpenSSL's HMAC-SHA1, as
  * Shared/Controller/Auth.pm _valid_hmac checks it, and vigil's scheme 2
- * (HMAC-SHA256 over method, target, time, nonce and body hash). Hashes the
+ * (HMAC-SHA256 over method, target, time, nonce and body hash), and the
+ * raw HMAC-SHA256 and random bytes of the relay hubs' handshake
+ * (worker/nethub.c). Hashes the
  * target as given, never decoding it; owns nothing beyond one bounded
  * buffer. */
 #include <openssl/crypto.h>
@@ -80,6 +82,26 @@ int hmac2_nonce(char out[HMAC2_NONCE_MIN + 1])
 		return ERR_IO;
 	hex(raw, sizeof(raw), out);
 	return 0;
+}
+
+int hmac_sha256(const void *key, size_t keylen, const void *data, size_t len, unsigned char out[HMAC_SHA256_LEN])
+{
+	unsigned int mdlen = 0;
+
+	if (keylen > 1024 || !HMAC(EVP_sha256(), key, (int)keylen, data, len, out, &mdlen) ||
+	    mdlen != HMAC_SHA256_LEN)
+		return ERR_IO;
+	return 0;
+}
+
+bool hmac_equal(const void *a, const void *b, size_t n)
+{
+	return CRYPTO_memcmp(a, b, n) == 0;
+}
+
+int hmac_random(void *out, size_t n)
+{
+	return n <= 4096 && RAND_bytes(out, (int)n) == 1 ? 0 : ERR_IO;
 }
 
 static bool lower_hex(const char *s, size_t min, size_t max)

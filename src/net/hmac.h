@@ -38,6 +38,14 @@ int hmac2_nonce(char out[HMAC2_NONCE_MIN + 1]);
 /* Whether s is a nonce as scheme 2 takes it (HMAC2_NONCE_MIN to
  * HMAC2_NONCE_MAX lowercase hex characters). */
 bool hmac2_nonce_ok(const char *s);
+/* HMAC-SHA256 of len bytes at data under keylen bytes of key, raw, into
+ * out. 0 or ERR_IO. */
+#define HMAC_SHA256_LEN 32
+int hmac_sha256(const void *key, size_t keylen, const void *data, size_t len, unsigned char out[HMAC_SHA256_LEN]);
+/* Whether n bytes at a and b are equal, compared in constant time. */
+bool hmac_equal(const void *a, const void *b, size_t n);
+/* n bytes from the system's random source into out. 0 or ERR_IO. */
+int hmac_random(void *out, size_t n);
 /* Whether s is HMAC2_HEX_LEN lowercase hex characters. */
 bool hmac2_hex_ok(const char *s);
 /* The scheme-2 signature of method, target (as on the wire), microtime

@@ -11,7 +11,8 @@
  * GET /api/v1/whoami; vigil's relay network (NICNET=relay): POST
  * /api/v1/mm/relay {addr=HOST:PORT}, where the job's relay hub listens,
  * and GET /api/v1/mm/relay, {"peers": {"id": "HOST:PORT"}} for the other
- * jobs of its cluster. */
+ * jobs of its cluster; both answers carry "secret", the cluster's, that
+ * its hubs prove to each other (given to the cluster's jobs only). */
 #define LOG_MODULE "api"
 #include <stdlib.h>
 #include <string.h>
@@ -227,9 +228,21 @@ static bool relay_addr_ok(const char *a)
 	return port >= 1 && port <= 65535;
 }
 
+/* The secret of job's cluster: 0, or answered 500. */
+static int relay_secret(struct api_req *req, struct api_resp *out, int64_t job,
+			char secret[LOCKS_RELAY_SECRET_LEN + 1])
+{
+	int rc = locks_relay_secret(req->db, job, secret);
+
+	if (rc)
+		api_error(out, 500, "relay secret: %s", rc == ERR_IO ? "no random bytes" : db_errmsg(req->db));
+	return rc;
+}
+
 static void relay_set(struct api_req *req, struct api_resp *out)
 {
 	const char *addr = params_get(&req->params, "addr");
+	char secret[LOCKS_RELAY_SECRET_LEN + 1];
 	int64_t job;
 
 	if (job_of(req, out, &job))
@@ -242,21 +255,24 @@ static void relay_set(struct api_req *req, struct api_resp *out)
 		api_error(out, 500, "relay address: %s", db_errmsg(req->db));
 		return;
 	}
-	api_json(out, json_pack("{s:s}", "addr", addr));
+	if (relay_secret(req, out, job, secret))
+		return;
+	api_json(out, json_pack("{s:s,s:s}", "addr", addr, "secret", secret));
 }
 
 static void relay_peers(struct api_req *req, struct api_resp *out)
 {
+	char secret[LOCKS_RELAY_SECRET_LEN + 1];
 	json_t *peers = NULL;
 	int64_t job;
 
-	if (job_of(req, out, &job))
+	if (job_of(req, out, &job) || relay_secret(req, out, job, secret))
 		return;
 	if (locks_relay_peers(req->db, job, &peers)) {
 		api_error(out, 500, "relay peers: %s", db_errmsg(req->db));
 		return;
 	}
-	api_json(out, json_pack("{s:o}", "peers", peers));
+	api_json(out, json_pack("{s:o,s:s}", "peers", peers, "secret", secret));
 }
 
 const struct api_route api_locks_routes[] = {

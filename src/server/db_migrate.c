@@ -418,6 +418,14 @@ const struct db_migration db__migrations_sqlite[] = {
 	  "  json_object('id', OLD.id, 'job_id', OLD.job_id, 'group_id', OLD.group_id, 'user', OLD.user_name),"
 	  "  strftime('%Y-%m-%dT%H:%M:%S', 'now'));"
 	  " END;" },
+	{ 19,
+	  /* The relay network (NICNET=relay, locks.c): each parallel
+	   * cluster's secret, keyed by the cluster's first job, that its hubs
+	   * prove to each other (worker/nethub.c); handed only to the
+	   * cluster's jobs, never a job setting. */
+	  "CREATE TABLE relay_secrets ("
+	  " job_id INTEGER PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,"
+	  " secret TEXT NOT NULL);" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

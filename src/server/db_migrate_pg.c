@@ -422,6 +422,14 @@ const struct db_migration db__migrations_pg[] = {
 	  " RETURN NULL;\n"
 	  "END $$;\n"
 	  "CREATE TRIGGER events_comment_change AFTER UPDATE OF text OR DELETE ON comments FOR EACH ROW EXECUTE FUNCTION events_comment_change();\n" },
+	{ 19,
+	  /* The relay network (NICNET=relay, locks.c): each parallel
+	   * cluster's secret, keyed by the cluster's first job, that its hubs
+	   * prove to each other (worker/nethub.c); handed only to the
+	   * cluster's jobs, never a job setting. */
+	  "CREATE TABLE relay_secrets ("
+	  " job_id BIGINT PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE DEFERRABLE,"
+	  " secret TEXT NOT NULL);" },
 };
 
 const size_t db__migrations_pg_count = sizeof(db__migrations_pg) / sizeof(db__migrations_pg[0]);

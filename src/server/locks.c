@@ -4,9 +4,11 @@
  * job_locks with openQA's rules (a lock is found among the job's own and
  * its parents', or its children's too, or one named job's; locking is
  * optimistic: a conditional UPDATE, retried when another job changed the
- * row first); a job's parallel relatives. Portable SQL with bound
+ * row first); a job's parallel relatives; the relay network's hub
+ * addresses and per-cluster secret. Portable SQL with bound
  * parameters. */
 #define LOG_MODULE "locks"
+#include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -431,4 +433,46 @@ int locks_relay_peers(struct db *db, int64_t job_id, json_t **out)
 	}
 	*out = o;
 	return 0;
+}
+
+int locks_relay_secret(struct db *db, int64_t job_id, char out[LOCKS_RELAY_SECRET_LEN + 1])
+{
+	int64_t ids[DEPS_MAX_CLUSTER];
+	unsigned char raw[LOCKS_RELAY_SECRET_LEN / 2];
+	char fresh[LOCKS_RELAY_SECRET_LEN + 1];
+	struct db_stmt *st = NULL;
+	size_t n = 0;
+	int rc;
+
+	out[0] = '\0';
+	if ((rc = deps_cluster(db, job_id, ids, &n)))
+		return rc;
+	if (n == 0)
+		ids[0] = job_id;
+	if (RAND_bytes(raw, (int)sizeof(raw)) != 1)
+		return ERR_IO;
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(fresh + 2 * i, 3, "%02x", raw[i]);
+	/* Members asking at once: the first insert wins, all read it. */
+	rc = db_exec(db, "INSERT INTO relay_secrets (job_id, secret) VALUES (?, ?) ON CONFLICT DO NOTHING", "it",
+		     ids[0], fresh);
+	OPENSSL_cleanse(fresh, sizeof(fresh));
+	OPENSSL_cleanse(raw, sizeof(raw));
+	if (rc < 0)
+		return rc;
+	if ((rc = db_prepare(db, &st, "SELECT secret FROM relay_secrets WHERE job_id = ?", "i", ids[0])))
+		return rc;
+	if ((rc = db_step(st)) == 1) {
+		const char *v = db_col_text(st, 0);
+		if (v && strlen(v) == LOCKS_RELAY_SECRET_LEN) {
+			memcpy(out, v, LOCKS_RELAY_SECRET_LEN + 1);
+			rc = 0;
+		} else {
+			rc = ERR_PROTO;
+		}
+	} else if (rc == 0) {
+		rc = ERR_NOT_FOUND;
+	}
+	db_finalize(st);
+	return rc;
 }

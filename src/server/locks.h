@@ -47,5 +47,12 @@ int locks_mm_parents(struct db *db, int64_t job_id, json_t **out);
  * {"id": "host:port"}. 0 (and *out), or an error. */
 int locks_relay_set(struct db *db, int64_t job_id, const char *addr);
 int locks_relay_peers(struct db *db, int64_t job_id, json_t **out);
+/* The secret of job_id's parallel cluster (a job alone is a cluster of
+ * one), that its relay hubs prove to each other: random, made by the
+ * first call of any member and kept per cluster (table relay_secrets,
+ * under the cluster's first job), never a job setting. 0, ERR_IO (no
+ * random bytes), or a db error. */
+#define LOCKS_RELAY_SECRET_LEN 64 /* hex characters: 256 bits */
+int locks_relay_secret(struct db *db, int64_t job_id, char out[LOCKS_RELAY_SECRET_LEN + 1]);
 
 #endif

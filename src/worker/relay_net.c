@@ -3,10 +3,11 @@
  * (NICTYPE=tap with NICNET=relay; worker/nethub.h has the hub): it starts
  * the job's hub before the runner, tells the server where the hub listens
  * (POST /api/v1/mm/relay, signed with the job's JOBTOKEN as the lock
- * calls are) and hands the hub the addresses of the other members' hubs
- * as they appear (GET /api/v1/mm/relay, each second until one peer is
- * known, then every 3 seconds: later members, and a member that came back
- * elsewhere, are found). */
+ * calls are; its answer has the cluster's secret, which the hub gets) and
+ * hands the hub the addresses of the other members' hubs as they appear
+ * (GET /api/v1/mm/relay, each second until one peer is known, then every
+ * 3 seconds: later members, and a member that came back elsewhere, are
+ * found). */
 #define LOG_MODULE "worker"
 #include <jansson.h>
 #include <stdio.h>
@@ -33,6 +34,19 @@ static bool wants_relay(const json_t *settings)
 	return type && !strcmp(type, "tap") && net && !strcmp(net, "relay");
 }
 
+/* The cluster's secret of a relay answer j to the hub: 0, or -1
+ * when the answer has none the hub takes. */
+static int pass_secret(struct job_run *r, json_t *j)
+{
+	const char *s = json_string_value(json_object_get(j, "secret"));
+
+	if (!s || nethub_secret(&r->hub, s)) {
+		log_warn("job %lld: relay network: the server's answer has no cluster secret the hub takes", r->id);
+		return -1;
+	}
+	return 0;
+}
+
 /* One call signed with the job's token: 0 and *status, or an error. */
 static int token_call(struct worker *w, struct job_run *r, const char *method, const char *target, long *status)
 {
@@ -50,10 +64,11 @@ static int token_call(struct worker *w, struct job_run *r, const char *method, c
 int worker__relay_start(struct worker *w, struct job_run *r, json_t *local, char *why, size_t whylen)
 {
 	const char *vlan = json_string_value(json_object_get(local, "NICVLAN"));
-	const char *host = w->cfg->relay_host ? w->cfg->relay_host : w->hostname;
-	char port[16], addr[300], err[256];
+	char host[300], port[16], addr[320], err[400];
+	unsigned fixed = 0;
 	struct buf q;
 	long v = 0, st = 0;
+	json_t *ans;
 	int rc;
 
 	nethub_init(&r->hub);
@@ -67,7 +82,15 @@ int worker__relay_start(struct worker *w, struct job_run *r, json_t *local, char
 		snprintf(why, whylen, "setup failure: NICNET=relay needs the job's JOBTOKEN (vigil serve gives one)");
 		return -1;
 	}
-	if ((rc = nethub_start(&r->hub, r->id, v, err, sizeof(err)))) {
+	if (w->cfg->relay_host) {
+		if (nethub_parse_host(w->cfg->relay_host, host, sizeof(host), &fixed, err, sizeof(err))) {
+			snprintf(why, whylen, "setup failure: --relay-host %s", err);
+			return -1;
+		}
+	} else {
+		snprintf(host, sizeof(host), "%s", w->hostname);
+	}
+	if ((rc = nethub_start(&r->hub, r->id, v, fixed, err, sizeof(err)))) {
 		snprintf(why, whylen, "setup failure: %s", err);
 		return -1;
 	}
@@ -86,6 +109,15 @@ int worker__relay_start(struct worker *w, struct job_run *r, json_t *local, char
 	if (rc || st != 200) {
 		snprintf(why, whylen, "setup failure: the server did not take the relay hub's address %s (HTTP %ld: %s)",
 			 addr, st, w->resp.data ? w->resp.data : "");
+		nethub_release(&r->hub);
+		return -1;
+	}
+	ans = json_loads(w->resp.data ? w->resp.data : "", 0, NULL);
+	rc = pass_secret(r, ans);
+	json_decref(ans);
+	if (rc) {
+		snprintf(why, whylen, "setup failure: the server gave no relay secret for the cluster (POST "
+			 "/api/v1/mm/relay answered without a valid \"secret\")");
 		nethub_release(&r->hub);
 		return -1;
 	}
@@ -109,6 +141,10 @@ void worker__relay_poll(struct worker *w, struct job_run *r)
 	if (token_call(w, r, "GET", "/api/v1/mm/relay", &st) || st != 200)
 		return;
 	j = json_loads(w->resp.data ? w->resp.data : "", 0, NULL);
+	if (pass_secret(r, j)) {
+		json_decref(j);
+		return;
+	}
 	peers = json_object_get(j, "peers");
 	json_object_foreach(peers, id, a) {
 		long long pid = strtoll(id, NULL, 10);

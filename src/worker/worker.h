@@ -36,7 +36,8 @@ struct worker_config {
 	long asset_cache_mb;   /* the asset cache's size (0: ASSET_CACHE_DEFAULT_MB) */
 	long retry_ms;         /* the first wait before an upload is tried again (0: 500 ms) */
 	long finish_deadline_s; /* retries at a job's end (0: WORKER_FINISH_DEADLINE_S) */
-	const char *relay_host; /* where other workers reach this one's relay hubs (NULL: hostname) */
+	const char *relay_host; /* where other workers reach this one's relay hubs (NULL: hostname;
+				 * as --relay-host takes it: nethub_parse_host) */
 };
 
 /* The server's kind: found out from its answers (auto), or given. */

@@ -7,7 +7,8 @@
 # "Parallel jobs"). The workers play two hosts: the cluster uses
 # NICNET=relay (each job's relay hub takes its QEMU's stream netdev and
 # forwards the frames over TCP to the other hub, at the address its
-# worker's --relay-host gives: 127.0.0.1 and 127.0.0.2), so no multicast
+# worker's --relay-host gives: 127.0.0.1 and ::1, IPv4 and IPv6, after
+# both hubs proved the cluster's secret, sealed), so no multicast
 # is used; PARALLEL_NET=mcast runs the same scenario on QEMU's socket
 # multicast instead (its command line is covered by the unit tests).
 # distri-perl-net's net_pair.pm: the server VM takes 10.0.3.1 and serves
@@ -15,7 +16,8 @@
 # the two meeting through os-autoinst's lockapi/mmapi barriers. Checked:
 # both passed, the page fetched names the server's job, both QEMUs ran
 # with their own MAC on the relay (no multicast socket), each hub joined
-# the other over TCP and counted frames both ways. No timing: every wait
+# the other over TCP and counted frames both ways, the cluster's secret
+# is kept by the server and shown in no job's settings. No timing: every wait
 # is a barrier or a bounded poll. Needs Debian's os-autoinst, the image
 # and QEMU.
 # run-all: long 51
@@ -40,11 +42,16 @@ cp -r tests/integration/distri-perl-net "$DATA/tests/perl-net"
 cp -r tests/integration/distri-perl-debian/lib tests/integration/distri-perl-debian/needles "$DATA/tests/perl-net/"
 NET=${PARALLEL_NET:-relay}
 start_server -v
-# Two "hosts": each worker's relay hubs are reached at its own address
-# (-v: the hubs' news are info messages).
+# Two "hosts": each worker's relay hubs are reached at its own address,
+# one over IPv4, one over IPv6 (-v: the hubs' news are info messages).
+# Each offers a class of its own, so that the client job (the earlier:
+# its suffix sorts first) runs on the IPv6 one and the later job's hub
+# dials [::1].
 for i in 1 2; do
+	RH=127.0.0.1 CL=relay_v4
+	[ $i = 2 ] && RH=::1 CL=relay_v6
 	$VIGIL worker --host "$URL" --apikey "$KEY" --apisecret "$SECRET" --instance $i --pool "$TMP/pool$i" \
-		--relay-host 127.0.0.$i -v >> "$TMP/worker$i.log" 2>&1 &
+		--class qemu_x86_64,$CL --relay-host $RH -v >> "$TMP/worker$i.log" 2>&1 &
 	PIDS="$PIDS $!"
 done
 
@@ -57,8 +64,9 @@ KERNEL=$IMG/debian/vmlinuz INITRD=$IMG/debian/initrd.img HDD_1=$IMG/debian/rootf
 # of 15 minutes: systemd's 90 s wait for /dev/ttyS0 (its serial getty,
 # whose prompt the test waits for) ran out once on a loaded host.
 cli -X POST jobs $COMMON "APPEND=root=/dev/vda rw quiet console=tty0 console=ttyS0 no_timer_check systemd.default_timeout_start_sec=900" \
-	TEST:server=net-server PARALLEL_ROLE:server=server \
-	TEST:client=net-client PARALLEL_ROLE:client=client _PARALLEL:client=server > "$TMP/post.json"
+	TEST:server=net-server PARALLEL_ROLE:server=server WORKER_CLASS:server=relay_v4 \
+	TEST:client=net-client PARALLEL_ROLE:client=client _PARALLEL:client=server WORKER_CLASS:client=relay_v6 \
+	> "$TMP/post.json"
 S=$(json_get "$TMP/post.json" 'j["ids"]["server"]')
 C=$(json_get "$TMP/post.json" 'j["ids"]["client"]')
 # ended JOB SECONDS: until the job is done or cancelled (a failure ends the wait too).
@@ -101,7 +109,7 @@ cat "$TMP/hubs"
 addr_of() { curl -s "$URL/api/v1/jobs/$1" | $PY -c 'import json,sys; print(json.load(sys.stdin)["job"]["settings"].get("NICRELAY_ADDR", ""))'; }
 AS=$(addr_of "$S")
 AC=$(addr_of "$C")
-addr_ok() { echo "$1" | grep -Eq '^127\.0\.0\.[12]:[0-9]+$'; }
+addr_ok() { echo "$1" | grep -Eq '^(127\.0\.0\.1|\[::1\]):[0-9]+$'; }
 check "the server VM's hub address is its worker's --relay-host ($AS)" addr_ok "$AS"
 check "the client VM's hub address is its worker's --relay-host ($AC)" addr_ok "$AC"
 check "the two hubs on two addresses (two hosts)" [ "${AS%:*}" != "${AC%:*}" ]
@@ -110,7 +118,8 @@ E=$((S < C ? S : C))
 AE=$AS
 [ "$E" = "$C" ] && AE=$AC
 check "the later job's hub connected to the earlier one's at $AE over TCP" \
-	grep -q "relay hub of job $L: connected to job $E's hub at $AE\$" "$TMP/hubs"
+	grep -q "relay hub of job $L: connected to job $E's hub at $(printf '%s' "$AE" | sed -e 's/\[/\\[/g' -e 's/]/\\]/g' -e 's/\./\\./g')\$" "$TMP/hubs"
+check "... over IPv6: the earlier job ran on the worker of --relay-host ::1 ($AE)" [ "${AE%:*}" = "[::1]" ]
 # frames J: "TO FROM" of job J's hub.
 frames() { sed -n "s/.*relay hub of job $1: \([0-9]*\) frames from the VM to its peers, \([0-9]*\) from peers to the VM.*/\1 \2/p" "$TMP/hubs" | tail -n 1; }
 FS=$(frames "$S")
@@ -118,6 +127,15 @@ FC=$(frames "$C")
 both_positive() { [ $# = 2 ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ]; }
 check "the server VM's hub passed frames both ways (to peers, from peers: $FS)" both_positive $FS
 check "the client VM's hub passed frames both ways (to peers, from peers: $FC)" both_positive $FC
+check "no hub refused the other (both proved the cluster's secret)" \
+	[ "$(grep -c ': refused' "$TMP/hubs")" = 0 ]
+# The cluster's secret: one, kept by the server (relay_secrets), in
+# neither job's settings nor anywhere in their job JSON.
+sql "SELECT secret FROM relay_secrets WHERE job_id = $E" > "$TMP/secrets"
+check "one secret for the cluster, kept by the server" [ "$(grep -Ec '^[0-9a-f]{64}$' "$TMP/secrets")" = 1 ]
+curl -s "$URL/api/v1/jobs/$S" "$URL/api/v1/jobs/$C" > "$TMP/jobs.json"
+not_shown() { [ -s "$TMP/jobs.json" ] && [ -s "$TMP/secrets" ] && ! grep -qF "$(cat "$TMP/secrets")" "$TMP/jobs.json"; }
+check "the secret is in no job's settings (the jobs' JSON)" not_shown
 check "the relay addresses are the cluster's running jobs' only: no job token, 403" \
 	[ "$(curl -s -o /dev/null -w '%{http_code}' "$URL/api/v1/mm/relay")" = 403 ]
 stop_pids

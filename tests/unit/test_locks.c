@@ -180,3 +180,27 @@ TEST(locks_relay_addresses_within_the_cluster)
 	json_decref(j);
 	db_free(db);
 }
+
+TEST(locks_relay_secret_per_cluster_never_a_setting)
+{
+	struct db *db = unit_db();
+	int64_t p = lock_job(db, "server"), c = lock_job(db, "client"), other = lock_job(db, "other"), n = -1;
+	char sp[LOCKS_RELAY_SECRET_LEN + 1], sc[LOCKS_RELAY_SECRET_LEN + 1], so[LOCKS_RELAY_SECRET_LEN + 1];
+	char msg[256];
+
+	CHECK_INT(deps_add(db, p, c, DEPS_PARALLEL, msg, sizeof(msg)), 0);
+	CHECK_INT(locks_relay_secret(db, c, sc), 0); /* the later member asks first */
+	CHECK_INT(locks_relay_secret(db, p, sp), 0);
+	CHECK_INT((int)strlen(sp), LOCKS_RELAY_SECRET_LEN);
+	CHECK(strspn(sp, "0123456789abcdef") == LOCKS_RELAY_SECRET_LEN);
+	CHECK_STR(sc, sp); /* one secret for the cluster */
+	CHECK_INT(locks_relay_secret(db, p, sc), 0);
+	CHECK_STR(sc, sp); /* kept */
+	CHECK_INT(locks_relay_secret(db, other, so), 0);
+	CHECK(strcmp(so, sp) != 0); /* another cluster's is another */
+	CHECK_INT(db_query_int(db, &n, "SELECT COUNT(*) FROM job_settings WHERE value = ? OR value = ?", "tt", sp, so), 0);
+	CHECK_INT(n, 0); /* never a job setting */
+	CHECK_INT(db_query_int(db, &n, "SELECT COUNT(*) FROM relay_secrets", ""), 0);
+	CHECK_INT(n, 2);
+	db_free(db);
+}
