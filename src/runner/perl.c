@@ -325,9 +325,11 @@ static int lc_type(lua_State *L)
 static int lc_serial(lua_State *L)
 {
 	struct lcall *c = lua_touserdata(L, 1);
+	char what[300];
 
 	testapi_check_abort(L, c->r);
-	c->found = testapi_serial_wait(L, c->r, c->s, c->flag, c->num);
+	snprintf(what, sizeof(what), "wait_serial '%.200s'", c->s);
+	c->found = testapi_serial_wait(L, c->r, what, c->s, c->flag, c->num);
 	if (c->found) {
 		size_t n;
 		const char *s = lua_tolstring(L, -1, &n);
@@ -836,7 +838,7 @@ static json_t *c_wait_screen_change(struct runner *r, struct perl *p, json_t *ms
 	double timeout = json_number_value(json_object_get(msg, "timeout"));
 	json_t *lv = json_object_get(msg, "similarity_level");
 	double level = json_is_number(lv) ? json_number_value(lv) : SCREEN_CHANGE_LEVEL, sim = 0, t0 = time_mono();
-	int rc = screen_wait_change(r, p ? p->ref : NULL, timeout, level, &sim);
+	int rc = screen_wait_change(r, "wait_screen_change", p ? p->ref : NULL, timeout, level, &sim);
 
 	if (p && p->ref) {
 		frame_unref(p->ref);
@@ -859,7 +861,7 @@ static json_t *c_wait_still_screen(struct runner *r, struct perl *p, json_t *msg
 	int rc;
 
 	(void)p;
-	rc = screen_wait_still(r, still, timeout, level);
+	rc = screen_wait_still(r, "wait_still_screen", still, timeout, level);
 	if (rc < 0) {
 		snprintf(err, errlen, "wait_still_screen: %s", r->reason[0] ? r->reason : err_str(rc));
 		return NULL;

@@ -65,13 +65,19 @@ void runner__abort(struct runner *r, enum job_result res, const char *fmt, ...)
 	log_err("%s", r->reason);
 }
 
-int runner__vm_frozen(struct runner *r, const char *what, double waited)
+int runner__vm_frozen(struct runner *r, double waited, const char *fmt, ...)
 {
+	char what[400];
+	va_list ap;
+
 	if (r->abort || !r->qemu || !qemu_stopped(r->qemu))
 		return r->abort && r->abort_result == JOB_INCOMPLETE;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
 	runner__abort(r, JOB_INCOMPLETE,
 		      "QEMU made no progress: its process (pid %lld) is stopped (state T, e.g. SIGSTOP), so %s "
-		      "ran out after %.0f s without new frames",
+		      "after %.0f s",
 		      (long long)qemu_pid(r->qemu), what, waited);
 	return 1;
 }

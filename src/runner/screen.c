@@ -629,13 +629,12 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	log_info("no match after %.1fs%s%s", time_mono() - t0, r->check_why[0] ? ": " : "", r->check_why);
 	/* Ran out because QEMU is stopped: no verdict on the test (incomplete). */
 	if (timeout > 0) {
-		char what[320];
-		size_t i, o = (size_t)snprintf(what, sizeof(what), "%s '", is_assert ? "assert_screen" : "check_screen");
-		for (i = 0; i < ntags && o < sizeof(what) - 2; i++)
+		char what[300];
+		size_t i, o = 0;
+		for (i = 0; i < ntags && o < sizeof(what) - 1; i++)
 			o += (size_t)snprintf(what + o, sizeof(what) - o, "%s%s", i ? " " : "", tags[i]);
-		if (o < sizeof(what) - 1)
-			snprintf(what + o, sizeof(what) - o, "'");
-		(void)runner__vm_frozen(r, what, time_mono() - t0);
+		(void)runner__vm_frozen(r, time_mono() - t0, "%s '%s' ran out", is_assert ? "assert_screen" : "check_screen",
+					what);
 	}
 	rc = 0;
 out:
@@ -684,7 +683,7 @@ int screen_changed(const struct frame *ref, const struct frame *f, double level)
 	return !ref || image_psnr(ref->img, f->img) < level;
 }
 
-int screen_wait_still(struct runner *r, double stilltime, double timeout, double level)
+int screen_wait_still(struct runner *r, const char *api, double stilltime, double timeout, double level)
 {
 	struct frame *ref, *next = NULL;
 	double t0 = time_mono(), deadline = t0 + timeout, last_change = t0;
@@ -726,10 +725,16 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 	vnc_set_watch(r->vnc, 0);
 	if (ref)
 		frame_unref(ref);
+	/* A stopped QEMU sends no frame: its screen is "still" and proves
+	 * nothing, as a time-out proves nothing. */
+	if (rc >= 0 && runner__vm_frozen(r, time_mono() - t0, "%s %gs %s", api, stilltime,
+					 rc ? "saw a still screen" : "ran out"))
+		rc = ERR_BADSTATE;
 	return rc;
 }
 
-int screen_wait_change(struct runner *r, struct frame *ref, double timeout, double level, double *sim)
+int screen_wait_change(struct runner *r, const char *api, struct frame *ref, double timeout, double level,
+		       double *sim)
 {
 	double t0 = time_mono(), deadline = t0 + timeout;
 	uint64_t seq = ref ? ref->seq : 0;
@@ -760,6 +765,8 @@ int screen_wait_change(struct runner *r, struct frame *ref, double timeout, doub
 		}
 	}
 	vnc_set_watch(r->vnc, 0);
+	if (rc == 0 && runner__vm_frozen(r, time_mono() - t0, "%s ran out", api))
+		rc = ERR_BADSTATE;
 	return rc;
 }
 
