@@ -119,11 +119,18 @@ char *perl_regex_to_pcre2(const char *re)
 
 /* --- helpers -------------------------------------------------------- */
 
+/* {"ret": v} (v NULL: null); NULL when it cannot be made (perl_answer
+ * then ends the job incomplete: an answer with a part missing would
+ * decide the test). */
 static json_t *ret(json_t *v)
 {
 	json_t *o = json_object();
+	int rc = 0;
 
-	json_object_set_new(o, "ret", v ? v : json_null());
+	if (results_set(&rc, o, "ret", v ? v : json_null())) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -595,10 +602,13 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 			snprintf(err, errlen, "check_screen: the matched needle is gone");
 			return NULL;
 		}
-		json_object_set_new(o, "found", found);
-		json_object_set_new(o, "candidates", json_array());
+		results_set(&rc, o, "found", found);
+		results_set(&rc, o, "candidates", json_array());
 		add_image(r, p, o, r->check_frame);
-		json_object_set_new(o, "tags", tl);
+		if (results_set(&rc, o, "tags", tl)) {
+			json_decref(o);
+			return NULL;
+		}
 		return ret(o);
 	}
 	{
@@ -747,9 +757,13 @@ static json_t *c_wait_serial(struct runner *r, struct perl *p, json_t *msg, char
 	if (rc)
 		return NULL;
 	o = json_object();
-	json_object_set_new(o, "matched", json_integer(c.found ? 1 : 0));
-	json_object_set_new(o, "string", c.out ? bytes_json(c.out, c.len) : json_string(""));
+	results_set(&rc, o, "matched", json_integer(c.found ? 1 : 0));
+	results_set(&rc, o, "string", c.out || !c.found ? bytes_json(c.out ? c.out : "", c.len) : NULL);
 	free(c.out);
+	if (rc) {
+		json_decref(o);
+		return NULL;
+	}
 	return ret(o);
 }
 
@@ -826,10 +840,14 @@ static json_t *c_set_reference(struct runner *r, struct perl *p, json_t *msg, ch
 static json_t *wait_result(double sim, double t0, int timed_out)
 {
 	json_t *o = json_object();
+	int rc = 0;
 
-	json_object_set_new(o, "sim", json_real(floor(sim * 100 + 0.5) / 100));
-	json_object_set_new(o, "elapsed", json_real(floor((time_mono() - t0) * 100 + 0.5) / 100));
-	json_object_set_new(o, "timed_out", json_integer(timed_out));
+	results_set(&rc, o, "sim", json_real(floor(sim * 100 + 0.5) / 100));
+	results_set(&rc, o, "elapsed", json_real(floor((time_mono() - t0) * 100 + 0.5) / 100));
+	if (results_set(&rc, o, "timed_out", json_integer(timed_out))) {
+		json_decref(o);
+		return NULL;
+	}
 	return ret(o);
 }
 
@@ -1017,6 +1035,7 @@ int perl_answer(struct runner *r, struct perl *p, json_t *msg, json_t **reply)
 	const char *cmd = json_string_value(json_object_get(msg, "cmd"));
 	char err[1024] = "";
 	size_t i;
+	int nomem = 0;
 
 	*reply = NULL;
 	/* step by command: developer mode holds the test API's commands to
@@ -1036,13 +1055,22 @@ int perl_answer(struct runner *r, struct perl *p, json_t *msg, json_t **reply)
 		}
 		if ((perl_cmds[i].flags & NEEDS_VM) && !r->vnc)
 			snprintf(err, sizeof(err), "'%s' before the VM runs", cmd);
-		else
-			*reply = perl_cmds[i].fn(r, p, msg, err, sizeof(err));
+		else if (!(*reply = perl_cmds[i].fn(r, p, msg, err, sizeof(err))) && !err[0])
+			nomem = 1;
 		break;
 	}
 	if (cmd && i == sizeof(perl_cmds) / sizeof(perl_cmds[0])) {
 		int known;
 		*reply = perl_backend_answer(r, cmd, msg, &known, err, sizeof(err));
+		nomem = known && !*reply && !err[0];
+	}
+	/* a known command without an answer or an error: its answer could
+	 * not be made (ret): no verdict on a part */
+	if (nomem) {
+		char what[200];
+		snprintf(what, sizeof(what), "the answer to the Perl test process's '%.100s' could not be made", cmd);
+		(void)runner__results_nomem(r, ERR_NOMEM, what);
+		snprintf(err, sizeof(err), "out of memory");
 	}
 	if (!*reply) {
 		if (!err[0])
@@ -1432,6 +1460,8 @@ static void loop(struct runner *r, struct perl *p)
 			size_t len = (size_t)(nl - p->in.data);
 			rc = handle_line(r, p, p->in.data, len);
 			buf_consume(&p->in, len + 1);
+			if (runner__results_nomem(r, 0, ""))
+				break;
 			if (rc == ERR_CLOSED) {
 				runner__abort(r, JOB_INCOMPLETE, "the Perl test process closed its socket");
 				break;

@@ -129,6 +129,13 @@ struct runner {
 /* Mark the job as ended early (first reason wins). */
 void runner__abort(struct runner *r, enum job_result res, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The out-of-memory policy for what decides the result: when rc is
+ * ERR_NOMEM (what says what could not be built or written) or a step was
+ * lost (r->steps.err), the job ends incomplete, "out of memory: WHAT
+ * (module 'M')" (runner__abort); 1 then, else 0. Called by
+ * testapi_check_abort (so every test API call looks), after each module
+ * and each Perl message, and at the job's end. */
+int runner__results_nomem(struct runner *r, int rc, const char *what);
 /* True once the VM is gone (QEMU exited or VNC lost); fills r->reason. */
 int runner__vm_dead(struct runner *r);
 /* The one check every wait of both test APIs makes when it ends without

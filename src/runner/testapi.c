@@ -41,6 +41,7 @@ struct runner *testapi_runner(lua_State *L)
 
 void testapi_check_abort(lua_State *L, struct runner *r)
 {
+	(void)runner__results_nomem(r, 0, "");
 	if (r->abort) {
 		if (r->signal && !r->reason[0])
 			snprintf(r->reason, sizeof(r->reason), "vigil was interrupted by signal %d", (int)r->signal);
