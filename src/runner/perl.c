@@ -224,29 +224,34 @@ static json_t *needle_json(const struct needle *n)
 	static const char *const types[] = { "match", "exclude", "ocr" };
 	json_t *o = json_object(), *tags = json_array(), *props = json_array(), *areas = json_array();
 	size_t i;
+	int rc = 0;
 
 	for (i = 0; i < n->ntags; i++)
-		json_array_append_new(tags, json_string(n->tags[i]));
+		results_append(&rc, tags, json_string(n->tags[i]));
 	for (i = 0; i < n->nproperties; i++)
-		json_array_append_new(props, json_string(n->properties[i]));
+		results_append(&rc, props, json_string(n->properties[i]));
 	for (i = 0; i < n->nareas; i++) {
 		const struct needle_area *a = &n->areas[i];
 		json_t *e = json_object();
-		json_object_set_new(e, "xpos", json_integer(a->x));
-		json_object_set_new(e, "ypos", json_integer(a->y));
-		json_object_set_new(e, "width", json_integer(a->w));
-		json_object_set_new(e, "height", json_integer(a->h));
-		json_object_set_new(e, "type", json_string(types[a->type]));
-		json_object_set_new(e, "margin", json_real(a->margin));
-		json_object_set_new(e, "match", json_real(a->match));
-		json_array_append_new(areas, e);
+		results_set(&rc, e, "xpos", json_integer(a->x));
+		results_set(&rc, e, "ypos", json_integer(a->y));
+		results_set(&rc, e, "width", json_integer(a->w));
+		results_set(&rc, e, "height", json_integer(a->h));
+		results_set(&rc, e, "type", json_string(types[a->type]));
+		results_set(&rc, e, "margin", json_real(a->margin));
+		results_set(&rc, e, "match", json_real(a->match));
+		results_append(&rc, areas, e);
 	}
-	json_object_set_new(o, "name", json_string(n->name));
-	json_object_set_new(o, "file", json_string(n->file));
-	json_object_set_new(o, "png", json_string(n->png_path ? n->png_path : ""));
-	json_object_set_new(o, "tags", tags);
-	json_object_set_new(o, "properties", props);
-	json_object_set_new(o, "area", areas);
+	results_set(&rc, o, "name", json_string(n->name));
+	results_set(&rc, o, "file", json_string(n->file));
+	results_set(&rc, o, "png", json_string(n->png_path ? n->png_path : ""));
+	results_set(&rc, o, "tags", tags);
+	results_set(&rc, o, "properties", props);
+	results_set(&rc, o, "area", areas);
+	if (rc) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -254,14 +259,23 @@ static json_t *needle_json(const struct needle *n)
  * (similarity 0..1: Perl turns it into percent itself). */
 static json_t *areas_to_perl(json_t *areas)
 {
-	json_t *out = json_array(), *a;
+	json_t *out = json_array(), *a, *v;
+	const char *key;
 	size_t i;
+	int rc = 0;
 
 	json_array_foreach(areas, i, a) {
-		json_t *e = json_deep_copy(a);
-		json_t *sim = json_object_get(a, "similarity");
-		json_object_set_new(e, "similarity", json_real(json_number_value(sim) / 100.0));
-		json_array_append_new(out, e);
+		json_t *e = json_object();
+		/* not json_deep_copy: it leaves out what it could not copy */
+		json_object_foreach(a, key, v)
+			if (strcmp(key, "similarity"))
+				results_set(&rc, e, key, json_deep_copy(v));
+		results_set(&rc, e, "similarity", json_real(json_number_value(json_object_get(a, "similarity")) / 100.0));
+		results_append(&rc, out, e);
+	}
+	if (rc) {
+		json_decref(out);
+		return NULL;
 	}
 	return out;
 }
@@ -271,14 +285,22 @@ json_t *perl__match_json(struct runner *r, const char *name, json_t *areas, doub
 {
 	struct needle *n = needle_set_get(r->needles, name);
 	json_t *o;
+	int rc = 0;
 
 	if (!n)
 		return NULL;
 	o = json_object();
-	json_object_set_new(o, "needle", needle_json(n));
-	json_object_set_new(o, "area", areas_to_perl(areas));
-	json_object_set_new(o, "error", json_real(error));
-	json_object_set_new(o, "ok", json_integer(ok));
+	results_set(&rc, o, "needle", needle_json(n));
+	results_set(&rc, o, "area", areas_to_perl(areas));
+	results_set(&rc, o, "error", json_real(error));
+	results_set(&rc, o, "ok", json_integer(ok));
+	if (rc) {
+		/* the check's answer decides the test: the job ends incomplete
+		 * (perl.c's loop: runner__results_nomem) */
+		r->steps.err = rc;
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -292,8 +314,10 @@ json_t *perl__cands_json(struct runner *r, json_t *cands)
 		json_t *e = perl__match_json(r, json_string_value(json_object_get(c, "name")),
 					  json_object_get(c, "area"), json_number_value(json_object_get(c, "error")), 0);
 		if (e)
-			json_array_append_new(out, e);
+			(void)results_append(&r->steps.err, out, e);
 	}
+	if (!out)
+		r->steps.err = ERR_NOMEM;
 	return out;
 }
 
@@ -1393,9 +1417,9 @@ static int handle_line(struct runner *r, struct perl *p, const char *line, size_
 		return 0;
 	}
 	if (json_object_get(msg, "json_cmd_token"))
-		json_object_set(reply, "json_cmd_token", json_object_get(msg, "json_cmd_token"));
+		(void)results_set_ref(&rc, reply, "json_cmd_token", json_object_get(msg, "json_cmd_token"));
 	json_decref(msg);
-	text = json_dumps(reply, JSON_COMPACT);
+	text = rc ? NULL : results_dumps(reply, JSON_COMPACT);
 	json_decref(reply);
 	if (!text)
 		return ERR_NOMEM;
@@ -1466,6 +1490,8 @@ static void loop(struct runner *r, struct perl *p)
 				runner__abort(r, JOB_INCOMPLETE, "the Perl test process closed its socket");
 				break;
 			}
+			if (runner__results_nomem(r, rc, "an answer to the Perl test process could not be made"))
+				break;
 			if (rc)
 				break;
 		}

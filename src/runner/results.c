@@ -284,19 +284,26 @@ static int dump_to_buf(const char *data, size_t len, void *ctx)
 	return s->rc ? -1 : 0;
 }
 
+char *results_dumps(const json_t *obj, size_t flags)
+{
+	struct dump_sink s = { .rc = 0 };
+
+	buf_init(&s.b, RESULTS_JSON_MAX);
+	if (obj && json_dump_callback(obj, dump_to_buf, &s, flags) == 0 && !s.rc)
+		return buf_steal(&s.b);
+	buf_release(&s.b);
+	return NULL;
+}
+
 static int write_json(const char *dir, const char *name, json_t *obj)
 {
 	char *path = obj ? path_join(dir, name) : NULL;
-	struct dump_sink s = { .rc = 0 };
+	char *text = path ? results_dumps(obj, JSON_INDENT(3) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
 	int rc = ERR_NOMEM;
 
-	buf_init(&s.b, RESULTS_JSON_MAX);
-	if (path && json_dump_callback(obj, dump_to_buf, &s, JSON_INDENT(3) | JSON_PRESERVE_ORDER |
-							     JSON_REAL_PRECISION(9)) == 0 && !s.rc)
-		rc = file_write_all(path, s.b.data ? s.b.data : "", s.b.len);
-	else if (path && s.rc && s.rc != ERR_NOMEM)
-		rc = s.rc;
-	buf_release(&s.b);
+	if (text)
+		rc = file_write_all(path, text, strlen(text));
+	free(text);
 	free(path);
 	return rc;
 }

@@ -80,6 +80,11 @@ int results_set(int *rc, json_t *o, const char *key, json_t *v);
 int results_set_ref(int *rc, json_t *o, const char *key, json_t *v);
 int results_append(int *rc, json_t *a, json_t *v);
 
+/* json_dumps(obj, flags), whole or NULL (out of memory, or over 1 GiB):
+ * jansson's json_dumps goes on without an object key whose allocation
+ * failed and answers the text with a part missing. Free the text. */
+char *results_dumps(const json_t *obj, size_t flags);
+
 const char *module_result_name(enum module_result r);
 const char *job_result_name(enum job_result r);
 /* Flags as openQA's {"fatal":1,...} object (new reference; NULL out of memory). */
