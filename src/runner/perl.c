@@ -1520,7 +1520,7 @@ void perl_run(struct runner *r)
 		runner__abort(r, JOB_INCOMPLETE, "the Perl test process died: see autoinst-log.txt");
 	if (p.done)
 		perl_read_vars(r); /* run_all's last save */
-	perl_load_results(r);
+	(void)runner__results_nomem(r, perl_load_results(r), "the Perl test process's results could not be read");
 out:
 	stop_process(&p, 0);
 	frames_release(&p);

@@ -6,7 +6,8 @@
  * video_index.json) writes each file whole or returns ERR_NOMEM and
  * writes none; the step recorder (steps.c) keeps every step whole with
  * its "result" or says ERR_NOMEM (steps.err, which ends the job
- * incomplete); no crash, no leak (LeakSanitizer under SAN=1). */
+ * incomplete); a Perl run's results read back (perl_results.c) whole
+ * or ERR_NOMEM; no crash, no leak (LeakSanitizer under SAN=1). */
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,7 +15,9 @@
 #include <unistd.h>
 #include "unit.h"
 #include "alloc_fail.h"
+#include "runner/perl.h"
 #include "runner/results.h"
+#include "runner/runner_int.h"
 #include "runner/steps.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -225,4 +228,62 @@ TEST(nomem_steps_whole_or_err)
 		}
 	}
 	CHECK(n > 1);
+}
+
+/* A Perl run's results read back (perl_results.c) with the nth
+ * allocation failing: both modules with their results, or ERR_NOMEM and
+ * the runner's list unchanged (the job then ends incomplete), never a
+ * module whose result was lost as "none". The JSON's strings stay short:
+ * jansson's parser is not safe when an allocation fails inside a long
+ * one (akheron/jansson#362, docs/hardening.md). */
+TEST(nomem_perl_results_whole_or_nomem)
+{
+	static struct runner r;
+	char *dir = path_join(unit_tmpdir(), "perl"), *p;
+	long n;
+
+	CHECK_INT(file_mkdir_p(dir, 0755), 0);
+	p = path_join(dir, "test_order.json");
+	CHECK_INT(file_write_all(p, "[{\"name\":\"boot\",\"script\":\"t/boot.pm\",\"flags\":{\"fatal\":1}},"
+				    "{\"name\":\"shell\",\"script\":\"t/shell.pm\",\"flags\":{}}]", 108), 0);
+	free(p);
+	p = path_join(dir, "result-boot.json");
+	CHECK_INT(file_write_all(p, "{\"result\":\"ok\",\"details\":[{\"result\":\"ok\"}]}", 43), 0);
+	free(p);
+	p = path_join(dir, "result-shell.json");
+	CHECK_INT(file_write_all(p, "{\"result\":\"fail\",\"details\":[]}", 30), 0);
+	free(p);
+	memset(&r, 0, sizeof(r));
+	r.testresults = dir;
+	for (n = 1; n < 100000; n++) {
+		bool fired;
+		size_t i;
+		int rc;
+
+		alloc_fail_arm(n);
+		rc = perl_load_results(&r);
+		fired = alloc_fail_disarm();
+		if (rc == ERR_NOMEM) {
+			if (r.nmodules != 0)
+				FAIL("perl_load_results: allocation %ld failed: ERR_NOMEM, yet the modules were replaced", n);
+		} else if (rc == 0) {
+			if (r.nmodules != 2 || strcmp(r.modules[0].name, "boot") || r.modules[0].result != MODULE_OK ||
+			    !(r.modules[0].flags & MODULE_FLAG_FATAL) || json_array_size(r.modules[0].details) != 1 ||
+			    strcmp(r.modules[1].script, "t/shell.pm") || r.modules[1].result != MODULE_FAIL)
+				FAIL("perl_load_results: allocation %ld failed: 0, yet a module is not whole", n);
+		} else {
+			FAIL("perl_load_results: allocation %ld failed: %d (%s), expected ERR_NOMEM", n, rc, err_str(rc));
+		}
+		for (i = 0; i < r.nmodules; i++)
+			results_module_release(&r.modules[i]);
+		free(r.modules);
+		r.modules = NULL;
+		r.nmodules = 0;
+		if (!fired) {
+			CHECK_INT(rc, 0);
+			break;
+		}
+	}
+	CHECK(n > 1);
+	free(dir);
 }
