@@ -616,6 +616,7 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 		return NULL;
 	}
 	if (rc == 1) {
+		int brc = 0; /* rc is screen_check's */
 		json_t *found = perl__match_json(r, json_string_value(json_object_get(match, "needle")),
 					      json_object_get(match, "area"),
 					      json_number_value(json_object_get(match, "error")), 1);
@@ -626,10 +627,10 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 			snprintf(err, errlen, "check_screen: the matched needle is gone");
 			return NULL;
 		}
-		results_set(&rc, o, "found", found);
-		results_set(&rc, o, "candidates", json_array());
+		results_set(&brc, o, "found", found);
+		results_set(&brc, o, "candidates", json_array());
 		add_image(r, p, o, r->check_frame);
-		if (results_set(&rc, o, "tags", tl)) {
+		if (results_set(&brc, o, "tags", tl)) {
 			json_decref(o);
 			return NULL;
 		}
@@ -756,7 +757,7 @@ static json_t *c_wait_serial(struct runner *r, struct perl *p, json_t *msg, char
 	double t0 = time_mono();
 	struct buf b;
 	size_t i;
-	int rc = 0;
+	int rc = 0, brc = 0;
 
 	(void)p;
 	buf_init(&b, 1 << 20);
@@ -781,10 +782,10 @@ static json_t *c_wait_serial(struct runner *r, struct perl *p, json_t *msg, char
 	if (rc)
 		return NULL;
 	o = json_object();
-	results_set(&rc, o, "matched", json_integer(c.found ? 1 : 0));
-	results_set(&rc, o, "string", c.out || !c.found ? bytes_json(c.out ? c.out : "", c.len) : NULL);
+	results_set(&brc, o, "matched", json_integer(c.found ? 1 : 0));
+	results_set(&brc, o, "string", c.out || !c.found ? bytes_json(c.out ? c.out : "", c.len) : NULL);
 	free(c.out);
-	if (rc) {
+	if (brc) {
 		json_decref(o);
 		return NULL;
 	}
