@@ -992,7 +992,8 @@ static int shutdown_wait(lua_State *L, int is_assert)
 		testapi_check_abort(L, r);
 		time_sleep_ms(250);
 	}
-	if (runner__vm_frozen(r, time_mono() - (end - timeout), "%s ran out", is_assert ? "assert_shutdown" : "check_shutdown"))
+	if (runner__vm_frozen(r, time_mono() - (end - timeout), "%s ran out",
+			      is_assert ? "assert_shutdown" : "check_shutdown"))
 		testapi_check_abort(L, r);
 	runner__progress(r, "%s: machine did not shut down", is_assert ? "assert_shutdown" : "check_shutdown");
 	if (is_assert) {

@@ -78,7 +78,8 @@ static int write_module_call(void) { return results_write_module(unit_tmpdir(), 
 static int module_whole(json_t *j)
 {
 	return strcmp(str_at(j, "result"), "fail") || !json_is_integer(json_object_get(j, "dents")) ||
-	       !json_is_true(json_object_get(j, "needs_review")) || strcmp(str_at(j, "fail_message"), nr_mods[1].fail_message) ||
+	       !json_is_true(json_object_get(j, "needs_review")) ||
+	       strcmp(str_at(j, "fail_message"), nr_mods[1].fail_message) ||
 	       json_array_size(json_object_get(j, "details")) != 1 ||
 	       strcmp(str_at(json_array_get(json_object_get(j, "details"), 0), "result"), "fail");
 }
@@ -117,7 +118,8 @@ static int write_index_call(void) { return results_write_video_index(unit_tmpdir
 static int index_whole(json_t *j)
 {
 	json_t *e = json_array_get(j, 0);
-	return json_array_size(j) != 1 || strcmp(str_at(e, "module"), "boot") || strcmp(str_at(e, "screenshot"), "boot-1.png") ||
+	return json_array_size(j) != 1 || strcmp(str_at(e, "module"), "boot") ||
+	       strcmp(str_at(e, "screenshot"), "boot-1.png") ||
 	       !json_is_integer(json_object_get(e, "step")) || !json_is_number(json_object_get(e, "time"));
 }
 
