@@ -119,11 +119,18 @@ char *perl_regex_to_pcre2(const char *re)
 
 /* --- helpers -------------------------------------------------------- */
 
+/* {"ret": v} (v NULL: null); NULL when it cannot be made (perl_answer
+ * then ends the job incomplete: an answer with a part missing would
+ * decide the test). */
 static json_t *ret(json_t *v)
 {
 	json_t *o = json_object();
+	int rc = 0;
 
-	json_object_set_new(o, "ret", v ? v : json_null());
+	if (results_set(&rc, o, "ret", v ? v : json_null())) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -217,29 +224,34 @@ static json_t *needle_json(const struct needle *n)
 	static const char *const types[] = { "match", "exclude", "ocr" };
 	json_t *o = json_object(), *tags = json_array(), *props = json_array(), *areas = json_array();
 	size_t i;
+	int rc = 0;
 
 	for (i = 0; i < n->ntags; i++)
-		json_array_append_new(tags, json_string(n->tags[i]));
+		results_append(&rc, tags, json_string(n->tags[i]));
 	for (i = 0; i < n->nproperties; i++)
-		json_array_append_new(props, json_string(n->properties[i]));
+		results_append(&rc, props, json_string(n->properties[i]));
 	for (i = 0; i < n->nareas; i++) {
 		const struct needle_area *a = &n->areas[i];
 		json_t *e = json_object();
-		json_object_set_new(e, "xpos", json_integer(a->x));
-		json_object_set_new(e, "ypos", json_integer(a->y));
-		json_object_set_new(e, "width", json_integer(a->w));
-		json_object_set_new(e, "height", json_integer(a->h));
-		json_object_set_new(e, "type", json_string(types[a->type]));
-		json_object_set_new(e, "margin", json_real(a->margin));
-		json_object_set_new(e, "match", json_real(a->match));
-		json_array_append_new(areas, e);
+		results_set(&rc, e, "xpos", json_integer(a->x));
+		results_set(&rc, e, "ypos", json_integer(a->y));
+		results_set(&rc, e, "width", json_integer(a->w));
+		results_set(&rc, e, "height", json_integer(a->h));
+		results_set(&rc, e, "type", json_string(types[a->type]));
+		results_set(&rc, e, "margin", json_real(a->margin));
+		results_set(&rc, e, "match", json_real(a->match));
+		results_append(&rc, areas, e);
 	}
-	json_object_set_new(o, "name", json_string(n->name));
-	json_object_set_new(o, "file", json_string(n->file));
-	json_object_set_new(o, "png", json_string(n->png_path ? n->png_path : ""));
-	json_object_set_new(o, "tags", tags);
-	json_object_set_new(o, "properties", props);
-	json_object_set_new(o, "area", areas);
+	results_set(&rc, o, "name", json_string(n->name));
+	results_set(&rc, o, "file", json_string(n->file));
+	results_set(&rc, o, "png", json_string(n->png_path ? n->png_path : ""));
+	results_set(&rc, o, "tags", tags);
+	results_set(&rc, o, "properties", props);
+	results_set(&rc, o, "area", areas);
+	if (rc) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -247,14 +259,23 @@ static json_t *needle_json(const struct needle *n)
  * (similarity 0..1: Perl turns it into percent itself). */
 static json_t *areas_to_perl(json_t *areas)
 {
-	json_t *out = json_array(), *a;
+	json_t *out = json_array(), *a, *v;
+	const char *key;
 	size_t i;
+	int rc = 0;
 
 	json_array_foreach(areas, i, a) {
-		json_t *e = json_deep_copy(a);
-		json_t *sim = json_object_get(a, "similarity");
-		json_object_set_new(e, "similarity", json_real(json_number_value(sim) / 100.0));
-		json_array_append_new(out, e);
+		json_t *e = json_object();
+		/* not json_deep_copy: it leaves out what it could not copy */
+		json_object_foreach(a, key, v)
+			if (strcmp(key, "similarity"))
+				results_set(&rc, e, key, json_deep_copy(v));
+		results_set(&rc, e, "similarity", json_real(json_number_value(json_object_get(a, "similarity")) / 100.0));
+		results_append(&rc, out, e);
+	}
+	if (rc) {
+		json_decref(out);
+		return NULL;
 	}
 	return out;
 }
@@ -264,14 +285,22 @@ json_t *perl__match_json(struct runner *r, const char *name, json_t *areas, doub
 {
 	struct needle *n = needle_set_get(r->needles, name);
 	json_t *o;
+	int rc = 0;
 
 	if (!n)
 		return NULL;
 	o = json_object();
-	json_object_set_new(o, "needle", needle_json(n));
-	json_object_set_new(o, "area", areas_to_perl(areas));
-	json_object_set_new(o, "error", json_real(error));
-	json_object_set_new(o, "ok", json_integer(ok));
+	results_set(&rc, o, "needle", needle_json(n));
+	results_set(&rc, o, "area", areas_to_perl(areas));
+	results_set(&rc, o, "error", json_real(error));
+	results_set(&rc, o, "ok", json_integer(ok));
+	if (rc) {
+		/* the check's answer decides the test: the job ends incomplete
+		 * (perl.c's loop: runner__results_nomem) */
+		r->steps.err = rc;
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -285,8 +314,10 @@ json_t *perl__cands_json(struct runner *r, json_t *cands)
 		json_t *e = perl__match_json(r, json_string_value(json_object_get(c, "name")),
 					  json_object_get(c, "area"), json_number_value(json_object_get(c, "error")), 0);
 		if (e)
-			json_array_append_new(out, e);
+			(void)results_append(&r->steps.err, out, e);
 	}
+	if (!out)
+		r->steps.err = ERR_NOMEM;
 	return out;
 }
 
@@ -325,9 +356,11 @@ static int lc_type(lua_State *L)
 static int lc_serial(lua_State *L)
 {
 	struct lcall *c = lua_touserdata(L, 1);
+	char what[300];
 
 	testapi_check_abort(L, c->r);
-	c->found = testapi_serial_wait(L, c->r, c->s, c->flag, c->num);
+	snprintf(what, sizeof(what), "wait_serial '%.200s'", c->s);
+	c->found = testapi_serial_wait(L, c->r, what, c->s, c->flag, c->num);
 	if (c->found) {
 		size_t n;
 		const char *s = lua_tolstring(L, -1, &n);
@@ -583,6 +616,7 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 		return NULL;
 	}
 	if (rc == 1) {
+		int brc = 0; /* rc is screen_check's */
 		json_t *found = perl__match_json(r, json_string_value(json_object_get(match, "needle")),
 					      json_object_get(match, "area"),
 					      json_number_value(json_object_get(match, "error")), 1);
@@ -593,10 +627,13 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 			snprintf(err, errlen, "check_screen: the matched needle is gone");
 			return NULL;
 		}
-		json_object_set_new(o, "found", found);
-		json_object_set_new(o, "candidates", json_array());
+		results_set(&brc, o, "found", found);
+		results_set(&brc, o, "candidates", json_array());
 		add_image(r, p, o, r->check_frame);
-		json_object_set_new(o, "tags", tl);
+		if (results_set(&brc, o, "tags", tl)) {
+			json_decref(o);
+			return NULL;
+		}
 		return ret(o);
 	}
 	{
@@ -720,7 +757,7 @@ static json_t *c_wait_serial(struct runner *r, struct perl *p, json_t *msg, char
 	double t0 = time_mono();
 	struct buf b;
 	size_t i;
-	int rc = 0;
+	int rc = 0, brc = 0;
 
 	(void)p;
 	buf_init(&b, 1 << 20);
@@ -745,9 +782,13 @@ static json_t *c_wait_serial(struct runner *r, struct perl *p, json_t *msg, char
 	if (rc)
 		return NULL;
 	o = json_object();
-	json_object_set_new(o, "matched", json_integer(c.found ? 1 : 0));
-	json_object_set_new(o, "string", c.out ? bytes_json(c.out, c.len) : json_string(""));
+	results_set(&brc, o, "matched", json_integer(c.found ? 1 : 0));
+	results_set(&brc, o, "string", c.out || !c.found ? bytes_json(c.out ? c.out : "", c.len) : NULL);
 	free(c.out);
+	if (brc) {
+		json_decref(o);
+		return NULL;
+	}
 	return ret(o);
 }
 
@@ -824,10 +865,14 @@ static json_t *c_set_reference(struct runner *r, struct perl *p, json_t *msg, ch
 static json_t *wait_result(double sim, double t0, int timed_out)
 {
 	json_t *o = json_object();
+	int rc = 0;
 
-	json_object_set_new(o, "sim", json_real(floor(sim * 100 + 0.5) / 100));
-	json_object_set_new(o, "elapsed", json_real(floor((time_mono() - t0) * 100 + 0.5) / 100));
-	json_object_set_new(o, "timed_out", json_integer(timed_out));
+	results_set(&rc, o, "sim", json_real(floor(sim * 100 + 0.5) / 100));
+	results_set(&rc, o, "elapsed", json_real(floor((time_mono() - t0) * 100 + 0.5) / 100));
+	if (results_set(&rc, o, "timed_out", json_integer(timed_out))) {
+		json_decref(o);
+		return NULL;
+	}
 	return ret(o);
 }
 
@@ -836,7 +881,7 @@ static json_t *c_wait_screen_change(struct runner *r, struct perl *p, json_t *ms
 	double timeout = json_number_value(json_object_get(msg, "timeout"));
 	json_t *lv = json_object_get(msg, "similarity_level");
 	double level = json_is_number(lv) ? json_number_value(lv) : SCREEN_CHANGE_LEVEL, sim = 0, t0 = time_mono();
-	int rc = screen_wait_change(r, p ? p->ref : NULL, timeout, level, &sim);
+	int rc = screen_wait_change(r, "wait_screen_change", p ? p->ref : NULL, timeout, level, &sim);
 
 	if (p && p->ref) {
 		frame_unref(p->ref);
@@ -859,7 +904,7 @@ static json_t *c_wait_still_screen(struct runner *r, struct perl *p, json_t *msg
 	int rc;
 
 	(void)p;
-	rc = screen_wait_still(r, still, timeout, level);
+	rc = screen_wait_still(r, "wait_still_screen", still, timeout, level);
 	if (rc < 0) {
 		snprintf(err, errlen, "wait_still_screen: %s", r->reason[0] ? r->reason : err_str(rc));
 		return NULL;
@@ -1015,6 +1060,7 @@ int perl_answer(struct runner *r, struct perl *p, json_t *msg, json_t **reply)
 	const char *cmd = json_string_value(json_object_get(msg, "cmd"));
 	char err[1024] = "";
 	size_t i;
+	int nomem = 0;
 
 	*reply = NULL;
 	/* step by command: developer mode holds the test API's commands to
@@ -1034,13 +1080,22 @@ int perl_answer(struct runner *r, struct perl *p, json_t *msg, json_t **reply)
 		}
 		if ((perl_cmds[i].flags & NEEDS_VM) && !r->vnc)
 			snprintf(err, sizeof(err), "'%s' before the VM runs", cmd);
-		else
-			*reply = perl_cmds[i].fn(r, p, msg, err, sizeof(err));
+		else if (!(*reply = perl_cmds[i].fn(r, p, msg, err, sizeof(err))) && !err[0])
+			nomem = 1;
 		break;
 	}
 	if (cmd && i == sizeof(perl_cmds) / sizeof(perl_cmds[0])) {
 		int known;
 		*reply = perl_backend_answer(r, cmd, msg, &known, err, sizeof(err));
+		nomem = known && !*reply && !err[0];
+	}
+	/* a known command without an answer or an error: its answer could
+	 * not be made (ret): no verdict on a part */
+	if (nomem) {
+		char what[200];
+		snprintf(what, sizeof(what), "the answer to the Perl test process's '%.100s' could not be made", cmd);
+		(void)runner__results_nomem(r, ERR_NOMEM, what);
+		snprintf(err, sizeof(err), "out of memory");
 	}
 	if (!*reply) {
 		if (!err[0])
@@ -1363,9 +1418,9 @@ static int handle_line(struct runner *r, struct perl *p, const char *line, size_
 		return 0;
 	}
 	if (json_object_get(msg, "json_cmd_token"))
-		json_object_set(reply, "json_cmd_token", json_object_get(msg, "json_cmd_token"));
+		(void)results_set_ref(&rc, reply, "json_cmd_token", json_object_get(msg, "json_cmd_token"));
 	json_decref(msg);
-	text = json_dumps(reply, JSON_COMPACT);
+	text = rc ? NULL : results_dumps(reply, JSON_COMPACT);
 	json_decref(reply);
 	if (!text)
 		return ERR_NOMEM;
@@ -1430,10 +1485,14 @@ static void loop(struct runner *r, struct perl *p)
 			size_t len = (size_t)(nl - p->in.data);
 			rc = handle_line(r, p, p->in.data, len);
 			buf_consume(&p->in, len + 1);
+			if (runner__results_nomem(r, 0, ""))
+				break;
 			if (rc == ERR_CLOSED) {
 				runner__abort(r, JOB_INCOMPLETE, "the Perl test process closed its socket");
 				break;
 			}
+			if (runner__results_nomem(r, rc, "an answer to the Perl test process could not be made"))
+				break;
 			if (rc)
 				break;
 		}
@@ -1462,7 +1521,7 @@ void perl_run(struct runner *r)
 		runner__abort(r, JOB_INCOMPLETE, "the Perl test process died: see autoinst-log.txt");
 	if (p.done)
 		perl_read_vars(r); /* run_all's last save */
-	perl_load_results(r);
+	(void)runner__results_nomem(r, perl_load_results(r), "the Perl test process's results could not be read");
 out:
 	stop_process(&p, 0);
 	frames_release(&p);

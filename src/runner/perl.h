@@ -50,8 +50,9 @@ json_t *perl__cands_json(struct runner *r, json_t *cands);
 /* r->modules replaced by the modules of Perl's test_order.json and their
  * result-<name>.json files (perl_results.c), keeping the start and end
  * times the run recorded for each name; unchanged when there is no
- * test_order.json. */
-void perl_load_results(struct runner *r);
+ * test_order.json. 0, or ERR_NOMEM (r->modules unchanged: no module may
+ * lose its result, so the job ends incomplete). */
+int perl_load_results(struct runner *r);
 
 /* Perl's stringified regex as PCRE2 takes it: the charset flags a, aa,
  * d, l and u are removed from every "(?^flags:" group (PCRE2 rejects

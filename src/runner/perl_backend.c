@@ -22,11 +22,17 @@
 #include "vm/vnc.h"
 #include "util/banned.h" /* last: after every system header */
 
+/* {"ret": v} (v NULL: null); NULL when it cannot be made (perl_answer
+ * then ends the job incomplete). */
 static json_t *ret(json_t *v)
 {
 	json_t *o = json_object();
+	int rc = 0;
 
-	json_object_set_new(o, "ret", v ? v : json_null());
+	if (results_set(&rc, o, "ret", v ? v : json_null())) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 

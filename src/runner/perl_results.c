@@ -4,6 +4,7 @@
  * with the times vigil saw and parse_extra_log's tests. Reads files only;
  * the process and its RPC are perl.c's. */
 #define LOG_MODULE "perl"
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,11 @@
 #include "runner/perl.h"
 #include "runner/results.h"
 #include "runner/runner_int.h"
+#include "util/buf.h"
+#include "util/err.h"
 #include "util/file.h"
+#include "util/limits.h"
+#include "util/oom.h"
 #include "util/log.h"
 #include "util/path.h"
 #include "util/str.h"
@@ -33,32 +38,62 @@ static enum module_result result_from_name(const char *s)
 	return MODULE_NONE; /* canceled, unk: the job ended early */
 }
 
-void perl_load_results(struct runner *r)
+/* The JSON in testresults/name: 0 with *out (NULL when the file is
+ * missing or no JSON: the Perl run ended early), or ERR_NOMEM (json_load_file
+ * would say "no file" then: a module's result would be lost). */
+static int load(const char *testresults, const char *name, json_t **out)
 {
-	char *path = path_join(r->testresults, "test_order.json");
-	json_t *order = path ? json_load_file(path, 0, NULL) : NULL, *e;
-	struct module *mods;
-	size_t i, k, n = json_array_size(order);
+	char *path = name ? path_join(testresults, name) : NULL;
+	struct buf b;
+	bool nomem = false;
+	int rc;
 
+	*out = NULL;
+	if (!path)
+		return ERR_NOMEM;
+	buf_init(&b, LIMIT_VARS_JSON);
+	rc = file_read_all(path, &b);
 	free(path);
-	if (!n) {
+	if (rc == ERR_NOMEM) {
+		buf_release(&b);
+		return rc;
+	}
+	if (!rc && b.len)
+		*out = oom_json_loadb(b.data, b.len, 0, NULL, &nomem);
+	buf_release(&b);
+	return nomem ? ERR_NOMEM : 0;
+}
+
+int perl_load_results(struct runner *r)
+{
+	json_t *order, *e;
+	struct module *mods;
+	size_t i, k, n;
+	int rc = load(r->testresults, "test_order.json", &order);
+
+	n = json_array_size(order);
+	if (rc || !n) {
 		json_decref(order);
-		return;
+		return rc;
 	}
 	mods = calloc(n, sizeof(*mods));
 	if (!mods) {
 		json_decref(order);
-		return;
+		return ERR_NOMEM;
 	}
 	json_array_foreach(order, i, e) {
 		struct module *m = &mods[i];
 		const char *name = json_string_value(json_object_get(e, "name"));
 		const char *script = json_string_value(json_object_get(e, "script"));
 		json_t *flags = json_object_get(e, "flags"), *res;
-		char *rname = NULL, *rpath;
+		char *rname = NULL;
 
-		m->name = str_dup(name ? name : "?");
-		m->script = str_dup(script ? script : m->name);
+		m->name = strdup(name ? name : "?");
+		m->script = m->name ? strdup(script ? script : m->name) : NULL;
+		if (!m->name || !m->script) {
+			rc = ERR_NOMEM;
+			break;
+		}
 		if (json_is_true(json_object_get(flags, "fatal")) || json_integer_value(json_object_get(flags, "fatal")))
 			m->flags |= MODULE_FLAG_FATAL;
 		if (json_integer_value(json_object_get(flags, "milestone")))
@@ -76,8 +111,10 @@ void perl_load_results(struct runner *r)
 			}
 		if (asprintf(&rname, "result-%s.json", m->name) < 0)
 			rname = NULL;
-		rpath = rname ? path_join(r->testresults, rname) : NULL;
-		res = rpath && file_exists(rpath) ? json_load_file(rpath, 0, NULL) : NULL;
+		rc = load(r->testresults, rname, &res);
+		free(rname);
+		if (rc)
+			break;
 		m->result = result_from_name(json_string_value(json_object_get(res, "result")));
 		if (m->result == MODULE_FAIL)
 			m->hard_fail = 1;
@@ -85,18 +122,27 @@ void perl_load_results(struct runner *r)
 		if (json_is_array(json_object_get(res, "details")))
 			m->details = json_incref(json_object_get(res, "details"));
 		/* parse_extra_log's tests follow their module in results.json */
-		if (json_array_size(json_object_get(res, "extra_test_results")))
-			(void)results_add_extra(r->testresults, m, json_object_get(res, "extra_test_results"));
+		if (json_array_size(json_object_get(res, "extra_test_results")) &&
+		    results_add_extra(r->testresults, m, json_object_get(res, "extra_test_results")) == ERR_NOMEM)
+			rc = ERR_NOMEM;
 		json_decref(res);
-		free(rpath);
-		free(rname);
+		if (rc)
+			break;
 	}
 	json_decref(order);
+	if (rc) {
+		/* the runner's list stays: the job ends incomplete */
+		for (i = 0; i < n; i++)
+			results_module_release(&mods[i]);
+		free(mods);
+		return rc;
+	}
 	for (i = 0; i < r->nmodules; i++)
 		results_module_release(&r->modules[i]);
 	free(r->modules);
 	r->modules = mods;
 	r->nmodules = n;
+	return 0;
 }
 
 /* Names whose values the log does not show (os-autoinst's vars.json leaves

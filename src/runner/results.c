@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runner/results.h"
+#include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/limits.h"
+#include "util/oom.h"
 #include "util/path.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -20,6 +22,49 @@ void results_module_release(struct module *m)
 	json_decref(m->details);
 	json_decref(m->extra);
 	free(m->times);
+}
+
+int results_set(int *rc, json_t *o, const char *key, json_t *v)
+{
+	/* jansson frees v when the insertion fails (o NULL included) */
+	if (json_object_set_new(o, key, v) && !*rc)
+		*rc = ERR_NOMEM;
+	return *rc;
+}
+
+int results_set_ref(int *rc, json_t *o, const char *key, json_t *v)
+{
+	if (json_object_set(o, key, v) && !*rc)
+		*rc = ERR_NOMEM;
+	return *rc;
+}
+
+int results_append(int *rc, json_t *a, json_t *v)
+{
+	if (json_array_append_new(a, v) && !*rc)
+		*rc = ERR_NOMEM;
+	return *rc;
+}
+
+/* A shallow copy of object o without key skip (NULL: none), whole or
+ * NULL (*rc ERR_NOMEM): jansson's json_copy leaves out a key whose
+ * insertion failed and answers the rest. */
+static json_t *copy_without(int *rc, json_t *o, const char *skip)
+{
+	json_t *c = json_object(), *v;
+	const char *key;
+	int crc = 0;
+
+	json_object_foreach(o, key, v)
+		if (!skip || strcmp(key, skip))
+			results_set_ref(&crc, c, key, v);
+	if (crc || !c) {
+		json_decref(c);
+		if (!*rc)
+			*rc = ERR_NOMEM;
+		return NULL;
+	}
+	return c;
 }
 
 #define MAX_EXTRA_TESTS 10000
@@ -39,21 +84,40 @@ int results_add_extra(const char *testresults, struct module *m, json_t *tests)
 		const char *script = json_string_value(json_object_get(t, "script"));
 		char file[300], *path;
 		json_t *res, *c;
+		int rc = 0;
 		if (!name || strchr(name, '/') || json_array_size(m->extra) >= MAX_EXTRA_TESTS)
 			continue;
-		c = json_copy(t);
+		c = copy_without(&rc, t, NULL);
 		if (!c)
-			return ERR_NOMEM;
+			return rc;
 		if (!script || !strcmp(script, "unk"))
-			json_object_set_new(c, "script", json_string(m->script));
+			results_set(&rc, c, "script", json_string(m->script));
 		snprintf(file, sizeof(file), "result-%s.json", name);
 		path = path_join(testresults, file);
-		res = path ? json_load_file(path, 0, NULL) : NULL;
+		res = NULL;
+		if (!path) {
+			rc = ERR_NOMEM;
+		} else {
+			/* its result decides the job's: no memory is no "unk" */
+			struct buf b;
+			bool nomem = false;
+			buf_init(&b, LIMIT_VARS_JSON);
+			if (file_read_all(path, &b) == ERR_NOMEM)
+				rc = ERR_NOMEM;
+			else if (b.len && !(res = oom_json_loadb(b.data, b.len, 0, NULL, &nomem)) && nomem)
+				rc = ERR_NOMEM;
+			buf_release(&b);
+		}
 		free(path);
-		json_object_set_new(c, "result", json_string(json_is_string(json_object_get(res, "result")) ?
-								json_string_value(json_object_get(res, "result")) : "unk"));
+		results_set(&rc, c, "result", json_string(json_is_string(json_object_get(res, "result")) ?
+							  json_string_value(json_object_get(res, "result")) : "unk"));
 		json_decref(res);
-		json_array_append_new(m->extra, c);
+		if (rc) {
+			json_decref(c);
+			return rc;
+		}
+		if (results_append(&rc, m->extra, c))
+			return rc;
 		n++;
 	}
 	return n;
@@ -86,16 +150,22 @@ const char *job_result_name(enum job_result r)
 json_t *module_flags_json(unsigned flags)
 {
 	json_t *o = json_object();
+	int rc = 0;
+
 	if (flags & MODULE_FLAG_FATAL)
-		json_object_set_new(o, "fatal", json_integer(1));
+		results_set(&rc, o, "fatal", json_integer(1));
 	if (flags & MODULE_FLAG_MILESTONE)
-		json_object_set_new(o, "milestone", json_integer(1));
+		results_set(&rc, o, "milestone", json_integer(1));
 	if (flags & MODULE_FLAG_IGNORE_FAILURE)
-		json_object_set_new(o, "ignore_failure", json_integer(1));
+		results_set(&rc, o, "ignore_failure", json_integer(1));
 	if (flags & MODULE_FLAG_NO_ROLLBACK)
-		json_object_set_new(o, "no_rollback", json_integer(1));
+		results_set(&rc, o, "no_rollback", json_integer(1));
 	if (flags & MODULE_FLAG_ALWAYS_ROLLBACK)
-		json_object_set_new(o, "always_rollback", json_integer(1));
+		results_set(&rc, o, "always_rollback", json_integer(1));
+	if (rc) {
+		json_decref(o);
+		return NULL;
+	}
 	return o;
 }
 
@@ -170,9 +240,13 @@ static json_t *frametime_str(int64_t ms)
 json_t *results_frametime_json(int64_t ms, int64_t end_ms)
 {
 	json_t *ft = json_array();
+	int rc = 0;
 
-	json_array_append_new(ft, frametime_str(ms));
-	json_array_append_new(ft, frametime_str(end_ms));
+	results_append(&rc, ft, frametime_str(ms));
+	if (results_append(&rc, ft, frametime_str(end_ms))) {
+		json_decref(ft);
+		return NULL;
+	}
 	return ft;
 }
 
@@ -189,12 +263,45 @@ int results_add_step_time(struct module *m, size_t step, int64_t ms)
 	return 0;
 }
 
+/* json_dump_callback's sink: the text in a buf, the first failure kept.
+ * jansson's own json_dumps is not used: when an allocation fails while it
+ * writes an object's key, it goes on without the key (its return value
+ * is ignored there) and answers text with a part missing, which the unit
+ * test test_nomem_results found ("result": ..., ": 0, ...). */
+#define RESULTS_JSON_MAX ((size_t)1 << 30) /* a results file's text: 1 GiB */
+
+struct dump_sink {
+	struct buf b;
+	int rc;
+};
+
+static int dump_to_buf(const char *data, size_t len, void *ctx)
+{
+	struct dump_sink *s = ctx;
+
+	if (!s->rc)
+		s->rc = buf_append(&s->b, data, len);
+	return s->rc ? -1 : 0;
+}
+
+char *results_dumps(const json_t *obj, size_t flags)
+{
+	struct dump_sink s = { .rc = 0 };
+
+	buf_init(&s.b, RESULTS_JSON_MAX);
+	if (obj && json_dump_callback(obj, dump_to_buf, &s, flags) == 0 && !s.rc)
+		return buf_steal(&s.b);
+	buf_release(&s.b);
+	return NULL;
+}
+
 static int write_json(const char *dir, const char *name, json_t *obj)
 {
-	char *path = path_join(dir, name);
-	char *text = json_dumps(obj, JSON_INDENT(3) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9));
+	char *path = obj ? path_join(dir, name) : NULL;
+	char *text = path ? results_dumps(obj, JSON_INDENT(3) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(9)) : NULL;
 	int rc = ERR_NOMEM;
-	if (path && text)
+
+	if (text)
 		rc = file_write_all(path, text, strlen(text));
 	free(text);
 	free(path);
@@ -206,34 +313,32 @@ int results_write_module(const char *testresults, const struct module *m)
 	json_t *o = json_object();
 	char name[300];
 	double t = m->end > m->start ? m->end - m->start : 0;
-	int rc;
+	int rc = 0;
 
-	json_object_set_new(o, "result", json_string(module_result_name(m->result)));
-	json_object_set_new(o, "dents", json_integer(m->dents));
-	json_object_set_new(o, "execution_time", json_integer((json_int_t)(t + 0.5)));
-	json_object_set_new(o, "details", m->details ? json_incref(m->details) : json_array());
+	results_set(&rc, o, "result", json_string(module_result_name(m->result)));
+	results_set(&rc, o, "dents", json_integer(m->dents));
+	results_set(&rc, o, "execution_time", json_integer((json_int_t)(t + 0.5)));
+	results_set(&rc, o, "details", m->details ? json_incref(m->details) : json_array());
 	if (m->needs_review)
-		json_object_set_new(o, "needs_review", json_true());
+		results_set(&rc, o, "needs_review", json_true());
 	if (m->fail_message)
-		json_object_set_new(o, "fail_message", json_string(m->fail_message));
+		results_set(&rc, o, "fail_message", json_string(m->fail_message));
 	if (m->source_artefact) {
 		json_t *src = json_pack("{s:s,s:s}", "file", m->script, "artefact", m->source_artefact);
 		if (src && m->fail_line > 0)
-			json_object_set_new(src, "fail_line", json_integer(m->fail_line));
-		json_object_set_new(o, "source", src);
+			results_set(&rc, src, "fail_line", json_integer(m->fail_line));
+		results_set(&rc, o, "source", src);
 	}
 	if (m->extra) { /* os-autoinst's shape: without the result */
 		json_t *list = json_array(), *x;
 		size_t i;
-		json_array_foreach(m->extra, i, x) {
-			json_t *c = json_copy(x);
-			json_object_del(c, "result");
-			json_array_append_new(list, c);
-		}
-		json_object_set_new(o, "extra_test_results", list);
+		json_array_foreach(m->extra, i, x)
+			results_append(&rc, list, copy_without(&rc, x, "result"));
+		results_set(&rc, o, "extra_test_results", list);
 	}
 	snprintf(name, sizeof(name), "result-%s.json", m->name);
-	rc = write_json(testresults, name, o);
+	if (!rc)
+		rc = write_json(testresults, name, o);
 	json_decref(o);
 	return rc;
 }
@@ -281,45 +386,45 @@ static int write_job(const char *testresults, enum job_result r, int needs_revie
 {
 	json_t *o = json_object(), *list = json_array(), *order = json_array();
 	size_t i;
-	int rc;
+	int rc = 0;
 
-	json_object_set_new(o, "result", json_string(job_result_name(r)));
-	json_object_set_new(o, "needs_review", json_boolean(needs_review));
+	results_set(&rc, o, "result", json_string(job_result_name(r)));
+	results_set(&rc, o, "needs_review", json_boolean(needs_review));
 	if (reason)
-		json_object_set_new(o, "reason", json_string(reason));
-	json_object_set_new(o, "elapsed", json_real((double)(long)(elapsed * 1000) / 1000));
-	for (i = 0; i < n; i++) {
+		results_set(&rc, o, "reason", json_string(reason));
+	results_set(&rc, o, "elapsed", json_real((double)(long)(elapsed * 1000) / 1000));
+	for (i = 0; i < n && !rc; i++) {
 		const struct module *m = &mods[i];
 		json_t *e = json_object(), *t = json_object();
 		double et = m->end > m->start ? m->end - m->start : 0;
-		json_object_set_new(e, "name", json_string(m->name));
-		json_object_set_new(e, "result", json_string(module_result_name(m->result)));
-		json_object_set_new(e, "flags", module_flags_json(m->flags));
-		json_object_set_new(e, "execution_time", json_real((double)(long)(et * 1000) / 1000));
+		results_set(&rc, e, "name", json_string(m->name));
+		results_set(&rc, e, "result", json_string(module_result_name(m->result)));
+		results_set(&rc, e, "flags", module_flags_json(m->flags));
+		results_set(&rc, e, "execution_time", json_real((double)(long)(et * 1000) / 1000));
 		if (m->needs_review)
-			json_object_set_new(e, "needs_review", json_true());
-		json_array_append_new(list, e);
+			results_set(&rc, e, "needs_review", json_true());
+		results_append(&rc, list, e);
 		if (m->extra) { /* parse_extra_log's tests follow their module */
 			json_t *x;
 			size_t j;
-			json_array_foreach(m->extra, j, x) {
-				json_t *xe = json_pack("{s:O,s:O,s:{},s:f}", "name", json_object_get(x, "name"),
-						       "result", json_object_get(x, "result"), "flags", "execution_time", 0.0);
-				if (xe)
-					json_array_append_new(list, xe);
-			}
+			json_array_foreach(m->extra, j, x)
+				results_append(&rc, list, json_pack("{s:O,s:O,s:{},s:f}", "name", json_object_get(x, "name"),
+								    "result", json_object_get(x, "result"), "flags",
+								    "execution_time", 0.0));
 		}
-		json_object_set_new(t, "name", json_string(m->name));
-		json_object_set_new(t, "category", json_string("tests"));
-		json_object_set_new(t, "full_name", json_string(m->name));
-		json_object_set_new(t, "script", json_string(m->script));
-		json_object_set_new(t, "flags", module_flags_json(m->flags));
-		json_array_append_new(order, t);
+		results_set(&rc, t, "name", json_string(m->name));
+		results_set(&rc, t, "category", json_string("tests"));
+		results_set(&rc, t, "full_name", json_string(m->name));
+		results_set(&rc, t, "script", json_string(m->script));
+		results_set(&rc, t, "flags", module_flags_json(m->flags));
+		results_append(&rc, order, t);
 	}
-	json_object_set_new(o, "modules", list);
-	rc = write_json(testresults, "results.json", o);
+	results_set(&rc, o, "modules", list);
+	/* results.json last: there, it says the job's end whole */
 	if (!rc && with_order)
 		rc = write_json(testresults, "test_order.json", order);
+	if (!rc)
+		rc = write_json(testresults, "results.json", o);
 	json_decref(o);
 	json_decref(order);
 	return rc;
@@ -341,7 +446,7 @@ int results_write_video_index(const char *testresults, const struct module *mods
 {
 	json_t *index = json_array();
 	size_t i, k;
-	int rc;
+	int rc = 0;
 
 	for (i = 0; i < n; i++) {
 		json_t *pd;
@@ -354,26 +459,27 @@ int results_write_video_index(const char *testresults, const struct module *mods
 			if (!t)
 				continue;
 			e = json_object();
-			json_object_set_new(e, "module", json_string(mods[i].name));
-			json_object_set_new(e, "step", json_integer((json_int_t)k + 1));
-			json_object_set_new(e, "time", json_real(strtod(t, NULL)));
+			results_set(&rc, e, "module", json_string(mods[i].name));
+			results_set(&rc, e, "step", json_integer((json_int_t)k + 1));
+			results_set(&rc, e, "time", json_real(strtod(t, NULL)));
 			if (json_object_get(pd, "screenshot"))
-				json_object_set(e, "screenshot", json_object_get(pd, "screenshot"));
-			json_array_append_new(index, e);
+				results_set_ref(&rc, e, "screenshot", json_object_get(pd, "screenshot"));
+			results_append(&rc, index, e);
 		}
 		for (k = 0; k < mods[i].ntimes; k++) {
 			const struct step_time *st = &mods[i].times[k];
 			json_t *d = json_array_get(mods[i].details, st->step), *e = json_object();
 
-			json_object_set_new(e, "module", json_string(mods[i].name));
-			json_object_set_new(e, "step", json_integer((json_int_t)st->step + 1));
-			json_object_set_new(e, "time", json_real((double)frametime_cs(st->ms) / 100.0));
+			results_set(&rc, e, "module", json_string(mods[i].name));
+			results_set(&rc, e, "step", json_integer((json_int_t)st->step + 1));
+			results_set(&rc, e, "time", json_real((double)frametime_cs(st->ms) / 100.0));
 			if (json_object_get(d, "screenshot"))
-				json_object_set(e, "screenshot", json_object_get(d, "screenshot"));
-			json_array_append_new(index, e);
+				results_set_ref(&rc, e, "screenshot", json_object_get(d, "screenshot"));
+			results_append(&rc, index, e);
 		}
 	}
-	rc = write_json(testresults, "video_index.json", index);
+	if (!rc)
+		rc = write_json(testresults, "video_index.json", index);
 	json_decref(index);
 	return rc;
 }

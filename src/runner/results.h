@@ -66,12 +66,28 @@ void results_module_release(struct module *m);
  * OpenQA::Parser's to_openqa gives them) to m->extra, as basetest's
  * register_extra_test_results: script "unk" becomes m's, each gets the
  * result of its testresults/result-<name>.json ("unk" when none). Returns
- * how many were added, or ERR_PROTO when tests is not an array. */
+ * how many were added, ERR_PROTO when tests is not an array, or ERR_NOMEM
+ * (what was added stays whole: no test without its result). */
 int results_add_extra(const char *testresults, struct module *m, json_t *tests);
+
+/* Checked insertions for the JSON that decides a result (docs/hardening.md's
+ * out-of-memory policy: a result field or a step may not be dropped
+ * silently): json_object_set_new(o, key, v) / json_object_set (v borrowed) /
+ * json_array_append_new(a, v), v NULL when making it failed (owned by the
+ * container or freed). The first failure sets *rc to ERR_NOMEM; an error
+ * already in *rc is kept. Each returns *rc. */
+int results_set(int *rc, json_t *o, const char *key, json_t *v);
+int results_set_ref(int *rc, json_t *o, const char *key, json_t *v);
+int results_append(int *rc, json_t *a, json_t *v);
+
+/* json_dumps(obj, flags), whole or NULL (out of memory, or over 1 GiB):
+ * jansson's json_dumps goes on without an object key whose allocation
+ * failed and answers the text with a part missing. Free the text. */
+char *results_dumps(const json_t *obj, size_t flags);
 
 const char *module_result_name(enum module_result r);
 const char *job_result_name(enum job_result r);
-/* Flags as openQA's {"fatal":1,...} object (new reference). */
+/* Flags as openQA's {"fatal":1,...} object (new reference; NULL out of memory). */
 json_t *module_flags_json(unsigned flags);
 
 /* Paths for the next numbered file of a module: "<module>-<n>.<ext>" (the
@@ -86,16 +102,19 @@ int results_save_text(const char *testresults, const char *name, const char *tex
 
 /* os-autoinst's "frametime" of a step: [ms, end_ms] (video milliseconds)
  * as strings of seconds with two decimals, rounded down, so a seek to one
- * lands on the frame and never on the one after it. New reference. */
+ * lands on the frame and never on the one after it. New reference, NULL
+ * out of memory. */
 json_t *results_frametime_json(int64_t ms, int64_t end_ms);
 /* Note that step (an index in m->details) shows a frame at video time ms.
  * 0 or ERR_NOMEM. */
 int results_add_step_time(struct module *m, size_t step, int64_t ms);
 
 /* testresults/result-<module>.json; with m->source_artefact, a top-level
- * "source": {"file": script, "artefact", "fail_line" when known}. */
+ * "source": {"file": script, "artefact", "fail_line" when known}. 0, or
+ * the error (ERR_NOMEM: nothing written rather than a part). */
 int results_write_module(const char *testresults, const struct module *m);
-/* testresults/results.json and test_order.json. reason may be NULL. */
+/* testresults/results.json and test_order.json. reason may be NULL. 0, or
+ * the error (ERR_NOMEM: neither written rather than a part). */
 int results_write_job(const char *testresults, enum job_result r, int needs_review,
 		      const char *reason, const struct module *mods, size_t n, double elapsed);
 /* testresults/results.json only: test_order.json is another writer's (a
@@ -105,7 +124,8 @@ int results_write_summary(const char *testresults, enum job_result r, int needs_
 
 /* testresults/video_index.json: [{"module","step","time","screenshot"}]
  * for every step with a frame (its frametime, seconds into video.webm, as
- * a number), so a viewer can seek to a step. */
+ * a number), so a viewer can seek to a step. 0, or the error (ERR_NOMEM:
+ * not written). */
 int results_write_video_index(const char *testresults, const struct module *mods, size_t n);
 
 /* The overall result from the modules (openQA's rules): any non-ignored

@@ -65,14 +65,31 @@ void runner__abort(struct runner *r, enum job_result res, const char *fmt, ...)
 	log_err("%s", r->reason);
 }
 
-int runner__vm_frozen(struct runner *r, const char *what, double waited)
+int runner__vm_frozen(struct runner *r, double waited, const char *fmt, ...)
 {
+	char what[400];
+	va_list ap;
+
 	if (r->abort || !r->qemu || !qemu_stopped(r->qemu))
 		return r->abort && r->abort_result == JOB_INCOMPLETE;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
 	runner__abort(r, JOB_INCOMPLETE,
 		      "QEMU made no progress: its process (pid %lld) is stopped (state T, e.g. SIGSTOP), so %s "
-		      "ran out after %.0f s without new frames",
+		      "after %.0f s",
 		      (long long)qemu_pid(r->qemu), what, waited);
+	return 1;
+}
+
+int runner__results_nomem(struct runner *r, int rc, const char *what)
+{
+	struct module *m = runner__module(r);
+
+	if (rc != ERR_NOMEM && r->steps.err != ERR_NOMEM)
+		return 0;
+	runner__abort(r, JOB_INCOMPLETE, "out of memory: %s%s%s%s", rc == ERR_NOMEM ? what : "a step was lost",
+		      m ? " (module '" : "", m ? m->name : "", m ? "')" : "");
 	return 1;
 }
 
@@ -496,7 +513,10 @@ static void run_module(struct runner *r, struct module *m)
 	r->steps.m = NULL;
 	m->end = time_mono();
 	runner__progress(r, "module %s (%.2fs)", module_result_name(m->result), m->end - m->start);
-	if (results_write_module(r->testresults, m))
+	rc = results_write_module(r->testresults, m);
+	if (runner__results_nomem(r, rc, "its result-<module>.json could not be written"))
+		; /* the job ends incomplete: no verdict on a part */
+	else if (rc)
 		log_warn("could not write the result of module '%s'", m->name);
 }
 
@@ -817,6 +837,17 @@ static void save_vars(struct runner *r)
 	free(vp);
 }
 
+/* testresults/results.json (and, Lua, test_order.json). 0 or the error. */
+static int write_results(struct runner *r, enum job_result res, int needs_review)
+{
+	/* Perl wrote test_order.json, result-*.json and vars.json itself. */
+	if (r->perl)
+		return results_write_summary(r->testresults, res, needs_review, r->abort ? r->reason : NULL,
+					     r->modules, r->nmodules, runner__elapsed(r));
+	return results_write_job(r->testresults, res, needs_review, r->abort ? r->reason : NULL, r->modules,
+				 r->nmodules, runner__elapsed(r));
+}
+
 enum job_result runner_run(struct runner *r)
 {
 	enum job_result res = JOB_INCOMPLETE;
@@ -998,11 +1029,21 @@ out:
 		needs_review = 0;
 	if (!vars_get_bool(&r->vars, "NOVIDEO", 0) && results_write_video_index(r->testresults, r->modules, r->nmodules))
 		log_warn("could not write video_index.json");
-	/* Perl wrote test_order.json, result-*.json and vars.json itself. */
-	if (r->perl ? results_write_summary(r->testresults, res, needs_review, r->abort ? r->reason : NULL,
-					    r->modules, r->nmodules, runner__elapsed(r))
-		    : results_write_job(r->testresults, res, needs_review, r->abort ? r->reason : NULL,
-					r->modules, r->nmodules, runner__elapsed(r)))
+	/* A step lost (r->steps.err) or results.json that could not be
+	 * built: the job ends incomplete and results.json says so (a second
+	 * try, smaller; no memory again leaves none, which the worker takes
+	 * as incomplete too). */
+	if (runner__results_nomem(r, 0, "")) {
+		res = r->abort_result;
+		needs_review = 0;
+	}
+	rc = write_results(r, res, needs_review);
+	if (rc == ERR_NOMEM) {
+		runner__abort(r, JOB_INCOMPLETE, "out of memory: results.json could not be written whole");
+		res = JOB_INCOMPLETE;
+		rc = write_results(r, res, 0);
+	}
+	if (rc)
 		log_err("could not write results.json");
 	if (!r->perl)
 		save_vars(r);

@@ -130,13 +130,25 @@ struct runner {
 /* Mark the job as ended early (first reason wins). */
 void runner__abort(struct runner *r, enum job_result res, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The out-of-memory policy for what decides the result: when rc is
+ * ERR_NOMEM (what says what could not be built or written) or a step was
+ * lost (r->steps.err), the job ends incomplete, "out of memory: WHAT
+ * (module 'M')" (runner__abort); 1 then, else 0. Called by
+ * testapi_check_abort (so every test API call looks), after each module
+ * and each Perl message, and at the job's end. */
+int runner__results_nomem(struct runner *r, int rc, const char *what);
 /* True once the VM is gone (QEMU exited or VNC lost); fills r->reason. */
 int runner__vm_dead(struct runner *r);
-/* After a check of what (e.g. "assert_screen 'grub'") ran out at its
- * timeout: when QEMU's process is stopped (it made no progress: no
- * frames, no QMP), the job ends incomplete naming that (runner__abort);
- * 1 then, else 0. A frozen VM is no verdict on the test. */
-int runner__vm_frozen(struct runner *r, const char *what, double waited);
+/* The one check every wait of both test APIs makes when it ends without
+ * what it waited for (a screen check, wait_serial, script_run, ... ran
+ * out; wait_still_screen also when it saw a still screen): when QEMU's
+ * process is stopped (it made no progress: no frames, no serial output,
+ * no QMP), the job ends incomplete (runner__abort) with "QEMU made no
+ * progress: ... so <what> after <waited> s", what from fmt naming the
+ * wait (e.g. "assert_screen 'grub' ran out"); 1 then (also when the job
+ * already ended incomplete), else 0. A frozen VM is no verdict on the
+ * test. */
+int runner__vm_frozen(struct runner *r, double waited, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Seconds since the job started, for progress lines. */
 double runner__elapsed(const struct runner *r);
 /* The clock every timeout of the test API runs on (seconds): monotonic

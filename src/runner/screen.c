@@ -35,6 +35,17 @@ struct frame *screen_current(struct runner *r)
 	return vnc_latest(r->vnc);
 }
 
+/* The JSON built here is the step (the verdict shown) and the match the
+ * test gets: each builder returns NULL rather than a part (results_set). */
+static json_t *whole(json_t *v, int rc)
+{
+	if (rc) {
+		json_decref(v);
+		return NULL;
+	}
+	return v;
+}
+
 /* openQA's serialisation of a needle's match: area list with integer
  * percent similarities. */
 static json_t *areas_json(const struct match_result *res)
@@ -42,6 +53,7 @@ static json_t *areas_json(const struct match_result *res)
 	json_t *list = json_array();
 	size_t i, k = 0;
 	const struct needle *n = res->needle;
+	int rc = 0;
 
 	for (i = 0; i < n->nareas; i++) {
 		const struct needle_area *na = &n->areas[i];
@@ -53,56 +65,59 @@ static json_t *areas_json(const struct match_result *res)
 			break;
 		a = &res->areas[k++];
 		o = json_object();
-		json_object_set_new(o, "x", json_integer(a->x));
-		json_object_set_new(o, "y", json_integer(a->y));
-		json_object_set_new(o, "w", json_integer(a->w));
-		json_object_set_new(o, "h", json_integer(a->h));
-		json_object_set_new(o, "similarity", json_integer((json_int_t)floor(a->similarity * 100 + 1e-9)));
-		json_object_set_new(o, "result", json_string(a->ok ? "ok" : "fail"));
+		results_set(&rc, o, "x", json_integer(a->x));
+		results_set(&rc, o, "y", json_integer(a->y));
+		results_set(&rc, o, "w", json_integer(a->w));
+		results_set(&rc, o, "h", json_integer(a->h));
+		results_set(&rc, o, "similarity", json_integer((json_int_t)floor(a->similarity * 100 + 1e-9)));
+		results_set(&rc, o, "result", json_string(a->ok ? "ok" : "fail"));
 		if (na->has_click_point) {
 			json_t *cp = json_object();
 			if (na->click_center) {
-				json_object_set_new(cp, "xpos", json_real(na->w / 2.0));
-				json_object_set_new(cp, "ypos", json_real(na->h / 2.0));
+				results_set(&rc, cp, "xpos", json_real(na->w / 2.0));
+				results_set(&rc, cp, "ypos", json_real(na->h / 2.0));
 			} else {
-				json_object_set_new(cp, "xpos", json_integer(na->click_x));
-				json_object_set_new(cp, "ypos", json_integer(na->click_y));
+				results_set(&rc, cp, "xpos", json_integer(na->click_x));
+				results_set(&rc, cp, "ypos", json_integer(na->click_y));
 			}
 			if (na->click_id)
-				json_object_set_new(cp, "id", json_string(na->click_id));
-			json_object_set_new(o, "click_point", cp);
+				results_set(&rc, cp, "id", json_string(na->click_id));
+			results_set(&rc, o, "click_point", cp);
 		}
-		json_array_append_new(list, o);
+		results_append(&rc, list, o);
 	}
-	return list;
+	return whole(list, rc);
 }
 
 static json_t *tags_json(const struct needle *n)
 {
 	json_t *t = json_array();
 	size_t i;
+	int rc = 0;
 	for (i = 0; i < n->ntags; i++)
-		json_array_append_new(t, json_string(n->tags[i]));
-	return t;
+		results_append(&rc, t, json_string(n->tags[i]));
+	return whole(t, rc);
 }
 
 static json_t *candidate_json(const struct match_result *res)
 {
 	json_t *o = json_object();
-	json_object_set_new(o, "name", json_string(res->needle->name));
-	json_object_set_new(o, "json", json_string(res->needle->file));
-	json_object_set_new(o, "error", json_real(res->error));
-	json_object_set_new(o, "area", areas_json(res));
-	return o;
+	int rc = 0;
+	results_set(&rc, o, "name", json_string(res->needle->name));
+	results_set(&rc, o, "json", json_string(res->needle->file));
+	results_set(&rc, o, "error", json_real(res->error));
+	results_set(&rc, o, "area", areas_json(res));
+	return whole(o, rc);
 }
 
 static json_t *asked_tags_json(const char *const *tags, size_t ntags)
 {
 	json_t *t = json_array();
 	size_t i;
+	int rc = 0;
 	for (i = 0; i < ntags; i++)
-		json_array_append_new(t, json_string(tags[i]));
-	return t;
+		results_append(&rc, t, json_string(tags[i]));
+	return whole(t, rc);
 }
 
 /* The best result of matching one frame against all candidate needles. */
@@ -288,43 +303,47 @@ static json_t *record_match(struct runner *r, const struct frame *f, const struc
 	json_t *d = json_object(), *cands = json_array(), *match, *ocr;
 	int64_t ms;
 	size_t i;
+	int rc = 0;
 
-	json_object_set_new(d, "needle", json_string(best->needle->name));
-	json_object_set_new(d, "json", json_string(best->needle->file));
-	json_object_set_new(d, "area", areas_json(best));
-	json_object_set_new(d, "error", json_real(best->error));
-	json_object_set_new(d, "tags", tags_json(best->needle));
-	json_object_set_new(d, "asked_tags", asked_tags_json(tags, ntags));
+	steps_set(&r->steps, d, "needle", json_string(best->needle->name));
+	steps_set(&r->steps, d, "json", json_string(best->needle->file));
+	steps_set(&r->steps, d, "area", areas_json(best));
+	steps_set(&r->steps, d, "error", json_real(best->error));
+	steps_set(&r->steps, d, "tags", tags_json(best->needle));
+	steps_set(&r->steps, d, "asked_tags", asked_tags_json(tags, ntags));
 	keep_frame(r, f);
 	ms = steps_frame(&r->steps, d, f);
 	if (best->needle->workaround) {
-		json_object_set_new(d, "result", json_string("softfail"));
-		json_object_set_new(d, "dent", json_integer(1));
+		steps_set(&r->steps, d, "result", json_string("softfail"));
+		steps_set(&r->steps, d, "dent", json_integer(1));
 		steps_dent(&r->steps);
 	} else {
-		json_object_set_new(d, "result", json_string("ok"));
+		steps_set(&r->steps, d, "result", json_string("ok"));
 	}
 	for (i = 1; i < s->n && i <= MAX_CANDIDATES; i++)
-		json_array_append_new(cands, candidate_json(&s->res[i]));
+		results_append(&r->steps.err, cands, candidate_json(&s->res[i]));
 	/* as basetest's record_screenmatch: the other candidates, when any */
 	if (json_array_size(cands))
-		json_object_set_new(d, "needles", cands);
+		steps_set(&r->steps, d, "needles", cands);
 	else
 		json_decref(cands);
 	save_needle(r, best->needle, false);
 	ocr = read_ocr(r, best->needle, f);
 	if (ocr)
-		json_object_set(d, "ocr", ocr);
+		results_set_ref(&r->steps.err, d, "ocr", ocr);
+	/* what the test is given: whole, or the check ends in ERR_NOMEM */
 	match = json_object();
 	if (ocr)
-		json_object_set_new(match, "ocr", ocr);
-	json_object_set_new(match, "needle", json_string(best->needle->name));
-	json_object_set(match, "tags", json_object_get(d, "tags"));
-	json_object_set(match, "area", json_object_get(d, "area"));
-	json_object_set_new(match, "error", json_real(best->error));
-	json_object_set_new(match, "ok", json_true());
+		results_set(&rc, match, "ocr", ocr);
+	results_set(&rc, match, "needle", json_string(best->needle->name));
+	results_set_ref(&rc, match, "tags", json_object_get(d, "tags"));
+	results_set_ref(&rc, match, "area", json_object_get(d, "area"));
+	results_set(&rc, match, "error", json_real(best->error));
+	results_set(&rc, match, "ok", json_true());
 	steps_add(&r->steps, d, ms);
-	return match;
+	if (rc)
+		r->steps.err = rc;
+	return whole(match, rc);
 }
 
 /* A failed assert explained: r->check_why gets the best candidate's line
@@ -363,22 +382,22 @@ static void record_failure(struct runner *r, const struct frame *f, const struct
 	int64_t ms;
 	size_t i;
 
-	json_object_set_new(d, "result", json_string(is_assert ? "fail" : "unk"));
-	json_object_set_new(d, "tags", asked_tags_json(tags, ntags));
+	steps_set(&r->steps, d, "result", json_string(is_assert ? "fail" : "unk"));
+	steps_set(&r->steps, d, "tags", asked_tags_json(tags, ntags));
 	ms = steps_frame(&r->steps, d, f);
 	for (i = 0; i < s->n && i < MAX_CANDIDATES; i++) {
-		json_array_append_new(cands, candidate_json(&s->res[i]));
+		results_append(&r->steps.err, cands, candidate_json(&s->res[i]));
 		save_needle(r, s->res[i].needle, is_assert);
 	}
 	if (is_assert && s->n)
 		explain_failure(r, f, &s->res[0], json_string_value(json_object_get(d, "screenshot")),
 				json_array_get(cands, 0));
-	json_object_set_new(d, "needles", cands);
-	keep_frame(r, f);
 	json_decref(r->check_cands);
 	r->check_cands = json_incref(cands);
+	steps_set(&r->steps, d, "needles", cands);
+	keep_frame(r, f);
 	if (is_assert && near)
-		json_object_set_new(d, "needs_review", json_true());
+		steps_set(&r->steps, d, "needs_review", json_true());
 	steps_add(&r->steps, d, ms);
 }
 
@@ -591,7 +610,7 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 			}
 			if (s.n && s.res[0].ok) {
 				*match = record_match(r, f, &s, tags, ntags);
-				rc = 1;
+				rc = *match ? 1 : ERR_NOMEM;
 				goto out;
 			}
 			if (full && r->check_keep_fails && timeout > 0 && now < deadline &&
@@ -629,13 +648,12 @@ int screen_check(struct runner *r, const char *const *tags, size_t ntags, double
 	log_info("no match after %.1fs%s%s", runner__clock(r) - t0, r->check_why[0] ? ": " : "", r->check_why);
 	/* Ran out because QEMU is stopped: no verdict on the test (incomplete). */
 	if (timeout > 0) {
-		char what[320];
-		size_t i, o = (size_t)snprintf(what, sizeof(what), "%s '", is_assert ? "assert_screen" : "check_screen");
-		for (i = 0; i < ntags && o < sizeof(what) - 2; i++)
+		char what[300];
+		size_t i, o = 0;
+		for (i = 0; i < ntags && o < sizeof(what) - 1; i++)
 			o += (size_t)snprintf(what + o, sizeof(what) - o, "%s%s", i ? " " : "", tags[i]);
-		if (o < sizeof(what) - 1)
-			snprintf(what + o, sizeof(what) - o, "'");
-		(void)runner__vm_frozen(r, what, runner__clock(r) - t0);
+		(void)runner__vm_frozen(r, runner__clock(r) - t0, "%s '%s' ran out", is_assert ? "assert_screen" : "check_screen",
+					what);
 	}
 	rc = 0;
 out:
@@ -668,7 +686,7 @@ int screen_check_frame(struct runner *r, struct frame *f, const char *const *tag
 		goto out;
 	if (s.n && s.res[0].ok) {
 		*match = record_match(r, f, &s, tags, ntags);
-		rc = 1;
+		rc = *match ? 1 : ERR_NOMEM;
 		goto out;
 	}
 	*near_miss = s.n ? is_near_miss(r, &s.res[0]) : 0;
@@ -684,7 +702,7 @@ int screen_changed(const struct frame *ref, const struct frame *f, double level)
 	return !ref || image_psnr(ref->img, f->img) < level;
 }
 
-int screen_wait_still(struct runner *r, double stilltime, double timeout, double level)
+int screen_wait_still(struct runner *r, const char *api, double stilltime, double timeout, double level)
 {
 	struct frame *ref, *next = NULL;
 	double t0 = runner__clock(r), deadline = t0 + timeout, last_change = t0;
@@ -726,10 +744,16 @@ int screen_wait_still(struct runner *r, double stilltime, double timeout, double
 	vnc_set_watch(r->vnc, 0);
 	if (ref)
 		frame_unref(ref);
+	/* A stopped QEMU sends no frame: its screen is "still" and proves
+	 * nothing, as a time-out proves nothing. */
+	if (rc >= 0 && runner__vm_frozen(r, runner__clock(r) - t0, "%s %gs %s", api, stilltime,
+					 rc ? "saw a still screen" : "ran out"))
+		rc = ERR_BADSTATE;
 	return rc;
 }
 
-int screen_wait_change(struct runner *r, struct frame *ref, double timeout, double level, double *sim)
+int screen_wait_change(struct runner *r, const char *api, struct frame *ref, double timeout, double level,
+		       double *sim)
 {
 	double t0 = runner__clock(r), deadline = t0 + timeout;
 	uint64_t seq = ref ? ref->seq : 0;
@@ -760,6 +784,8 @@ int screen_wait_change(struct runner *r, struct frame *ref, double timeout, doub
 		}
 	}
 	vnc_set_watch(r->vnc, 0);
+	if (rc == 0 && runner__vm_frozen(r, runner__clock(r) - t0, "%s ran out", api))
+		rc = ERR_BADSTATE;
 	return rc;
 }
 

@@ -36,15 +36,20 @@ int screen_check_frame(struct runner *r, struct frame *f, const char *const *tag
 int screen_changed(const struct frame *ref, const struct frame *f, double level);
 
 /* Wait until the screen stays still (PSNR >= level vs the reference) for
- * stilltime seconds. 1 still, 0 timed out, negative VM gone. */
-int screen_wait_still(struct runner *r, double stilltime, double timeout, double level);
+ * stilltime seconds. 1 still, 0 timed out, negative VM gone or QEMU
+ * stopped when it ended (runner__vm_frozen: the job ends incomplete
+ * naming api, the test API name, e.g. "wait_still_screen"). */
+int screen_wait_still(struct runner *r, const char *api, double stilltime, double timeout, double level);
 
 /* The current frame, referenced (release with frame_unref); it may be
  * NULL before the first frame arrived. */
 struct frame *screen_current(struct runner *r);
 /* Wait for a frame after ref that differs from it by PSNR < level (ref
- * NULL: any frame). 1 changed (*sim = its PSNR), 0 timed out, negative VM gone. */
-int screen_wait_change(struct runner *r, struct frame *ref, double timeout, double level, double *sim);
+ * NULL: any frame). 1 changed (*sim = its PSNR), 0 timed out, negative VM
+ * gone or QEMU stopped when it ran out (runner__vm_frozen, naming api,
+ * e.g. "send_key's wait_screen_change"). */
+int screen_wait_change(struct runner *r, const char *api, struct frame *ref, double timeout, double level,
+		       double *sim);
 
 /* A failed screen kept during a check, as os-autoinst's backend keeps
  * them for check_screen's time-out reply (backend/baseclass.pm): a

@@ -12,6 +12,11 @@
 #include "video/video.h"
 #include "util/banned.h" /* last: after every system header */
 
+void steps_set(struct steps *s, json_t *d, const char *key, json_t *v)
+{
+	(void)results_set(&s->err, d, key, v);
+}
+
 /* Saves the frame as the module's next screenshot; returns its name. */
 static char *save_frame(struct steps *s, const struct frame *f)
 {
@@ -21,10 +26,14 @@ static char *save_frame(struct steps *s, const struct frame *f)
 	if (!s->m)
 		return NULL;
 	name = results_next_name(s->m, "png");
-	if (!name)
+	if (!name) {
+		s->err = ERR_NOMEM;
 		return NULL;
+	}
 	rc = s->shots ? shots_enqueue(s->shots, name, (struct frame *)f)
 		      : results_save_image(s->testresults, name, f->img);
+	if (rc == ERR_NOMEM)
+		s->err = ERR_NOMEM;
 	if (rc) {
 		log_warn("could not save screenshot '%s': %s", name, err_str(rc));
 		free(name);
@@ -43,9 +52,9 @@ int64_t steps_frame(struct steps *s, json_t *d, const struct frame *f)
 	shot = save_frame(s, f);
 	/* The frame's video time, as the encoder stamped it. */
 	ms = video_time_ms(s->t0, f->t);
-	json_object_set_new(d, "frametime", results_frametime_json(ms, video_time_ms(s->t0, f->t + 0.04)));
+	steps_set(s, d, "frametime", results_frametime_json(ms, video_time_ms(s->t0, f->t + 0.04)));
 	if (shot)
-		json_object_set_new(d, "screenshot", json_string(shot));
+		steps_set(s, d, "screenshot", json_string(shot));
 	free(shot);
 	return ms;
 }
@@ -58,39 +67,54 @@ void steps_add(struct steps *s, json_t *d, int64_t frame_ms)
 		json_decref(d);
 		return;
 	}
+	if (!d) {
+		s->err = ERR_NOMEM;
+		return;
+	}
 	if (s->line && (line = s->line(s->line_ctx)) > 0)
-		json_object_set_new(d, "line", json_integer(line));
-	if (!s->m->details)
-		s->m->details = json_array();
+		steps_set(s, d, "line", json_integer(line));
+	if (!s->m->details && !(s->m->details = json_array())) {
+		json_decref(d);
+		s->err = ERR_NOMEM;
+		return;
+	}
 	if (frame_ms >= 0 && results_add_step_time(s->m, json_array_size(s->m->details), frame_ms))
 		log_warn("out of memory: step not in the video index");
-	json_array_append_new(s->m->details, d);
+	(void)results_append(&s->err, s->m->details, d);
 }
 
 void steps_screenshot(struct steps *s, const struct frame *f, const char *result)
 {
 	json_t *d = json_object();
+	int64_t ms;
 
-	json_object_set_new(d, "result", json_string(result));
-	steps_add(s, d, steps_frame(s, d, f));
+	steps_set(s, d, "result", json_string(result));
+	ms = steps_frame(s, d, f);
+	steps_add(s, d, ms);
 }
 
 void steps_text(struct steps *s, const char *title, const char *text, const char *result)
 {
 	json_t *d;
 	char *name;
+	int rc;
 
 	if (!s->m)
 		return;
 	name = results_next_name(s->m, "txt");
-	if (!name)
+	if (!name) {
+		s->err = ERR_NOMEM;
 		return;
-	if (results_save_text(s->testresults, name, text))
+	}
+	if ((rc = results_save_text(s->testresults, name, text)) != 0) {
 		log_warn("could not write '%s'", name);
+		if (rc == ERR_NOMEM)
+			s->err = ERR_NOMEM;
+	}
 	d = json_object();
-	json_object_set_new(d, "title", json_string(title));
-	json_object_set_new(d, "result", json_string(result));
-	json_object_set_new(d, "text", json_string(name));
+	steps_set(s, d, "title", json_string(title));
+	steps_set(s, d, "result", json_string(result));
+	steps_set(s, d, "text", json_string(name));
 	steps_add(s, d, -1);
 	free(name);
 }

@@ -23,7 +23,15 @@ struct steps {
 	 * unknown); NULL: steps carry no line. The runner's: it knows Lua. */
 	int (*line)(void *ctx);
 	void *line_ctx;
+	/* ERR_NOMEM once a step was dropped or lost a field for want of
+	 * memory (the out-of-memory policy: the details decide the verdict
+	 * shown); the runner ends the job incomplete. 0 otherwise. */
+	int err;
 };
+
+/* json_object_set_new(d, key, v) on a step: v NULL (making it failed) or
+ * a failed insertion sets s->err (results_set). */
+void steps_set(struct steps *s, json_t *d, const char *key, json_t *v);
 
 /* Save f as the module's next screenshot and add "frametime" (its video
  * time and 40 ms later, as os-autoinst) and "screenshot" to step d, in
@@ -33,7 +41,8 @@ int64_t steps_frame(struct steps *s, json_t *d, const struct frame *f);
 
 /* Append step d to the module's details (the reference is taken over),
  * with "line": the module file's line that made it, when known;
- * frame_ms: steps_frame's value, the time of the frame d shows, or -1. */
+ * frame_ms: steps_frame's value, the time of the frame d shows, or -1.
+ * d NULL (making it failed) or a failed append sets s->err. */
 void steps_add(struct steps *s, json_t *d, int64_t frame_ms);
 
 /* A screenshot step of f: {"result", "frametime", "screenshot"}. */

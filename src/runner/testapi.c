@@ -41,6 +41,7 @@ struct runner *testapi_runner(lua_State *L)
 
 void testapi_check_abort(lua_State *L, struct runner *r)
 {
+	(void)runner__results_nomem(r, 0, "");
 	if (r->abort) {
 		if (r->signal && !r->reason[0])
 			snprintf(r->reason, sizeof(r->reason), "vigil was interrupted by signal %d", (int)r->signal);
@@ -281,7 +282,7 @@ static int l_wait_still_screen(lua_State *L)
 		lua_pushboolean(L, 0);
 		return 1;
 	}
-	rc = screen_wait_still(r, still, timeout * r->timeout_scale, level);
+	rc = screen_wait_still(r, "wait_still_screen", still, timeout * r->timeout_scale, level);
 	if (rc != 1)
 		testapi_check_abort(L, r);
 	runner__progress(r, "wait_still_screen %.1fs: %s after %.2fs", still, rc == 1 ? "still" : "timed out",
@@ -312,7 +313,7 @@ static int l_wait_screen_change(lua_State *L)
 			frame_unref(ref);
 		return lua_error(L);
 	}
-	rc = screen_wait_change(r, ref, timeout, level, &sim);
+	rc = screen_wait_change(r, "wait_screen_change", ref, timeout, level, &sim);
 	if (ref)
 		frame_unref(ref);
 	if (rc != 1)
@@ -352,6 +353,7 @@ static int l_send_key(lua_State *L)
 	uint32_t syms[KEYS_MAX_COMBO];
 	char err[160];
 	size_t n;
+	int rc;
 
 	if (keys_parse(name, syms, &n, err, sizeof(err)))
 		return luaL_error(L, "send_key: %s", err);
@@ -381,9 +383,12 @@ static int l_send_key(lua_State *L)
 		struct frame *ref = screen_current(r);
 		double sim;
 		testapi_send_keysyms(L, r, syms, n, 0.01);
-		screen_wait_change(r, ref, 10 * r->timeout_scale, SCREEN_CHANGE_LEVEL, &sim);
+		rc = screen_wait_change(r, "send_key's wait_screen_change", ref, 10 * r->timeout_scale,
+					SCREEN_CHANGE_LEVEL, &sim);
 		if (ref)
 			frame_unref(ref);
+		if (rc < 0)
+			testapi_check_abort(L, r);
 	} else {
 		testapi_send_keysyms(L, r, syms, n, 0.01);
 	}
@@ -425,9 +430,12 @@ static int l_send_key_until_needlematch(lua_State *L)
 			struct frame *ref = screen_current(r);
 			double sim;
 			testapi_send_keysyms(L, r, syms, n, 0.01);
-			screen_wait_change(r, ref, 1.0 * r->timeout_scale, SCREEN_CHANGE_LEVEL, &sim);
+			rc = screen_wait_change(r, "send_key_until_needlematch's wait_screen_change", ref,
+						1.0 * r->timeout_scale, SCREEN_CHANGE_LEVEL, &sim);
 			if (ref)
 				frame_unref(ref);
+			if (rc < 0)
+				testapi_check_abort(L, r);
 		}
 		t = timeout;
 	}
@@ -487,6 +495,7 @@ static void type_pieces(lua_State *L, struct runner *r, const char *s, size_t le
 	double still = testapi_opt_number(L, opt, "wait_still_screen", 0);
 	double still_level = testapi_opt_number(L, opt, "similarity_level", SCREEN_STILL_LEVEL);
 	size_t off, total = len + (lf ? 1 : 0);
+	int rc;
 
 	for (off = 0; off < total; off += piece) {
 		size_t n = total - off < piece ? total - off : piece;
@@ -498,11 +507,16 @@ static void type_pieces(lua_State *L, struct runner *r, const char *s, size_t le
 			testapi_type(L, r, s + off, text_n, interval, secret);
 		if (text_n < n)
 			testapi_type(L, r, "\n", 1, interval, secret);
-		screen_wait_change(r, ref, timeout, level, &sim);
+		rc = screen_wait_change(r, "type_string's wait_screen_change", ref, timeout, level, &sim);
 		if (ref)
 			frame_unref(ref);
-		if (still > 0 && screen_wait_still(r, still, timeout, still_level) != 1)
+		if (rc < 0)
+			testapi_check_abort(L, r);
+		if (still > 0 && (rc = screen_wait_still(r, "type_string's wait_still_screen", still, timeout,
+							 still_level)) != 1) {
+			testapi_check_abort(L, r);
 			luaL_error(L, "wait_still_screen timed out after %.0fs!", timeout / r->timeout_scale);
+		}
 	}
 }
 
@@ -550,8 +564,11 @@ static int do_type(lua_State *L, struct runner *r, const char *s, size_t len, in
 	}
 	if (still > 0 && r->console == CONSOLE_VGA) {
 		double timeout = testapi_opt_number(L, opt, "timeout", 30);
-		if (screen_wait_still(r, still, timeout * r->timeout_scale, SCREEN_STILL_LEVEL) != 1)
+		if (screen_wait_still(r, "type_string's wait_still_screen", still, timeout * r->timeout_scale,
+				      SCREEN_STILL_LEVEL) != 1) {
+			testapi_check_abort(L, r);
 			return luaL_error(L, "wait_still_screen timed out after %.0fs!", timeout);
+		}
 	}
 	return 0;
 }
@@ -975,6 +992,9 @@ static int shutdown_wait(lua_State *L, int is_assert)
 		testapi_check_abort(L, r);
 		time_sleep_ms(250);
 	}
+	if (runner__vm_frozen(r, runner__clock(r) - (end - timeout), "%s ran out",
+			      is_assert ? "assert_shutdown" : "check_shutdown"))
+		testapi_check_abort(L, r);
 	runner__progress(r, "%s: machine did not shut down", is_assert ? "assert_shutdown" : "check_shutdown");
 	if (is_assert) {
 		screen_save_step(r, "fail");

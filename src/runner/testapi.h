@@ -30,8 +30,11 @@ void testapi_send_keysyms(lua_State *L, struct runner *r, const uint32_t *syms, 
 void testapi_type(lua_State *L, struct runner *r, const char *text, size_t len, double interval, int secret);
 /* Wait for pattern (PCRE2, or literal when literal=1) on the serial output
  * after the module's position. Returns 1 and pushes the text up to the end
- * of the match (CRLF -> LF) and moves the position; 0 and pushes nil on time-out. */
-int testapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int literal, double timeout);
+ * of the match (CRLF -> LF) and moves the position; 0 and pushes nil on time-out.
+ * what names the wait (e.g. "wait_serial 'login:'"): a time-out with QEMU
+ * stopped ends the job incomplete naming it (runner__vm_frozen) and raises. */
+int testapi_serial_wait(lua_State *L, struct runner *r, const char *what, const char *pattern, int literal,
+			double timeout);
 
 /* The terminal the serial functions use: the virtio console's stream
  * when a virtio-terminal is selected, else the serial port; *offset gets

@@ -451,11 +451,14 @@ static char *crlf_to_lf(const char *s, size_t len)
 
 /* Waits for re in the terminal's output (testapi_terminal) after its offset. On a match
  * fills *m (offsets relative to *text, which the caller frees) and moves
- * the offset past it. 1 found, 0 timed out, negative VM gone. */
-static int serial_search(struct runner *r, pcre2_code *re, double timeout,
+ * the offset past it. 1 found, 0 timed out, negative VM gone. what names
+ * the wait (e.g. "wait_serial 'login:'") for runner__vm_frozen: a time-out
+ * with QEMU stopped ends the job incomplete (0 still; the callers'
+ * testapi_check_abort raises). */
+static int serial_search(struct runner *r, const char *what, pcre2_code *re, double timeout,
 			 char **text, size_t *tlen, struct serial_match *m)
 {
-	double deadline = runner__clock(r) + timeout;
+	double t0 = runner__clock(r), deadline = t0 + timeout;
 	size_t *off;
 	struct serial *term = testapi_terminal(r, &off);
 	int rc;
@@ -476,8 +479,10 @@ static int serial_search(struct runner *r, pcre2_code *re, double timeout,
 			return 1;
 		}
 		free(data);
-		if (runner__clock(r) >= deadline)
+		if (runner__clock(r) >= deadline) {
+			(void)runner__vm_frozen(r, runner__clock(r) - t0, "%s ran out", what);
 			return 0;
+		}
 		rc = serial_wait_change(term, *off + len,
 					(int)((deadline - runner__clock(r)) * 1000) + 1);
 		if (rc && rc != ERR_TIMEOUT) {
@@ -498,7 +503,8 @@ static int serial_search(struct runner *r, pcre2_code *re, double timeout,
 	}
 }
 
-int testapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int literal, double timeout)
+int testapi_serial_wait(lua_State *L, struct runner *r, const char *what, const char *pattern, int literal,
+			double timeout)
 {
 	pcre2_code *re = compile(L, pattern, literal);
 	struct serial_match m;
@@ -506,7 +512,7 @@ int testapi_serial_wait(lua_State *L, struct runner *r, const char *pattern, int
 	size_t len;
 	int rc;
 
-	rc = serial_search(r, re, timeout, &text, &len, &m);
+	rc = serial_search(r, what, re, timeout, &text, &len, &m);
 	pcre2_code_free(re);
 	if (rc != 1) {
 		free(text);
@@ -581,6 +587,7 @@ static int l_wait_serial(lua_State *L)
 	double t0 = time_mono();
 	int found, ok;
 	struct buf b;
+	char what[300];
 
 	if (lua_isboolean(L, 3))
 		expect_not_found = lua_toboolean(L, 3);
@@ -588,7 +595,8 @@ static int l_wait_serial(lua_State *L)
 	if (!shown)
 		shown = pattern;
 	testapi_check_abort(L, r);
-	found = testapi_serial_wait(L, r, pattern, 0, timeout);
+	snprintf(what, sizeof(what), "wait_serial '%.200s'", shown);
+	found = testapi_serial_wait(L, r, what, pattern, 0, timeout);
 	if (!found) {
 		/* What was seen: the step's text, and expect_not_found's result. */
 		char *data = NULL, *lf;
@@ -632,10 +640,11 @@ static const char *serialdev(struct runner *r)
 }
 
 /* Types the command with a marker echo and waits for the exit code.
- * Returns the code, or -1 on time-out. */
-static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, const char *output, double timeout)
+ * Returns the code, or -1 on time-out. api: the caller's test API name. */
+static long run_with_marker(lua_State *L, struct runner *r, const char *api, const char *cmd, const char *output,
+			    double timeout)
 {
-	char marker[6], pattern[64];
+	char marker[6], pattern[64], what[300];
 	struct buf b;
 	pcre2_code *re;
 	struct serial_match m;
@@ -654,7 +663,8 @@ static long run_with_marker(lua_State *L, struct runner *r, const char *cmd, con
 	buf_release(&b);
 	snprintf(pattern, sizeof(pattern), "%s-(\\d+)-", marker);
 	re = compile(L, pattern, 0);
-	rc = serial_search(r, re, timeout, &text, &len, &m);
+	snprintf(what, sizeof(what), "%s '%.200s'", api, cmd);
+	rc = serial_search(r, what, re, timeout, &text, &len, &m);
 	pcre2_code_free(re);
 	if (rc == 1 && m.ncap >= 2) {
 		char num[32];
@@ -696,7 +706,7 @@ static int l_script_run(lua_State *L)
 		lua_pushnil(L);
 		return 1;
 	}
-	code = run_with_marker(L, r, cmd, output, timeout);
+	code = run_with_marker(L, r, "script_run", cmd, output, timeout);
 	if (code < 0) {
 		runner__progress(r, "script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
 		if (die_on_timeout > 0)
@@ -722,7 +732,7 @@ static int l_assert_script_run(lua_State *L)
 	long code;
 
 	testapi_check_abort(L, r);
-	code = run_with_marker(L, r, cmd, NULL, timeout);
+	code = run_with_marker(L, r, "assert_script_run", cmd, NULL, timeout);
 	if (code < 0) {
 		runner__progress(r, "assert_script_run '%s': timed out after %.2fs", cmd, time_mono() - t0);
 		return luaL_error(L, "command '%s' timed out", cmd);
@@ -750,7 +760,7 @@ static void trim_right(char *s)
  * END-<exit code>-) and waits for that block on the serial port. Returns 1
  * with *text (caller frees) and *m (group 1 = output, 2 = exit code), 0 on
  * time-out; raises when the port closed or the job was aborted. */
-static int type_and_capture(lua_State *L, struct runner *r, struct buf *cmd, const char *begin,
+static int type_and_capture(lua_State *L, struct runner *r, const char *what, struct buf *cmd, const char *begin,
 			    const char *end, double timeout, char **text, struct serial_match *m)
 {
 	char pattern[160];
@@ -762,7 +772,7 @@ static int type_and_capture(lua_State *L, struct runner *r, struct buf *cmd, con
 	buf_release(cmd);
 	snprintf(pattern, sizeof(pattern), "(?s)(?:^|\\n)%s\\r?\\n(.*?)%s-(\\d+)-", begin, end);
 	re = compile(L, pattern, 0);
-	rc = serial_search(r, re, timeout, text, &len, m);
+	rc = serial_search(r, what, re, timeout, text, &len, m);
 	pcre2_code_free(re);
 	if (rc != 1) {
 		free(*text);
@@ -804,7 +814,7 @@ static int l_script_output(lua_State *L)
 	}
 	/* The marker alone on a line starts the output; digits end it. */
 	snprintf(end, sizeof(end), "SCRIPT_FINISHED%s", marker);
-	rc = type_and_capture(L, r, &b, marker, end, timeout, &text, &m);
+	rc = type_and_capture(L, r, "script_output", &b, marker, end, timeout, &text, &m);
 	if (rc == 0) {
 		runner__progress(r, "script_output: timed out after %.2fs", time_mono() - t0);
 		return luaL_error(L, "script_output timed out: '%s'", script);
@@ -856,7 +866,7 @@ static int l_upload_logs(lua_State *L)
 	}
 	snprintf(begin, sizeof(begin), "UPLOAD%s", marker);
 	snprintf(end, sizeof(end), "UPLOADED%s", marker);
-	rc = type_and_capture(L, r, &b, begin, end, timeout, &text, &sm);
+	rc = type_and_capture(L, r, "upload_logs", &b, begin, end, timeout, &text, &sm);
 	if (rc == 1) {
 		code = text[sm.cap_start[2]] == '0' && sm.cap_end[2] - sm.cap_start[2] == 1 ? 0 : 1;
 		if (code == 0 && base64_decode(text + sm.cap_start[1], sm.cap_end[1] - sm.cap_start[1], &data))

@@ -232,7 +232,7 @@ static int l_background_script_run(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
 	const char *cmd = luaL_checkstring(L, 1);
-	char marker[32], pattern[64];
+	char marker[32], pattern[64], what[300];
 	struct buf b;
 	lua_Integer pid;
 	const char *text, *p;
@@ -247,7 +247,8 @@ static int l_background_script_run(lua_State *L)
 	testapi_type(L, r, b.data, b.len, r->typing_interval, 0);
 	buf_release(&b);
 	snprintf(pattern, sizeof(pattern), "%s-\\d+-", marker);
-	if (!testapi_serial_wait(L, r, pattern, 0, 30 * r->timeout_scale))
+	snprintf(what, sizeof(what), "background_script_run '%.200s'", cmd);
+	if (!testapi_serial_wait(L, r, what, pattern, 0, 30 * r->timeout_scale))
 		return luaL_error(L, "background_script_run: no PID of '%s' in 30 s", cmd);
 	text = lua_tostring(L, -1);
 	/* The typed command's echo holds the marker too: take the last one. */

@@ -54,7 +54,7 @@ int file_write_all(const char *path, const void *data, size_t len)
 
 	tmp = malloc(plen + 16);
 	if (!tmp)
-		return -ENOMEM;
+		return ERR_NOMEM;
 	snprintf(tmp, plen + 16, "%s.tmp%ld", path, (long)getpid());
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -101,7 +101,7 @@ int file_mkdir_p(const char *path, unsigned mode)
 	int rc = 0;
 
 	if (!p)
-		return -ENOMEM;
+		return ERR_NOMEM;
 	for (s = p + 1; ; s++) {
 		if (*s == '/' || *s == '\0') {
 			char c = *s;

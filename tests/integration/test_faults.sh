@@ -71,32 +71,53 @@ check "qemu dies: reason names QEMU" sh -c "grep -q QEMU '$TMP/qdie/testresults/
 check "qemu dies: module result kept" [ "$(json_get $TMP/qdie/testresults/result-never.json 'j["result"]')" = fail ]
 check "qemu dies: serial and log kept" [ -e "$TMP/qdie/serial0.txt" -a -s "$TMP/qdie/vigil-log.txt" ]
 
-# QEMU stopped (SIGSTOP) for longer than a check's timeout: the VM made no
-# progress, so the job ends incomplete naming it, not failed. The stop
-# comes right after the menu matched; the next check waits 30 s, and only
-# QEMU's state when it runs out counts.
-$VIGIL run $D --var FAULT=frozen --var NEEDLES_DIR="$PWD/examples/grub/needles" --out "$TMP/frozen" > "$TMP/frozen.out" 2>&1 &
-vpid=$!
-i=0
-while [ $i -lt 1200 ] && ! grep -q "assert_screen 'grub-menu': matched" "$TMP/frozen.out" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-pkill -STOP -f "[q]emu-system.*$TMP/frozen/.vm"
-check "frozen qemu: QEMU stopped" pgrep -f "[q]emu-system.*$TMP/frozen/.vm"
-# vigil must end by itself with QEMU still stopped (it once waited for
-# ever on the VNC socket); QEMU is continued after 10 minutes at most so
-# that a failure cannot hang the suite.
-i=0
-while [ $i -lt 600 ] && kill -0 $vpid 2>/dev/null; do sleep 1; i=$((i + 1)); done
-ended=$(kill -0 $vpid 2>/dev/null && echo no || echo yes)
-pkill -CONT -f "[q]emu-system.*$TMP/frozen/.vm"
-wait $vpid
-rc=$?
-cat "$TMP/frozen.out"
-check "frozen qemu: vigil ended with QEMU stopped" [ "$ended" = yes ]
-check "frozen qemu: exit status 2 (incomplete, was 1: failed)" [ $rc -eq 2 ]
-check "frozen qemu: incomplete" [ "$(json_get $TMP/frozen/testresults/results.json 'j["result"]')" = incomplete ]
-check "frozen qemu: the reason names the stopped QEMU and the check" \
-	sh -c "grep -q \"QEMU made no progress: its process (pid [0-9]*) is stopped (state T.*assert_screen 'tag-no-needle-has' ran out\" '$TMP/frozen/testresults/results.json'"
-check "frozen qemu: no QEMU left" qemu_gone "$TMP/frozen/.vm"
+# QEMU stopped (SIGSTOP) while a wait runs: the VM made no progress, so
+# the job ends incomplete naming it and the wait, not failed (nor, for
+# wait_still_screen, passed). One job per wait, the three at once: each
+# stops its QEMU right after the menu matched, then lets its module start
+# the wait (FROZEN_FLAG); only QEMU's state when the wait ends counts.
+for w in assert_screen wait_serial wait_still_screen; do
+	$VIGIL run $D --var FAULT=frozen --var FROZEN_WAIT=$w --var FROZEN_FLAG="$TMP/frozen-$w.stopped" \
+		--var NEEDLES_DIR="$PWD/examples/grub/needles" --out "$TMP/frozen-$w" > "$TMP/frozen-$w.out" 2>&1 &
+	eval "vpid_$w=\$!"
+done
+for w in assert_screen wait_serial wait_still_screen; do
+	i=0
+	while [ $i -lt 1200 ] && ! grep -q "assert_screen 'grub-menu': matched" "$TMP/frozen-$w.out" 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	pkill -STOP -f "[q]emu-system.*$TMP/frozen-$w/.vm"
+	check "frozen qemu, $w: QEMU stopped" pgrep -f "[q]emu-system.*$TMP/frozen-$w/.vm"
+	: > "$TMP/frozen-$w.stopped"
+done
+for w in assert_screen wait_serial wait_still_screen; do
+	eval "vpid=\$vpid_$w"
+	# vigil must end by itself with QEMU still stopped (it once waited for
+	# ever on the VNC socket); QEMU is continued after 10 minutes at most
+	# so that a failure cannot hang the suite.
+	i=0
+	while [ $i -lt 600 ] && kill -0 $vpid 2>/dev/null; do sleep 1; i=$((i + 1)); done
+	ended=$(kill -0 $vpid 2>/dev/null && echo no || echo yes)
+	pkill -CONT -f "[q]emu-system.*$TMP/frozen-$w/.vm"
+	wait $vpid
+	rc=$?
+	cat "$TMP/frozen-$w.out"
+	check "frozen qemu, $w: vigil ended with QEMU stopped" [ "$ended" = yes ]
+	check "frozen qemu, $w: exit status 2 (incomplete; was 1: failed, or 0 for wait_still_screen)" [ $rc -eq 2 ]
+	check "frozen qemu, $w: incomplete" \
+		[ "$(json_get $TMP/frozen-$w/testresults/results.json 'j["result"]')" = incomplete ]
+	check "frozen qemu, $w: no QEMU left" qemu_gone "$TMP/frozen-$w/.vm"
+done
+R=$TMP/frozen-assert_screen/testresults/results.json
+check "frozen qemu: the reason names the stopped QEMU and assert_screen" \
+	sh -c "grep -q \"QEMU made no progress: its process (pid [0-9]*) is stopped (state T.*assert_screen 'tag-no-needle-has' ran out after\" '$R'"
+R=$TMP/frozen-wait_serial/testresults/results.json
+check "frozen qemu: the reason names the stopped QEMU and wait_serial" \
+	sh -c "grep -q \"QEMU made no progress: its process (pid [0-9]*) is stopped (state T.*wait_serial 'output GRUB never writes' ran out after\" '$R'"
+R=$TMP/frozen-wait_still_screen/testresults/results.json
+check "frozen qemu: the reason names the stopped QEMU and wait_still_screen" \
+	sh -c "grep -q \"QEMU made no progress: its process (pid [0-9]*) is stopped (state T.*wait_still_screen 2s\" '$R'"
 
 # vigil killed with SIGKILL: QEMU must die with it
 $VIGIL run $D --var FAULT=wait --out "$TMP/vkill" > "$TMP/vkill.out" 2>&1 &
