@@ -199,7 +199,8 @@ int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 
 	*resp = NULL;
 	db_now(now);
-	if (!settings_text || db_begin(db))
+	/* Serial: the products and templates read decide the jobs written. */
+	if (!settings_text || db_begin_serial(db))
 		goto fail;
 	rc = db_exec(db, "INSERT INTO scheduled_products (distri, version, flavor, arch, build, iso, status, settings,"
 		     " t_created, t_updated) VALUES (?, ?, ?, ?, ?, ?, 'scheduling', ?, ?, ?)", "ttttttttt",
