@@ -59,7 +59,6 @@ struct pgstmt {
 	int64_t changes;
 };
 
-
 struct dbpg {
 	PGconn *c;
 	struct pgquery q[DBPG_QUERIES];
@@ -452,7 +451,10 @@ static int execute(struct pgstmt *ps)
 	ps->res = NULL;
 	if (constraint)
 		return ERR_INVALID;
-	log_err("statement '%s' failed: %s", ps->q->sql, pg->errmsg);
+	if (db__pg_conflict(pg))
+		log_warn("statement '%s' lost to a concurrent transaction: %s", ps->q->sql, pg->errmsg);
+	else
+		log_err("statement '%s' failed: %s", ps->q->sql, pg->errmsg);
 	return ERR_IO;
 }
 

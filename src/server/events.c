@@ -408,13 +408,7 @@ static void batch_clear(struct batch *b)
  * them). Every event is inserted by a trigger of a write to jobs or
  * comments, so its transaction has its id (and is in that list) before it
  * draws the event's. On SQLite one writer at a time commits in id order. */
-struct horizon {
-	int64_t limit;   /* every event up to this id is final */
-	int64_t pending; /* the next limit, once the transactions of snap ended */
-	char *snap;      /* pg_current_snapshot() then, NULL when none waits */
-};
-
-static int horizon_move(struct db *db, struct horizon *h)
+int events__horizon_move(struct db *db, struct events_horizon *h)
 {
 	struct db_stmt *st;
 	int64_t seq = 0, running = 0;
@@ -452,13 +446,13 @@ static int horizon_move(struct db *db, struct horizon *h)
 	return rc < 0 ? rc : 0;
 }
 
-static int batch_read(struct db *db, int64_t after, struct horizon *h, struct batch *b)
+static int batch_read(struct db *db, int64_t after, struct events_horizon *h, struct batch *b)
 {
 	struct db_stmt *st;
 	int rc;
 
 	b->n = 0;
-	if ((rc = horizon_move(db, h)))
+	if ((rc = events__horizon_move(db, h)))
 		return rc;
 	if (h->limit <= after)
 		return 0;
@@ -488,7 +482,7 @@ static void *sink_main(void *arg)
 	struct batch *b = calloc(1, sizeof(*b));
 	char err[512];
 	int64_t cursor = 0, done = 0;
-	struct horizon hz = { 0, 0, NULL };
+	struct events_horizon hz = { 0, 0, NULL };
 	long backoff = EVENTS_RETRY_MIN_MS, failures = 0, batches = 0;
 
 	if (!b || db_open(&db, e->db_path, err, sizeof(err))) {

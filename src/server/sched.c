@@ -305,13 +305,25 @@ static int assign_cluster(struct db *db, int64_t worker_id, int64_t first, const
 }
 
 /* assign() of one job in its own serial transaction (see assign_cluster:
- * the worker must not be reserved for a cluster at the same time). */
+ * the worker must not be reserved for a cluster at the same time). 1
+ * assigned, 0 the job was no longer scheduled, 2 the worker was reserved
+ * for a cluster's job meanwhile (it gets that one at its next poll), or a
+ * db error. */
 static int assign_one(struct db *db, int64_t job_id, int64_t worker_id)
 {
+	int64_t held = 0;
 	int rc = db_begin_serial(db);
 
 	if (rc)
 		return rc;
+	/* Reserved for a cluster (by another server) since this poll looked:
+	 * nothing else; the next poll hands that job. */
+	rc = db_query_int(db, &held, "SELECT COUNT(*) FROM jobs j JOIN workers w ON w.id = j.assigned_worker_id"
+			  " WHERE w.id = ? AND j.state = 'assigned' AND w.job_id IS NULL", "i", worker_id);
+	if (rc || held) {
+		db_rollback(db);
+		return rc ? rc : 2;
+	}
 	if ((rc = assign(db, job_id, worker_id, true)) <= 0) {
 		db_rollback(db);
 		return rc; /* 0: no longer scheduled */
@@ -436,7 +448,7 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 			goto out;
 		}
 		if (r2 == 2)
-			break; /* held for a starving cluster: ERR_NOT_FOUND */
+			break; /* held for a starving cluster or reserved: ERR_NOT_FOUND */
 		if (r2 == 0)
 			continue;
 		*job_id = cand[i];
