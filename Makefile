@@ -91,13 +91,13 @@ $(BUILD)/vigil: $(BUILD)/src/main.o $(BUILD)/libvigil.a
 	@[ "$(BUILD)" = build ] && ln -sf build/vigil vigil || true
 
 # The unit test registry is generated from the TEST(name) markers; each name
-# is followed by 1 when its body calls unit_db() (the tests VIGIL_TEST_DB
-# reruns on PostgreSQL), else 0.
+# is followed by 1 when its body calls unit_db() or unit_db_url() (the tests
+# VIGIL_TEST_DB reruns on PostgreSQL), else 0.
 $(BUILD)/tests/unit/registry.h: $(UNIT_SRC)
 	@mkdir -p $(dir $@)
 	awk 'FNR == 1 || /^TEST\(/ { if (n != "") print n, d; n = ""; d = 0 } \
 	     /^TEST\(/ { n = $$0; sub(/^TEST\(/, "", n); sub(/\).*/, "", n) } \
-	     /unit_db\(\)/ { d = 1 } END { if (n != "") print n, d }' $(UNIT_SRC) > $@.names
+	     /unit_db(_url)?\(\)/ { d = 1 } END { if (n != "") print n, d }' $(UNIT_SRC) > $@.names
 	{ sed 's/ .*//; s/.*/void test_&(void);/' $@.names; echo 'static const struct unit_test unit_tests[] = {'; \
 	  sed 's/\(.*\) \(.*\)/\t{ "\1", test_\1, \2 },/' $@.names; echo '};'; } > $@
 

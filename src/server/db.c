@@ -384,8 +384,33 @@ static int exec_plain(struct db *db, const char *sql)
 int db_begin(struct db *db)
 {
 	if (db->pg)
-		return db__pg_begin(db->pg);
+		return db__pg_begin(db->pg, false);
 	return exec_plain(db, "BEGIN IMMEDIATE");
+}
+
+int db_begin_serial(struct db *db)
+{
+	if (db->pg)
+		return db__pg_begin(db->pg, true);
+	return exec_plain(db, "BEGIN IMMEDIATE");
+}
+
+int db_lock_row(struct db *db, const char *table, int64_t id)
+{
+	char sql[96];
+	int rc;
+
+	if (!db->pg)
+		return 0; /* BEGIN IMMEDIATE holds the whole database already */
+	if (snprintf(sql, sizeof(sql), "SELECT 1 FROM %s WHERE id = ? FOR UPDATE", table) >= (int)sizeof(sql))
+		return ERR_INVALID;
+	rc = db_query_int(db, &(int64_t){ 0 }, sql, "i", id);
+	return rc == ERR_NOT_FOUND ? 0 : rc;
+}
+
+bool db_conflict(struct db *db)
+{
+	return db->pg && db__pg_conflict(db->pg);
 }
 
 int db_commit(struct db *db)

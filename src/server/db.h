@@ -73,9 +73,26 @@ const char *db_errmsg(struct db *db);
 bool db_disk_full(struct db *db);
 void db_clear_error(struct db *db);
 
+/* Transactions. On SQLite both begins are BEGIN IMMEDIATE: one writer at
+ * a time. On PostgreSQL db_begin is a plain BEGIN (READ COMMITTED): the
+ * transactions of every server write at once, a row's writers in turn;
+ * db_begin_serial also takes a database-wide transaction advisory lock, so
+ * the changes that read several rows and then write on what they read (the
+ * scheduler's assignments) run one at a time across servers.
+ * docs/database.md says which caller uses which and why. 0 or ERR_IO. */
 int db_begin(struct db *db);
+int db_begin_serial(struct db *db);
 int db_commit(struct db *db);
 void db_rollback(struct db *db);
+/* In a db_begin transaction: lock the row of table (a fixed name, never
+ * input) with this id until the end of the transaction (PostgreSQL's
+ * SELECT ... FOR UPDATE; nothing on SQLite, whose transaction holds the
+ * database). A missing row is no error. 0 or ERR_IO. */
+int db_lock_row(struct db *db, const char *table, int64_t id);
+/* Whether the last failed statement lost to a concurrent transaction
+ * (PostgreSQL's deadlock_detected or serialization_failure): the caller
+ * rolls back and may run the whole transaction again. Never on SQLite. */
+bool db_conflict(struct db *db);
 
 /* Now as UTC "YYYY-MM-DDTHH:MM:SS", the form openQA's JSON uses. */
 void db_now(char out[DB_TIME_LEN]);

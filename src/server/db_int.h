@@ -38,7 +38,9 @@ int db__pg_change_stamp(struct dbpg *pg, int64_t stamp[2]);
 int64_t db__pg_last_id(struct dbpg *pg);
 int db__pg_plan(struct dbpg *pg, const char *sql, char *buf, size_t len);
 const char *db__pg_errmsg(struct dbpg *pg);
-int db__pg_begin(struct dbpg *pg);
+int db__pg_begin(struct dbpg *pg, bool serial);
+/* The last failed statement lost to another transaction (40001, 40P01). */
+bool db__pg_conflict(struct dbpg *pg);
 int db__pg_commit(struct dbpg *pg);
 void db__pg_rollback(struct dbpg *pg);
 int db__pg_schema_version(struct dbpg *pg);

@@ -6,10 +6,12 @@
  * run with text parameters, PostgreSQL inferring their types from the
  * statement (a parameter it cannot place is retried as text). Results are
  * read whole. A write inside a transaction runs under a savepoint so that a
- * constraint violation fails that statement only, as in SQLite; db_begin
- * takes a database-wide advisory lock for the transaction, as SQLite's
- * BEGIN IMMEDIATE does, so several servers on one database write their
- * multi-statement changes (scheduling among them) one at a time. */
+ * constraint violation fails that statement only, as in SQLite. db_begin
+ * is a plain BEGIN (READ COMMITTED): transactions of several servers write
+ * at once, each row's writers in turn; db_begin_serial adds a database-wide
+ * transaction advisory lock, as SQLite's BEGIN IMMEDIATE, for the changes
+ * that read and then write across rows (the scheduler's assignments);
+ * db_lock_row is SELECT ... FOR UPDATE. */
 #define LOG_MODULE "db"
 #include <ctype.h>
 #include <libpq-fe.h>
@@ -65,6 +67,7 @@ struct dbpg {
 	int64_t changes;   /* rows changed by this connection, for db_change_stamp */
 	char last_table[64]; /* of the last INSERT INTO, for db_last_id */
 	char errmsg[512];
+	char state[6];   /* SQLSTATE of the last failed statement, "" if none */
 	int version;
 };
 
@@ -399,6 +402,7 @@ static int execute(struct pgstmt *ps)
 	ExecStatusType s;
 
 	ps->executed = true;
+	pg->state[0] = '\0';
 	if (sp && db__pg_exec_plain(pg, "SAVEPOINT vigil_stmt"))
 		return ERR_IO;
 	ps->res = PQexecPrepared(pg->c, ps->q->name, ps->q->nparams, (const char *const *)ps->vals, NULL, NULL, 0);
@@ -439,6 +443,7 @@ static int execute(struct pgstmt *ps)
 	set_err(pg, ps->res ? PQresultErrorMessage(ps->res) : PQerrorMessage(pg->c));
 	/* The SQLSTATE lives in the result: read it before the result is freed. */
 	state = ps->res ? PQresultErrorField(ps->res, PG_DIAG_SQLSTATE) : NULL;
+	snprintf(pg->state, sizeof(pg->state), "%s", state ? state : "");
 	constraint = state && !strncmp(state, "23", 2);
 	if (sp)
 		(void)db__pg_exec_plain(pg, "ROLLBACK TO SAVEPOINT vigil_stmt; RELEASE SAVEPOINT vigil_stmt");
@@ -446,7 +451,10 @@ static int execute(struct pgstmt *ps)
 	ps->res = NULL;
 	if (constraint)
 		return ERR_INVALID;
-	log_err("statement '%s' failed: %s", ps->q->sql, pg->errmsg);
+	if (db__pg_conflict(pg))
+		log_warn("statement '%s' lost to a concurrent transaction: %s", ps->q->sql, pg->errmsg);
+	else
+		log_err("statement '%s' failed: %s", ps->q->sql, pg->errmsg);
 	return ERR_IO;
 }
 
@@ -624,10 +632,17 @@ const char *db__pg_errmsg(struct dbpg *pg)
 	return pg->errmsg;
 }
 
-int db__pg_begin(struct dbpg *pg)
+int db__pg_begin(struct dbpg *pg, bool serial)
 {
 	reconnect_if_lost(pg);
-	return db__pg_exec_plain(pg, "BEGIN; SELECT pg_advisory_xact_lock(" DBPG_TX_LOCK ")");
+	pg->state[0] = '\0';
+	return db__pg_exec_plain(pg, serial ? "BEGIN; SELECT pg_advisory_xact_lock(" DBPG_TX_LOCK ")" : "BEGIN");
+}
+
+bool db__pg_conflict(struct dbpg *pg)
+{
+	/* serialization_failure, deadlock_detected */
+	return !strcmp(pg->state, "40001") || !strcmp(pg->state, "40P01");
 }
 
 int db__pg_commit(struct dbpg *pg)

@@ -341,7 +341,7 @@ int db_copy(struct db *from, struct db *to, FILE *report, char *err, size_t errl
 			goto out;
 		}
 	}
-	if ((rc = db_begin(to)) || (rc = db_exec(to, "SET CONSTRAINTS ALL DEFERRED", NULL)) < 0) {
+	if ((rc = db_begin_serial(to)) || (rc = db_exec(to, "SET CONSTRAINTS ALL DEFERRED", NULL)) < 0) {
 		snprintf(err, errlen, "cannot start the copy: %s", db_errmsg(to));
 		goto out;
 	}

@@ -97,6 +97,11 @@ int deps_add(struct db *db, int64_t parent, int64_t child, int type, char *msg, 
 		snprintf(msg, msglen, "job %lld cannot depend on itself", (long long)child);
 		return ERR_INVALID;
 	}
+	/* In a transaction the parent's row stays locked until its end: the
+	 * parent cannot end (and release its children, not seeing this one
+	 * yet) between the state read here and the commit. */
+	if ((rc = db_lock_row(db, "jobs", parent)) < 0)
+		return rc;
 	rc = job_state(db, parent, state, result, NULL);
 	if (rc <= 0) {
 		snprintf(msg, msglen, "parent job %lld does not exist", (long long)parent);

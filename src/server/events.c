@@ -9,6 +9,7 @@
 #define LOG_MODULE "events"
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -402,14 +403,66 @@ static void batch_clear(struct batch *b)
 	b->n = 0;
 }
 
-static int batch_read(struct db *db, int64_t after, struct batch *b)
+/* Where a sender may read up to. On PostgreSQL an event's id is drawn
+ * when its transaction inserts it, not when it commits, and transactions
+ * of several connections commit in any order: event 11 may be visible while
+ * event 10 is not yet, and a sender that read 11 would never see 10. So a
+ * sender reads only up to a horizon below which every event is final: the
+ * sequence's value at one moment (read first), made the horizon once every
+ * transaction then in progress has ended (the snapshot read next lists
+ * them). Every event is inserted by a trigger of a write to jobs or
+ * comments, so its transaction has its id (and is in that list) before it
+ * draws the event's. On SQLite one writer at a time commits in id order. */
+int events__horizon_move(struct db *db, struct events_horizon *h)
+{
+	struct db_stmt *st;
+	int64_t seq = 0, running = 0;
+	int rc;
+
+	if (!db_is_pg(db)) {
+		h->limit = INT64_MAX;
+		return 0;
+	}
+	if (h->snap) {
+		if ((rc = db_query_int(db, &running, "SELECT COUNT(*) FROM pg_snapshot_xip(CAST(? AS pg_snapshot)) x"
+				       " WHERE pg_xact_status(x) = 'in progress'", "t", h->snap)))
+			return rc;
+		if (running)
+			return 0;
+		h->limit = h->pending;
+		free(h->snap);
+		h->snap = NULL;
+	}
+	if ((rc = db_query_int(db, &seq, "SELECT COALESCE(pg_sequence_last_value("
+			       "CAST(pg_get_serial_sequence('events', 'id') AS regclass)), 0)", "")))
+		return rc;
+	if ((rc = db_prepare(db, &st, "SELECT s::text, (SELECT COUNT(*) FROM pg_snapshot_xip(s))"
+			     " FROM pg_current_snapshot() s", "")))
+		return rc;
+	if ((rc = db_step(st)) == 1) {
+		if (!db_col_int(st, 1))
+			h->limit = seq > h->limit ? seq : h->limit;
+		else if ((h->snap = strdup(db_col_text(st, 0) ? db_col_text(st, 0) : "")))
+			h->pending = seq;
+		else
+			rc = ERR_NOMEM;
+	}
+	db_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
+static int batch_read(struct db *db, int64_t after, struct events_horizon *h, struct batch *b)
 {
 	struct db_stmt *st;
 	int rc;
 
 	b->n = 0;
-	rc = db_prepare(db, &st, "SELECT id, kind, payload, t_created FROM events WHERE id > ? ORDER BY id LIMIT 200",
-			"i", after);
+	if ((rc = events__horizon_move(db, h)))
+		return rc;
+	if (h->limit <= after)
+		return 0;
+	rc = db_prepare(db, &st, "SELECT id, kind, payload, t_created FROM events WHERE id > ? AND id <= ?"
+			" ORDER BY id LIMIT 200", "ii", after, h->limit);
 	if (rc)
 		return rc;
 	while ((rc = db_step(st)) == 1 && b->n < EVENTS_BATCH) {
@@ -434,6 +487,7 @@ static void *sink_main(void *arg)
 	struct batch *b = calloc(1, sizeof(*b));
 	char err[512];
 	int64_t cursor = 0, done = 0;
+	struct events_horizon hz = { 0, 0, NULL };
 	long backoff = EVENTS_RETRY_MIN_MS, failures = 0, batches = 0;
 
 	if (!b || db_open(&db, e->db_path, err, sizeof(err))) {
@@ -447,7 +501,7 @@ static void *sink_main(void *arg)
 		size_t i;
 		int rc;
 
-		if ((rc = batch_read(db, cursor, b))) {
+		if ((rc = batch_read(db, cursor, &hz, b))) {
 			log_warn("%s: cannot read the outbox: %s", name, db_errmsg(db));
 			batch_clear(b);
 			if (pause_ms(e, e->cfg->poll_ms * 4))
@@ -519,6 +573,7 @@ static void *sink_main(void *arg)
 	}
 out:
 	log_debug("%s: sender stops after %lld deliveries", name, (long long)done);
+	free(hz.snap);
 	free(b);
 	db_free(db);
 	return NULL;
@@ -533,7 +588,9 @@ static int sync_sinks(struct db *db, struct events *e, char *err, size_t errlen)
 	size_t i;
 	int rc;
 
-	if ((rc = db_begin(db)))
+	/* Serial: "insert unless one exists" reads, then writes (servers
+	 * starting together would both insert). */
+	if ((rc = db_begin_serial(db)))
 		goto fail;
 	for (i = 0; i < 3; i++) {
 		if (on[i]->on)

@@ -50,6 +50,17 @@ extern const struct events_sink_ops events__irc_ops;
 extern const struct events_sink_ops events__webhook_ops;
 extern const struct events_sink_ops events__amqp_ops;
 
+/* Where a sender may read the outbox up to (events.c says why): every
+ * event with an id up to limit is final (committed or never will be). */
+struct events_horizon {
+	int64_t limit;   /* INT64_MAX on SQLite */
+	int64_t pending; /* the next limit, once the transactions of snap ended */
+	char *snap;      /* pg_current_snapshot() then, NULL when none waits; the caller frees it */
+};
+struct db;
+/* Move h on as far as the database allows now. 0 or a db error. */
+int events__horizon_move(struct db *db, struct events_horizon *h);
+
 /* The overview page of the build of a build.done event, or a job's page
  * (/tests/ID) for the other kinds: a new string, NULL when out of memory. */
 char *events__link(const char *base_url, const struct events_event *ev);

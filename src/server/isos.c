@@ -209,7 +209,8 @@ int isos_schedule(struct db *db, const json_t *params, json_t **resp)
 	db_now(now);
 	if (!settings_text || api_build_failed(&b))
 		goto nomem;
-	if (db_begin(db))
+	/* Serial: the products and templates read decide the jobs written. */
+	if (db_begin_serial(db))
 		goto fail;
 	rc = db_exec(db, "INSERT INTO scheduled_products (distri, version, flavor, arch, build, iso, status, settings,"
 		     " t_created, t_updated) VALUES (?, ?, ?, ?, ?, ?, 'scheduling', ?, ?, ?)", "ttttttttt",

@@ -21,6 +21,9 @@
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
+/* Runs of a job post's transaction that lost to another writer. */
+#define JOBS_CREATE_TRIES 5
+
 static const char *const states[] = { "scheduled", "assigned", "setup", "running", "uploading", "done",
 				      "cancelled", NULL };
 static const char *const results[] = { "none", "passed", "softfailed", "failed", "incomplete", "skipped",
@@ -616,7 +619,13 @@ static int restart_one(struct db *db, int64_t id, int64_t *new_id, char *msg, si
 			     "UPDATE jobs SET clone_id = ?, t_updated = ?,"
 			     " result = CASE WHEN result = 'none' THEN 'user_restarted' ELSE result END,"
 			     " state = CASE WHEN state IN ('scheduled', 'assigned') THEN 'cancelled' ELSE state END"
-			     " WHERE id = ?", "iti", *new_id, now, id);
+			     " WHERE id = ? AND clone_id IS NULL", "iti", *new_id, now, id);
+		/* Cloned meanwhile by another request (the check above ran
+		 * before this transaction): one clone only. */
+		if (rc == 0) {
+			snprintf(msg, msglen, "Job %lld has already been cloned", (long long)id);
+			rc = ERR_BADSTATE;
+		}
 	}
 	if (rc < 0) {
 		db_rollback(db);
@@ -976,8 +985,8 @@ static int link_one(struct db *db, const json_t *post, int64_t child, const json
 	return 0;
 }
 
-int jobs_create_posted(struct db *db, const json_t *global, const json_t *per, bool clone, bool multi, json_t *ids,
-		       char *msg, size_t msglen)
+static int create_posted(struct db *db, const json_t *global, const json_t *per, bool clone, bool multi, json_t *ids,
+			 char *msg, size_t msglen)
 {
 	const char *suffix;
 	json_t *post;
@@ -1033,4 +1042,20 @@ int jobs_create_posted(struct db *db, const json_t *global, const json_t *per, b
 		return ERR_IO;
 	}
 	return 0;
+}
+
+int jobs_create_posted(struct db *db, const json_t *global, const json_t *per, bool clone, bool multi, json_t *ids,
+		       char *msg, size_t msglen)
+{
+	int rc, tries = 0;
+
+	/* The parents' rows are locked as they are linked (deps_add): two posts
+	 * naming the same parents in other orders may deadlock on PostgreSQL,
+	 * and the loser runs again from the start. */
+	while ((rc = create_posted(db, global, per, clone, multi, ids, msg, msglen)) && db_conflict(db) &&
+	       ++tries < JOBS_CREATE_TRIES) {
+		json_object_clear(ids);
+		log_info("creating jobs again after a conflict with another writer");
+	}
+	return rc;
 }

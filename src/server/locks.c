@@ -390,7 +390,11 @@ int locks_relay_set(struct db *db, int64_t job_id, const char *addr)
 
 	if (rc)
 		return rc;
-	rc = db_exec(db, "DELETE FROM job_settings WHERE job_id = ? AND key = 'NICRELAY_ADDR'", "i", job_id);
+	/* The job's row serialises writers of its address: a delete and insert
+	 * of two at once would leave two rows. */
+	rc = db_lock_row(db, "jobs", job_id);
+	if (rc >= 0)
+		rc = db_exec(db, "DELETE FROM job_settings WHERE job_id = ? AND key = 'NICRELAY_ADDR'", "i", job_id);
 	if (rc >= 0)
 		rc = db_exec(db, "INSERT INTO job_settings (job_id, key, value) VALUES (?, 'NICRELAY_ADDR', ?)", "it",
 			     job_id, addr);

@@ -29,6 +29,9 @@ struct job_info {
 	char when[DB_TIME_LEN];
 };
 
+/* Runs of needles_record_job's transaction that lost to another writer. */
+#define NEEDLES_TRIES 5
+
 static bool result_file(const char *name)
 {
 	return str_starts_with(name, "result-") && str_ends_with(name, ".json") && strlen(name) > 12;
@@ -131,7 +134,7 @@ static int job_info(struct db *db, int64_t job_id, struct job_info *j)
 	return rc;
 }
 
-int needles_record_job(struct db *db, const char *data_dir, int64_t job_id)
+static int record_job(struct db *db, const char *data_dir, int64_t job_id)
 {
 	struct dirent **ents = NULL;
 	struct job_info j;
@@ -190,6 +193,17 @@ out:
 		free(ents[i]);
 	free(ents);
 	free(dir);
+	return rc;
+}
+
+int needles_record_job(struct db *db, const char *data_dir, int64_t job_id)
+{
+	int rc, tries = 0;
+
+	/* Two jobs ending at once upsert shared needles in their own orders: on
+	 * PostgreSQL one may lose a deadlock and runs again (it only upserts). */
+	while ((rc = record_job(db, data_dir, job_id)) && db_conflict(db) && ++tries < NEEDLES_TRIES)
+		log_info("job %lld: recording needles again after a conflict with another writer", (long long)job_id);
 	return rc;
 }
 

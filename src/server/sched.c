@@ -264,17 +264,25 @@ static int assign_cluster(struct db *db, int64_t worker_id, int64_t first, const
 {
 	int64_t workers[DEPS_MAX_CLUSTER];
 	size_t i, taken = 1; /* first has worker_id */
-	int rc = one_host_only(db, ids, n);
-	bool one_host = rc == 1;
+	bool one_host;
+	int rc;
 
+	/* Serial: the free workers are read and then reserved, and no other
+	 * assignment (of any server) may take one of them in between. */
+	if ((rc = db_begin_serial(db)))
+		return rc;
+	rc = one_host_only(db, ids, n);
+	one_host = rc == 1;
 	if (rc >= 0)
 		rc = pick_workers(db, worker_id, ids, n, first, one_host, false, workers, &taken);
-	if (rc == 0)
-		return (rc = starving(db, worker_id, first, ids, n, one_host, taken)) == 1 ? 2 : rc;
-	if (rc < 0)
-		return rc;
-	if ((rc = db_begin(db)))
-		return rc;
+	if (rc == 0) {
+		rc = starving(db, worker_id, first, ids, n, one_host, taken);
+		if (rc < 0 || db_commit(db)) {
+			db_rollback(db);
+			return rc < 0 ? rc : ERR_IO;
+		}
+		return rc == 1 ? 2 : 0;
+	}
 	for (i = 0; i < n && rc >= 0; i++) {
 		rc = assign(db, ids[i], ids[i] == first ? worker_id : workers[i], ids[i] == first);
 		if (rc > 0 && db_exec(db, "UPDATE jobs SET sched_bonus = 0 WHERE id = ?", "i", ids[i]) < 0)
@@ -293,6 +301,37 @@ static int assign_cluster(struct db *db, int64_t worker_id, int64_t first, const
 	for (i = 0; i < n; i++)
 		log_info("job %lld assigned to worker %lld with its parallel cluster of %zu (job %lld)",
 			 (long long)ids[i], (long long)(ids[i] == first ? worker_id : workers[i]), n, (long long)first);
+	return 1;
+}
+
+/* assign() of one job in its own serial transaction (see assign_cluster:
+ * the worker must not be reserved for a cluster at the same time). 1
+ * assigned, 0 the job was no longer scheduled, 2 the worker was reserved
+ * for a cluster's job meanwhile (it gets that one at its next poll), or a
+ * db error. */
+static int assign_one(struct db *db, int64_t job_id, int64_t worker_id)
+{
+	int64_t held = 0;
+	int rc = db_begin_serial(db);
+
+	if (rc)
+		return rc;
+	/* Reserved for a cluster (by another server) since this poll looked:
+	 * nothing else; the next poll hands that job. */
+	rc = db_query_int(db, &held, "SELECT COUNT(*) FROM jobs j JOIN workers w ON w.id = j.assigned_worker_id"
+			  " WHERE w.id = ? AND j.state = 'assigned' AND w.job_id IS NULL", "i", worker_id);
+	if (rc || held) {
+		db_rollback(db);
+		return rc ? rc : 2;
+	}
+	if ((rc = assign(db, job_id, worker_id, true)) <= 0) {
+		db_rollback(db);
+		return rc; /* 0: no longer scheduled */
+	}
+	if (db_commit(db)) {
+		db_rollback(db);
+		return ERR_IO;
+	}
 	return 1;
 }
 
@@ -403,13 +442,13 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 		if (kind == CLUSTER_READY)
 			r2 = assign_cluster(db, worker_id, cand[i], ids, n);
 		else
-			r2 = assign(db, cand[i], worker_id, true);
+			r2 = assign_one(db, cand[i], worker_id);
 		if (r2 < 0) {
 			rc = r2;
 			goto out;
 		}
 		if (r2 == 2)
-			break; /* held for a starving cluster: ERR_NOT_FOUND */
+			break; /* held for a starving cluster or reserved: ERR_NOT_FOUND */
 		if (r2 == 0)
 			continue;
 		*job_id = cand[i];

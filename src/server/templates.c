@@ -413,7 +413,8 @@ int templates_replace(struct db *db, int64_t group, const struct jt_list *l, con
 
 	*applied = false;
 	*had_yaml = false;
-	if (db_begin(db)) {
+	/* Serial: the group's templates are read, deleted and written anew. */
+	if (db_begin_serial(db)) {
 		user_error(&u, 0, "Internal server error occurred");
 		return ERR_IO;
 	}

@@ -7,7 +7,8 @@
 # same from PostgreSQL, its keys still sign, new ids follow the copied ones,
 # and a second copy into a used database is refused; three `vigil serve`
 # processes on one PostgreSQL database hand each job of a batch to exactly
-# one of many long-polling workers.
+# one of many long-polling workers, and keep every write of concurrent
+# writers (pg_conc.py: parallel clusters, status, results, comments).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/server_lib.sh"
 . "$(dirname "$0")/pg_lib.sh"
@@ -182,5 +183,31 @@ top "$P2" > /dev/null # cached now
 openqa-cli api --host "http://127.0.0.1:$P1" --apikey "$KEY" --apisecret "$SECRET" -X POST jobs TEST=seen WORKER_CLASS=none > "$TMP/seen.json"
 check "a job created on one server is listed at once by another (its cache: job $(top "$P2"), was $before)" \
 	[ "$(top "$P2")" = "$(json_get "$TMP/seen.json" 'j["id"]')" ]
+# Writers at once on all three servers (pg_conc.py): parallel clusters
+# posted while workers poll and run them, comments on running jobs; each
+# job once, each cluster on three workers, no comment or result lost.
+NCL=12
+t0=$(date +%s)
+timeout 400 $PY "$(dirname "$0")/pg_conc.py" "$PORTS" "$KEY" "$SECRET" $NCL 12 "$TMP/conc" > "$TMP/conc.err" 2>&1
+CRC=$?
+check "concurrent writers: clusters, status, results and comments on $SERVERS servers without an error (rc $CRC, $(($(date +%s) - t0)) s)" [ $CRC -eq 0 ]
+[ $CRC -eq 0 ] || head -20 "$TMP/conc.err"
+check "concurrent writers: $NCL clusters of 3 jobs posted" [ "$(grep -c '^cluster ' "$TMP/conc")" -eq $NCL ]
+DUP=$(awk '$1 == "grab" {print $4}' "$TMP/conc" | sort | uniq -d | head -5 | tr '\n' ' ')
+check "concurrent writers: $((NCL * 3)) jobs handed out, none twice${DUP:+ (twice: $DUP)}" \
+	sh -c "[ -z '$DUP' ] && [ \$(grep -c '^grab ' '$TMP/conc') -eq $((NCL * 3)) ]"
+SPLIT=
+while read -r _ a b c; do
+	[ "$(pg_sql multi "SELECT COUNT(DISTINCT assigned_worker_id) FROM jobs WHERE id IN ($a, $b, $c)")" = 3 ] || SPLIT="$SPLIT $a"
+done <<EOF2
+$(grep '^cluster ' "$TMP/conc")
+EOF2
+check "concurrent writers: each cluster ran on three distinct workers${SPLIT:+ (not: $SPLIT)}" [ -z "$SPLIT" ]
+check "concurrent writers: every job done and passed (no result lost)" \
+	[ "$(pg_sql multi "SELECT COUNT(*) FROM jobs WHERE distri = 'pgconc' AND state = 'done' AND result = 'passed'")" = $((NCL * 3)) ]
+grep '^comment ' "$TMP/conc" | cut -d' ' -f2- | sort > "$TMP/conc.comments.want"
+pg_sql multi "SELECT job_id || ' ' || text FROM comments WHERE text LIKE 'conc %'" | sort > "$TMP/conc.comments.have"
+check "concurrent writers: every comment stored once ($(wc -l < "$TMP/conc.comments.want") posted through $SERVERS servers)" \
+	sh -c "[ -s '$TMP/conc.comments.want' ] && cmp -s '$TMP/conc.comments.want' '$TMP/conc.comments.have'"
 check "no server of the three logged a database error" sh -c "! tail -n +$LOGSTART '$TMP/serve.log' | grep -E 'statement .* failed|cannot prepare'"
 finish

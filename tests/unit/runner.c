@@ -46,6 +46,18 @@ static void pg_reset(const char *url)
 	done = 1;
 }
 
+const char *unit_db_url(void)
+{
+	const char *url = getenv("VIGIL_TEST_DB");
+
+	if (!url || !*url)
+		return NULL;
+	if (!db_is_pg_target(url))
+		FAIL("VIGIL_TEST_DB=%s: not a postgresql:// URL", url);
+	pg_reset(url);
+	return url;
+}
+
 struct db *unit_db(void)
 {
 	struct db *db = NULL;

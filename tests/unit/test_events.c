@@ -3,6 +3,7 @@
  * [webhook]/[amqp] configuration and its errors, the outbox triggers of
  * migration 15 (nothing recorded without a sink; job, build and comment
  * events with openQA's data), and the IRC line and links. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
@@ -89,6 +90,40 @@ static void add_job(struct db *db, const char *test, const char *build)
 	CHECK(db_exec(db, "INSERT INTO jobs (test, build, distri, version, machine, t_created, t_updated)"
 		      " VALUES (?, ?, 'd', '1', '64bit', '2026-01-01T00:00:00', '2026-01-01T00:00:00')", "tt", test,
 		      build) == 1);
+}
+
+/* On PostgreSQL a sender reads no further than the events every
+ * transaction has finished with: a later event committed first waits for
+ * an earlier one still in its transaction (else the sender's cursor would
+ * pass it for ever). */
+TEST(events_outbox_horizon)
+{
+	struct db *a = unit_db(), *b = unit_db(), *r = unit_db();
+	struct events_horizon h = { 0, 0, NULL };
+	int64_t first = 0, second = 0;
+
+	CHECK(db_exec(a, "INSERT INTO event_sinks (name, last_id) VALUES ('webhook', 0)", "") == 1);
+	if (db_is_pg(a)) {
+		CHECK_INT(db_begin(a), 0);
+		add_job(a, "h1", "H");
+		CHECK_INT(db_query_int(a, &first, "SELECT MAX(id) FROM events", ""), 0);
+		add_job(b, "h2", "H"); /* committed at once, its event after a's */
+		CHECK_INT(db_query_int(b, &second, "SELECT MAX(id) FROM events", ""), 0);
+		CHECK(second > first);
+		CHECK_INT(events__horizon_move(r, &h), 0);
+		CHECK_INT(events__horizon_move(r, &h), 0);
+		CHECK(h.limit < first);
+		CHECK_INT(db_commit(a), 0);
+		CHECK_INT(events__horizon_move(r, &h), 0);
+		CHECK(h.limit >= second);
+	} else {
+		CHECK_INT(events__horizon_move(r, &h), 0);
+		CHECK(h.limit == INT64_MAX);
+	}
+	free(h.snap);
+	db_free(r);
+	db_free(b);
+	db_free(a);
 }
 
 TEST(events_outbox_triggers)

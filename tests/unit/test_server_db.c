@@ -4,6 +4,9 @@
  * connection's and other processes' commits, a second connection in the
  * same process not breaking the first one's view of other processes'
  * commits, the LRU of serialized answers and the live view's watch map. */
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -30,6 +33,74 @@ static char *db_path(void)
 
 	snprintf(p, sizeof(p), "%s/vigil.db", unit_tmpdir());
 	return p;
+}
+
+struct lock_try {
+	struct db *db;
+	int rc;
+	bool conflict;
+};
+
+static void *lock_row2(void *arg)
+{
+	struct lock_try *t = arg;
+
+	t->rc = db_lock_row(t->db, "t_lock", 2);
+	t->conflict = t->rc < 0 && db_conflict(t->db);
+	if (t->rc < 0)
+		db_rollback(t->db);
+	return NULL;
+}
+
+/* db_lock_row holds a row until the transaction ends; two transactions
+ * locking two rows in opposite orders deadlock on PostgreSQL, and the one
+ * PostgreSQL picks fails with db_conflict (its caller may run it again)
+ * while the other goes on. SQLite's transactions hold the whole database:
+ * db_lock_row does nothing there and db_conflict is never true. */
+TEST(server_db_row_lock_conflict)
+{
+	struct db *a = unit_db(), *b = unit_db();
+	struct lock_try ta = { a, 0, false };
+	pthread_t th;
+	int rb;
+	bool cb;
+
+	CHECK(db_exec(a, "CREATE TABLE t_lock (id INTEGER PRIMARY KEY, v INTEGER)", "") >= 0);
+	CHECK(db_exec(a, "INSERT INTO t_lock (id, v) VALUES (1, 0), (2, 0)", "") == 2);
+	CHECK_INT(db_lock_row(a, "t_lock", 99), 0); /* no such row: no error */
+	if (!db_is_pg(a)) {
+		CHECK_INT(db_begin(a), 0);
+		CHECK_INT(db_lock_row(a, "t_lock", 1), 0);
+		CHECK_INT(db_commit(a), 0);
+		CHECK(!db_conflict(a));
+		db_free(b);
+		db_free(a);
+		return;
+	}
+	CHECK_INT(db_begin(a), 0);
+	CHECK_INT(db_begin(b), 0);
+	CHECK_INT(db_lock_row(a, "t_lock", 1), 0);
+	CHECK_INT(db_lock_row(b, "t_lock", 2), 0);
+	CHECK_INT(pthread_create(&th, NULL, lock_row2, &ta), 0); /* a waits for b's row 2 */
+	rb = db_lock_row(b, "t_lock", 1);                         /* b for a's row 1: a deadlock */
+	cb = rb < 0 && db_conflict(b);
+	if (rb < 0)
+		db_rollback(b); /* lets a go on */
+	CHECK_INT(pthread_join(th, NULL), 0);
+	CHECK((ta.rc < 0) != (rb < 0)); /* exactly one lost */
+	CHECK(ta.rc < 0 ? ta.conflict : cb);
+	if (ta.rc == 0)
+		CHECK_INT(db_exec(a, "UPDATE t_lock SET v = 1 WHERE id = 2", ""), 1);
+	else
+		CHECK_INT(db_exec(b, "UPDATE t_lock SET v = 1 WHERE id = 2", ""), 1);
+	CHECK_INT(db_commit(ta.rc == 0 ? a : b), 0);
+	{
+		int64_t v = 0;
+		CHECK_INT(db_query_int(a, &v, "SELECT SUM(v) FROM t_lock", ""), 0);
+		CHECK_INT(v, 1);
+	}
+	db_free(b);
+	db_free(a);
 }
 
 TEST(server_db_cached_statements_nest)

@@ -44,9 +44,10 @@ static void put(const char *dir, const char *name, const char *text)
 	free(p);
 }
 
-/* A server with an admin key, a worker registered with it (signing with
+/* A server with an admin key (on db_url, a PostgreSQL URL; NULL: the SQLite
+ * file of its data directory), a worker registered with it (signing with
  * scheme 2), and a job that worker took; the job's output directory. */
-static void rig_up(struct rig *g)
+static void rig_up(struct rig *g, const char *db_url)
 {
 	struct server_config sc;
 	struct db *db = NULL;
@@ -59,7 +60,7 @@ static void rig_up(struct rig *g)
 	memset(g, 0, sizeof(*g));
 	data = path_join(unit_tmpdir(), "data");
 	CHECK(data);
-	dbp = server_db_path(data, NULL, err, sizeof(err));
+	dbp = server_db_path(data, db_url, err, sizeof(err));
 	CHECK(dbp);
 	CHECK_INT(db_open(&db, dbp, err, sizeof(err)), 0);
 	CHECK_INT(auth_key_new(db, true, key, secret), 0);
@@ -68,6 +69,7 @@ static void rig_up(struct rig *g)
 	memset(&sc, 0, sizeof(sc));
 	sc.listen = "127.0.0.1:0";
 	sc.data_dir = data;
+	sc.db = db_url;
 	sc.threads = 2;
 	CHECK_INT(pipe(fds), 0);
 	g->srv = fork();
@@ -160,7 +162,7 @@ TEST(worker_uploads_arrive_job_passes)
 	struct rig g;
 	char result[32], reason[300], *stored;
 
-	rig_up(&g);
+	rig_up(&g, unit_db_url());
 	CHECK_INT(worker__upload_all(&g.w, &g.r, g.tr, time_mono() + 120), 0);
 	CHECK(!g.r.upload_failed);
 	stored = path_join(unit_tmpdir(), "data/testresults");
@@ -182,7 +184,7 @@ TEST(worker_uploads_refused_job_incomplete)
 	char result[32], reason[300], err[256], target[128];
 	long st = 0;
 
-	rig_up(&g);
+	rig_up(&g, unit_db_url());
 	/* The server ends the job while the worker still has results: every
 	 * upload is refused from then on (404: not running on a worker). */
 	snprintf(target, sizeof(target), "/api/v1/jobs/%lld/set_done?result=failed", g.job);
@@ -203,7 +205,7 @@ TEST(worker_uploads_server_gone_bounded_then_incomplete)
 	struct rig g;
 	char result[32], reason[300];
 
-	rig_up(&g);
+	rig_up(&g, unit_db_url());
 	server_kill(&g);
 	/* Far deadline: only the bounded passes end the tries. */
 	CHECK_INT(worker__upload_all(&g.w, &g.r, g.tr, time_mono() + 3600), -1);

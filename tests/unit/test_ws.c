@@ -401,7 +401,8 @@ TEST(ws_workers_quit_closes_the_socket)
 
 	log_set_stderr_level(LOG_ERR);
 	cfg.data_dir = unit_tmpdir();
-	CHECK((dbp = server_db_path(cfg.data_dir, NULL, err, sizeof(err))) != NULL);
+	cfg.db = unit_db_url();
+	CHECK((dbp = server_db_path(cfg.data_dir, cfg.db, err, sizeof(err))) != NULL);
 	CHECK_INT(db_open(&db, dbp, err, sizeof(err)), 0);
 	CHECK_INT(auth_key_create(db, AUTH_ADMIN, 0, key, secret, &kid), 0);
 	db_free(db);

@@ -36,5 +36,10 @@ const char *unit_tmpdir(void);
  * runner runs only the tests that call unit_db(). */
 struct db;
 struct db *unit_db(void);
+/* For a test that starts a whole server: NULL (the server's SQLite file
+ * in its data directory), or with VIGIL_TEST_DB set that URL, the
+ * database emptied first as for unit_db(); such a test runs on
+ * PostgreSQL too. */
+const char *unit_db_url(void);
 
 #endif
