@@ -384,12 +384,13 @@ static int l_save_memory_dump(lua_State *L)
 	const char *name = testapi_opt_string(L, 1, "filename", m ? m->name : "job");
 	const char *method = vars_get(&r->vars, "QEMU_DUMP_COMPRESS_METHOD");
 	double deadline = runner__clock(r) + 600 * r->timeout_scale;
-	char status[64], err[256] = "", err2[256], *dir = path_join(r->testresults, "ulogs"), *path = NULL, *file = NULL;
+	char status[64], err[256] = "", err2[256], *dir, *path = NULL, *file = NULL;
 	json_t *ret = NULL;
 	int was_running, rc;
 	struct buf uri;
 
-	testapi_check_abort(L, r);
+	testapi_check_abort(L, r); /* raises: nothing allocated before it */
+	dir = path_join(r->testresults, "ulogs");
 	buf_init(&uri, 8192);
 	file = malloc(strlen(name) + sizeof("-vm-memory-dump"));
 	if (file)

@@ -9,7 +9,9 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include "fuzz.h"
+#include "image/needle.h"
 #include "runner/console.h"
 #include "runner/perl.h"
 #include "runner/results.h"
@@ -59,6 +61,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		json_decref(msg);
 		p += len + 1;
+	}
+	if (r->needles) { /* reload_needles made them */
+		needle_set_release(r->needles);
+		free(r->needles);
 	}
 	for (i = 0; i < r->nmodules; i++)
 		results_module_release(&r->modules[i]);
