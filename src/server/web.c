@@ -25,6 +25,7 @@
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "server/api.h"
 #include "server/web.h"
@@ -384,6 +385,16 @@ static bool page_ssr(struct api_req *req, struct api_resp *out, const struct web
 	return true;
 }
 
+/* VIGIL_WEB_FIRST_VIEW=off: every page is the shell alone, its script
+ * renders it from the API: the "JS only" way that bench/web.py's
+ * --js-only measures against the first view (docs/web.md, "Speed"). */
+static bool first_view_on(void)
+{
+	const char *v = getenv("VIGIL_WEB_FIRST_VIEW");
+
+	return !(v && !strcmp(v, "off"));
+}
+
 static void page(struct api_req *req, struct api_resp *out)
 {
 	const struct web_page *pg = req->arg;
@@ -396,7 +407,7 @@ static void page(struct api_req *req, struct api_resp *out)
 	}
 	for (i = 0; pg && i < nshells; i++)
 		if (shells[i].page == pg) {
-			if (pg->ssr && page_ssr(req, out, pg))
+			if (pg->ssr && first_view_on() && page_ssr(req, out, pg))
 				return;
 			send_bytes(req, out, shells[i].html.data, shells[i].html.len, "text/html; charset=utf-8",
 				   shells[i].etag);
