@@ -74,3 +74,14 @@ export function resultClass(result, state) {
 	if (state && state !== 'done') return 'st-' + String(state).replace(/[^a-z_]/g, '');
 	return 'r-' + String(result || 'none').replace(/[^a-z_]/g, '');
 }
+
+// A page built by the server alone (docs/web.md, "Pages built once"): its
+// root element in main (selector), or null when the server said there why
+// it could not show the page (<p class="error">). Throws when neither is
+// there (app.js then says the page could not be shown).
+export function builtByServer(main, selector) {
+	const root = main.querySelector(selector);
+	if (root) return root;
+	if (main.querySelector(':scope > p.error')) return null;
+	throw new Error('the server sent no page');
+}

@@ -27,6 +27,8 @@ struct web_ssr {
 	struct html islands;  /* the answers read, as data islands */
 	struct api_resp got[WEB_SSR_MAX_GETS];
 	size_t ngot;
+	json_t *kept[WEB_SSR_MAX_GETS]; /* the domain's answers (web_ssr_keep), owned */
+	size_t nkept;
 };
 
 /* A page's renderer: writes into s->main; when it writes nothing, the
@@ -41,6 +43,18 @@ void web_ssr_release(struct web_ssr *s);
  * it did not answer 200. url is the very URL the page's script asks for
  * (parameter order aside). */
 json_t *web_ssr_get(struct web_ssr *s, const char *url);
+
+/* A page built once (web.c's web_page.once: its script adds behaviour,
+ * never the same markup) reads the domain layer itself, as the API's
+ * handlers do, and hands each answer here: v (owned; NULL is nothing)
+ * is kept until web_ssr_release and returned, borrowed. No JSON text is
+ * written or parsed on the way. */
+json_t *web_ssr_keep(struct web_ssr *s, json_t *v);
+
+/* A page built once that cannot show its data (no such group, a bad
+ * parameter): the message app.js shows for a page that failed, as
+ * <p class="error">This page could not be shown: MSG</p> in <main>. */
+void web_ssr_error(struct web_ssr *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The page URL's query parameter key: its first value, as the scripts'
  * URLSearchParams.get() (not params_get's last); NULL when absent or empty. */

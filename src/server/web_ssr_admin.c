@@ -3,18 +3,22 @@
  * of /admin/machines, /admin/products and /admin/test_suites as
  * web/admin-tables.js shows them, the workers as web/admin-workers.js
  * does, under web/admin-common.js's navigation; a job group's template
- * matrices as web/page-templates.js and the audit log as
- * web/page-auditlog.js show them, and /admin/assets and /admin/needles
- * as web/admin-assets.js and web/admin-needles.js do. The controls
- * (sorting, filter, edit, the YAML editor) come with the scripts. */
+ * matrices as web/page-templates.js shows them, and /admin/assets and
+ * /admin/needles as web/admin-assets.js and web/admin-needles.js do. The
+ * controls (sorting, filter, edit, the YAML editor) come with the
+ * scripts. And the audit log (/admin/auditlog), built once here from
+ * audit.h: its script adds nothing. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "server/audit.h"
+#include "server/users.h"
 #include "server/web_ssr.h"
 #include "util/err.h"
+#include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
 /* web/admin-common.js's SECTIONS, in its order. */
@@ -702,31 +706,72 @@ static void details_text(struct html *h, const json_t *d)
 	}
 }
 
+/* The sign-in link of a page: /login?return_to=<this page> (web/session.js's
+ * loginHref(): a same-site path, else "/"). */
+static void login_link(struct web_ssr *s)
+{
+	const char *back = s->req->target ? s->req->target : "/";
+	struct buf url;
+
+	if (back[0] != '/' || back[1] == '/' || strchr(back, '\\'))
+		back = "/";
+	buf_init(&url, 1u << 16);
+	if ((buf_puts(&url, "/login") || html_query_add(&url, "return_to", back)) && !s->main.err)
+		s->main.err = ERR_NOMEM;
+	HTML(&s->main, "<a");
+	html_href(&s->main, url.data);
+	HTML(&s->main, ">Sign in</a>");
+	buf_release(&url);
+}
+
+/* A positive count parameter of the audit log (absent: 0); -1 when not one. */
+static int audit_param(const char *v, long *out)
+{
+	*out = 0;
+	if (!v)
+		return 0;
+	return str_to_long(v, out) || *out <= 0 ? -1 : 0;
+}
+
+/* /admin/auditlog: the page, built once (web/page-auditlog.js adds nothing). */
 void web_ssr_auditlog(struct web_ssr *s)
 {
 	struct html *h = &s->main;
 	const char *limit = web_ssr_param(s, "limit");
-	json_t *page, *ev;
-	struct buf url;
+	const struct users_session *who = s->req->session;
+	json_t *page = NULL, *ev;
+	long nlimit, before, after;
 	bool keep;
 	size_t i, n;
 	const json_t *e;
 
-	/* the log is for administrators: a signed-in user (the script asks
-	 * the session) whose level reads it (else the API does not answer) */
-	if (!s->req->session)
+	/* the log is for administrators, as in openQA */
+	if (!who || who->user.role != AUTH_ADMIN) {
+		HTML(h, "<h1>Audit log</h1><p class=\"audit-denied\">");
+		if (who)
+			html_textf(h, "The audit log is for administrators; %s is %s %s.", who->user.name,
+				   who->user.role == AUTH_OPERATOR ? "an" : "a", auth_level_name(who->user.role));
+		else
+			HTML(h, "Sign in as an administrator to read the audit log: ");
+		if (!who)
+			login_link(s);
+		HTML(h, "</p>");
 		return;
+	}
 	keep = limit && strlen(limit) <= 3 && strspn(limit, "0123456789") == strlen(limit);
 	if (!keep)
 		limit = AUDIT_PAGE;
-	buf_init(&url, 4096);
-	if (buf_puts(&url, "/api/v1/audit_log") || html_query_add(&url, "limit", limit) ||
-	    html_query_add(&url, "before", web_ssr_param(s, "before")) ||
-	    html_query_add(&url, "after", web_ssr_param(s, "after")) || !(page = web_ssr_get(s, url.data))) {
-		buf_release(&url);
+	if (audit_param(limit, &nlimit) || audit_param(web_ssr_param(s, "before"), &before) ||
+	    audit_param(web_ssr_param(s, "after"), &after)) {
+		web_ssr_error(s, "limit, before and after are positive integers");
 		return;
 	}
-	buf_release(&url);
+	if (nlimit > AUDIT_LIST_MAX)
+		nlimit = AUDIT_LIST_MAX;
+	if (audit_list(s->req->db, before, after, nlimit, &page) || !web_ssr_keep(s, page)) {
+		web_ssr_error(s, "cannot read the audit log");
+		return;
+	}
 	ev = json_object_get(page, "events");
 	n = json_array_size(ev);
 	HTML(h, "<h1>Audit log</h1>");
