@@ -682,7 +682,10 @@ def ways_table(r):
              '|---|---|---|---|']
     for name, p in r['pages'].items():
         def wc(q):
-            return f"{q.get('warm', {}).get('ttc_ms_median')} / {q.get('cold', {}).get('ttc_ms_median')}" if q else '-'
+            if not q:
+                return '-'
+            w, c = q.get('warm', {}).get('ttc_ms_median'), q.get('cold', {}).get('ttc_ms_median')
+            return f"{_ms(w)} / {_ms(c)}"
         lines.append(f'| {name} | {wc(p)} | {wc(js.get(name))} | {wc(fl.get(name))} |')
     return '\n'.join(lines)
 
