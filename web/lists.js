@@ -1,46 +1,8 @@
 // SPDX-License-Identifier: MIT
-// lists.js - what the list pages share: counts as a bar and figures, the
-// widths of the bars the server wrote (the dashboard's and a group's table
-// of builds are built by the server alone), page URLs that keep their
-// query, and job labels. Everything reaches the DOM as text via h().
-import { h, resultClass } from './dom.js';
-
-// The categories a build's counts are shown in, in order: [key, label, class].
-// "failed" on screen leaves out the near misses, shown as "needs review".
-export const CATEGORIES = [
-	['passed', 'passed', 'r-passed'],
-	['softfailed', 'softfailed', 'r-softfailed'],
-	['failed', 'failed', 'r-failed'],
-	['needs_review', 'needs review', 'r-needs_review'],
-	['running', 'running', 'st-running'],
-	['scheduled', 'scheduled', 'st-scheduled'],
-	['skipped', 'skipped', 'r-skipped'],
-];
-
-// A stacked bar of counts c (proportional widths set through CSSOM).
-export function countBar(c) {
-	const bar = h('div', { class: 'cbar', role: 'img', 'aria-label': countText(c) });
-	for (const [k, , cls] of CATEGORIES) {
-		if (!c[k] || !c.total) continue;
-		const seg = h('span', { class: `cbar-${cls}` });
-		seg.style.width = (100 * c[k] / c.total).toFixed(2) + '%';
-		bar.append(seg);
-	}
-	return bar;
-}
-
-export function countText(c) {
-	return CATEGORIES.filter(([k]) => c[k]).map(([k, label]) => `${c[k]} ${label}`).join(', ') || 'no jobs';
-}
-
-// The non-zero counts as figures, each with its key in data-count.
-export function countFigures(c) {
-	const shown = CATEGORIES.filter(([k]) => c[k]);
-	return h('span', { class: 'counts' }, shown.length
-		? shown.map(([k, label, cls]) => h('span', { class: `count ${cls}`, dataset: { count: k }, title: label },
-			h('b', {}, String(c[k])), ' ', label))
-		: h('span', { class: 'muted' }, 'no jobs'));
-}
+// lists.js - what the list pages share: the widths of the count bars the
+// server wrote (the dashboard, a group's page and the overview are built
+// by the server alone), page URLs that keep their query, and job labels.
+import { resultClass } from './dom.js';
 
 // The count bars the server wrote (src/server/web_ssr_lists.c): each
 // segment's width from its data-share (percent), set through CSSOM (the

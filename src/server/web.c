@@ -422,7 +422,7 @@ static void page(struct api_req *req, struct api_resp *out)
  * page from location.pathname (web/app.js). */
 static const struct web_page p_dashboard = { .module = "/page-dashboard.js", .ssr = web_ssr_dashboard, .once = true };
 static const struct web_page p_tests = { .module = "/page-tests.js", .ssr = web_ssr_tests };
-static const struct web_page p_overview = { .module = "/page-overview.js", .ssr = web_ssr_overview };
+static const struct web_page p_overview = { .module = "/page-overview.js", .ssr = web_ssr_overview, .once = true };
 static const struct web_page p_review = { .module = "/page-review.js" };
 static const struct web_page p_job = { .module = "/page-job.js", .ssr = web_ssr_job };
 static const struct web_page p_latest = { .module = "/page-job.js", .ssr = web_ssr_job };

@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* web_ssr_lists.c - the list pages (web_ssr.h): the build dashboard (/)
- * and a job group's page (/group_overview/<id>), built once here from
- * the domain layer (builds.h, groups.h, comments.h; their scripts,
- * web/page-dashboard.js and web/page-group.js, only size the count bars),
- * and the first view of a build's test x machine matrix (/tests/overview,
- * web/page-overview.js renders it again over it). */
+/* web_ssr_lists.c - the list pages (web_ssr.h), built once here from the
+ * domain layer (builds.h, groups.h, comments.h): the build dashboard (/),
+ * a job group's page (/group_overview/<id>) and a build's test x machine
+ * matrix (/tests/overview). Their scripts (web/page-dashboard.js,
+ * page-group.js, page-overview.js) only size the count bars. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -650,36 +649,53 @@ static int ov_title(struct buf *out, const char *distri, const char *version, co
 	return rc;
 }
 
+/* An id parameter as the API takes one (decimal, > 0) into *out. */
+static bool group_id(const char *v, int64_t *out)
+{
+	size_t n = strspn(v, "0123456789");
+
+	if (!n || v[n] || n > 18)
+		return false;
+	*out = strtoll(v, NULL, 10);
+	return *out > 0;
+}
+
+/* /tests/overview: the page, built once (web/page-overview.js only sizes
+ * the count bar). */
 void web_ssr_overview(struct web_ssr *s)
 {
-	/* web/page-overview.js's PARAMS, each taken when the page has it */
-	static const char *const params[] = { "distri", "version", "flavor", "arch", "machine",
-					      "test",   "build",   "groupid", "todo" };
 	struct html *h = &s->main;
 	const char *groupid = web_ssr_param(s, "groupid"), *distri, *version, *build;
+	struct builds_overview_q q = { 0 };
+	json_t *answer = NULL;
 	const json_t *jobs, *groups = NULL, *group, *first, *j;
 	struct ov_job *js = NULL;
 	struct counts c;
-	struct buf url, title;
+	struct buf title;
 	char tmp[3][64];
 	size_t i, n, start, nparts = 0;
 	int rc = 0;
 
-	buf_init(&url, 1u << 16);
-	rc = buf_puts(&url, "/api/v1/jobs/overview");
-	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++)
-		rc = rc || html_query_add(&url, params[i], web_ssr_param(s, params[i]));
-	jobs = rc ? NULL : web_ssr_get(s, url.data);
-	/* the group as the script asks for it (encodeURIComponent of the
-	 * value): only a number can name one */
-	if (json_is_array(jobs) && groupid && strspn(groupid, "0123456789") == strlen(groupid)) {
-		buf_reset(&url);
-		if (!buf_printf(&url, "/api/v1/job_groups/%s", groupid))
-			groups = web_ssr_get(s, url.data);
-	}
-	buf_release(&url);
-	if (!json_is_array(jobs))
+	/* the API's parameters (GET /api/v1/jobs/overview), as the script passed them */
+	q.distri = web_ssr_param(s, "distri");
+	q.version = web_ssr_param(s, "version");
+	q.flavor = web_ssr_param(s, "flavor");
+	q.arch = web_ssr_param(s, "arch");
+	q.machine = web_ssr_param(s, "machine");
+	q.test = web_ssr_param(s, "test");
+	q.build = web_ssr_param(s, "build");
+	q.todo = web_ssr_param(s, "todo") && strcmp(web_ssr_param(s, "todo"), "0");
+	if (groupid && !group_id(groupid, &q.group)) {
+		web_ssr_error(s, "groupid must be a job group id");
 		return;
+	}
+	if (builds_overview(s->req->db, &q, &answer, NULL) || !(jobs = web_ssr_keep(s, answer))) {
+		web_ssr_error(s, "cannot read jobs");
+		return;
+	}
+	/* the group's name and link; none when it cannot be read */
+	if (q.group && !groups_list(s->req->db, q.group, &answer, tmp[0], sizeof(tmp[0])))
+		groups = web_ssr_keep(s, answer);
 	n = json_array_size(jobs);
 	memset(&c, 0, sizeof(c));
 	c.total = (long long)n;
