@@ -91,8 +91,8 @@ def run():
               '<script type="application/json" data-url="/api/v1/jobs/1/details">' in shell
               and '<script type="application/json" data-url="/api/v1/jobs/1/comments">' in shell)
         with urllib.request.urlopen(s.url + '/group_overview/1?limit_builds=20') as r:
-            check("a query string that changes the data: the first view's data is that query's",
-                  'data-url="/api/v1/job_groups/1/build_results?limit_builds=20"' in r.read().decode())
+            check("a query string that changes the data: the page the server built is that query's",
+                  '<span class="limit-links">show <a href="/group_overview/1">10</a><b>20</b>' in r.read().decode())
         with urllib.request.urlopen(s.url + '/admin/machines') as r:
             check('the machines page carries its data (a data island)', 'data-url="/api/v1/machines"' in r.read().decode())
         # A page without one: its shell preloads its module graph.
