@@ -79,9 +79,70 @@ export function humanSize(n) {
 	return i === 0 ? `${n} B` : `${n < 10 ? n.toFixed(1) : Math.round(n)} ${units[i]}`;
 }
 
+// Behaviour for a table the server wrote (docs/web.md, "Pages built
+// once"): its head's buttons (th > button.adm-sort) sort the rows by the
+// text of their cells (a cell's data-sort first), filter (an input) keeps
+// the rows whose text holds what was typed. The rows are the server's,
+// moved, never made anew. Set up once per table; returns its state, whose
+// rows() lists the data rows in their current order and filter.
+const live = new WeakMap();
+export function liveTable(table, filter) {
+	if (live.has(table)) return live.get(table);
+	const tbody = table.tBodies[0];
+	const rows = [...tbody.rows].filter(tr => tr.dataset.id !== undefined);
+	const others = [...tbody.rows].filter(tr => tr.dataset.id === undefined);
+	let sortBy = null;
+	let desc = false;
+	let q = '';
+	const key = (tr, i) => {
+		const td = tr.cells[i];
+		if (!td) return '';
+		if (td.dataset.sort !== undefined) return td.dataset.sort === '' ? '' : Number(td.dataset.sort);
+		const t = td.textContent.trim();
+		return /^-?\d+$/.test(t) ? Number(t) : t;
+	};
+	function fill() {
+		let list = rows.filter(tr => !q || tr.textContent.toLowerCase().includes(q));
+		if (sortBy !== null) list = list.sort((a, b) => (desc ? -1 : 1) * cmp(key(a, sortBy), key(b, sortBy)));
+		tbody.replaceChildren(...list, ...(rows.length ? [] : others));
+	}
+	const heads = [...table.tHead.rows[0].cells];
+	heads.forEach((th, i) => {
+		const button = th.querySelector('button.adm-sort');
+		if (!button) return;
+		button.addEventListener('click', () => {
+			desc = sortBy === i ? !desc : false;
+			sortBy = i;
+			heads.forEach((o, j) => {
+				if (o.hasAttribute('aria-sort'))
+					o.setAttribute('aria-sort', j === sortBy ? (desc ? 'descending' : 'ascending') : 'none');
+			});
+			fill();
+		});
+	});
+	if (filter)
+		filter.addEventListener('input', () => {
+			q = filter.value.trim().toLowerCase();
+			fill();
+		});
+	const state = { rows: () => [...tbody.rows].filter(tr => tr.dataset.id !== undefined) };
+	live.set(table, state);
+	return state;
+}
+
 // An error shown in place of (or above) the page's data.
 export function errorLine(e) {
 	return h('p', { class: 'error adm-error', role: 'alert' }, e instanceof Error ? e.message : String(e));
+}
+
+// The order of sortable values: empty last, numbers by value, text as
+// people read it (digit runs by value).
+function cmp(a, b) {
+	if (a === b) return 0;
+	if (a === null || a === undefined || a === '') return 1;
+	if (b === null || b === undefined || b === '') return -1;
+	if (typeof a === 'number' && typeof b === 'number') return a - b;
+	return String(a).localeCompare(String(b), undefined, { numeric: true });
 }
 
 // A table whose headers sort the rows in the browser. columns:
@@ -103,13 +164,6 @@ export function sortableTable(columns, rows, opts = {}) {
 			} }, c.label));
 		return th;
 	});
-	function cmp(a, b) {
-		if (a === b) return 0;
-		if (a === null || a === undefined || a === '') return 1;
-		if (b === null || b === undefined || b === '') return -1;
-		if (typeof a === 'number' && typeof b === 'number') return a - b;
-		return String(a).localeCompare(String(b), undefined, { numeric: true });
-	}
 	function fill() {
 		let list = rows.slice();
 		if (sortBy !== null && columns[sortBy].sort) {

@@ -85,3 +85,27 @@ export function builtByServer(main, selector) {
 	if (main.querySelector(':scope > p.error')) return null;
 	throw new Error('the server sent no page');
 }
+
+// The <main> of url as the server builds it (default: this page), for a
+// page built by the server to show its data anew after a change: the
+// browser parses it (XMLHttpRequest's document; nothing in it runs).
+export function serverMain(url = location.href) {
+	return new Promise((resolve, reject) => {
+		const x = new XMLHttpRequest();
+		x.open('GET', url);
+		x.responseType = 'document';
+		x.onload = () => {
+			const m = x.status === 200 && x.response ? x.response.getElementById('main') : null;
+			if (m) resolve(m);
+			else reject(new Error(`${url}: ${x.status} ${x.statusText}`));
+		};
+		x.onerror = () => reject(new Error(`${url}: no answer`));
+		x.send();
+	});
+}
+
+// main's content replaced by the server's page anew (serverMain).
+export async function reloadMain(main, url) {
+	const fresh = await serverMain(url);
+	main.replaceChildren(...fresh.childNodes);
+}

@@ -22,9 +22,9 @@ XSS_IMG = '"><img src=x onerror="window.__pwned=2">'
 # its HTML, the API URLs it is made from (the islands)). Each page's
 # expectations sit with it; the injected rows come from prepare() below.
 PAGES = [
-    ('/admin/machines', r'<table class="adm-table adm-machines">.*<td>64bit</td>', ['/api/v1/machines']),
-    ('/admin/products', r'<table class="adm-table adm-products">.*<td>grub</td>', ['/api/v1/products']),
-    ('/admin/test_suites', r'<table class="adm-table adm-test_suites">.*<td>grub</td>', ['/api/v1/test_suites']),
+    ('/admin/machines', r'<table class="adm-table adm-machines">.*<td>64bit</td>', []),
+    ('/admin/products', r'<table class="adm-table adm-products">.*<td>grub</td>', []),
+    ('/admin/test_suites', r'<table class="adm-table adm-test_suites">.*<td>grub</td>', []),
     ('/tests', r'<section class="tests-section" data-section="finished"><h2>Finished .*<table class="jobs">.*'
      r'<td class="t-test"><a href="/tests/\d+"', [
          '/api/v1/jobs?state=assigned%2Csetup%2Crunning%2Cuploading&sort=id&limit=50',
@@ -220,18 +220,12 @@ def run():
         check(f'{SIGNED_IN[0]} signed out: asked to sign in, no data',
               'href="/login?return_to=%2Fadmin%2Fauditlog"' in main and 'audit-event' not in main and not islands,
               main[:300])
-        # A list's answer comes from the response cache while the database is
-        # unchanged (the second view), and a write is seen by the next view.
-        _, _, _, one, _ = first_view(s, '/admin/machines')
-        _, _, _, two, _ = first_view(s, '/admin/machines')
-        check('/admin/machines again: the same data (the response cache)', one == two and one.get('/api/v1/machines'),
-              sorted(one))
+        # A write is seen by the next view (the page reads the domain on each view).
         check('a machine is added after the views', s.api('POST', '/api/v1/machines', {
-            'name': 'after-the-cache', 'backend': 'qemu'})[0] == 200)
-        _, text, _, three, _ = first_view(s, '/admin/machines')
-        names = [m.get('name') for m in (three.get('/api/v1/machines') or {}).get('Machines', [])]
-        check('/admin/machines after the write: the new machine in the first view and its data',
-              'after-the-cache' in text and 'after-the-cache' in names, names)
+            'name': 'after-the-views', 'backend': 'qemu'})[0] == 200)
+        _, text, _, _, _ = first_view(s, '/admin/machines')
+        check('/admin/machines after the write: the new machine in the first view', 'after-the-views' in text,
+              text[:300])
     finally:
         b.quit()
         s.stop()

@@ -434,11 +434,11 @@ static const struct web_page p_templates = { .module = "/page-templates.js", .ss
 static const struct web_page p_workers = { .module = "/page-admin.js", .also = "/admin-workers.js",
 					     .ssr = web_ssr_admin_workers };
 static const struct web_page p_machines = { .module = "/page-admin.js", .also = "/admin-tables.js",
-					      .ssr = web_ssr_admin_table };
+					      .ssr = web_ssr_admin_table, .once = true };
 static const struct web_page p_products = { .module = "/page-admin.js", .also = "/admin-tables.js",
-					      .ssr = web_ssr_admin_table };
+					      .ssr = web_ssr_admin_table, .once = true };
 static const struct web_page p_test_suites = { .module = "/page-admin.js", .also = "/admin-tables.js",
-						 .ssr = web_ssr_admin_table };
+						 .ssr = web_ssr_admin_table, .once = true };
 static const struct web_page p_assets = { .module = "/page-admin.js", .also = "/admin-assets.js",
 					    .ssr = web_ssr_admin_assets };
 static const struct web_page p_needles = { .module = "/page-admin.js", .also = "/admin-needles.js",

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 #include "server/store/audit.h"
+#include "server/store/tables.h"
 #include "server/store/users.h"
 #include "server/pages/web_ssr.h"
 #include "util/err.h"
@@ -47,22 +48,22 @@ void web_ssr_admin_nav(struct html *h, const char *active)
 	HTML(h, "</nav>");
 }
 
-/* web/admin-tables.js's TABLES: path, API, key of the rows, columns. */
+/* The admin tables (tables.h) by page: path, title, what a row is called,
+ * the table, and the columns' labels (tables_desc's columns, in order). */
 static const struct {
-	const char *path, *title, *api, *key, *empty;
-	const char *cols[5][2];
+	const char *path, *title, *plural, *empty;
+	enum tables_kind kind;
+	const char *labels[TABLES_MAX_COLS];
 } tables[] = {
-	{ "/admin/machines", "Machines", "/api/v1/machines", "Machines", "No machines yet.",
-	  { { "name", "Name" }, { "backend", "Backend" }, { "description", "Description" } } },
-	{ "/admin/products", "Products", "/api/v1/products", "Products", "No products yet.",
-	  { { "distri", "Distri" }, { "version", "Version" }, { "flavor", "Flavor" }, { "arch", "Arch" },
-	    { "description", "Description" } } },
-	{ "/admin/test_suites", "Test suites", "/api/v1/test_suites", "TestSuites", "No test suites yet.",
-	  { { "name", "Name" }, { "description", "Description" } } },
+	{ "/admin/machines", "Machines", "machines", "No machines yet.", TABLES_MACHINES,
+	  { "Name", "Backend", "Description" } },
+	{ "/admin/products", "Products", "products", "No products yet.", TABLES_PRODUCTS,
+	  { "Distri", "Version", "Flavor", "Arch", "Description" } },
+	{ "/admin/test_suites", "Test suites", "test suites", "No test suites yet.", TABLES_TEST_SUITES,
+	  { "Name", "Description" } },
 };
 
-/* A row's settings ([{key, value}] as the API lists them) as the script's
- * list; the script sorts them by key, as the API does already. */
+/* A row's settings ([{key, value}] as tables_list gives them, sorted by key). */
 static void settings_cell(struct html *h, const json_t *settings)
 {
 	size_t i;
@@ -83,32 +84,67 @@ static void settings_cell(struct html *h, const json_t *settings)
 	HTML(h, "</ul>");
 }
 
+/* A column head that sorts the rows (web/admin-common.js's sortRows). */
+static void sort_head(struct html *h, const char *label, const char *cls)
+{
+	HTML(h, "<th scope=\"col\"");
+	if (cls)
+		HTML_ATTR(h, "class", cls);
+	HTML(h, " aria-sort=\"none\"><button type=\"button\" class=\"adm-sort\">");
+	html_text(h, label);
+	HTML(h, "</button></th>");
+}
+
+/* The filter box (web/admin-common.js's filterRows) and, for anyone but
+ * an administrator, why there are no write controls; the script adds
+ * them for an administrator. */
+static void admin_tools(struct web_ssr *s, const char *label, bool hint)
+{
+	struct html *h = &s->main;
+	const struct users_session *who = s->req->session;
+
+	HTML(h, "<div class=\"adm-tools\"><input type=\"search\" class=\"adm-filter\"");
+	HTML_ATTR(h, "placeholder", label);
+	HTML_ATTR(h, "aria-label", label);
+	HTML(h, ">");
+	if (hint && !(who && who->user.role == AUTH_ADMIN))
+		HTML(h, "<span class=\"muted adm-hint\">Sign in as an administrator to edit.</span>");
+}
+
+/* /admin/machines, /admin/products, /admin/test_suites: built once from
+ * tables_list (web/admin-tables.js adds sorting, the filter and, for an
+ * administrator, the editor). */
 void web_ssr_admin_table(struct web_ssr *s)
 {
 	struct html *h = &s->main;
 	const char *name = s->req->path;
+	const struct tables_desc *d;
+	const char *want[TABLES_MAX_COLS] = { NULL };
 	size_t t, c, i;
-	json_t *answer, *rows, *row;
+	json_t *rows = NULL, *row;
+	char msg[256], label[64];
 
 	for (t = 0; t < sizeof(tables) / sizeof(tables[0]) && strcmp(tables[t].path, name); t++)
 		;
-	if (t == sizeof(tables) / sizeof(tables[0]) || !(answer = web_ssr_get(s, tables[t].api)))
+	if (t == sizeof(tables) / sizeof(tables[0]))
 		return;
-	rows = json_object_get(answer, tables[t].key);
+	d = tables_desc(tables[t].kind);
+	if (tables_list(s->req->db, tables[t].kind, 0, want, &rows, msg, sizeof(msg)) || !web_ssr_keep(s, rows)) {
+		web_ssr_error(s, "cannot read the %s", tables[t].plural);
+		return;
+	}
 	web_ssr_admin_nav(h, tables[t].path);
 	HTML(h, "<h1>");
 	html_textf(h, "%s (%zu)", tables[t].title, json_array_size(rows));
-	HTML(h, "</h1><div class=\"scroll\"><table");
+	HTML(h, "</h1>");
+	snprintf(label, sizeof(label), "Filter %s", tables[t].plural);
+	admin_tools(s, label, true);
+	HTML(h, "</div><p class=\"adm-message\" role=\"status\"></p><div class=\"scroll\"><table");
 	HTML_ATTRF(h, "class", "adm-table adm-%s", tables[t].path + 7);
-	HTML(h, "><thead><tr><th scope=\"col\" class=\"num\">ID</th>");
-	for (c = 0; c < 5 && tables[t].cols[c][0]; c++) {
-		HTML(h, "<th scope=\"col\"");
-		if (!strcmp(tables[t].cols[c][0], "description"))
-			HTML(h, " class=\"adm-desc\"");
-		HTML(h, ">");
-		html_text(h, tables[t].cols[c][1]);
-		HTML(h, "</th>");
-	}
+	HTML(h, "><thead><tr>");
+	sort_head(h, "ID", "num");
+	for (c = 0; d->cols[c]; c++)
+		sort_head(h, tables[t].labels[c], strcmp(d->cols[c], "description") ? NULL : "adm-desc");
 	HTML(h, "<th scope=\"col\" class=\"adm-settings-col\">Settings</th></tr></thead><tbody>");
 	json_array_foreach(rows, i, row) {
 		HTML(h, "<tr");
@@ -116,12 +152,12 @@ void web_ssr_admin_table(struct web_ssr *s)
 		HTML(h, "><td class=\"num\">");
 		web_ssr_text(h, row, "id");
 		HTML(h, "</td>");
-		for (c = 0; c < 5 && tables[t].cols[c][0]; c++) {
+		for (c = 0; d->cols[c]; c++) {
 			HTML(h, "<td");
-			if (!strcmp(tables[t].cols[c][0], "description"))
+			if (!strcmp(d->cols[c], "description"))
 				HTML(h, " class=\"adm-desc\"");
 			HTML(h, ">");
-			web_ssr_text(h, row, tables[t].cols[c][0]);
+			web_ssr_text(h, row, d->cols[c]);
 			HTML(h, "</td>");
 		}
 		HTML(h, "<td class=\"adm-settings-col\">");
