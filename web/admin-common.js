@@ -97,7 +97,8 @@ export function liveTable(table, filter) {
 	const key = (tr, i) => {
 		const td = tr.cells[i];
 		if (!td) return '';
-		if (td.dataset.sort !== undefined) return td.dataset.sort === '' ? '' : Number(td.dataset.sort);
+		const v = td.dataset.sort;
+		if (v !== undefined) return v === '' ? '' : Number.isFinite(Number(v)) ? Number(v) : v;
 		const t = td.textContent.trim();
 		return /^-?\d+$/.test(t) ? Number(t) : t;
 	};
@@ -108,6 +109,11 @@ export function liveTable(table, filter) {
 	}
 	const heads = [...table.tHead.rows[0].cells];
 	heads.forEach((th, i) => {
+		const by = th.getAttribute('aria-sort');
+		if (by === 'ascending' || by === 'descending') {
+			sortBy = i;
+			desc = by === 'descending';
+		}
 		const button = th.querySelector('button.adm-sort');
 		if (!button) return;
 		button.addEventListener('click', () => {

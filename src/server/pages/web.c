@@ -430,9 +430,9 @@ static const struct web_page p_live = { .module = "/page-live.js" };
 static const struct web_page p_edit = { .module = "/page-needle-edit.js" };
 static const struct web_page p_group = { .module = "/page-group.js", .ssr = web_ssr_group, .once = true };
 static const struct web_page p_auditlog = { .module = "/page-auditlog.js", .ssr = web_ssr_auditlog, .once = true };
-static const struct web_page p_templates = { .module = "/page-templates.js", .ssr = web_ssr_templates };
+static const struct web_page p_templates = { .module = "/page-templates.js", .ssr = web_ssr_templates, .once = true };
 static const struct web_page p_workers = { .module = "/page-admin.js", .also = "/admin-workers.js",
-					     .ssr = web_ssr_admin_workers };
+					     .ssr = web_ssr_admin_workers, .once = true };
 static const struct web_page p_machines = { .module = "/page-admin.js", .also = "/admin-tables.js",
 					      .ssr = web_ssr_admin_table, .once = true };
 static const struct web_page p_products = { .module = "/page-admin.js", .also = "/admin-tables.js",
@@ -440,9 +440,9 @@ static const struct web_page p_products = { .module = "/page-admin.js", .also = 
 static const struct web_page p_test_suites = { .module = "/page-admin.js", .also = "/admin-tables.js",
 						 .ssr = web_ssr_admin_table, .once = true };
 static const struct web_page p_assets = { .module = "/page-admin.js", .also = "/admin-assets.js",
-					    .ssr = web_ssr_admin_assets };
+					    .ssr = web_ssr_admin_assets, .once = true };
 static const struct web_page p_needles = { .module = "/page-admin.js", .also = "/admin-needles.js",
-					     .ssr = web_ssr_admin_needles };
+					     .ssr = web_ssr_admin_needles, .once = true };
 static const struct web_page p_admin = { .module = "/page-admin.js" };
 static const struct web_page p_login = { .module = "/page-login.js" };
 static const struct web_page p_apikeys = { .module = "/page-apikeys.js" };
