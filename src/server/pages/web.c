@@ -387,9 +387,10 @@ static bool page_ssr(struct api_req *req, struct api_resp *out, const struct web
 }
 
 /* VIGIL_WEB_FIRST_VIEW=off: every page whose script renders it from the
- * API is the shell alone: the "script only" way that bench/web.py's
- * --js-only measures against the first view (docs/web.md, "Speed"). A
- * page built once (web_page.once) has no other way and ignores it. */
+ * API (the job page alone now) is the shell alone: the "script only" way
+ * that bench/web.py's --js-only measures against the first view
+ * (docs/web.md, "Speed"). A page built once (web_page.once) has no other
+ * way and ignores it. */
 static bool first_view_on(void)
 {
 	const char *v = getenv("VIGIL_WEB_FIRST_VIEW");
@@ -421,7 +422,7 @@ static void page(struct api_req *req, struct api_resp *out)
 /* Every page URL of openQA that vigil has; the shell's scripts pick the
  * page from location.pathname (web/app.js). */
 static const struct web_page p_dashboard = { .module = "/page-dashboard.js", .ssr = web_ssr_dashboard, .once = true };
-static const struct web_page p_tests = { .module = "/page-tests.js", .ssr = web_ssr_tests };
+static const struct web_page p_tests = { .module = "/page-tests.js", .ssr = web_ssr_tests, .once = true };
 static const struct web_page p_overview = { .module = "/page-overview.js", .ssr = web_ssr_overview, .once = true };
 static const struct web_page p_review = { .module = "/page-review.js" };
 static const struct web_page p_job = { .module = "/page-job.js", .ssr = web_ssr_job };
