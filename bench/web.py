@@ -15,7 +15,9 @@
 #       At the first size, in the same run: the floor, each public page's
 #       first view saved as a static HTML file without scripts (static_floor);
 #       with --js-only, the pages again with no first view
-#       (VIGIL_WEB_FIRST_VIEW=off: the shell, then the script renders).
+#       (VIGIL_WEB_FIRST_VIEW=off: the shell, then the script renders; only
+#       the job page has a first view to turn off now, the pages built once
+#       by the server are the same both ways: docs/web.md).
 #   web.py measure --site vigil|openqa --url URL --out OUT.json [--pid NAME=PID ...]
 #       [--param KEY=VALUE ...] [--only list] [--runs 10] [--cold 3] [--shots DIR]
 #       measures a server that is already running (ids in the paths come from --param).

@@ -9,10 +9,10 @@
  * once") is all written here: its renderer calls the domain layer as the
  * API's handlers do, holds the answers with web_ssr_keep, writes the
  * whole page through html.h (escaped by construction), and no island;
- * its script adds behaviour only. The others still read the API with
- * web_ssr_get, exactly as the page's script does (same paths, same
- * parameters: the script finds the island by URL), and write what the
- * script would show. The renderers: web_ssr_lists.c, web_ssr_tests.c,
+ * its script adds behaviour only. The job page (web_ssr_job.c) alone still
+ * reads the API with web_ssr_get, exactly as its script does (same paths,
+ * same parameters: the script finds the island by URL), and writes what
+ * the script would show. The renderers: web_ssr_lists.c, web_ssr_tests.c,
  * web_ssr_job.c, web_ssr_admin.c. */
 #ifndef VIGIL_WEB_SSR_H
 #define VIGIL_WEB_SSR_H
