@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
-#include "runner/results.h"
+#include "runner/core/results.h"
 
 struct runner;
 

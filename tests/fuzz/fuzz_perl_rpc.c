@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include "fuzz.h"
 #include "image/needle.h"
-#include "runner/console.h"
-#include "runner/perl.h"
-#include "runner/results.h"
-#include "runner/runner_int.h"
+#include "runner/core/console.h"
+#include "runner/perl/perl.h"
+#include "runner/core/results.h"
+#include "runner/core/job.h"
 #include "util/log.h"
 
 static char dir[] = "/tmp/vigil-fuzz-perl-XXXXXX";

@@ -3,7 +3,7 @@
  * activation and resets, unsupported classes refused by name. */
 #include <string.h>
 #include "unit.h"
-#include "runner/console.h"
+#include "runner/core/console.h"
 #include "util/err.h"
 
 TEST(console_sut_and_activation)

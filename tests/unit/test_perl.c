@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "runner/perl.h"
-#include "runner/runner_int.h"
+#include "runner/perl/perl.h"
+#include "runner/core/job.h"
 #include "util/file.h"
 #include "util/path.h"
 
