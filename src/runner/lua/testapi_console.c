@@ -433,13 +433,14 @@ static pcre2_code *compile(lua_State *L, const char *pattern, int literal)
 	return re;
 }
 
-/* Copies text replacing CRLF by LF. New string (aborts on OOM). */
+/* Copies text replacing CRLF by LF. New string, or NULL out of memory
+ * (the caller frees what it holds and calls nomem). */
 static char *crlf_to_lf(const char *s, size_t len)
 {
 	char *out = malloc(len + 1);
 	size_t i, o = 0;
 	if (!out)
-		abort();
+		return NULL;
 	for (i = 0; i < len; i++) {
 		if (s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')
 			continue;
@@ -447,6 +448,16 @@ static char *crlf_to_lf(const char *s, size_t len)
 	}
 	out[o] = '\0';
 	return out;
+}
+
+/* docs/hardening.md's policy when what the test reads cannot be copied:
+ * the job ends incomplete, "out of memory: WHAT (module 'M')"; raises the
+ * Lua error (testapi_check_abort), so the caller frees its memory first. */
+static int nomem(lua_State *L, struct runner *r, const char *what)
+{
+	(void)runner__results_nomem(r, ERR_NOMEM, what);
+	testapi_check_abort(L, r);
+	return luaL_error(L, "out of memory: %s", what);
 }
 
 /* Waits for re in the terminal's output (testapi_terminal) after its offset. On a match
@@ -523,6 +534,10 @@ int testapi_serial_wait(lua_State *L, struct runner *r, const char *what, const 
 	}
 	if (rc == 1) {
 		char *lf = crlf_to_lf(text, m.end);
+		if (!lf) {
+			free(text);
+			return nomem(L, r, "wait_serial's text");
+		}
 		lua_pushstring(L, lf);
 		free(lf);
 		free(text);
@@ -606,6 +621,10 @@ static int l_wait_serial(lua_State *L)
 		struct serial *term = testapi_terminal(r, &off);
 		if (serial_snapshot(term, *off, &data, &len, NULL) == 0) {
 			lf = crlf_to_lf(data ? data : "", len);
+			if (!lf) {
+				free(data);
+				return nomem(L, r, "the serial output seen");
+			}
 			lua_pushstring(L, lf);
 			free(lf);
 		} else {
@@ -831,6 +850,8 @@ static int l_script_output(lua_State *L)
 	}
 	out = crlf_to_lf(text + m.cap_start[1], m.cap_end[1] - m.cap_start[1]);
 	free(text);
+	if (!out)
+		return nomem(L, r, "script_output's text");
 	trim_right(out);
 	runner__progress(r, "script_output: exit %ld, %zu bytes (%.2fs)", code, strlen(out), time_mono() - t0);
 	lua_pushstring(L, out);

@@ -89,7 +89,7 @@ char *perl_regex_to_pcre2(const char *re)
 /* {"ret": v} (v NULL: null); NULL when it cannot be made (perl_answer
  * then ends the job incomplete: an answer with a part missing would
  * decide the test). */
-static json_t *ret(json_t *v)
+json_t *perl__ret(json_t *v)
 {
 	json_t *o = json_object();
 	int rc = 0;
@@ -375,7 +375,7 @@ static json_t *c_hello(struct runner *r, struct perl *p, json_t *msg, char *err,
 	log_info("test process %lld: os-autoinst %s, perl %s", (long long)json_integer_value(json_object_get(msg, "pid")),
 		 json_string_value(json_object_get(msg, "os_autoinst")) ? json_string_value(json_object_get(msg, "os_autoinst")) : "?",
 		 json_string_value(json_object_get(msg, "perl")) ? json_string_value(json_object_get(msg, "perl")) : "?");
-	return ret(json_integer(1));
+	return perl__ret(json_integer(1));
 }
 
 static json_t *c_schedule(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -390,7 +390,7 @@ static json_t *c_schedule(struct runner *r, struct perl *p, json_t *msg, char *e
 	if (nd && r->needles && r->needles->dir && strcmp(nd, r->needles->dir))
 		log_warn("the test process's needles are in '%s', vigil's in '%s'", nd, r->needles->dir);
 	if (!p || p->scheduled)
-		return ret(json_integer(1));
+		return perl__ret(json_integer(1));
 	runner__progress(r, "schedule loaded by the test process, starting the VM");
 	rc = machine_start(r, NULL, err, errlen);
 	if (rc) {
@@ -402,7 +402,7 @@ static json_t *c_schedule(struct runner *r, struct perl *p, json_t *msg, char *e
 		return NULL;
 	}
 	p->scheduled = 1;
-	return ret(json_integer(1));
+	return perl__ret(json_integer(1));
 }
 
 static json_t *c_can_handle(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -412,11 +412,11 @@ static json_t *c_can_handle(struct runner *r, struct perl *p, json_t *msg, char 
 
 	(void)r, (void)p, (void)err, (void)errlen;
 	if (!f || strcmp(f, "snapshots"))
-		return ret(json_integer(0));
+		return perl__ret(json_integer(0));
 	/* backend::qemu answers with a hash */
 	yes = json_object();
 	json_object_set_new(yes, "ret", json_integer(1));
-	return ret(yes);
+	return perl__ret(yes);
 }
 
 /* A failed module's "Failed" step (Perl's "# Test died: ..." text file) on
@@ -491,7 +491,7 @@ static json_t *c_set_current_test(struct runner *r, struct perl *p, json_t *msg,
 			p->running = -1;
 		}
 		perl_read_vars(r);
-		return ret(json_integer(1));
+		return perl__ret(json_integer(1));
 	}
 	if (p)
 		perl__say_ended(r, p);
@@ -501,7 +501,7 @@ static json_t *c_set_current_test(struct runner *r, struct perl *p, json_t *msg,
 		if (p)
 			p->running = (long)r->nmodules - 1;
 		runner__progress(r, "%s", full ? full : name);
-		return ret(json_integer(1));
+		return perl__ret(json_integer(1));
 	}
 	grown = realloc(r->modules, (r->nmodules + 1) * sizeof(*r->modules));
 	if (!grown) {
@@ -522,7 +522,7 @@ static json_t *c_set_current_test(struct runner *r, struct perl *p, json_t *msg,
 	r->serial_offset = r->serial ? serial_len(r->serial) : 0;
 	runner__progress(r, "starting module");
 	runner__pause_at_module(r, m); /* PAUSE_AT: the reply waits while paused */
-	return ret(json_integer(1));
+	return perl__ret(json_integer(1));
 }
 
 /* mustmatch: a tag or a list of tags. Fills tags (borrowed from msg). */
@@ -601,7 +601,7 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 			json_decref(o);
 			return NULL;
 		}
-		return ret(o);
+		return perl__ret(o);
 	}
 	{
 		json_t *screen = NULL, *screens = json_array();
@@ -636,7 +636,7 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 			json_object_set(o, "image", json_object_get(screen, "image"));
 		json_object_set_new(o, "stall", json_integer(0));
 	}
-	return ret(o);
+	return perl__ret(o);
 }
 
 static json_t *c_send_key(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -653,7 +653,7 @@ static json_t *c_send_key(struct runner *r, struct perl *p, json_t *msg, char *e
 	if (lcall(r, lc_keys, &c, err, errlen))
 		return NULL;
 	runner__progress(r, "send_key %s", key);
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 static json_t *c_type_string(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -692,7 +692,7 @@ static json_t *c_type_string(struct runner *r, struct perl *p, json_t *msg, char
 		shown[o] = '\0';
 		runner__progress(r, "type_string '%s' (%.2fs)", shown, time_mono() - t0);
 	}
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 /* Appends pattern s as one alternative: quoted (no_regex) or Perl's
@@ -756,7 +756,7 @@ static json_t *c_wait_serial(struct runner *r, struct perl *p, json_t *msg, char
 		json_decref(o);
 		return NULL;
 	}
-	return ret(o);
+	return perl__ret(o);
 }
 
 static json_t *c_read_serial(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -785,7 +785,7 @@ static json_t *c_read_serial(struct runner *r, struct perl *p, json_t *msg, char
 static json_t *c_zero(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
 {
 	(void)r, (void)p, (void)msg, (void)err, (void)errlen;
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 static json_t *c_pause(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -801,7 +801,7 @@ static json_t *c_pause(struct runner *r, struct perl *p, json_t *msg, char *err,
 	else
 		log_info("the test asks to pause (%s): only failures pause a Perl module, going on",
 			 why ? why : "no reason given");
-	return ret(json_integer(1));
+	return perl__ret(json_integer(1));
 }
 
 static json_t *c_last_screenshot(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -814,7 +814,7 @@ static json_t *c_last_screenshot(struct runner *r, struct perl *p, json_t *msg, 
 		add_image(r, p, o, f);
 		frame_unref(f);
 	}
-	return ret(o);
+	return perl__ret(o);
 }
 
 static json_t *c_set_reference(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -825,7 +825,7 @@ static json_t *c_set_reference(struct runner *r, struct perl *p, json_t *msg, ch
 			frame_unref(p->ref);
 		p->ref = screen_current(r);
 	}
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 /* {sim, elapsed, timed_out} as the backend's screen waits answer. */
@@ -840,7 +840,7 @@ static json_t *wait_result(double sim, double t0, int timed_out)
 		json_decref(o);
 		return NULL;
 	}
-	return ret(o);
+	return perl__ret(o);
 }
 
 static json_t *c_wait_screen_change(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -901,7 +901,7 @@ static json_t *c_snapshot(struct runner *r, const char *what, json_t *msg, char 
 		return NULL;
 	}
 	runner__progress(r, "%s %s", what, name);
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 static json_t *c_save_snapshot(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
@@ -949,7 +949,7 @@ static json_t *c_write_image(struct runner *r, struct perl *p, json_t *msg, char
 		snprintf(err, errlen, "vigil_write_image '%s': %s", name, err_str(rc));
 		return NULL;
 	}
-	return ret(json_integer(1));
+	return perl__ret(json_integer(1));
 }
 
 /* backend_save_storage_drives {disk, filename}: one disk (testapi.pm
@@ -969,7 +969,7 @@ static json_t *c_save_storage_drives(struct runner *r, struct perl *p, json_t *m
 		snprintf(err, errlen, "save_storage_drives: %s", why);
 		return NULL;
 	}
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 /* backend_switch_network {network_enabled, network_link_name}: fatal
@@ -988,7 +988,7 @@ static json_t *c_switch_network(struct runner *r, struct perl *p, json_t *msg, c
 		snprintf(err, errlen, "switch_network: %s", why);
 		return NULL;
 	}
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 #define NEEDS_VM 1

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "runner/core/console.h"
 #include "runner/perl/perl.h"
+#include "runner/perl/perl_int.h"
 #include "runner/core/job.h"
 #include "runner/lua/testapi.h"
 #include "util/err.h"
@@ -20,20 +21,6 @@
 #include "vm/qmp.h"
 #include "vm/vnc.h"
 #include "util/banned.h" /* last: after every system header */
-
-/* {"ret": v} (v NULL: null); NULL when it cannot be made (perl_answer
- * then ends the job incomplete). */
-static json_t *ret(json_t *v)
-{
-	json_t *o = json_object();
-	int rc = 0;
-
-	if (results_set(&rc, o, "ret", v ? v : json_null())) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
 
 static const char *str(json_t *msg, const char *key)
 {
@@ -110,7 +97,7 @@ static json_t *b_add_console(struct runner *r, json_t *msg, char *err, size_t er
 {
 	(void)err, (void)errlen;
 	perl_backend_add_console(r, json_object_get(msg, "console"));
-	return ret(json_integer(1));
+	return perl__ret(json_integer(1));
 }
 
 static json_t *b_select_console(struct runner *r, json_t *msg, char *err, size_t errlen)
@@ -127,7 +114,7 @@ static json_t *b_select_console(struct runner *r, json_t *msg, char *err, size_t
 	} else {
 		json_object_set_new(o, "activated", json_integer(act));
 	}
-	return ret(o);
+	return perl__ret(o);
 }
 
 static json_t *b_reset_console(struct runner *r, json_t *msg, char *err, size_t errlen)
@@ -138,7 +125,7 @@ static json_t *b_reset_console(struct runner *r, json_t *msg, char *err, size_t 
 		snprintf(err, errlen, "reset_console: console '%s' does not exist", name);
 		return NULL;
 	}
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 static json_t *b_reset_consoles(struct runner *r, json_t *msg, char *err, size_t errlen)
@@ -146,13 +133,13 @@ static json_t *b_reset_consoles(struct runner *r, json_t *msg, char *err, size_t
 	(void)msg, (void)err, (void)errlen;
 	console_reset_all(&r->consoles);
 	runner__progress(r, "reset_consoles");
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 static json_t *b_is_serial_terminal(struct runner *r, json_t *msg, char *err, size_t errlen)
 {
 	(void)msg, (void)err, (void)errlen;
-	return ret(json_pack("{s:i}", "yesorno", console_is_serial(console_current(&r->consoles))));
+	return perl__ret(json_pack("{s:i}", "yesorno", console_is_serial(console_current(&r->consoles))));
 }
 
 /* backend::console_proxy's call: {result} (a list when wantarray), or
@@ -166,7 +153,7 @@ static json_t *b_proxy(struct runner *r, json_t *msg, char *err, size_t errlen)
 	if (testapi_console_call(r, str(msg, "console"), str(msg, "function"), json_is_array(args) ? args : NULL, &res,
 				 why, sizeof(why))) {
 		json_object_set_new(o, "exception", json_string(why));
-		return ret(o);
+		return perl__ret(o);
 	}
 	if (json_is_true(json_object_get(msg, "wantarray")) || json_integer_value(json_object_get(msg, "wantarray"))) {
 		json_t *list = json_array();
@@ -174,7 +161,7 @@ static json_t *b_proxy(struct runner *r, json_t *msg, char *err, size_t errlen)
 		res = list;
 	}
 	json_object_set_new(o, "result", res);
-	return ret(o);
+	return perl__ret(o);
 }
 
 static json_t *b_mouse_button(struct runner *r, json_t *msg, char *err, size_t errlen)
@@ -196,13 +183,13 @@ static json_t *b_mouse_button(struct runner *r, json_t *msg, char *err, size_t e
 	}
 	if (!down)
 		runner__progress(r, "mouse_button %s at %d,%d", b, r->mouse_x, r->mouse_y);
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 static json_t *b_last_mouse(struct runner *r, json_t *msg, char *err, size_t errlen)
 {
 	(void)msg, (void)err, (void)errlen;
-	return ret(json_pack("{s:i,s:i}", "x", r->mouse_x, "y", r->mouse_y));
+	return perl__ret(json_pack("{s:i,s:i}", "x", r->mouse_x, "y", r->mouse_y));
 }
 
 static json_t *b_is_shutdown(struct runner *r, json_t *msg, char *err, size_t errlen)
@@ -214,9 +201,9 @@ static json_t *b_is_shutdown(struct runner *r, json_t *msg, char *err, size_t er
 	rc = r->qmp ? qmp_query_status(r->qmp, status, sizeof(status), qerr, sizeof(qerr)) : ERR_CLOSED;
 	if ((rc == 0 && !strcmp(status, "shutdown")) || (rc && r->expect_exit)) {
 		r->expect_exit = 1; /* QEMU going away now is no fault */
-		return ret(json_integer(1));
+		return perl__ret(json_integer(1));
 	}
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 /* testapi's set_var(..., reload_needles => 1) and save_vars: Perl saved
@@ -234,7 +221,7 @@ static json_t *b_reload_needles(struct runner *r, json_t *msg, char *err, size_t
 		return NULL;
 	}
 	runner__progress(r, "reload_needles");
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 /* Developer mode (PAUSE_ON_SCREEN_MISMATCH) for the Perl side of a check:
@@ -249,7 +236,7 @@ static int is_check(json_t *msg)
 static json_t *b_pause_configured(struct runner *r, json_t *msg, char *err, size_t errlen)
 {
 	(void)err, (void)errlen;
-	return ret(json_integer(runner__pauses_on_timeout(r, !is_check(msg))));
+	return perl__ret(json_integer(runner__pauses_on_timeout(r, !is_check(msg))));
 }
 
 /* Held while paused; 1 makes testapi check the screen again (retry). */
@@ -263,7 +250,7 @@ static json_t *b_report_timeout(struct runner *r, json_t *msg, char *err, size_t
 	json_array_foreach(tags, i, t)
 		if (json_is_string(t) && off < sizeof(text))
 			off += (size_t)snprintf(text + off, sizeof(text) - off, "%s%s", i ? "', '" : "", json_string_value(t));
-	return ret(json_integer(runner__pause_on_timeout(r, text, !is_check(msg))));
+	return perl__ret(json_integer(runner__pause_on_timeout(r, text, !is_check(msg))));
 }
 
 /* --- sound (testapi_sound.c's primitives) ---------------------------- */
@@ -278,7 +265,7 @@ static json_t *b_start_audio(struct runner *r, json_t *msg, char *err, size_t er
 		snprintf(err, errlen, "start_audiocapture: %s", why);
 		return NULL;
 	}
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 static json_t *b_stop_audio(struct runner *r, json_t *msg, char *err, size_t errlen)
@@ -290,7 +277,7 @@ static json_t *b_stop_audio(struct runner *r, json_t *msg, char *err, size_t err
 		snprintf(err, errlen, "stop_audiocapture: %s", why);
 		return NULL;
 	}
-	return ret(json_integer(0));
+	return perl__ret(json_integer(0));
 }
 
 /* basetest's verify_sound_image: the PNG testapi made with snd2png (vigil's,
@@ -336,7 +323,7 @@ static json_t *b_verify_image(struct runner *r, json_t *msg, char *err, size_t e
 				 r->check_why);
 	}
 	json_decref(match);
-	return ret(o);
+	return perl__ret(o);
 }
 
 #define NEEDS_VM 1
@@ -393,7 +380,7 @@ json_t *perl_backend_answer(struct runner *r, const char *cmd, json_t *msg, int 
 		if (call_lua(r, c->lua_fn, c->keys, msg, err, errlen))
 			return NULL;
 		/* backend::qemu's mouse_hide answers {absolute} */
-		return ret(!strcmp(cmd, "backend_mouse_hide") ? json_pack("{s:i}", "absolute", 1) : json_integer(0));
+		return perl__ret(!strcmp(cmd, "backend_mouse_hide") ? json_pack("{s:i}", "absolute", 1) : json_integer(0));
 	}
 	return NULL;
 }

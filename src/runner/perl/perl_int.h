@@ -47,6 +47,10 @@ struct perl {
 	struct frame *ref;    /* backend_set_reference_screenshot's frame, or NULL */
 };
 
+/* {"ret": v} (v NULL: null), the answer of most commands of perl.c and
+ * perl_backend.c; NULL when it cannot be made (perl_answer then ends the
+ * job incomplete: an answer with a part missing would decide the test). */
+json_t *perl__ret(json_t *v);
 /* The frames named to Perl, let go. */
 void perl__frames_release(struct perl *p);
 /* Says the result of the module that ended (p->ended), if one did. */
