@@ -540,13 +540,11 @@ static int write_results(struct runner *r, enum job_result res, int needs_review
 				 r->nmodules, runner__elapsed(r));
 }
 
-enum job_result runner_run(struct runner *r)
+/* The job's settings from its variables, the consoles, the Lua state with
+ * the test API, the screenshot writer and the command server. 0, or -1
+ * with the job ended (runner__abort). */
+static int job_setup(struct runner *r)
 {
-	enum job_result res = JOB_INCOMPLETE;
-	char err[1024] = "";
-	int needs_review = 0, testdebug = 0, rc;
-	size_t i, first;
-
 	r->start = time_mono();
 	r->steps.t0 = r->start;
 	r->steps.testresults = r->testresults;
@@ -566,13 +564,13 @@ enum job_result runner_run(struct runner *r)
 	r->console = CONSOLE_VGA;
 	if (console_set_init(&r->consoles)) {
 		runner__abort(r, JOB_INCOMPLETE, "out of memory");
-		goto out;
+		return -1;
 	}
 
 	r->L = luaL_newstate();
 	if (!r->L) {
 		runner__abort(r, JOB_INCOMPLETE, "cannot create the Lua state");
-		goto out;
+		return -1;
 	}
 	luaL_openlibs(r->L);
 	r->shots = shots_new(r->testresults);
@@ -580,59 +578,43 @@ enum job_result runner_run(struct runner *r)
 	testapi_register(r, r->L);
 	if (luaL_loadbuffer(r->L, run_hooks, sizeof(run_hooks) - 1, "=module hooks") != LUA_OK) {
 		runner__abort(r, JOB_INCOMPLETE, "internal: %s", lua_tostring(r->L, -1));
-		goto out;
+		return -1;
 	}
 	lua_setfield(r->L, LUA_REGISTRYINDEX, RUN_HOOKS_KEY);
 	(void)cmdsrv_job_start(r); /* logged; the job runs without it */
-	if (perl_is_distri(r->distri_dir)) {
-		/* os-autoinst's test process runs the schedule and the modules;
-		 * vigil answers it (runner/perl.c). */
-		r->perl = 1;
-		rc = runner__load_needles(r, r->distri_dir, err, sizeof(err));
-		if (rc) {
-			runner__abort(r, JOB_INCOMPLETE, "%s", err);
-			goto out;
-		}
-		perl_run(r);
-		goto out;
-	}
-	rc = load_schedule(r, err, sizeof(err));
-	if (!rc)
-		rc = runner__load_needles(r, r->distri_dir, err, sizeof(err));
-	if (rc) {
-		runner__abort(r, JOB_INCOMPLETE, "%s", err);
-		goto out;
-	}
-	/* Load every module first: a syntax error is reported before the VM starts. */
-	for (i = 0; i < r->nmodules; i++) {
-		rc = load_module(r, &r->modules[i], err, sizeof(err));
-		if (rc) {
-			runner__abort(r, JOB_INCOMPLETE, "%s", err);
-			goto out;
-		}
-		lua_pop(r->L, 1);
-	}
+	return 0;
+}
+
+/* Where the schedule starts (*first): --resume-from's module from its
+ * milestone's snapshot, else SKIPTO's, else the first; then the VM. 0, or
+ * -1 with the job ended (runner__abort). */
+static int job_start_vm(struct runner *r, size_t *first)
+{
+	char err[1024] = "";
+	size_t i;
+	int rc;
+
 	r->last_milestone = -1;
 	r->sound_module = -1;
-	first = 0;
+	*first = 0;
 	if (r->resume_from) {
 		char name[300];
-		for (first = 0; first < r->nmodules; first++)
-			if (!strcmp(r->modules[first].name, r->resume_from))
+		for (*first = 0; *first < r->nmodules; (*first)++)
+			if (!strcmp(r->modules[*first].name, r->resume_from))
 				break;
-		if (first == r->nmodules) {
+		if (*first == r->nmodules) {
 			runner__abort(r, JOB_INCOMPLETE, "--resume-from: no module '%s' in the schedule", r->resume_from);
-			goto out;
+			return -1;
 		}
-		for (i = first; i > 0; i--)
+		for (i = *first; i > 0; i--)
 			if (r->modules[i - 1].flags & MODULE_FLAG_MILESTONE)
 				break;
 		if (i == 0) {
 			runner__abort(r, JOB_INCOMPLETE, "--resume-from %s: no milestone module before it", r->resume_from);
-			goto out;
+			return -1;
 		}
 		r->last_milestone = (long)i - 1;
-		for (i = 0; i < first; i++)
+		for (i = 0; i < *first; i++)
 			r->modules[i].result = MODULE_SKIP;
 		milestone_name(&r->modules[r->last_milestone], name, sizeof(name));
 		rc = machine_start(r, name, err, sizeof(err));
@@ -644,14 +626,14 @@ enum job_result runner_run(struct runner *r)
 		 * --resume-from for snapshots). */
 		const char *skipto = vars_get(&r->vars, "SKIPTO");
 		if (skipto && *skipto) {
-			for (first = 0; first < r->nmodules; first++)
-				if (module_listed(skipto, r->modules[first].script + strlen("tests/")))
+			for (*first = 0; *first < r->nmodules; (*first)++)
+				if (module_listed(skipto, r->modules[*first].script + strlen("tests/")))
 					break;
-			if (first == r->nmodules) {
+			if (*first == r->nmodules) {
 				runner__abort(r, JOB_INCOMPLETE, "SKIPTO: no module '%s' in the schedule", skipto);
-				goto out;
+				return -1;
 			}
-			for (i = 0; i < first; i++)
+			for (i = 0; i < *first; i++)
 				r->modules[i].result = MODULE_SKIP;
 		}
 		rc = machine_start(r, NULL, err, sizeof(err));
@@ -659,47 +641,48 @@ enum job_result runner_run(struct runner *r)
 	if (rc) {
 		runner__vm_dead(r);
 		runner__abort(r, JOB_INCOMPLETE, "cannot start the VM: %s", err);
-		goto out;
+		return -1;
 	}
-	/* TESTDEBUG: every good module leaves a snapshot, the first failure ends the job. */
-	testdebug = vars_get_bool(&r->vars, "TESTDEBUG", 0);
-	for (r->cur = first; r->cur < r->nmodules && !r->abort; r->cur++) {
-		struct module *m = &r->modules[r->cur];
-		char name[300];
-		if (load_module(r, m, err, sizeof(err))) {
-			runner__abort(r, JOB_INCOMPLETE, "%s", err);
-			break;
+	return 0;
+}
+
+/* After module m ran (not fatally): back to the last milestone when it
+ * failed or always rolls back, else a snapshot when it is a milestone (or
+ * with TESTDEBUG), as os-autoinst. */
+static void after_module(struct runner *r, struct module *m, int testdebug)
+{
+	char name[300], err[1024] = "";
+
+	if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) && r->last_milestone >= 0 &&
+	    (m->flags & MODULE_FLAG_ALWAYS_ROLLBACK) && !(m->flags & MODULE_FLAG_NO_ROLLBACK) &&
+	    r->cur + 1 < r->nmodules) {
+		rollback(r, "always_rollback, ");
+	} else if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) &&
+		   ((m->flags & MODULE_FLAG_MILESTONE) || (testdebug && r->cur + 1 < r->nmodules))) {
+		double t0 = time_mono();
+		milestone_name(m, name, sizeof(name));
+		if (machine_snapshot(r, "savevm", name, err, sizeof(err)) == 0) {
+			r->last_milestone = (long)r->cur;
+			runner__progress(r, "saved snapshot %s (%.2fs)", name, time_mono() - t0);
+		} else {
+			runner__progress(r, "could not save snapshot %s: %s", name, err);
 		}
-		runner__pause_at_module(r, m);
-		run_module(r, m);
-		if (r->abort)
-			break;
-		if (m->result == MODULE_FAIL && ((m->flags & MODULE_FLAG_FATAL) || testdebug)) {
-			runner__progress(r, "%s: stopping", testdebug ? "module failed with TESTDEBUG set" : "fatal module failed");
-			r->cur++;
-			break;
-		}
-		if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) && r->last_milestone >= 0 &&
-		    (m->flags & MODULE_FLAG_ALWAYS_ROLLBACK) && !(m->flags & MODULE_FLAG_NO_ROLLBACK) &&
-		    r->cur + 1 < r->nmodules) {
-			rollback(r, "always_rollback, ");
-		} else if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) &&
-			   ((m->flags & MODULE_FLAG_MILESTONE) || (testdebug && r->cur + 1 < r->nmodules))) {
-			double t0 = time_mono();
-			milestone_name(m, name, sizeof(name));
-			if (machine_snapshot(r, "savevm", name, err, sizeof(err)) == 0) {
-				r->last_milestone = (long)r->cur;
-				runner__progress(r, "saved snapshot %s (%.2fs)", name, time_mono() - t0);
-			} else {
-				runner__progress(r, "could not save snapshot %s: %s", name, err);
-			}
-		} else if (m->result == MODULE_FAIL && r->last_milestone >= 0 && r->cur + 1 < r->nmodules &&
-			   !(m->flags & MODULE_FLAG_NO_ROLLBACK)) {
-			/* The next module starts from the last good state, as os-autoinst does. */
-			rollback(r, "");
-		}
+	} else if (m->result == MODULE_FAIL && r->last_milestone >= 0 && r->cur + 1 < r->nmodules &&
+		   !(m->flags & MODULE_FLAG_NO_ROLLBACK)) {
+		/* The next module starts from the last good state, as os-autoinst does. */
+		rollback(r, "");
 	}
-out:
+}
+
+/* The job's end: the modules not run skipped, the machine taken down,
+ * the result decided (out of memory makes it incomplete) and the results
+ * files and vars.json written. Returns the job result. */
+static enum job_result job_end(struct runner *r)
+{
+	enum job_result res = JOB_INCOMPLETE;
+	int needs_review = 0, rc;
+	size_t i;
+
 	for (i = r->cur; i < r->nmodules; i++)
 		if (r->modules[i].result == MODULE_NONE)
 			r->modules[i].result = MODULE_SKIP;
@@ -741,6 +724,68 @@ out:
 	if (!r->perl)
 		save_vars(r);
 	return res;
+}
+
+enum job_result runner_run(struct runner *r)
+{
+	char err[1024] = "";
+	int testdebug, rc;
+	size_t i, first = 0;
+
+	if (job_setup(r))
+		goto out;
+	if (perl_is_distri(r->distri_dir)) {
+		/* os-autoinst's test process runs the schedule and the modules;
+		 * vigil answers it (runner/perl.c). */
+		r->perl = 1;
+		rc = runner__load_needles(r, r->distri_dir, err, sizeof(err));
+		if (rc) {
+			runner__abort(r, JOB_INCOMPLETE, "%s", err);
+			goto out;
+		}
+		perl_run(r);
+		goto out;
+	}
+	rc = load_schedule(r, err, sizeof(err));
+	if (!rc)
+		rc = runner__load_needles(r, r->distri_dir, err, sizeof(err));
+	if (rc) {
+		runner__abort(r, JOB_INCOMPLETE, "%s", err);
+		goto out;
+	}
+	/* Load every module first: a syntax error is reported before the VM starts. */
+	for (i = 0; i < r->nmodules; i++) {
+		rc = load_module(r, &r->modules[i], err, sizeof(err));
+		if (rc) {
+			runner__abort(r, JOB_INCOMPLETE, "%s", err);
+			goto out;
+		}
+		lua_pop(r->L, 1);
+	}
+	if (job_start_vm(r, &first))
+		goto out;
+	/* TESTDEBUG: every good module leaves a snapshot, the first failure ends the job. */
+	testdebug = vars_get_bool(&r->vars, "TESTDEBUG", 0);
+	for (r->cur = first; r->cur < r->nmodules && !r->abort; r->cur++) {
+		struct module *m = &r->modules[r->cur];
+
+		if (load_module(r, m, err, sizeof(err))) {
+			runner__abort(r, JOB_INCOMPLETE, "%s", err);
+			break;
+		}
+		runner__pause_at_module(r, m);
+		run_module(r, m);
+		if (r->abort)
+			break;
+		if (m->result == MODULE_FAIL && ((m->flags & MODULE_FLAG_FATAL) || testdebug)) {
+			runner__progress(r, "%s: stopping", testdebug ? "module failed with TESTDEBUG set" : "fatal module failed");
+			r->cur++;
+			break;
+		}
+		after_module(r, m, testdebug);
+	}
+out:
+	return job_end(r);
 }
 
 void runner_interrupt(struct runner *r, int sig)
