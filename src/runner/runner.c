@@ -736,7 +736,7 @@ enum job_result runner_run(struct runner *r)
 		goto out;
 	if (perl_is_distri(r->distri_dir)) {
 		/* os-autoinst's test process runs the schedule and the modules;
-		 * vigil answers it (runner/perl.c). */
+		 * vigil answers it (runner/perl/perl.c). */
 		r->perl = 1;
 		rc = runner__load_needles(r, r->distri_dir, err, sizeof(err));
 		if (rc) {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_perl.c - runner/perl.c without a VM or perl: Perl's regex strings
+/* test_perl.c - runner/perl/perl.c without a VM or perl: Perl's regex strings
  * made PCRE2's, and perl_cmds[] answering the anchor transcript's
  * VM-less commands (tests/perl-spike/transcript-anchor-grub.txt) in the
  * shapes the spike recorded, with a vigil_error for the rest. */

@@ -136,15 +136,15 @@ struct runner {
 	char unknown_tags[256];   /* screen.c: the unknown tags said last (said once in a row) */
 	int unknown_offered;      /* screen.c: --interactive offered them a needle already */
 	/* Issue 15: a Perl distribution (main.pm) run through os-autoinst's
-	 * test process (runner/perl.c). */
+	 * test process (runner/perl/perl.c). */
 	int perl;                 /* the job runs Perl modules: Perl writes their results */
 	struct frame *check_frame; /* screen.c: the frame the last check ended on (referenced), or NULL */
 	json_t *check_cands;      /* screen.c: the last failed check's candidates (candidate objects), or NULL */
 	int check_keep_fails;     /* perl.c: keep the failed screens os-autoinst keeps during a check */
 	struct screen_fail *check_fails; /* screen.c: those screens, in time order (screen_fails_clear) */
 	size_t check_nfails;
-	struct cmdsrv *cmdsrv;    /* the command server (runner/cmdsrv.c) with NICTYPE=user, or NULL */
-	/* Issue 15's consoles (runner/console.c): the table both test APIs
+	struct cmdsrv *cmdsrv;    /* the command server (runner/srv/cmdsrv.c) with NICTYPE=user, or NULL */
+	/* Issue 15's consoles (runner/core/console.c): the table both test APIs
 	 * select from; r->console is the selected one's kind. */
 	struct console_set consoles;
 	struct serial *virtio;    /* VIRTIO_CONSOLE's virtconsole (virtio_console.log), or NULL */

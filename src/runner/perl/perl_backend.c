@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* perl_backend.c - the Perl test process's backend_* commands for
  * consoles, mouse, held keys, power and the machine (docs/perl.md): the
- * console table in runner/console.c, and the Lua test API's own functions
+ * console table in runner/core/console.c, and the Lua test API's own functions
  * called on the runner's Lua state, so both languages share one code path.
  * perl.c owns the process and the rest of the command table. */
 #define LOG_MODULE "perl"

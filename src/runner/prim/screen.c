@@ -285,7 +285,7 @@ static void save_needle(struct runner *r, const struct needle *n, bool png)
 		log_warn("could not copy needle '%s' to the results: %s", n->name, err_str(rc));
 }
 
-/* The frame a check ended on, for runner/perl.c's reply (it shows the
+/* The frame a check ended on, for runner/perl/perl.c's reply (it shows the
  * frame and names it; the Perl side records the step). */
 static void keep_frame(struct runner *r, const struct frame *f)
 {

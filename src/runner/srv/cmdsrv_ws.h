@@ -2,10 +2,10 @@
 /* cmdsrv_ws.h - the command server's developer-mode WebSocket (GET
  * /<JOBTOKEN>/ws), as os-autoinst's commands.pm serves it to openQA's
  * livehandler: JSON commands in (set_pause_at_test, resume_test_execution,
- * status, ...), handed to the runner's developer mode (runner/devmode.c);
+ * status, ...), handed to the runner's developer mode (runner/srv/devmode.c);
  * its answers and every change of its state (pauses, resumes, the current
  * module) broadcast to all clients in os-autoinst's messages. Framing is
- * net/ws.c's; each client has its own thread. Internal to runner/cmdsrv.c. */
+ * net/ws.c's; each client has its own thread. Internal to runner/srv/cmdsrv.c. */
 #ifndef VIGIL_RUNNER_CMDSRV_WS_H
 #define VIGIL_RUNNER_CMDSRV_WS_H
 
