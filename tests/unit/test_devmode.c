@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "runner/devmode.h"
-#include "server/developer.h"
+#include "server/store/developer.h"
 #include "util/err.h"
 #include "worker/dev_relay.h"
 
