@@ -1,5 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
+# run-all: long 90
 # test_worker_files.sh - a job that leaves 5,000 screenshots (more than
 # the 4,096 files the worker once kept track of) through `vigil serve` and
 # `vigil worker`: each is uploaded exactly once, counted in the server's
