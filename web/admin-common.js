@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // admin-common.js - what the admin pages share: the admin navigation, the
 // signed-in session (session.js, loaded on demand: no module or no user
-// means signed out, and write controls stay hidden), times and sizes as
-// people read them, client-side sortable tables and the error line.
-import { h, ago } from './dom.js';
+// means signed out, and write controls stay hidden), sorting and
+// filtering the tables the server wrote, a sortable table made here (job
+// groups) and the error line.
+import { h } from './dom.js';
 import { setCsrf } from './api.js';
 
 // The admin pages in openQA's menu order: [path, label].
@@ -57,26 +58,6 @@ export function useSession(s) {
 
 export function isAdmin(s) {
 	return !!(s && s.user && s.user.role === 'admin');
-}
-
-// "2026-12-04T10:34:24" (UTC) as "5 min ago", the exact time as a tooltip.
-export function when(iso) {
-	if (!iso) return h('span', { class: 'muted' }, 'never');
-	return h('time', { datetime: iso + 'Z', title: iso.replace('T', ' ') + ' UTC' }, ago(iso));
-}
-
-// Bytes as people read them: "512 B", "1.4 KiB", "3.2 GiB".
-export function humanSize(n) {
-	if (n === null || n === undefined || n === '') return '';
-	n = Number(n);
-	if (!Number.isFinite(n) || n < 0) return '';
-	const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-	let i = 0;
-	while (n >= 1024 && i < units.length - 1) {
-		n /= 1024;
-		i++;
-	}
-	return i === 0 ? `${n} B` : `${n < 10 ? n.toFixed(1) : Math.round(n)} ${units[i]}`;
 }
 
 // Behaviour for a table the server wrote (docs/web.md, "Pages built
@@ -197,15 +178,4 @@ export function sortableTable(columns, rows, opts = {}) {
 		fill();
 	};
 	return wrap;
-}
-
-// A text filter over rows: calls onChange with the rows whose text (from
-// text(row)) contains what was typed, case-insensitive.
-export function filterBox(label, rows, text, onChange) {
-	const input = h('input', { type: 'search', class: 'adm-filter', placeholder: label, 'aria-label': label,
-		oninput: () => {
-			const q = input.value.trim().toLowerCase();
-			onChange(q ? rows.filter(r => text(r).toLowerCase().includes(q)) : rows);
-		} });
-	return input;
 }

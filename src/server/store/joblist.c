@@ -566,6 +566,7 @@ int joblist_page_json(struct db *db, const struct joblist_filter *f, const struc
 		}
 		if (rc)
 			break;
+		jbuild_set(&b, j, "modules", json_array()); /* as the list's text has it */
 		jbuild_append(&b, jobs, j);
 	}
 	free(ids);

@@ -65,8 +65,9 @@ int joblist_page_ids(struct db *db, const struct joblist_filter *f, const struct
  * 0, or as joblist_page_ids, ERR_NOMEM, ERR_TOO_BIG. */
 int joblist_page_text(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, struct buf *out);
 /* The same page as a jansson object (for the pages, which write HTML of
- * it): {"jobs": [jobs_to_json hashes in list order, a job deleted
- * meanwhile left out], "next": id|null, "prev": id|null} into *out (new).
+ * it): {"jobs": [jobs_to_json hashes with empty "modules", as the text
+ * has them, in list order, a job deleted meanwhile left out], "next":
+ * id|null, "prev": id|null} into *out (new).
  * 0, or as joblist_page_ids, ERR_NOMEM, a db error. */
 int joblist_page_json(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, json_t **out);
 
