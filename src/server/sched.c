@@ -358,6 +358,18 @@ static int joins_host(struct db *db, int64_t worker_id, const int64_t *ids, size
 	return 0;
 }
 
+/* Appends the ids the prepared st reads to cand[*count..SCHED_SCAN_LIMIT)
+ * and finalizes it. 0 or a db error (rc: db_prepare's). */
+static int candidates(int rc, struct db_stmt *st, int64_t *cand, size_t *count)
+{
+	if (rc)
+		return rc;
+	while ((rc = db_step(st)) == 1 && *count < SCHED_SCAN_LIMIT)
+		cand[(*count)++] = db_col_int(st, 0);
+	db_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
 int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 {
 	struct db_stmt *st = NULL;
@@ -397,25 +409,32 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 		if ((rc = rerun_release_due(db, (int64_t)time(NULL), &released)))
 			goto out;
 	}
-	/* A job directly chained after a job of a worker still alive goes only
-	 * to that worker, and before anything else (openQA's sequence on one
-	 * worker); then the lowest priority number less the cluster bonus. */
-	rc = db_prepare(db, &st, "SELECT id FROM jobs WHERE state = 'scheduled' AND blocked_by_id IS NULL"
-			" AND (resume_worker_id IS NULL OR resume_worker_id = ?)"
-			" AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.parent_job_id"
-			" JOIN workers pw ON pw.id = p.assigned_worker_id WHERE d.child_job_id = jobs.id"
-			" AND d.dependency = ? AND pw.id <> ? AND pw.t_seen_s >= ?)"
-			" ORDER BY EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.parent_job_id"
-			" WHERE d.child_job_id = jobs.id AND d.dependency = ? AND p.assigned_worker_id = ?) DESC,"
-			" priority - sched_bonus, id LIMIT ?", "iiiiiii", worker_id, (int64_t)DEPS_DIRECTLY_CHAINED,
-			worker_id, (int64_t)time(NULL) - WORKERS_DEFAULT_TIMEOUT_S, (int64_t)DEPS_DIRECTLY_CHAINED,
-			worker_id, (int64_t)SCHED_SCAN_LIMIT);
+	/* A job directly chained after a job this worker ran goes to it before
+	 * anything else (openQA's sequence on one worker): read from this
+	 * worker's own jobs, not from every scheduled one. */
+	rc = db_prepare(db, &st, "SELECT c.id FROM jobs p CROSS JOIN job_dependencies d CROSS JOIN jobs c"
+			" WHERE p.assigned_worker_id = ? AND d.parent_job_id = p.id AND d.dependency = ?"
+			" AND c.id = d.child_job_id AND c.state = 'scheduled' AND c.blocked_by_id IS NULL"
+			" AND (c.resume_worker_id IS NULL OR c.resume_worker_id = ?)"
+			" ORDER BY c.priority - c.sched_bonus, c.id LIMIT ?", "iiii", worker_id,
+			(int64_t)DEPS_DIRECTLY_CHAINED, worker_id, (int64_t)SCHED_SCAN_LIMIT);
+	rc = candidates(rc, st, cand, &count);
+	/* Then the lowest priority number less the cluster bonus, read in the
+	 * order of the index jobs_sched (migration 20): only as far as the
+	 * scan goes. A job directly chained after a job of another worker
+	 * still alive is that worker's. */
+	if (rc == 0 && count < SCHED_SCAN_LIMIT) {
+		rc = db_prepare(db, &st, "SELECT id FROM jobs WHERE state = 'scheduled' AND blocked_by_id IS NULL"
+				" AND (resume_worker_id IS NULL OR resume_worker_id = ?)"
+				" AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.parent_job_id"
+				" JOIN workers pw ON pw.id = p.assigned_worker_id WHERE d.child_job_id = jobs.id"
+				" AND d.dependency = ? AND pw.id <> ? AND pw.t_seen_s >= ?)"
+				" ORDER BY priority - sched_bonus, id LIMIT ?", "iiiii", worker_id,
+				(int64_t)DEPS_DIRECTLY_CHAINED, worker_id,
+				(int64_t)time(NULL) - WORKERS_DEFAULT_TIMEOUT_S, (int64_t)(SCHED_SCAN_LIMIT - count));
+		rc = candidates(rc, st, cand, &count);
+	}
 	if (rc)
-		goto out;
-	while ((rc = db_step(st)) == 1 && count < SCHED_SCAN_LIMIT)
-		cand[count++] = db_col_int(st, 0);
-	db_finalize(st);
-	if (rc < 0)
 		goto out;
 	rc = ERR_NOT_FOUND;
 	for (i = 0; i < count; i++) {
