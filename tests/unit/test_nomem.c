@@ -10,11 +10,13 @@
  * groups' YAML, a product scheduled, a job group's build results and the
  * dashboard's, a failed job's investigation, the cleanup's plan, a
  * rejudge), which must answer whole or 503, never 200 with a part
- * missing, and store nothing when they answer 503. */
+ * missing, and store nothing when they answer 503; the scheduler's pick
+ * (a job's classes all read, or ERR_NOMEM and nothing assigned). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "unit.h"
 #include "alloc_fail.h"
@@ -25,7 +27,10 @@
 #include "server/auth.h"
 #include "server/db.h"
 #include "server/server.h"
+#include "server/jobs.h"
 #include "server/jt_yaml.h"
+#include "server/sched.h"
+#include "server/workers.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -761,4 +766,42 @@ TEST(nomem_server_reports_answer_whole_or_503)
 	CHECK(every_n("POST /api/v1/jobs/#/rejudge", rejudge_call) > 1);
 	db_free(h_db);
 	free(path);
+}
+
+/* The scheduler: job s_big needs classes q and big, s_q (a lower
+ * priority) q only; worker s_w offers q. A pick gets s_q, or ERR_NOMEM
+ * with nothing assigned, never s_big (as it would with big lost). */
+static struct db *s_db;
+static int64_t s_big, s_q, s_w;
+
+static int sched_call(void)
+{
+	int64_t got = 0, assigned = -1;
+	int rc = sched_pick(s_db, s_w, &got);
+
+	CHECK_INT(db_query_int(s_db, &assigned, "SELECT COUNT(*) FROM jobs WHERE state = 'assigned'", ""), 0);
+	if (rc == 0 && (got != s_q || assigned != 1))
+		rc = ERR_INVALID;
+	if (rc == ERR_NOMEM && assigned != 0)
+		rc = ERR_INVALID; /* a part of a pick stored */
+	CHECK(db_exec(s_db, "UPDATE jobs SET state = 'scheduled', assigned_worker_id = NULL", "") >= 0);
+	CHECK(db_exec(s_db, "UPDATE workers SET job_id = NULL", "") >= 0);
+	return rc;
+}
+
+TEST(nomem_sched_pick_whole_or_nomem)
+{
+	json_t *big = json_pack("{s:s,s:s}", "TEST", "big", "WORKER_CLASS", "q");
+	json_t *q = json_pack("{s:s,s:s}", "TEST", "small", "WORKER_CLASS", "q");
+
+	log_set_stderr_level(LOG_ERR);
+	s_db = unit_db();
+	CHECK_INT(jobs_insert(s_db, big, 10, 0, 0, &s_big), 0);
+	CHECK_INT(jobs_insert(s_db, q, 50, 0, 0, &s_q), 0);
+	CHECK(db_exec(s_db, "INSERT INTO job_settings (job_id, key, value) VALUES (?, 'WORKER_CLASS', 'big')", "i",
+		      s_big) == 1);
+	CHECK_INT(workers_register(s_db, "h", 1, "q", (int64_t)time(NULL), &s_w), 0);
+	CHECK(every_n("sched_pick", sched_call) > 1);
+	json_decref(big);
+	json_decref(q);
 }
