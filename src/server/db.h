@@ -65,6 +65,15 @@ int64_t db_last_id(struct db *db);
  * into buf. For tests and benchmarks that check a query is bounded; the
  * text is the dialect's own. 0 or ERR_IO. */
 int db_plan(struct db *db, const char *sql, char *buf, size_t len);
+/* What SQLite did for the statements that ended on db since the last
+ * call (sqlite3_stmt_status, summed at db_finalize): sorts without an
+ * index, steps of full table scans, virtual machine steps. Zeros on
+ * PostgreSQL. For tests that count the work of a request, which must not
+ * grow with the rows it does not need (test_server_sched). */
+struct db_work {
+	int64_t sorts, scan_steps, vm_steps;
+};
+void db_work_take(struct db *db, struct db_work *out);
 /* The last error text of the connection (after db_rollback: the error
  * that led to it, not the rollback's). Borrowed. */
 const char *db_errmsg(struct db *db);
