@@ -13,7 +13,7 @@ export class ApiError extends Error {
 let csrf = null;
 
 // The answers the server put into the page with its first view (data
-// islands, src/server/web_ssr.h), by URL: each is taken once, by the
+// islands, src/server/pages/web_ssr.h), by URL: each is taken once, by the
 // first get() of the same path and parameters, instead of asking again.
 const islands = new Map();
 for (const el of document.querySelectorAll('script[type="application/json"][data-url]')) {

@@ -45,7 +45,7 @@ export async function route() {
 }
 
 // Marks the page as rendered by its script (<html data-rendered>): the
-// server's first view (src/server/web_ssr.h) shows the same data before,
+// server's first view (src/server/pages/web_ssr.h) shows the same data before,
 // without the controls; tests wait for this mark before they act.
 function rendered() {
 	document.documentElement.dataset.rendered = '';

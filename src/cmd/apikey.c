@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cmd/cmd.h"
-#include "server/auth.h"
-#include "server/db.h"
+#include "server/store/auth.h"
+#include "server/db/db.h"
 #include "server/server.h"
 #include "util/err.h"
 #include "util/banned.h" /* last: after every system header */

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "cmd/cmd.h"
-#include "server/db.h"
-#include "server/db_tools.h"
+#include "server/db/db.h"
+#include "server/db/db_tools.h"
 #include "util/banned.h" /* last: after every system header */
 
 static const char db_usage[] =

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include "cmd/cmd.h"
 #include "cmd/cmd_conf.h"
-#include "server/events.h"
+#include "server/events/events.h"
 #include "server/server.h"
 #include "util/err.h"
 #include "util/log.h"

@@ -15,11 +15,11 @@
 #include <termios.h>
 #include <unistd.h>
 #include "cmd/cmd.h"
-#include "server/audit.h"
-#include "server/auth.h"
-#include "server/db.h"
+#include "server/store/audit.h"
+#include "server/store/auth.h"
+#include "server/db/db.h"
 #include "server/server.h"
-#include "server/users.h"
+#include "server/store/users.h"
 #include "util/err.h"
 #include "util/banned.h" /* last: after every system header */
 

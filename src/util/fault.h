@@ -5,7 +5,7 @@
  * '*' crossing '/') fail with ENOSPC once this process has written N bytes
  * to such files in all (a write that crosses N is cut short there). The util
  * file helpers, the server's upload spooling and the database (a SQLite VFS
- * over the default one, server/db.c) go through it; unset, it costs one
+ * over the default one, server/db/db.c) go through it; unset, it costs one
  * check per write. */
 #ifndef VIGIL_UTIL_FAULT_H
 #define VIGIL_UTIL_FAULT_H

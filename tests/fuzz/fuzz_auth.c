@@ -3,7 +3,7 @@
  * signed target as auth_verify checks them: the input is
  * "SECRET\0TARGET\0MICROTIME\0HASH". */
 #include "fuzz.h"
-#include "server/auth.h"
+#include "server/store/auth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -3,7 +3,7 @@
  * reference found, URLs turned into references, force_result labels. */
 #include <jansson.h>
 #include "fuzz.h"
-#include "server/bugref.h"
+#include "server/store/bugref.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <time.h>
 #include "fuzz.h"
-#include "server/auth.h"
-#include "server/db.h"
-#include "server/login.h"
+#include "server/store/auth.h"
+#include "server/db/db.h"
+#include "server/http/login.h"
 #include "server/server.h"
-#include "server/users.h"
+#include "server/store/users.h"
 #include "util/log.h"
 
 /* "secret", 1,000 rounds: the fewest users_password_verify takes */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* fuzz_needle_edit.c - the needle editor's save (server/needle_edit.c) as
+/* fuzz_needle_edit.c - the needle editor's save (server/store/needle_edit.c) as
  * a browser's POST /tests/<id>/modules/<m>/steps/<n> brings it:
  * "SUBDIR\0NAME\0DRAFT\0FLAGS\0MESSAGE", DRAFT the editor's JSON; the name
  * check, the draft's normalisation against a 200x100 screenshot, then the
@@ -10,7 +10,7 @@
 #include <jansson.h>
 #include "fuzz.h"
 #include "image/image.h"
-#include "server/needle_edit.h"
+#include "server/store/needle_edit.h"
 #include "util/file.h"
 #include "util/log.h"
 #include "util/path.h"

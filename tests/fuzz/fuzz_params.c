@@ -5,8 +5,8 @@
  * expanded (jobs_settings_expand, with its bounds). */
 #include <jansson.h>
 #include "fuzz.h"
-#include "server/api.h"
-#include "server/jobs.h"
+#include "server/http/api.h"
+#include "server/store/jobs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

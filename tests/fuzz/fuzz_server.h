@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include "fuzz.h"
 #include "net/http.h"
-#include "server/api.h"
-#include "server/auth.h"
-#include "server/db.h"
+#include "server/http/api.h"
+#include "server/store/auth.h"
+#include "server/db/db.h"
 #include "server/server.h"
 #include "util/buf.h"
 #include "util/log.h"

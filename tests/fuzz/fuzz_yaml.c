@@ -3,7 +3,7 @@
  * jt_yaml_parse reads it, and what jt_yaml_dump writes back from it, which
  * must parse again to the same number of templates. */
 #include "fuzz.h"
-#include "server/jt_yaml.h"
+#include "server/store/jt_yaml.h"
 #include "util/buf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -15,7 +15,7 @@
 #endif
 #include "unit.h"
 #include "registry.h"
-#include "server/db.h"
+#include "server/db/db.h"
 #include "util/path.h"
 
 static char tmpdir[256];

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include "unit.h"
 #include "net/hmac.h"
-#include "server/auth.h"
-#include "server/db.h"
+#include "server/store/auth.h"
+#include "server/db/db.h"
 #include "util/err.h"
 #include "util/time.h"
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "server/bugref.h"
+#include "server/store/bugref.h"
 
 static char *refs(const char *text)
 {

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "unit.h"
-#include "runner/devmode.h"
-#include "server/developer.h"
+#include "runner/srv/devmode.h"
+#include "server/store/developer.h"
 #include "util/err.h"
 #include "worker/dev_relay.h"
 

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "server/db.h"
-#include "server/events.h"
-#include "server/events_int.h"
+#include "server/db/db.h"
+#include "server/events/events.h"
+#include "server/events/events_int.h"
 #include "util/conf.h"
 #include "util/err.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "unit.h"
-#include "server/db.h"
+#include "server/db/db.h"
 #include "util/buf.h"
 #include "util/fault.h"
 #include "util/file.h"

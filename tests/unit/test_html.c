@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* test_html.c - the server's HTML writer (server/html.h): every value
+/* test_html.c - the server's HTML writer (server/pages/html.h): every value
  * escaped, links only same-site or http(s), query parameters encoded as
  * URLSearchParams does, data islands that nothing in the data can end. */
 #include <string.h>
 #include "unit.h"
-#include "server/html.h"
+#include "server/pages/html.h"
 
 TEST(html_text_escapes_markup)
 {

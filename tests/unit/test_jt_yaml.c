@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "server/jt_yaml.h"
+#include "server/store/jt_yaml.h"
 #include "util/err.h"
 
 static const char doc[] =

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_locks.c - the lock API's rules without HTTP (server/locks.c): job
+/* test_locks.c - the lock API's rules without HTTP (server/store/locks.c): job
  * tokens only for jobs that have not ended; mutexes found among the job's
  * and its parents' (or a named job's), locked by one job at a time,
  * 410 once the named owner has ended; barriers released when their count
@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "server/db.h"
-#include "server/deps.h"
-#include "server/jobs.h"
-#include "server/locks.h"
+#include "server/db/db.h"
+#include "server/store/deps.h"
+#include "server/store/jobs.h"
+#include "server/store/locks.h"
 #include "util/err.h"
 
 static int64_t lock_job(struct db *db, const char *test)

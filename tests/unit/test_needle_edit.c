@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "image/image.h"
-#include "server/distri.h"
-#include "server/needle_edit.h"
+#include "server/store/distri.h"
+#include "server/store/needle_edit.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"

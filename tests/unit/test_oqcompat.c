@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* test_oqcompat.c - what openQA's worker sends, stored the vigil way
- * (server/oqcompat.c, server/workers.c): a status with test_order and step
+ * (server/oqcompat/oqcompat.c, server/store/workers.c): a status with test_order and step
  * details becomes job modules (the script kept as its path) and
  * result-<module>.json (screenshots by name); md5-named screenshots make
  * known_images and are linked under a later step's new name. */
@@ -10,12 +10,12 @@
 #include <string.h>
 #include "unit.h"
 #include "net/storable.h"
-#include "server/artefacts.h"
-#include "server/db.h"
-#include "server/jobs.h"
-#include "server/oqcompat.h"
-#include "server/sched.h"
-#include "server/workers.h"
+#include "server/store/artefacts.h"
+#include "server/db/db.h"
+#include "server/store/jobs.h"
+#include "server/oqcompat/oqcompat.h"
+#include "server/sched/sched.h"
+#include "server/store/workers.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "unit.h"
-#include "server/db.h"
-#include "server/rejudge.h"
+#include "server/db/db.h"
+#include "server/store/rejudge.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/path.h"

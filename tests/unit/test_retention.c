@@ -13,8 +13,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "unit.h"
-#include "server/db.h"
-#include "server/retention.h"
+#include "server/db/db.h"
+#include "server/store/retention.h"
 #include "worker/asset_cache.h"
 #include "util/err.h"
 #include "util/file.h"

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "unit.h"
-#include "server/artefacts.h"
-#include "server/assets.h"
-#include "server/db.h"
-#include "server/jobs.h"
-#include "server/needles.h"
+#include "server/store/artefacts.h"
+#include "server/store/assets.h"
+#include "server/db/db.h"
+#include "server/store/jobs.h"
+#include "server/store/needles.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/path.h"

@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "unit.h"
-#include "server/db.h"
-#include "server/watch.h"
-#include "server/resp_cache.h"
+#include "server/db/db.h"
+#include "server/api/watch.h"
+#include "server/http/resp_cache.h"
 #include "util/err.h"
 
 static struct db *open_db(const char *path)

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "server/builds.h"
-#include "server/db.h"
-#include "server/joblist.h"
-#include "server/jobs.h"
+#include "server/store/builds.h"
+#include "server/db/db.h"
+#include "server/store/joblist.h"
+#include "server/store/jobs.h"
 #include "util/err.h"
 
 #define NJOBS 240

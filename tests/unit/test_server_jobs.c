@@ -4,11 +4,11 @@
  * isos expansion (products x templates x machines) on a fresh database. */
 #include <stdlib.h>
 #include "unit.h"
-#include "server/api.h"
-#include "server/db.h"
-#include "server/isos.h"
-#include "server/deps.h"
-#include "server/jobs.h"
+#include "server/http/api.h"
+#include "server/db/db.h"
+#include "server/store/isos.h"
+#include "server/store/deps.h"
+#include "server/store/jobs.h"
 #include "util/err.h"
 #include "util/str.h"
 

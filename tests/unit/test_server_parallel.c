@@ -11,13 +11,13 @@
 #include <string.h>
 #include <time.h>
 #include "unit.h"
-#include "server/db.h"
-#include "server/deps.h"
-#include "server/isos.h"
-#include "server/jobs.h"
-#include "server/rerun.h"
-#include "server/sched.h"
-#include "server/workers.h"
+#include "server/db/db.h"
+#include "server/store/deps.h"
+#include "server/store/isos.h"
+#include "server/store/jobs.h"
+#include "server/store/rerun.h"
+#include "server/sched/sched.h"
+#include "server/store/workers.h"
 #include "util/err.h"
 
 static int64_t add_job(struct db *db, const char *test, const char *cls)

@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include "unit.h"
-#include "server/pool.h"
+#include "server/http/pool.h"
 #include "util/err.h"
 
 struct gate {

@@ -3,7 +3,7 @@
  * one byte range as a browser sends to seek a video, suffix and open
  * ranges, unsatisfiable ranges, and what is answered whole. */
 #include <stdint.h>
-#include "server/api.h"
+#include "server/http/api.h"
 #include "unit.h"
 
 TEST(server_range_parse)

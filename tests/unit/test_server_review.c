@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "server/comments.h"
-#include "server/db.h"
-#include "server/investigate.h"
-#include "server/jobs.h"
-#include "server/review.h"
+#include "server/store/comments.h"
+#include "server/db/db.h"
+#include "server/store/investigate.h"
+#include "server/store/jobs.h"
+#include "server/store/review.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/git.h"

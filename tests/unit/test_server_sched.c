@@ -14,11 +14,11 @@
 #include <string.h>
 #include <time.h>
 #include "unit.h"
-#include "server/db.h"
-#include "server/deps.h"
-#include "server/jobs.h"
-#include "server/sched.h"
-#include "server/workers.h"
+#include "server/db/db.h"
+#include "server/store/deps.h"
+#include "server/store/jobs.h"
+#include "server/sched/sched.h"
+#include "server/store/workers.h"
 #include "util/err.h"
 
 /* A job of class cls at prio; one_host sets PARALLEL_ONE_HOST_ONLY=1. */

@@ -5,13 +5,13 @@
  * (comments.c), with the codes and texts the handlers answer. */
 #include <stdlib.h>
 #include "unit.h"
-#include "server/comments.h"
-#include "server/db.h"
-#include "server/groups.h"
-#include "server/jobs.h"
-#include "server/tables.h"
-#include "server/templates.h"
-#include "server/users.h"
+#include "server/store/comments.h"
+#include "server/db/db.h"
+#include "server/store/groups.h"
+#include "server/store/jobs.h"
+#include "server/store/tables.h"
+#include "server/store/templates.h"
+#include "server/store/users.h"
 #include "util/err.h"
 
 TEST(server_tables_write_list_delete)

@@ -17,8 +17,8 @@
 #include <unistd.h>
 #include "unit.h"
 #include "net/http.h"
-#include "server/auth.h"
-#include "server/db.h"
+#include "server/store/auth.h"
+#include "server/db/db.h"
 #include "server/server.h"
 #include "util/file.h"
 #include "util/path.h"

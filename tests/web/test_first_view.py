@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# test_first_view.py - the server's first view of a page (src/server/web_ssr.h):
+# test_first_view.py - the server's first view of a page (src/server/pages/web_ssr.h):
 # the page's main data is in the HTML the server sends, before any script
 # runs; it holds no markup from the data (injected names show as text);
 # the API answers it was made from travel along as data islands, and the
