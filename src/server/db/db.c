@@ -430,6 +430,13 @@ int db_commit(struct db *db)
 	return exec_plain(db, "COMMIT");
 }
 
+int db_commit_unflushed(struct db *db)
+{
+	if (db->pg)
+		return db__pg_exec_plain(db->pg, "SET LOCAL synchronous_commit = off; COMMIT");
+	return exec_plain(db, "COMMIT");
+}
+
 void db_rollback(struct db *db)
 {
 	if (db->pg) {

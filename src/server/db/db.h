@@ -92,6 +92,14 @@ void db_clear_error(struct db *db);
 int db_begin(struct db *db);
 int db_begin_serial(struct db *db);
 int db_commit(struct db *db);
+/* db_commit without waiting for the disk on PostgreSQL (synchronous_commit
+ * off for this transaction; SQLite's WAL commits so anyway): what it wrote
+ * is durable once a later durable commit of any connection flushes the
+ * log, at the latest after wal_writer_delay; a crash before loses it. For
+ * a short change made under the serial lock whose caller answers only
+ * after a durable commit of its own (the work poll: the job token), so
+ * that the lock is not held across a disk flush. */
+int db_commit_unflushed(struct db *db);
 void db_rollback(struct db *db);
 /* In a db_begin transaction: lock the row of table (a fixed name, never
  * input) with this id until the end of the transaction (PostgreSQL's

@@ -333,7 +333,7 @@ static int assign_one(struct db *db, int64_t job_id, int64_t worker_id)
 	/* Reserved for a cluster (by another server) since this poll looked:
 	 * nothing else; the next poll hands that job. */
 	rc = db_query_int(db, &held, "SELECT COUNT(*) FROM jobs j JOIN workers w ON w.id = j.assigned_worker_id"
-			  " WHERE w.id = ? AND j.state = 'assigned' AND w.job_id IS NULL", "i", worker_id);
+			  " WHERE j.assigned_worker_id = ? AND j.state = 'assigned' AND w.job_id IS NULL", "i", worker_id);
 	if (rc || held) {
 		db_rollback(db);
 		return rc ? rc : 2;
@@ -342,7 +342,9 @@ static int assign_one(struct db *db, int64_t job_id, int64_t worker_id)
 		db_rollback(db);
 		return rc; /* 0: no longer scheduled */
 	}
-	if (db_commit(db)) {
+	/* Not flushed under the serial lock: the poll's answer waits for the
+	 * job token's durable commit, which flushes this one (db.h). */
+	if (db_commit_unflushed(db)) {
 		db_rollback(db);
 		return ERR_IO;
 	}
@@ -463,7 +465,7 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 		return ERR_NOMEM;
 	/* A job reserved for this worker with its parallel cluster comes first. */
 	rc = db_query_int(db, &reserved, "SELECT j.id FROM jobs j JOIN workers w ON w.id = j.assigned_worker_id"
-			  " WHERE w.id = ? AND j.state = 'assigned' AND w.job_id IS NULL ORDER BY j.id LIMIT 1",
+			  " WHERE j.assigned_worker_id = ? AND j.state = 'assigned' AND w.job_id IS NULL ORDER BY j.id LIMIT 1",
 			  "i", worker_id);
 	if (rc == 0) {
 		rc = db_exec(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", reserved, worker_id);
