@@ -7,7 +7,7 @@
  * authenticate, dispatch with their own database connection and response
  * cache, build the response and resume the connection; the I/O thread then
  * sends it. Writers run one at a time (the pool's writer token), readers
- * alongside. Long polls are parked suspended, off the handler threads; the
+ * alongside (and on PostgreSQL the work polls: work_poll). Long polls are parked suspended, off the handler threads; the
  * housekeeping thread resumes them each second, ends the jobs of lost
  * workers and looks after the live view's event streams (livestream.c:
  * read by the I/O thread, suspended while nothing is new). Owns the daemon, the threads and the database connections; the
