@@ -10,8 +10,10 @@
 # workers polling at once, timed until every worker holds a job, on SQLite
 # and on PostgreSQL (bench/db.py's throwaway cluster, the data moved by
 # `vigil db copy`); then the same with 10 worker classes (worker i offers
-# class i % 10; job i needs class i % 10 at a priority from 10 to 89 mixed
-# across ids). BENCH_API_SCALE_ONLY=1 runs the scheduler rows alone.
+# class i % 10; job i needs class i % 10, each ten jobs in a row one
+# priority from 10 to 89, mixed across ids, so every priority has every
+# class: with a class per priority, workers starve behind SCHED_SCAN_LIMIT,
+# see docs/database.md). BENCH_API_SCALE_ONLY=1 runs the scheduler rows alone.
 # The reference side: the anchor's bench.sh when OPENQA=1 (it installs
 # openQA and PostgreSQL, ~10 min), else the figures it recorded in its
 # RESULTS.md on this kind of machine (said so in the output).
@@ -221,7 +223,7 @@ def scale(vigil, anchor, work, dbkind='sqlite', classes=1):
            f'FROM job_settings, {ks} WHERE job_id <= {base}']
     if classes > 1:
         sql += [f"UPDATE job_settings SET value = 'qemu_x86_64_c' || (job_id % {classes}) WHERE key = 'WORKER_CLASS'",
-                'UPDATE jobs SET priority = 10 + (id * 37) % 80']
+                f'UPDATE jobs SET priority = 10 + ((id / {classes}) * 37) % 80']
     njobs_sql = "SELECT COUNT(*) FROM jobs WHERE state = 'scheduled'"
     res = {'db': dbkind, 'classes': classes, 'workers': SCALE_WORKERS}
     pg = None
@@ -259,8 +261,13 @@ def scale(vigil, anchor, work, dbkind='sqlite', classes=1):
             res['rest'] = procsample(anchor, os.path.join(work, f'{name}-rest.json'), srv.proc.pid)
             t, j = api(srv, k, s, 'GET', 'jobs?limit=500')
             res['jobs500_one_request_s'] = t
+            # CPU seconds of the server (and of PostgreSQL) over the hand-out: on a
+            # loaded machine the wall time follows the load, the CPU much less.
+            pids = [srv.proc.pid] + (dbbench.pg_backends(pg[1]) if pg else [])
+            cpu0 = dbbench.cpu_s(pids)
             res['assign_all_s'], res['workers_with_job'], res['distinct_jobs'] = \
                 asyncio.run(workers_grab(srv, k, s, SCALE_WORKERS, classes))
+            res['server_cpu_s'] = round(dbbench.cpu_s(pids) - cpu0, 2)
             q = "SELECT COUNT(*) FROM jobs WHERE state = 'assigned'"
             if pg:
                 res['jobs_assigned_in_db'] = int(psql(q))

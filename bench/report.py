@@ -78,7 +78,8 @@ def scale_rows(api, row):
         row(f"scheduler ({db}): {s['jobs_scheduled']} scheduled jobs, {s['workers']} workers polling at once{cls}",
             f"every worker got a distinct job in {'?' if t is None else f'{t:.2f}'} s "
             f"({s['distinct_jobs']}/{s['workers']}; {s['jobs_assigned_in_db']} assigned in the database, "
-            f"{s.get('workers_abandoned', '?')} workers abandoned)", '<= 1 s, all assigned',
+            f"{s.get('workers_abandoned', '?')} workers abandoned; server CPU {s.get('server_cpu_s', '?')} s)",
+            '<= 1 s, all assigned',
             t is not None and t <= 1 and s['distinct_jobs'] == s['workers'] == s['jobs_assigned_in_db']
             and not s.get('workers_abandoned'))
 
