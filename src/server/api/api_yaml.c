@@ -110,20 +110,25 @@ static void schedules_all(struct api_req *req, struct api_resp *out)
 	buf_init(&b, 64u << 20);
 	json_object_foreach(all, name, v) {
 		const char *p = json_string_value(v), *c;
-		bool bad = buf_printf(&b, "'") != 0;
+		int brc = buf_printf(&b, "'");
 		/* name itself must stay untouched: json_object_foreach steps on from it. */
-		for (c = name; !bad && *c; c++)
-			bad = *c == '\'' ? buf_puts(&b, "''") != 0 : buf_append(&b, c, 1) != 0;
-		bad = bad || buf_puts(&b, "': |-\n");
-		while (!bad && *p) {
+		for (c = name; !brc && *c; c++)
+			brc = *c == '\'' ? buf_puts(&b, "''") : buf_append(&b, c, 1);
+		if (!brc)
+			brc = buf_puts(&b, "': |-\n");
+		while (!brc && *p) {
 			size_t n = strcspn(p, "\n");
-			bad = buf_puts(&b, "  ") || buf_append(&b, p, n) || buf_puts(&b, "\n");
+			if (!(brc = buf_puts(&b, "  ")) && !(brc = buf_append(&b, p, n)))
+				brc = buf_puts(&b, "\n");
 			p += n + (p[n] == '\n');
 		}
-		if (bad) {
+		if (brc) {
 			buf_release(&b);
 			json_decref(all);
-			api_error(out, 500, "the job groups' templates are too large");
+			if (brc == ERR_NOMEM)
+				api_nomem(out);
+			else
+				api_error(out, 500, "the job groups' templates are too large");
 			return;
 		}
 	}
@@ -223,7 +228,7 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 	long preview = 0, expand = 0;
 	int64_t group = req->id;
 	int rc = 0, status = 400;
-	bool applied, had_yaml;
+	bool applied, had_yaml, answered = false;
 
 	jt_list_init(&l);
 	if (req->json) {
@@ -244,7 +249,10 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 	if (json_array_size(errors))
 		goto out;
 	if ((rc = jt_yaml_parse(tmpl, strlen(tmpl), &l, err, sizeof(err)))) {
-		add_error(&ab, errors, "%s", rc == ERR_NOMEM ? "out of memory" : err);
+		if (rc == ERR_NOMEM)
+			jbuild_take(&ab, NULL, "template"); /* 503, not a 400 for a document that may be right */
+		else
+			add_error(&ab, errors, "%s", err);
 		goto out;
 	}
 	if (!group && groups_by_name(req->db, name, &group)) {
@@ -283,36 +291,44 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 			jbuild_take(&ab, NULL, "result"); /* expand=1 answered without it */
 		buf_release(&b);
 	}
-	/* The diff is made before anything is stored: when memory does not
-	 * allow it, the answer is 503 and the templates stay as they were. */
-	if (current && strcmp(current, tmpl) && !(diff = text_diff(current, tmpl))) {
+	/* The whole answer is made before anything is stored (the diff and
+	 * every member it may carry; what does not apply is taken out after,
+	 * which allocates nothing): when memory does not allow it, the answer
+	 * is 503 and the templates stay as they were. */
+	if (current && strcmp(current, tmpl) && !(diff = text_diff(current, tmpl)))
 		jbuild_take(&ab, NULL, "changes");
+	else if (diff)
+		jbuild_set(&ab, resp, "changes", json_string(diff));
+	jbuild_set_ref(&ab, resp, "ids", ids);
+	if (preview)
+		jbuild_set(&ab, resp, "preview", json_integer(1));
+	if (jbuild_failed(&ab))
 		goto out;
-	}
 	rc = templates_replace(req->db, group, &l, tmpl, preview, ids, errors, &applied, &had_yaml);
 	if (rc == ERR_NOMEM)
 		jbuild_take(&ab, NULL, "templates"); /* nothing changed: 503 */
-	if (applied) {
-		jbuild_set_ref(&ab, resp, "ids", ids);
-		if (had_yaml && diff)
-			jbuild_set(&ab, resp, "changes", json_string(diff));
-	}
+	if (!applied || !had_yaml)
+		json_object_del(resp, "changes");
+	if (!applied)
+		json_object_del(resp, "ids");
 	if (rc) {
+		json_object_del(resp, "preview");
 		status = rc < 0 ? 500 : 400;
 		goto out;
 	}
-	if (preview)
-		jbuild_set(&ab, resp, "preview", json_integer(1));
 	api_json_built(&ab, out, resp);
 	resp = NULL;
+	answered = true;
 out:
-	if (resp && jbuild_failed(&ab)) {
+	if (answered) {
+		/* api_json_built answered */
+	} else if (!resp || jbuild_failed(&ab)) { /* the answer itself could not be made */
 		json_decref(resp);
 		api_nomem(out);
-	} else if (resp && json_object_set(resp, "error", errors)) {
+	} else if (json_object_set(resp, "error", errors)) {
 		json_decref(resp);
 		api_nomem(out); /* an error answer without its errors */
-	} else if (resp) {
+	} else {
 		json_decref(out->json);
 		out->json = resp;
 		out->status = status;
