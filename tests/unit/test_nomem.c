@@ -935,6 +935,8 @@ static long yaml_replace_every_n(void)
 		if (!fired) {
 			if (out.status != 200)
 				FAIL("POST /api/v1/job_templates_scheduling/1: no allocation failed, yet %d", out.status);
+			if (getenv("VIGIL_ALLOC_FAIL_TRACE"))
+				fprintf(stderr, "POST /api/v1/job_templates_scheduling/#: %ld runs\n", n);
 			free(want);
 			return n;
 		}
@@ -973,6 +975,8 @@ static long isos_missing_every_n(void)
 		if (!fired) {
 			if (out.status != 400)
 				FAIL("POST /api/v1/isos without DISTRI: no allocation failed, yet %d", out.status);
+			if (getenv("VIGIL_ALLOC_FAIL_TRACE"))
+				fprintf(stderr, "POST /api/v1/isos without DISTRI: %ld runs\n", n);
 			return n;
 		}
 	}
@@ -1082,6 +1086,8 @@ TEST(nomem_review_carry_over)
 		if (!fired) {
 			if (rc)
 				FAIL("review_carry_over: no allocation failed, yet %d", rc);
+			if (getenv("VIGIL_ALLOC_FAIL_TRACE"))
+				fprintf(stderr, "review_carry_over: %ld runs\n", n);
 			break;
 		}
 	}
