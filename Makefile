@@ -46,8 +46,8 @@ LIB_SRC := $(filter-out src/main.c,$(SRC))
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(BUILD)/gen/web.o $(BUILD)/gen/perl.o
 # The web UI's files, put into the binary by scripts/embed-web (server/pages/web.c).
 WEB_FILES := $(shell find web -type f ! -name '.*' 2>/dev/null | sort)
-# The Perl test process's files, put into the binary by scripts/embed-perl (runner/perl.c).
-PERL_FILES := $(shell find src/runner/perl -type f ! -name '.*' 2>/dev/null | sort)
+# The Perl test process's files, put into the binary by scripts/embed-perl (runner/perl/perl.c).
+PERL_FILES := $(shell find src/runner/perl/embed -type f ! -name '.*' 2>/dev/null | sort)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o) $(BUILD)/tests/unit/runner.o $(BUILD)/tests/unit/alloc_fail.o
 # The unit binary's allocators can be made to fail (tests/unit/alloc_fail.c).

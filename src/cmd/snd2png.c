@@ -2,7 +2,7 @@
 /* snd2png.c - `vigil snd2png SOUND PNG`: a recorded sound as the
  * spectrogram image sound needles are matched against, as os-autoinst's
  * snd2png draws it (image/spectrogram.c). The Perl test process finds it
- * as `snd2png` on its PATH (runner/perl.c). */
+ * as `snd2png` on its PATH (runner/perl/perl.c). */
 #include <stdio.h>
 #include <string.h>
 #include "cmd/cmd.h"

@@ -17,15 +17,17 @@
 #include <dirent.h>
 #include <unistd.h>
 #include "image/needle.h"
-#include "runner/cmdsrv.h"
-#include "runner/explore.h"
-#include "runner/devmode.h"
-#include "runner/liveview.h"
-#include "runner/perl.h"
-#include "runner/runner_int.h"
-#include "runner/screen.h"
-#include "runner/shots.h"
-#include "runner/testapi.h"
+#include "runner/core/job.h"
+#include "runner/core/shots.h"
+#include "runner/lua/testapi.h"
+#include "runner/perl/perl.h"
+#include "runner/prim/explore.h"
+#include "runner/prim/liveview.h"
+#include "runner/prim/machine.h"
+#include "runner/prim/screen.h"
+#include "runner/runner.h"
+#include "runner/srv/cmdsrv.h"
+#include "runner/srv/devmode.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -52,110 +54,7 @@ static const char run_hooks[] =
 	"m.run(m)\n"
 	"if m.post_run_hook then m.post_run_hook(m) end\n";
 
-void runner__abort(struct runner *r, enum job_result res, const char *fmt, ...)
-{
-	va_list ap;
-	if (r->abort)
-		return;
-	r->abort = 1;
-	r->abort_result = res;
-	va_start(ap, fmt);
-	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
-	va_end(ap);
-	log_err("%s", r->reason);
-}
 
-int runner__vm_frozen(struct runner *r, double waited, const char *fmt, ...)
-{
-	char what[400];
-	va_list ap;
-
-	if (r->abort || !r->qemu || !qemu_stopped(r->qemu))
-		return r->abort && r->abort_result == JOB_INCOMPLETE;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof(what), fmt, ap);
-	va_end(ap);
-	runner__abort(r, JOB_INCOMPLETE,
-		      "QEMU made no progress: its process (pid %lld) is stopped (state T, e.g. SIGSTOP), so %s "
-		      "after %.0f s",
-		      (long long)qemu_pid(r->qemu), what, waited);
-	return 1;
-}
-
-int runner__results_nomem(struct runner *r, int rc, const char *what)
-{
-	struct module *m = runner__module(r);
-
-	if (rc != ERR_NOMEM && r->steps.err != ERR_NOMEM)
-		return 0;
-	runner__abort(r, JOB_INCOMPLETE, "out of memory: %s%s%s%s", rc == ERR_NOMEM ? what : "a step was lost",
-		      m ? " (module '" : "", m ? m->name : "", m ? "')" : "");
-	return 1;
-}
-
-int runner__vm_dead(struct runner *r)
-{
-	char why[512];
-
-	if (r->abort && r->abort_result == JOB_INCOMPLETE)
-		return 1;
-	if (r->qemu && !qemu_running(r->qemu)) {
-		if (r->expect_exit)
-			return 1;
-		qemu_exit_reason(r->qemu, why, sizeof(why));
-		runner__abort(r, JOB_INCOMPLETE, "QEMU exited unexpectedly: %s", why);
-		return 1;
-	}
-	if (r->vnc && !vnc_alive(r->vnc)) {
-		vnc_error(r->vnc, why, sizeof(why));
-		/* QEMU may be exiting right now (its sockets close before it is
-		 * reaped): prefer its reason. A busy machine may take a while
-		 * between the two, so give it up to 2 s, not one short nap. */
-		for (int i = 0; i < 100 && r->qemu && qemu_running(r->qemu); i++)
-			time_sleep_ms(20);
-		if (r->qemu && !qemu_running(r->qemu))
-			return runner__vm_dead(r);
-		runner__abort(r, JOB_INCOMPLETE, "VNC connection lost: %s", why);
-		return 1;
-	}
-	return 0;
-}
-
-double runner__elapsed(const struct runner *r)
-{
-	return time_mono() - r->start;
-}
-
-double runner__clock(struct runner *r)
-{
-	if (r->qemu)
-		r->starved = qemu_starved(r->qemu);
-	return time_mono() - r->starved;
-}
-
-struct module *runner__module(struct runner *r)
-{
-	return r->cur < r->nmodules ? &r->modules[r->cur] : NULL;
-}
-
-static int step_line(void *ctx);
-
-void runner__progress(struct runner *r, const char *fmt, ...)
-{
-	struct module *m = runner__module(r);
-	char line[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	printf("[%7.2fs] %s: %s\n", runner__elapsed(r), m ? m->name : "-", line);
-	fflush(stdout);
-	log_info("%s: %s", m ? m->name : "-", line);
-	liveview_note(r->liveview, m ? m->name : "", m && m->details ? (int)json_array_size(m->details) : 0,
-		      m && r->steps.m == m ? step_line(r) : 0, line);
-	explore_note(r->explore, m ? m->name : "", m && m->details ? (int)json_array_size(m->details) : 0, line);
-}
 
 /* Stops a module that makes no test API call for too long (a busy loop)
  * and any module once MAX_JOB_TIME has passed. */
@@ -382,6 +281,17 @@ static int step_line(void *ctx)
 	return line ? line : m->fail_line;
 }
 
+/* r->hooks.progress: each progress line on the live view and, with
+ * --explore, in its frames' notes. */
+static void progress_note(struct runner *r, const char *line)
+{
+	struct module *m = runner__module(r);
+	int ndetails = m && m->details ? (int)json_array_size(m->details) : 0;
+
+	liveview_note(r->liveview, m ? m->name : "", ndetails, m && r->steps.m == m ? step_line(r) : 0, line);
+	explore_note(r->explore, m ? m->name : "", ndetails, line);
+}
+
 /* The message handler of a module's run: keeps the message, and notes
  * where in the module's file the error came from while the stack is
  * still there. */
@@ -491,7 +401,7 @@ static void run_module(struct runner *r, struct module *m)
 		if (!r->abort) {
 			char why[600];
 			snprintf(why, sizeof(why), "test died: %s", said);
-			(void)devmode_on_failure(r, why);
+			(void)runner__pause_on_failure(r, why);
 		}
 		if (!r->abort) {
 			lua_getfield(L, -2, "post_fail_hook");
@@ -554,225 +464,7 @@ static int load_schedule(struct runner *r, char *err, size_t errlen)
 	return 0;
 }
 
-static void needle_warning(void *ctx, const char *msg)
-{
-	(void)ctx;
-	log_warn("%s", msg);
-	fprintf(stderr, "warning: %s\n", msg);
-}
 
-static int load_needles(struct runner *r, const char *base, char *err, size_t errlen)
-{
-	const char *nd = vars_get(&r->vars, "NEEDLES_DIR");
-	char *dir;
-	int rc;
-
-	dir = nd ? (nd[0] == '/' ? str_dup(nd) : path_join(base, nd)) : path_join(base, "needles");
-	r->needles = calloc(1, sizeof(*r->needles));
-	if (!dir || !r->needles) {
-		free(dir);
-		return ERR_NOMEM;
-	}
-	if (!file_is_dir(dir)) {
-		log_warn("needles directory '%s' does not exist: screen checks can only fail", dir);
-		rc = needle_set_load(r->needles, dir, needle_warning, r);
-		free(dir);
-		return 0;
-	}
-	rc = needle_set_load(r->needles, dir, needle_warning, r);
-	if (rc)
-		snprintf(err, errlen, "needles '%s': %s", dir, err_str(rc));
-	else
-		log_info("loaded %zu needles from %s", needle_set_count(r->needles), dir);
-	free(dir);
-	return rc;
-}
-
-int runner__reload_needles(struct runner *r, const char *base)
-{
-	struct needle_set *old = r->needles;
-	char err[1024] = "";
-	int rc;
-
-	r->needles = NULL;
-	rc = load_needles(r, base ? base : r->distri_dir, err, sizeof(err));
-	if (rc) {
-		log_err("reloading the needles: %s", err);
-		if (r->needles) {
-			needle_set_release(r->needles);
-			free(r->needles);
-		}
-		r->needles = old;
-		return rc;
-	}
-	if (old) {
-		needle_set_release(old);
-		free(old);
-	}
-	return 0;
-}
-
-static int start_vm(struct runner *r, const char *loadvm, char *err, size_t errlen)
-{
-	struct qemu_cmd cmd;
-	const char *accel;
-	char status[32], *line;
-	int rc;
-
-	{
-		char unsup[1024];
-
-		qemu_unsupported_vars(vars_get_cb, &r->vars, unsup, sizeof(unsup));
-		if (unsup[0])
-			log_warn("os-autoinst backend variables that vigil does not support: %s", unsup);
-	}
-	/* Build once to learn the binary, then choose the accelerator for it. */
-	rc = qemu_cmd_build(vars_get_cb, &r->vars, r->workdir, "tcg", &cmd, err, errlen);
-	if (rc)
-		return rc;
-	accel = qemu_accel_select(cmd.argv[0], vars_get_cb, &r->vars, NULL);
-	if (strcmp(accel, "tcg")) {
-		qemu_cmd_release(&cmd);
-		rc = qemu_cmd_build(vars_get_cb, &r->vars, r->workdir, accel, &cmd, err, errlen);
-		if (rc)
-			return rc;
-	}
-	if (loadvm && (qemu_cmd_append(&cmd, "-loadvm") || qemu_cmd_append(&cmd, loadvm))) {
-		rc = ERR_NOMEM;
-		goto out;
-	}
-	line = qemu_cmd_string(&cmd);
-	log_info("starting QEMU: %s", line ? line : cmd.argv[0]);
-	free(line);
-	/* Resuming keeps the disks that hold the snapshot. */
-	rc = loadvm ? 0 : qemu_prepare_disks(&cmd, err, errlen);
-	if (!rc)
-		rc = qemu_start(&cmd, &r->qemu, err, errlen);
-	if (rc)
-		goto out;
-	r->steps.t0 = time_mono();
-	rc = qmp_connect(cmd.qmp_path, 10000, &r->qmp, err, errlen);
-	if (rc)
-		goto out;
-	{
-		char *log_path = path_join(r->out_dir, "serial0.txt");
-		rc = log_path ? serial_open(cmd.serial_path, log_path, 10000, &r->serial, err, errlen)
-			      : ERR_NOMEM;
-		free(log_path);
-	}
-	if (!rc && cmd.virtio_path) {
-		char *log_path = path_join(r->out_dir, "virtio_console.log");
-		rc = log_path ? serial_open(cmd.virtio_path, log_path, 10000, &r->virtio, err, errlen) : ERR_NOMEM;
-		free(log_path);
-	}
-	if (rc)
-		goto out;
-	rc = vnc_connect(cmd.vnc_path, r->xres, r->yres, 10000, &r->vnc, err, errlen);
-	if (rc)
-		goto out;
-	if (liveview_start(r->vnc, r->out_dir, &r->liveview))
-		log_warn("no live view frames: cannot start their thread");
-	if (r->explore_on) {
-		char *edir = path_join(r->out_dir, "explore");
-		int erc = edir ? explore_start(r->vnc, edir, r->steps.t0, &r->explore) : ERR_NOMEM;
-		if (erc)
-			log_warn("--explore: cannot save frames in '%s': %s", edir ? edir : "explore", err_str(erc));
-		free(edir);
-	}
-	if (!vars_get_bool(&r->vars, "NOVIDEO", 0)) {
-		char *vpath = path_join(r->out_dir, "video.webm"), verr[512];
-		/* The video's time 0 is QEMU's start, as every step's frametime. */
-		if (vpath && video_open(vpath, r->xres, r->yres, r->steps.t0, &r->video, verr, sizeof(verr)) == 0)
-			vnc_add_listener(r->vnc, video_frame_listener, r->video);
-		else
-			log_warn("no video: %s", vpath ? verr : "out of memory");
-		free(vpath);
-	}
-	rc = qmp_command(r->qmp, "cont", NULL, NULL, err, errlen);
-	if (rc)
-		goto out;
-	if (qmp_query_status(r->qmp, status, sizeof(status), err, errlen) == 0)
-		log_info("VM status after cont: %s", status);
-out:
-	qemu_cmd_release(&cmd);
-	return rc;
-}
-
-int runner__start_vm(struct runner *r, char *err, size_t errlen)
-{
-	return start_vm(r, NULL, err, errlen);
-}
-
-static void stop_vm(struct runner *r)
-{
-	liveview_stop(r->liveview);
-	r->liveview = NULL;
-	explore_detach(r->explore);
-	/* A stopped QEMU reads nothing: the capture thread would wait in a
-	 * write to its VNC socket for ever. It goes first (its QMP does not
-	 * answer either), so the socket closes. */
-	if (r->qemu && qemu_stopped(r->qemu)) {
-		log_warn("qemu (pid %lld) is stopped: ending it before its VNC connection", (long long)qemu_pid(r->qemu));
-		qemu_stop(r->qemu, NULL);
-	}
-	/* The capture thread feeds the video: close VNC before the video. */
-	if (r->vnc)
-		vnc_close(r->vnc);
-	r->vnc = NULL;
-	if (r->explore) {
-		long n = explore_stop(r->explore);
-		printf("explore: %ld distinct frames in %s/explore\n", n, r->out_dir);
-		log_info("explore: %ld distinct frames saved", n);
-		r->explore = NULL;
-	}
-	if (r->video) {
-		struct video_stats st;
-		if (video_close_stats(r->video, time_mono(), &st))
-			log_err("video.webm could not be finished");
-		log_info("video: %llu frames (%llu dropped), %.1f s, %llu KiB, encoder CPU %.2f s",
-			 (unsigned long long)st.frames, (unsigned long long)st.dropped, st.duration_s,
-			 (unsigned long long)(st.bytes / 1024), st.cpu_s);
-		r->video = NULL;
-	}
-	if (r->qemu)
-		qemu_stop(r->qemu, r->qmp);
-	if (r->qmp)
-		qmp_close(r->qmp);
-	r->qmp = NULL;
-	if (r->serial)
-		serial_close(r->serial);
-	r->serial = NULL;
-	serial_close(r->virtio);
-	r->virtio = NULL;
-	if (r->qemu) {
-		r->starved = qemu_starved(r->qemu);
-		if (r->starved >= 1)
-			log_info("QEMU waited %.1f s for a CPU (a busy host): the test's timeouts did not count that time",
-				 r->starved);
-		qemu_free(r->qemu);
-	}
-	r->qemu = NULL;
-}
-
-/* savevm / loadvm NAME through the human monitor: QEMU answers with an
- * empty string on success, else the error text. */
-int runner__vm_snapshot(struct runner *r, const char *what, const char *name, char *err, size_t errlen)
-{
-	json_t *args = json_object(), *ret = NULL;
-	char line[300];
-	int rc;
-
-	snprintf(line, sizeof(line), "%s %s", what, name);
-	json_object_set_new(args, "command-line", json_string(line));
-	rc = qmp_command(r->qmp, "human-monitor-command", args, &ret, err, errlen);
-	json_decref(args);
-	if (!rc && json_string_value(ret) && json_string_value(ret)[0]) {
-		snprintf(err, errlen, "%s", json_string_value(ret));
-		rc = ERR_IO;
-	}
-	json_decref(ret);
-	return rc;
-}
 
 static void milestone_name(const struct module *m, char *buf, size_t len)
 {
@@ -786,7 +478,7 @@ static void rollback(struct runner *r, const char *why)
 	double t0 = time_mono();
 
 	milestone_name(&r->modules[r->last_milestone], name, sizeof(name));
-	if (runner__vm_snapshot(r, "loadvm", name, err, sizeof(err)) == 0)
+	if (machine_snapshot(r, "loadvm", name, err, sizeof(err)) == 0)
 		runner__progress(r, "rolled back to snapshot %s (%s%.2fs)", name, why, time_mono() - t0);
 	else
 		runner__progress(r, "could not roll back to snapshot %s: %s", name, err);
@@ -855,17 +547,16 @@ static int write_results(struct runner *r, enum job_result res, int needs_review
 				 r->nmodules, runner__elapsed(r));
 }
 
-enum job_result runner_run(struct runner *r)
+/* The job's settings from its variables, the consoles, the Lua state with
+ * the test API, the screenshot writer and the command server. 0, or -1
+ * with the job ended (runner__abort). */
+static int job_setup(struct runner *r)
 {
-	enum job_result res = JOB_INCOMPLETE;
-	char err[1024] = "";
-	int needs_review = 0, testdebug = 0, rc;
-	size_t i, first;
-
 	r->start = time_mono();
 	r->steps.t0 = r->start;
 	r->steps.testresults = r->testresults;
 	r->steps.line = step_line;
+	r->hooks.progress = progress_note;
 	r->steps.line_ctx = r;
 	r->timeout_scale = vars_get_double(&r->vars, "TIMEOUT_SCALE", 1.0);
 	if (r->timeout_scale <= 0)
@@ -880,13 +571,13 @@ enum job_result runner_run(struct runner *r)
 	r->console = CONSOLE_VGA;
 	if (console_set_init(&r->consoles)) {
 		runner__abort(r, JOB_INCOMPLETE, "out of memory");
-		goto out;
+		return -1;
 	}
 
 	r->L = luaL_newstate();
 	if (!r->L) {
 		runner__abort(r, JOB_INCOMPLETE, "cannot create the Lua state");
-		goto out;
+		return -1;
 	}
 	luaL_openlibs(r->L);
 	r->shots = shots_new(r->testresults);
@@ -894,62 +585,46 @@ enum job_result runner_run(struct runner *r)
 	testapi_register(r, r->L);
 	if (luaL_loadbuffer(r->L, run_hooks, sizeof(run_hooks) - 1, "=module hooks") != LUA_OK) {
 		runner__abort(r, JOB_INCOMPLETE, "internal: %s", lua_tostring(r->L, -1));
-		goto out;
+		return -1;
 	}
 	lua_setfield(r->L, LUA_REGISTRYINDEX, RUN_HOOKS_KEY);
-	(void)testapi_cmdsrv_start(r); /* logged; the job runs without it */
-	if (perl_is_distri(r->distri_dir)) {
-		/* os-autoinst's test process runs the schedule and the modules;
-		 * vigil answers it (runner/perl.c). */
-		r->perl = 1;
-		rc = load_needles(r, r->distri_dir, err, sizeof(err));
-		if (rc) {
-			runner__abort(r, JOB_INCOMPLETE, "%s", err);
-			goto out;
-		}
-		perl_run(r);
-		goto out;
-	}
-	rc = load_schedule(r, err, sizeof(err));
-	if (!rc)
-		rc = load_needles(r, r->distri_dir, err, sizeof(err));
-	if (rc) {
-		runner__abort(r, JOB_INCOMPLETE, "%s", err);
-		goto out;
-	}
-	/* Load every module first: a syntax error is reported before the VM starts. */
-	for (i = 0; i < r->nmodules; i++) {
-		rc = load_module(r, &r->modules[i], err, sizeof(err));
-		if (rc) {
-			runner__abort(r, JOB_INCOMPLETE, "%s", err);
-			goto out;
-		}
-		lua_pop(r->L, 1);
-	}
+	(void)cmdsrv_job_start(r); /* logged; the job runs without it */
+	return 0;
+}
+
+/* Where the schedule starts (*first): --resume-from's module from its
+ * milestone's snapshot, else SKIPTO's, else the first; then the VM. 0, or
+ * -1 with the job ended (runner__abort). */
+static int job_start_vm(struct runner *r, size_t *first)
+{
+	char err[1024] = "";
+	size_t i;
+	int rc;
+
 	r->last_milestone = -1;
 	r->sound_module = -1;
-	first = 0;
+	*first = 0;
 	if (r->resume_from) {
 		char name[300];
-		for (first = 0; first < r->nmodules; first++)
-			if (!strcmp(r->modules[first].name, r->resume_from))
+		for (*first = 0; *first < r->nmodules; (*first)++)
+			if (!strcmp(r->modules[*first].name, r->resume_from))
 				break;
-		if (first == r->nmodules) {
+		if (*first == r->nmodules) {
 			runner__abort(r, JOB_INCOMPLETE, "--resume-from: no module '%s' in the schedule", r->resume_from);
-			goto out;
+			return -1;
 		}
-		for (i = first; i > 0; i--)
+		for (i = *first; i > 0; i--)
 			if (r->modules[i - 1].flags & MODULE_FLAG_MILESTONE)
 				break;
 		if (i == 0) {
 			runner__abort(r, JOB_INCOMPLETE, "--resume-from %s: no milestone module before it", r->resume_from);
-			goto out;
+			return -1;
 		}
 		r->last_milestone = (long)i - 1;
-		for (i = 0; i < first; i++)
+		for (i = 0; i < *first; i++)
 			r->modules[i].result = MODULE_SKIP;
 		milestone_name(&r->modules[r->last_milestone], name, sizeof(name));
-		rc = start_vm(r, name, err, sizeof(err));
+		rc = machine_start(r, name, err, sizeof(err));
 		if (!rc)
 			printf("resumed from snapshot %s in %s\n", name, r->workdir);
 	} else {
@@ -958,67 +633,68 @@ enum job_result runner_run(struct runner *r)
 		 * --resume-from for snapshots). */
 		const char *skipto = vars_get(&r->vars, "SKIPTO");
 		if (skipto && *skipto) {
-			for (first = 0; first < r->nmodules; first++)
-				if (module_listed(skipto, r->modules[first].script + strlen("tests/")))
+			for (*first = 0; *first < r->nmodules; (*first)++)
+				if (module_listed(skipto, r->modules[*first].script + strlen("tests/")))
 					break;
-			if (first == r->nmodules) {
+			if (*first == r->nmodules) {
 				runner__abort(r, JOB_INCOMPLETE, "SKIPTO: no module '%s' in the schedule", skipto);
-				goto out;
+				return -1;
 			}
-			for (i = 0; i < first; i++)
+			for (i = 0; i < *first; i++)
 				r->modules[i].result = MODULE_SKIP;
 		}
-		rc = start_vm(r, NULL, err, sizeof(err));
+		rc = machine_start(r, NULL, err, sizeof(err));
 	}
 	if (rc) {
 		runner__vm_dead(r);
 		runner__abort(r, JOB_INCOMPLETE, "cannot start the VM: %s", err);
-		goto out;
+		return -1;
 	}
-	/* TESTDEBUG: every good module leaves a snapshot, the first failure ends the job. */
-	testdebug = vars_get_bool(&r->vars, "TESTDEBUG", 0);
-	for (r->cur = first; r->cur < r->nmodules && !r->abort; r->cur++) {
-		struct module *m = &r->modules[r->cur];
-		char name[300];
-		if (load_module(r, m, err, sizeof(err))) {
-			runner__abort(r, JOB_INCOMPLETE, "%s", err);
-			break;
+	return 0;
+}
+
+/* After module m ran (not fatally): back to the last milestone when it
+ * failed or always rolls back, else a snapshot when it is a milestone (or
+ * with TESTDEBUG), as os-autoinst. */
+static void after_module(struct runner *r, struct module *m, int testdebug)
+{
+	char name[300], err[1024] = "";
+
+	if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) && r->last_milestone >= 0 &&
+	    (m->flags & MODULE_FLAG_ALWAYS_ROLLBACK) && !(m->flags & MODULE_FLAG_NO_ROLLBACK) &&
+	    r->cur + 1 < r->nmodules) {
+		rollback(r, "always_rollback, ");
+	} else if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) &&
+		   ((m->flags & MODULE_FLAG_MILESTONE) || (testdebug && r->cur + 1 < r->nmodules))) {
+		double t0 = time_mono();
+		milestone_name(m, name, sizeof(name));
+		if (machine_snapshot(r, "savevm", name, err, sizeof(err)) == 0) {
+			r->last_milestone = (long)r->cur;
+			runner__progress(r, "saved snapshot %s (%.2fs)", name, time_mono() - t0);
+		} else {
+			runner__progress(r, "could not save snapshot %s: %s", name, err);
 		}
-		devmode_at_module(r, m);
-		run_module(r, m);
-		if (r->abort)
-			break;
-		if (m->result == MODULE_FAIL && ((m->flags & MODULE_FLAG_FATAL) || testdebug)) {
-			runner__progress(r, "%s: stopping", testdebug ? "module failed with TESTDEBUG set" : "fatal module failed");
-			r->cur++;
-			break;
-		}
-		if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) && r->last_milestone >= 0 &&
-		    (m->flags & MODULE_FLAG_ALWAYS_ROLLBACK) && !(m->flags & MODULE_FLAG_NO_ROLLBACK) &&
-		    r->cur + 1 < r->nmodules) {
-			rollback(r, "always_rollback, ");
-		} else if ((m->result == MODULE_OK || m->result == MODULE_SOFTFAIL) &&
-			   ((m->flags & MODULE_FLAG_MILESTONE) || (testdebug && r->cur + 1 < r->nmodules))) {
-			double t0 = time_mono();
-			milestone_name(m, name, sizeof(name));
-			if (runner__vm_snapshot(r, "savevm", name, err, sizeof(err)) == 0) {
-				r->last_milestone = (long)r->cur;
-				runner__progress(r, "saved snapshot %s (%.2fs)", name, time_mono() - t0);
-			} else {
-				runner__progress(r, "could not save snapshot %s: %s", name, err);
-			}
-		} else if (m->result == MODULE_FAIL && r->last_milestone >= 0 && r->cur + 1 < r->nmodules &&
-			   !(m->flags & MODULE_FLAG_NO_ROLLBACK)) {
-			/* The next module starts from the last good state, as os-autoinst does. */
-			rollback(r, "");
-		}
+	} else if (m->result == MODULE_FAIL && r->last_milestone >= 0 && r->cur + 1 < r->nmodules &&
+		   !(m->flags & MODULE_FLAG_NO_ROLLBACK)) {
+		/* The next module starts from the last good state, as os-autoinst does. */
+		rollback(r, "");
 	}
-out:
+}
+
+/* The job's end: the modules not run skipped, the machine taken down,
+ * the result decided (out of memory makes it incomplete) and the results
+ * files and vars.json written. Returns the job result. */
+static enum job_result job_end(struct runner *r)
+{
+	enum job_result res = JOB_INCOMPLETE;
+	int needs_review = 0, rc;
+	size_t i;
+
 	for (i = r->cur; i < r->nmodules; i++)
 		if (r->modules[i].result == MODULE_NONE)
 			r->modules[i].result = MODULE_SKIP;
 	r->cur = r->nmodules;
-	stop_vm(r);
+	machine_stop(r);
 	publish_pflash_vars(r);
 	if (!r->keep_disks && !vars_get_bool(&r->vars, "KEEPHDDS", 0))
 		clean_workdir(r->workdir);
@@ -1055,6 +731,68 @@ out:
 	if (!r->perl)
 		save_vars(r);
 	return res;
+}
+
+enum job_result runner_run(struct runner *r)
+{
+	char err[1024] = "";
+	int testdebug, rc;
+	size_t i, first = 0;
+
+	if (job_setup(r))
+		goto out;
+	if (perl_is_distri(r->distri_dir)) {
+		/* os-autoinst's test process runs the schedule and the modules;
+		 * vigil answers it (runner/perl/perl.c). */
+		r->perl = 1;
+		rc = runner__load_needles(r, r->distri_dir, err, sizeof(err));
+		if (rc) {
+			runner__abort(r, JOB_INCOMPLETE, "%s", err);
+			goto out;
+		}
+		perl_run(r);
+		goto out;
+	}
+	rc = load_schedule(r, err, sizeof(err));
+	if (!rc)
+		rc = runner__load_needles(r, r->distri_dir, err, sizeof(err));
+	if (rc) {
+		runner__abort(r, JOB_INCOMPLETE, "%s", err);
+		goto out;
+	}
+	/* Load every module first: a syntax error is reported before the VM starts. */
+	for (i = 0; i < r->nmodules; i++) {
+		rc = load_module(r, &r->modules[i], err, sizeof(err));
+		if (rc) {
+			runner__abort(r, JOB_INCOMPLETE, "%s", err);
+			goto out;
+		}
+		lua_pop(r->L, 1);
+	}
+	if (job_start_vm(r, &first))
+		goto out;
+	/* TESTDEBUG: every good module leaves a snapshot, the first failure ends the job. */
+	testdebug = vars_get_bool(&r->vars, "TESTDEBUG", 0);
+	for (r->cur = first; r->cur < r->nmodules && !r->abort; r->cur++) {
+		struct module *m = &r->modules[r->cur];
+
+		if (load_module(r, m, err, sizeof(err))) {
+			runner__abort(r, JOB_INCOMPLETE, "%s", err);
+			break;
+		}
+		runner__pause_at_module(r, m);
+		run_module(r, m);
+		if (r->abort)
+			break;
+		if (m->result == MODULE_FAIL && ((m->flags & MODULE_FLAG_FATAL) || testdebug)) {
+			runner__progress(r, "%s: stopping", testdebug ? "module failed with TESTDEBUG set" : "fatal module failed");
+			r->cur++;
+			break;
+		}
+		after_module(r, m, testdebug);
+	}
+out:
+	return job_end(r);
 }
 
 void runner_interrupt(struct runner *r, int sig)
@@ -1212,6 +950,7 @@ int runner_new(const struct runner_opts *o, struct runner **out, char *err, size
 			snprintf(err, errlen, "developer mode: %s", err_str(rc));
 			goto out;
 		}
+		r->hooks.pause = &devmode_pauses;
 	}
 	log_info("running %s, results in %s", r->distri_dir, r->out_dir);
 	*out = r;
@@ -1256,4 +995,9 @@ void runner_free(struct runner *r)
 	if (r->log_opened)
 		log_close_file();
 	free(r);
+}
+
+int runner_list_testapi(FILE *out)
+{
+	return testapi_list(out);
 }

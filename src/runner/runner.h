@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* runner.h - one job: a test distribution run against one VM, from its
  * variables and results directory to the job result. What `vigil run`
- * needs; the context the runner's files share is in runner_int.h. */
+ * needs; the context the runner's files share is in core/job.h. */
 #ifndef VIGIL_RUNNER_H
 #define VIGIL_RUNNER_H
 
 #include <stddef.h>
 #include <stdio.h>
-#include "runner/results.h"
+#include "runner/core/results.h"
 
 struct runner;
 
@@ -29,7 +29,7 @@ struct runner_opts {
 	int explore;                /* --explore: every distinct frame in OUT/explore/ */
 	runner_ask_fn ask;          /* --interactive: offer a needle for an unknown tag; NULL off */
 	void *ask_ctx;
-	const char *pause_at;       /* --pause-at MODULE: developer mode (runner/devmode.h), or NULL */
+	const char *pause_at;       /* --pause-at MODULE: developer mode (runner/srv/devmode.h), or NULL */
 	const char *pause_on_mismatch; /* --pause-on-mismatch: "assert_screen", or NULL */
 };
 

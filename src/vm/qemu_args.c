@@ -586,7 +586,7 @@ static int add_tap_nic(struct qemu_cmd *c, qemu_get_fn get, void *ctx, char *err
 	return 0;
 }
 
-/* The command server (runner/cmdsrv.c) on 127.0.0.1:QEMUPORT+1: a
+/* The command server (runner/srv/cmdsrv.c) on 127.0.0.1:QEMUPORT+1: a
  * restricted guest cannot reach the host, so QEMU forwards
  * QEMU_HOST_IP:PORT to it through `vigil cmdsrv-connect PORT`, one process
  * per connection. fwd gets ",guestfwd=..." or stays "" (no QEMUPORT, or an

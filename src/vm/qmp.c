@@ -335,6 +335,23 @@ int qmp_command(struct qmp *q, const char *name, json_t *args, json_t **ret,
 	return rc;
 }
 
+int qmp_hmp(struct qmp *q, const char *line, char *err, size_t errlen)
+{
+	json_t *args = json_pack("{s:s}", "command-line", line), *ret = NULL;
+	int rc;
+
+	if (!args)
+		return ERR_NOMEM;
+	rc = qmp_command(q, "human-monitor-command", args, &ret, err, errlen);
+	json_decref(args);
+	if (!rc && json_string_value(ret) && json_string_value(ret)[0]) {
+		snprintf(err, errlen, "%s", json_string_value(ret));
+		rc = ERR_IO;
+	}
+	json_decref(ret);
+	return rc;
+}
+
 int qmp_next_event(struct qmp *q, int timeout_ms, json_t **event)
 {
 	int64_t deadline = time_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);

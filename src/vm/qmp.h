@@ -45,6 +45,12 @@ void qmp_set_timeout(struct qmp *q, int timeout_ms);
 int qmp_command(struct qmp *q, const char *name, json_t *args, json_t **ret,
 		char *err, size_t errlen);
 
+/* One human monitor command line through human-monitor-command (savevm,
+ * loadvm, wavcapture, ...): QEMU answers "" on success, else its error
+ * text, which goes into err and makes ERR_IO. 0, ERR_NOMEM, or as
+ * qmp_command. */
+int qmp_hmp(struct qmp *q, const char *line, char *err, size_t errlen);
+
 /* The oldest queued event (a new reference the caller must json_decref, an
  * object with "event", "data", "timestamp"), reading the socket for up to
  * timeout_ms (0: only what is already there) if none is queued.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* live_relay.h - the worker's side of the live view: switch the runner's
- * frame writer on and off (OUT/live.on, see runner/liveview.h) as the
+ * frame writer on and off (OUT/live.on, see runner/prim/liveview.h) as the
  * server's replies say, and while on turn what changed since the last
  * post - the runner's newest frame (OUT/live.png), its note
  * (OUT/live.json: module, step, line, what) and the new lines of the

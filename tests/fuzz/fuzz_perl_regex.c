@@ -5,7 +5,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include "fuzz.h"
-#include "runner/perl.h"
+#include "runner/perl/perl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* fuzz_perl_rpc.c - os-autoinst's JSON-line RPC as vigil's Perl bridge
- * reads it (runner/perl.c): each input line is what the test process
+ * reads it (runner/perl/perl.c): each input line is what the test process
  * sends, parsed as handle_line does and answered by perl_answer on a
  * runner without a VM (the commands that need one are refused by name, as
  * before the VM runs), with the console table of perl_backend.c and an
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include "fuzz.h"
 #include "image/needle.h"
-#include "runner/console.h"
-#include "runner/perl.h"
-#include "runner/results.h"
-#include "runner/runner_int.h"
+#include "runner/core/console.h"
+#include "runner/perl/perl.h"
+#include "runner/core/results.h"
+#include "runner/core/job.h"
 #include "util/log.h"
 
 static char dir[] = "/tmp/vigil-fuzz-perl-XXXXXX";

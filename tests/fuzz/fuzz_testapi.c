@@ -13,9 +13,9 @@
 #include <lauxlib.h>
 #include <lualib.h>
 #include "fuzz.h"
-#include "runner/console.h"
-#include "runner/runner_int.h"
-#include "runner/testapi.h"
+#include "runner/core/console.h"
+#include "runner/core/job.h"
+#include "runner/lua/testapi.h"
 #include "util/log.h"
 
 static const char *const names[] = {

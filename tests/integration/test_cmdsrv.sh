@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_cmdsrv.sh - the runner's command server (runner/cmdsrv.c, issue 15):
+# test_cmdsrv.sh - the runner's command server (runner/srv/cmdsrv.c, issue 15):
 # examples/shell's busybox system with user networking (its initramfs plus
 # distri-cmdsrv/net-init, e1000.ko from di-text's initrd and a curl
 # stand-in) fetches data_url's file and cpio, posts upload_logs and

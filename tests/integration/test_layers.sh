@@ -87,4 +87,40 @@ check "no folder of src/ holds more than 30 .c files${crowded:+ (not:$crowded)}"
 check "main.c includes only cmd/ and util/" sh -c "! sed -n 's/^#include \"\([a-z_]*\)\/.*/\1/p' src/main.c | grep -qv '^\(cmd\|util\)\$'"
 missing=$(find src -name '*.c' -exec grep -L '^#include "util/banned.h"' {} + | tr '\n' ' ')
 check "every .c of src/ includes util/banned.h${missing:+ (not: $missing)}" [ -z "$missing" ]
+
+# The runner's rooms (docs/design.md, "The runner's rooms"), lowest first:
+# a file of a room may include its own room's headers and those of the
+# rooms below it, never one above, nor runner.h/runner.c's room (the top,
+# src/runner/ itself), nor another room's internal header (*_int.h). What
+# a lower room must tell a higher one goes through core/job.h's hooks.
+rooms="core prim lua perl srv"
+rank() { # rank ROOM: its place in $rooms (1 lowest), 0 for none
+	i=0
+	for x in $rooms; do
+		i=$((i + 1))
+		[ "$x" = "$1" ] && { echo $i; return; }
+	done
+	echo 0
+}
+bad=""
+for f in src/runner/*.[ch]; do
+	case $(basename "$f") in runner.c | runner.h) ;; *) bad="$bad $f(not in a room)" ;; esac
+done
+for d in src/runner/*/; do
+	room=$(basename "$d")
+	me=$(rank "$room")
+	[ "$me" -gt 0 ] || { bad="$bad $d(no place in the rooms)"; continue; }
+	for f in $(find "$d" -name '*.[ch]' | sort); do
+		for inc in $(sed -n 's/^#include "\(runner\/[a-z_/]*\.h\)".*/\1/p' "$f"); do
+			to=$(echo "$inc" | cut -d/ -f2)
+			case $inc in runner/*/*) ;; *) bad="$bad $f->$inc"; continue ;; esac
+			[ "$(rank "$to")" -le "$me" ] && [ "$(rank "$to")" -gt 0 ] || { bad="$bad $f->$inc"; continue; }
+			case $inc in *_int.h) [ "$to" = "$room" ] || bad="$bad $f->$inc" ;; esac
+		done
+	done
+done
+check "the runner's rooms include only downwards ($rooms)${bad:+ (not:$bad)}" [ -z "$bad" ]
+# Nothing outside src/runner/ sees the core's internals but the tests.
+out=$(grep -rl '^#include "runner/\(core/job\|perl/perl_int\)\.h"' src | grep -v '^src/runner/' | tr '\n' ' ')
+check "only src/runner/ includes its internal headers${out:+ (not: $out)}" [ -z "$out" ]
 finish

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # fake_peer.py - a stand-in for vigil's end of os-autoinst's JSON-line RPC:
-# starts src/runner/perl/vigil_autotest.pl on a socketpair in a fresh pool
+# starts src/runner/perl/embed/vigil_autotest.pl on a socketpair in a fresh pool
 # dir, answers every command plausibly (in the shapes isotovideo's parent
 # and backend answer), and records both directions. No VM, no matching.
 #
@@ -13,7 +13,7 @@ import base64, json, os, re, shutil, socket, subprocess, sys, time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-BOOT = os.path.join(ROOT, 'src', 'runner', 'perl', 'vigil_autotest.pl')
+BOOT = os.path.join(ROOT, 'src', 'runner', 'perl', 'embed', 'vigil_autotest.pl')
 DISTRI = os.path.join(HERE, 'distri')
 FPS = 24
 

@@ -16,8 +16,9 @@
 #include "unit.h"
 #include "net/http.h"
 #include "net/ws.h"
-#include "runner/cmdsrv.h"
-#include "runner/devmode.h"
+#include "runner/prim/hashed.h"
+#include "runner/srv/cmdsrv.h"
+#include "runner/srv/devmode.h"
 #include "util/buf.h"
 #include "util/file.h"
 #include "util/path.h"
@@ -85,9 +86,9 @@ TEST(cmdsrv_paths_and_hash)
 	CHECK_INT(cmdsrv_path_allowed("/etc"), 0);
 	/* perl -MDigest::MD5=md5_base64 -e 'print md5_base64("autoyast/autoinst.xml")'
 	 * = m2zOXw6Jrm60SFdCaSG4IA */
-	CHECK_INT(cmdsrv_hashed_string("autoyast/autoinst.xml", 21, 5, h), 0);
+	CHECK_INT(hashed_string("autoyast/autoinst.xml", 21, 5, h), 0);
 	CHECK_STR(h, "m2zOX");
-	CHECK_INT(cmdsrv_hashed_string("autoyast/autoinst.xml", 21, 40, h), 0);
+	CHECK_INT(hashed_string("autoyast/autoinst.xml", 21, 40, h), 0);
 	CHECK_STR(h, "m2zOXw6Jrm60SFdCaSG4IA");
 	CHECK_INT(cmdsrv_make_token(h, 11), 0);
 	CHECK_INT(strlen(h), 10);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* test_console.c - the console model (runner/console.c): the implicit sut,
+/* test_console.c - the console model (runner/core/console.c): the implicit sut,
  * activation and resets, unsupported classes refused by name. */
 #include <string.h>
 #include "unit.h"
-#include "runner/console.h"
+#include "runner/core/console.h"
 #include "util/err.h"
 
 TEST(console_sut_and_activation)

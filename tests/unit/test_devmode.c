@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "unit.h"
-#include "runner/devmode.h"
+#include "runner/srv/devmode.h"
 #include "server/store/developer.h"
 #include "util/err.h"
 #include "worker/dev_relay.h"

@@ -2,7 +2,7 @@
 /* test_interactive.c - the --interactive answers: areas typed at the
  * prompt ("X,Y,W,H" lists, "full" or nothing for the whole screen). */
 #include "unit.h"
-#include "runner/interactive.h"
+#include "runner/prim/interactive.h"
 
 TEST(interactive_parse_areas_answers)
 {

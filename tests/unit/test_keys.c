@@ -2,7 +2,7 @@
 /* test_keys.c - key-name mapping and typed characters. */
 #include <stdint.h>
 #include "unit.h"
-#include "runner/keys.h"
+#include "runner/prim/keys.h"
 
 static size_t parse(const char *name, uint32_t *syms)
 {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* test_perl.c - runner/perl.c without a VM or perl: Perl's regex strings
+/* test_perl.c - runner/perl/perl.c without a VM or perl: Perl's regex strings
  * made PCRE2's, and perl_cmds[] answering the anchor transcript's
  * VM-less commands (tests/perl-spike/transcript-anchor-grub.txt) in the
  * shapes the spike recorded, with a vigil_error for the rest. */
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "unit.h"
-#include "runner/perl.h"
-#include "runner/runner_int.h"
+#include "runner/perl/perl.h"
+#include "runner/core/job.h"
 #include "util/file.h"
 #include "util/path.h"
 

@@ -525,7 +525,7 @@ TEST(serial_capture)
 	free(log);
 }
 
-/* The command server (runner/cmdsrv.c): forwarded to QEMU_HOST_IP on a
+/* The command server (runner/srv/cmdsrv.c): forwarded to QEMU_HOST_IP on a
  * restricted user net, through `vigil cmdsrv-connect`; not otherwise. */
 TEST(qemu_cmd_cmdsrv_forward)
 {

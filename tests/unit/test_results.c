@@ -3,7 +3,7 @@
  * overall result rules and needs_review. */
 #include <jansson.h>
 #include "unit.h"
-#include "runner/results.h"
+#include "runner/core/results.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/path.h"

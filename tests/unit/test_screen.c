@@ -5,8 +5,8 @@
 #include "unit.h"
 #include "image/frame.h"
 #include "image/image.h"
-#include "runner/runner_int.h"
-#include "runner/screen.h"
+#include "runner/core/job.h"
+#include "runner/prim/screen.h"
 
 /* An 8x8 frame whose pixels are all v. */
 static struct frame *grey_frame(int v)

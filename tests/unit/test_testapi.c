@@ -7,7 +7,7 @@
 #include <lualib.h>
 #include "unit.h"
 #include "runner/runner.h"
-#include "runner/testapi.h"
+#include "runner/lua/testapi.h"
 
 /* The split of s joined with '|', as "n:a|b|c". */
 static void split(const char *s, char *out, size_t len)

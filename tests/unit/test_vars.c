@@ -2,7 +2,7 @@
 /* test_vars.c - the job variable store: files, assignments, expansion. */
 #include <stdlib.h>
 #include "unit.h"
-#include "runner/vars.h"
+#include "runner/core/vars.h"
 #include "util/file.h"
 #include "util/path.h"
 

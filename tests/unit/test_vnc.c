@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "image/image.h"
-#include "runner/liveview.h"
+#include "runner/prim/liveview.h"
 #include <jansson.h>
 #include "util/err.h"
 #include "vm/vnc.h"
