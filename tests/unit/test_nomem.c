@@ -823,6 +823,7 @@ TEST(nomem_sched_pick_whole_or_nomem)
 	CHECK(every_n("sched_pick", sched_call) > 1);
 	json_decref(big);
 	json_decref(q);
+}
 
 /* --- the request paths that used str_dup (it aborted the server): job
  * group YAML shown and replaced, a product posted without a required
