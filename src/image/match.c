@@ -644,20 +644,190 @@ static int merge_seeds(const struct phase_a *a, int nthreads, size_t *seed)
 	return n;
 }
 
+/* The window's integrals and expanded copy into c, made afresh unless sc
+ * holds them already (same window, generation and level), and the
+ * template's expanded copy when the window has one. 0, or -1 when memory
+ * ran out. */
+static int window_tables(struct match__scratch *sc, unsigned gen, struct match__ssd *c, int ww, int wh)
+{
+	size_t iw = (size_t)ww + 1;
+
+	if (sc->win != c->win || sc->ww != ww || sc->wh != wh || sc->gen != gen || sc->level != c->level) {
+		sc->win = NULL;
+		if (grow(&sc->is, &sc->n_is, iw * ((size_t)wh + 1), sizeof(*sc->is)) ||
+		    grow(&sc->iq, &sc->n_iq, iw * ((size_t)wh + 1), sizeof(*sc->iq)))
+			return -1;
+		match__integrals(c->level, c->win, c->sw, ww, wh, sc->is, sc->iq);
+		sc->have_qw = 0;
+		if (match__ssd_qw_size(c, ww, wh)) {
+			if (grow(&sc->qw, &sc->n_qw, match__ssd_qw_size(c, ww, wh), sizeof(*sc->qw)))
+				return -1;
+			match__ssd_qw_fill(c, ww, wh, sc->qw);
+			sc->have_qw = 1;
+		}
+		sc->win = c->win;
+		sc->ww = ww;
+		sc->wh = wh;
+		sc->gen = gen;
+		sc->level = c->level;
+	} else if (sc->have_qw) {
+		c->qw = sc->qw;
+		c->qs = (size_t)ww + MATCH_BLOCK + 8;  /* as match__ssd_qw_fill sets it */
+	}
+	if (c->qw) {
+		if (grow(&sc->tq4, &sc->n_tq4, match__ssd_tq4_size(c), sizeof(*sc->tq4)))
+			return -1;
+		match__ssd_tq4_fill(c, sc->tq4);
+	}
+	c->is = sc->is;
+	c->iq = sc->iq;
+	return 0;
+}
+
+/* Phase A: the exact minimum SSD over the window's positions (sse0: the
+ * one at the centre, INT64_MAX when there is none). Every position gets
+ * either its exact SSD (val >= 0) or a proven lower bound lb that exceeded
+ * the bound at the time (val = -lb - 1); INT64_MIN: not yet. First the
+ * lower bounds of every position (see match__lb_row), row by row, noting
+ * the SEEDS smallest (insertion into a sorted list) while the row is at
+ * hand; then the seeds, then every row's blocks. */
+static int64_t min_ssd(const struct match__ssd *c, const struct window *win, int64_t *val, int64_t *lbv, int64_t sse0,
+		       int have_center)
+{
+	struct phase_a pa;
+	size_t p, seed[SEEDS], npos = (size_t)win->rw * (size_t)win->rh;
+	uint64_t N = (uint64_t)c->w * (uint64_t)c->h, tsum = (uint64_t)c->ts[c->h], tsq = (uint64_t)c->tt[c->h];
+	int64_t best;
+	int i, j, nseed = 0, nthreads, want, forced = 0;
+
+	memset(&pa, 0, sizeof(pa));
+	pa.c = c;
+	pa.win = win;
+	pa.val = val;
+	pa.lbv = lbv;
+	pa.is = c->is;
+	pa.iq = c->iq;
+	pa.iw = c->iw;
+	pa.N = (int64_t)N;
+	pa.tsum = (int64_t)tsum;
+	/* exact when N <= the bound's limit (N tsq <= 65025 N^2 < 2^63) */
+	pa.VT = N <= MATCH_LB_MAX_N ? (int64_t)(N * tsq - tsum * tsum) : 0;
+	/* blocks of equal width, a multiple of 16 */
+	{
+		int nv = (win->rw + 15) / 16, nb = (nv + MATCH_BLOCK / 16 - 1) / (MATCH_BLOCK / 16);
+		pa.bw = 16 * ((nv + nb - 1) / nb);
+	}
+	pa.chunk = 512 / win->rw < 1 ? 1 : 512 / win->rw;
+	want = win->rh < 2 ? 1 : search_threads(&forced);
+	nthreads = want > 1 && (forced || npos >= PAR_MIN_POS) ? match__pool_take(want) : 1;
+	best = sse0;
+	if (nthreads > 1) {
+		atomic_init(&pa.next, 0);
+		match__pool_run(phase_a_work, &pa, nthreads);
+		nseed = merge_seeds(&pa, nthreads, seed);
+	} else {
+		bound_rows(&pa, 0, win->rh, seed, &nseed);
+	}
+	if (have_center)
+		val[(size_t)win->cy * win->rw + win->cx] = sse0;
+	for (i = 0; i < nseed; i++) {
+		int64_t v;
+		p = seed[i];
+		if (val[p] != INT64_MIN)
+			continue;
+		if (lbv[p] > best) {
+			val[p] = -lbv[p] - 1;
+			continue;
+		}
+		v = match__ssd_at(c, (int)(p % (size_t)win->rw), (int)(p / (size_t)win->rw), best);
+		val[p] = v > best ? -v - 1 : v;
+		if (v < best)
+			best = v;
+	}
+	/* Then every row's blocks (see pass_row for the order). */
+	if (want > 1 && !forced && npos < PAR_MIN_POS && block_work(&pa, best) >= PAR_MIN_WORK)
+		nthreads = match__pool_take(want);
+	if (nthreads > 1) {
+		pa.stage = 1;
+		atomic_store_explicit(&pa.next, 0, memory_order_relaxed);
+		atomic_store_explicit(&pa.best, best, memory_order_relaxed);
+		match__pool_run(phase_a_work, &pa, nthreads);
+		best = atomic_load_explicit(&pa.best, memory_order_relaxed);
+		match__pool_put();
+	} else {
+		for (i = 0; (j = pass_row(i, win->rh)) >= 0; i++)
+			best = block_row(&pa, j, best, NULL);
+	}
+	return best;
+}
+
+/* Phase B: every position with (float)SSD <= the final bound, in scan
+ * order, as tinycv's minVec keeps them; the one closest to the area's
+ * position (x, y) into *bx, *by and its similarity, 0 when none. */
+static double closest_min(struct match__scratch *sc, const struct match__ssd *c, const struct window *win,
+			  int64_t *val, int64_t best, int64_t sse0, int have_center, int x, int y, int *bx, int *by)
+{
+	size_t nl = 0, pick, p, npos = (size_t)win->rw * (size_t)win->rh;
+	uint64_t N = (uint64_t)c->w * (uint64_t)c->h;
+	int64_t thr;
+	float min0, gmin;
+	int reset, *lx, *ly;
+
+	/* minVec as tinycv runs it, in float: min0 = (float)sse0 + 10; a value
+	 * v with v + 10 < min restarts the list. The last restart is at the
+	 * first position (row-major) where (float)v + 10 reaches its minimum. */
+	min0 = have_center ? (float)sse0 + 10.0f : FLT_MAX;
+	gmin = (float)best + 10.0f;
+	reset = gmin < min0;
+	thr = float_floor_bound(reset ? gmin : min0);
+
+	if (grow(&sc->lx, &sc->n_lx, npos, sizeof(*sc->lx)) || grow(&sc->ly, &sc->n_ly, npos, sizeof(*sc->ly)))
+		return 0;
+	lx = sc->lx;
+	ly = sc->ly;
+	for (p = 0; p < npos; p++) {
+		int64_t v = val[p];
+		/* v in [-thr - 1, thr]: exact <= thr, or a bound <= thr */
+		if ((uint64_t)v + (uint64_t)thr + 1 > 2 * (uint64_t)thr + 1)
+			continue;
+		if (v < 0) {
+			v = match__ssd_at(c, (int)(p % (size_t)win->rw), (int)(p / (size_t)win->rw), thr);
+			val[p] = v;
+		}
+		if (v > thr)
+			continue;
+		/* Positions before the last restart are dropped. */
+		if (reset && nl == 0 && (float)v + 10.0f > gmin)
+			continue;
+		lx[nl] = (int)(p % (size_t)win->rw);
+		ly[nl] = (int)(p / (size_t)win->rw);
+		nl++;
+	}
+	if (nl == 0)
+		return 0;
+	/* SortByClose(x, y) measures from the area's screen position, but
+	 * minVec's points are relative to the window: tinycv compares the two
+	 * as they are, and so do we. */
+	pick = match__closest(lx, ly, nl, x, y);
+	*bx = win->wx0 + lx[pick];
+	*by = win->wy0 + ly[pick];
+	{
+		int64_t v = val[(size_t)ly[pick] * win->rw + lx[pick]];
+		if (v < 0)
+			v = match__ssd_at(c, lx[pick], ly[pick], INT64_MAX);
+		return match_similarity((uint64_t)v, N);
+	}
+}
+
 static double search_area(struct match__scratch *sc, unsigned gen, const uint8_t *scene, int sw, int sh,
 			  const uint8_t *tpl, int w, int h, int x, int y, int margin, int *bx, int *by)
 {
 	struct window win;
 	struct match__ssd c;
-	struct phase_a pa;
-	int64_t *val, *lbv, best, sse0, thr;
-	const int64_t *is, *iq;
-	int *lx, *ly;
-	size_t nl = 0, npos, pick, p, iw, seed[SEEDS];
-	uint64_t N = (uint64_t)w * (uint64_t)h, tsum, tsq;
-	int64_t VT;
-	float min0, gmin;
-	int have_center, reset, i, j, ww, wh, nseed = 0, nthreads, want, forced = 0;
+	int64_t best, sse0;
+	size_t npos, iw;
+	uint64_t N = (uint64_t)w * (uint64_t)h;
+	int have_center, ww, wh;
 
 	*bx = 0;
 	*by = 0;
@@ -688,156 +858,11 @@ static double search_area(struct match__scratch *sc, unsigned gen, const uint8_t
 		*by = y;
 		return 1;
 	}
-
-	/* the window's integrals and expanded copy, unless held already */
-	if (sc->win != c.win || sc->ww != ww || sc->wh != wh || sc->gen != gen || sc->level != c.level) {
-		sc->win = NULL;
-		if (grow(&sc->is, &sc->n_is, iw * ((size_t)wh + 1), sizeof(*sc->is)) ||
-		    grow(&sc->iq, &sc->n_iq, iw * ((size_t)wh + 1), sizeof(*sc->iq)))
-			return 0;
-		match__integrals(c.level, c.win, c.sw, ww, wh, sc->is, sc->iq);
-		sc->have_qw = 0;
-		if (match__ssd_qw_size(&c, ww, wh)) {
-			if (grow(&sc->qw, &sc->n_qw, match__ssd_qw_size(&c, ww, wh), sizeof(*sc->qw)))
-				return 0;
-			match__ssd_qw_fill(&c, ww, wh, sc->qw);
-			sc->have_qw = 1;
-		}
-		sc->win = c.win;
-		sc->ww = ww;
-		sc->wh = wh;
-		sc->gen = gen;
-		sc->level = c.level;
-	} else if (sc->have_qw) {
-		c.qw = sc->qw;
-		c.qs = (size_t)ww + MATCH_BLOCK + 8;  /* as match__ssd_qw_fill sets it */
-	}
-	if (c.qw) {
-		if (grow(&sc->tq4, &sc->n_tq4, match__ssd_tq4_size(&c), sizeof(*sc->tq4)))
-			return 0;
-		match__ssd_tq4_fill(&c, sc->tq4);
-	}
-	c.is = is = sc->is;
-	c.iq = iq = sc->iq;
-
-	if (grow(&sc->val, &sc->n_val, npos, sizeof(*sc->val)) ||
+	if (window_tables(sc, gen, &c, ww, wh) || grow(&sc->val, &sc->n_val, npos, sizeof(*sc->val)) ||
 	    grow(&sc->lbv, &sc->n_lbv, npos, sizeof(*sc->lbv)))
 		return 0;
-	val = sc->val;
-	lbv = sc->lbv;
-	tsum = (uint64_t)c.ts[h];
-	tsq = (uint64_t)c.tt[h];
-	/* exact when N <= the bound's limit (N tsq <= 65025 N^2 < 2^63) */
-	VT = N <= MATCH_LB_MAX_N ? (int64_t)(N * tsq - tsum * tsum) : 0;
-	/* Phase A: the exact minimum SSD. Every position gets either its exact
-	 * SSD (val >= 0) or a proven lower bound lb that exceeded the bound at
-	 * the time (val = -lb - 1); INT64_MIN: not yet. First the lower bounds
-	 * of every position (see match__lb_row), row by row, noting the SEEDS
-	 * smallest (insertion into a sorted list) while the row is at hand. */
-	memset(&pa, 0, sizeof(pa));
-	pa.c = &c;
-	pa.win = &win;
-	pa.val = val;
-	pa.lbv = lbv;
-	pa.is = is;
-	pa.iq = iq;
-	pa.iw = iw;
-	pa.N = (int64_t)N;
-	pa.tsum = (int64_t)tsum;
-	pa.VT = VT;
-	/* blocks of equal width, a multiple of 16 */
-	{
-		int nv = (win.rw + 15) / 16, nb = (nv + MATCH_BLOCK / 16 - 1) / (MATCH_BLOCK / 16);
-		pa.bw = 16 * ((nv + nb - 1) / nb);
-	}
-	pa.chunk = 512 / win.rw < 1 ? 1 : 512 / win.rw;
-	want = win.rh < 2 ? 1 : search_threads(&forced);
-	nthreads = want > 1 && (forced || npos >= PAR_MIN_POS) ? match__pool_take(want) : 1;
-	best = sse0;
-	if (nthreads > 1) {
-		atomic_init(&pa.next, 0);
-		match__pool_run(phase_a_work, &pa, nthreads);
-		nseed = merge_seeds(&pa, nthreads, seed);
-	} else {
-		bound_rows(&pa, 0, win.rh, seed, &nseed);
-	}
-	if (have_center)
-		val[(size_t)win.cy * win.rw + win.cx] = sse0;
-	for (i = 0; i < nseed; i++) {
-		int64_t v;
-		p = seed[i];
-		if (val[p] != INT64_MIN)
-			continue;
-		if (lbv[p] > best) {
-			val[p] = -lbv[p] - 1;
-			continue;
-		}
-		v = match__ssd_at(&c, (int)(p % (size_t)win.rw), (int)(p / (size_t)win.rw), best);
-		val[p] = v > best ? -v - 1 : v;
-		if (v < best)
-			best = v;
-	}
-	/* Then every row's blocks (see pass_row for the order). */
-	if (want > 1 && !forced && npos < PAR_MIN_POS && block_work(&pa, best) >= PAR_MIN_WORK)
-		nthreads = match__pool_take(want);
-	if (nthreads > 1) {
-		pa.stage = 1;
-		atomic_store_explicit(&pa.next, 0, memory_order_relaxed);
-		atomic_store_explicit(&pa.best, best, memory_order_relaxed);
-		match__pool_run(phase_a_work, &pa, nthreads);
-		best = atomic_load_explicit(&pa.best, memory_order_relaxed);
-		match__pool_put();
-	} else {
-		for (i = 0; (j = pass_row(i, win.rh)) >= 0; i++)
-			best = block_row(&pa, j, best, NULL);
-	}
-
-	/* minVec as tinycv runs it, in float: min0 = (float)sse0 + 10; a value
-	 * v with v + 10 < min restarts the list. The last restart is at the
-	 * first position (row-major) where (float)v + 10 reaches its minimum. */
-	min0 = have_center ? (float)sse0 + 10.0f : FLT_MAX;
-	gmin = (float)best + 10.0f;
-	reset = gmin < min0;
-	thr = float_floor_bound(reset ? gmin : min0);
-
-	/* Phase B: every position with (float)SSD <= the final bound, in scan
-	 * order. */
-	if (grow(&sc->lx, &sc->n_lx, npos, sizeof(*sc->lx)) || grow(&sc->ly, &sc->n_ly, npos, sizeof(*sc->ly)))
-		return 0;
-	lx = sc->lx;
-	ly = sc->ly;
-	for (p = 0; p < npos; p++) {
-		int64_t v = val[p];
-		/* v in [-thr - 1, thr]: exact <= thr, or a bound <= thr */
-		if ((uint64_t)v + (uint64_t)thr + 1 > 2 * (uint64_t)thr + 1)
-			continue;
-		if (v < 0) {
-			v = match__ssd_at(&c, (int)(p % (size_t)win.rw), (int)(p / (size_t)win.rw), thr);
-			val[p] = v;
-		}
-		if (v > thr)
-			continue;
-		/* Positions before the last restart are dropped. */
-		if (reset && nl == 0 && (float)v + 10.0f > gmin)
-			continue;
-		lx[nl] = (int)(p % (size_t)win.rw);
-		ly[nl] = (int)(p / (size_t)win.rw);
-		nl++;
-	}
-	if (nl == 0)
-		return 0;
-	/* SortByClose(x, y) measures from the area's screen position, but
-	 * minVec's points are relative to the window: tinycv compares the two
-	 * as they are, and so do we. */
-	pick = match__closest(lx, ly, nl, x, y);
-	*bx = win.wx0 + lx[pick];
-	*by = win.wy0 + ly[pick];
-	{
-		int64_t v = val[(size_t)ly[pick] * win.rw + lx[pick]];
-		if (v < 0)
-			v = match__ssd_at(&c, lx[pick], ly[pick], INT64_MAX);
-		return match_similarity((uint64_t)v, N);
-	}
+	best = min_ssd(&c, &win, sc->val, sc->lbv, sse0, have_center);
+	return closest_min(sc, &c, &win, sc->val, best, sse0, have_center, x, y, bx, by);
 }
 
 double match__search(const uint8_t *scene, int sw, int sh, const uint8_t *tpl, int w, int h,

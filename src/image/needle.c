@@ -16,6 +16,7 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"
+#include "util/jsonv.h"
 #include "util/limits.h"
 #include "util/oom.h"
 #include "util/path.h"
@@ -109,20 +110,6 @@ static int perl_num(const json_t *v, double *out, int *truthy)
 	return -1;
 }
 
-static const char *json_kind(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a number";
-	case JSON_TRUE: return "true";
-	case JSON_FALSE: return "false";
-	default: return "null";
-	}
-}
-
 /* An integer coordinate as the XS layer gets it (truncated toward zero). */
 static int area_int(struct perr *pe, const json_t *area, size_t ai, const char *key,
 		    int required, int *out)
@@ -132,7 +119,7 @@ static int area_int(struct perr *pe, const json_t *area, size_t ai, const char *
 	int t, r = perl_num(v, &d, &t);
 
 	if (r < 0)
-		return fail(pe, "area %zu: %s must be a number, not %s", ai, key, json_kind(v));
+		return fail(pe, "area %zu: %s must be a number, not %s", ai, key, jsonv_kind(v));
 	if (r == 0 && required)
 		return fail(pe, "area %zu: %s is missing", ai, key);
 	if (d > 1e8 || d < -1e8)
@@ -155,7 +142,7 @@ static int parse_click_point(struct perr *pe, const json_t *cp, size_t ai, struc
 		return 0;
 	}
 	if (!json_is_object(cp))
-		return fail(pe, "area %zu: click_point must be \"center\" or an object, not %s", ai, json_kind(cp));
+		return fail(pe, "area %zu: click_point must be \"center\" or an object, not %s", ai, jsonv_kind(cp));
 	/* needle.pm's is_click_point_valid: xpos and ypos must be truthy. */
 	r = perl_num(json_object_get(cp, "xpos"), &d, &t);
 	if (r <= 0 || !t)
@@ -168,7 +155,7 @@ static int parse_click_point(struct perr *pe, const json_t *cp, size_t ai, struc
 	cp = json_object_get(cp, "id");
 	if (cp && !json_is_null(cp)) {
 		if (!json_is_string(cp))
-			return fail(pe, "area %zu: click_point: id must be a string, not %s", ai, json_kind(cp));
+			return fail(pe, "area %zu: click_point: id must be a string, not %s", ai, jsonv_kind(cp));
 		a->click_id = strdup(json_string_value(cp));
 		if (!a->click_id)
 			return ERR_NOMEM;
@@ -184,7 +171,7 @@ static int parse_area(struct perr *pe, const json_t *ja, size_t ai, struct needl
 	int t, r, rc;
 
 	if (!json_is_object(ja))
-		return fail(pe, "area %zu: must be an object, not %s", ai, json_kind(ja));
+		return fail(pe, "area %zu: must be an object, not %s", ai, jsonv_kind(ja));
 	if ((rc = area_int(pe, ja, ai, "xpos", 1, &a->x)) || (rc = area_int(pe, ja, ai, "ypos", 1, &a->y)) ||
 	    (rc = area_int(pe, ja, ai, "width", 1, &a->w)) || (rc = area_int(pe, ja, ai, "height", 1, &a->h)))
 		return rc;
@@ -195,7 +182,7 @@ static int parse_area(struct perr *pe, const json_t *ja, size_t ai, struct needl
 	if (v && !json_is_null(v)) {
 		const char *s;
 		if (!json_is_string(v))
-			return fail(pe, "area %zu: type must be a string, not %s", ai, json_kind(v));
+			return fail(pe, "area %zu: type must be a string, not %s", ai, jsonv_kind(v));
 		s = json_string_value(v);
 		if (!strcmp(s, "match") || !*s)
 			a->type = NEEDLE_AREA_MATCH;
@@ -209,7 +196,7 @@ static int parse_area(struct perr *pe, const json_t *ja, size_t ai, struct needl
 	r = perl_num(json_object_get(ja, "match"), &d, &t);
 	if (r < 0)
 		return fail(pe, "area %zu: match must be a number, not %s", ai,
-			    json_kind(json_object_get(ja, "match")));
+			    jsonv_kind(json_object_get(ja, "match")));
 	/* A level above 100 % can never be reached, and one below 0 is no
 	 * level: both are mistakes a needle could otherwise carry silently. */
 	if (t && (d < 0 || d > 100))
@@ -218,7 +205,7 @@ static int parse_area(struct perr *pe, const json_t *ja, size_t ai, struct needl
 	r = perl_num(json_object_get(ja, "margin"), &d, &t);
 	if (r < 0)
 		return fail(pe, "area %zu: margin must be a number, not %s", ai,
-			    json_kind(json_object_get(ja, "margin")));
+			    jsonv_kind(json_object_get(ja, "margin")));
 	if (t && (d < 0 || d > 1e6))
 		return fail(pe, "area %zu: margin %g is out of range", ai, d);
 	a->margin = t ? d : NEEDLE_DEFAULT_MARGIN;
@@ -246,7 +233,7 @@ static int parse_tags(struct perr *pe, const json_t *root, struct needle *n)
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_array(v))
-		return fail(pe, "tags must be an array of strings, not %s", json_kind(v));
+		return fail(pe, "tags must be an array of strings, not %s", jsonv_kind(v));
 	cnt = json_array_size(v);
 	if (cnt > NEEDLE_MAX_TAGS)
 		return fail(pe, "tags: more than %d tags", NEEDLE_MAX_TAGS);
@@ -256,7 +243,7 @@ static int parse_tags(struct perr *pe, const json_t *root, struct needle *n)
 	for (i = 0; i < cnt; i++) {
 		const json_t *t = json_array_get(v, i);
 		if (!json_is_string(t))
-			return fail(pe, "tags: entry %zu must be a string, not %s", i + 1, json_kind(t));
+			return fail(pe, "tags: entry %zu must be a string, not %s", i + 1, jsonv_kind(t));
 		/* needle.pm registers a duplicate tag once. */
 		for (j = 0; j < n->ntags; j++)
 			if (!strcmp(n->tags[j], json_string_value(t)))
@@ -279,7 +266,7 @@ static int parse_properties(struct perr *pe, const json_t *root, struct needle *
 	if (!v || json_is_null(v))
 		return 0;
 	if (!json_is_array(v))
-		return fail(pe, "properties must be an array, not %s", json_kind(v));
+		return fail(pe, "properties must be an array, not %s", jsonv_kind(v));
 	cnt = json_array_size(v);
 	if (cnt > NEEDLE_MAX_TAGS)
 		return fail(pe, "properties: too many entries");
@@ -299,7 +286,7 @@ static int parse_properties(struct perr *pe, const json_t *root, struct needle *
 			pv = json_object_get(p, "value");
 		} else {
 			return fail(pe, "properties: entry %zu must be a string or {name,value}, not %s",
-				    i + 1, json_kind(p));
+				    i + 1, jsonv_kind(p));
 		}
 		n->properties[n->nproperties] = strdup(name);
 		if (!n->properties[n->nproperties])
@@ -326,7 +313,7 @@ static int parse_areas(struct perr *pe, const json_t *root, struct needle *n)
 	if (!v || json_is_null(v))
 		return fail(pe, "area is missing (a needle needs at least one match area)");
 	if (!json_is_array(v))
-		return fail(pe, "area must be an array, not %s", json_kind(v));
+		return fail(pe, "area must be an array, not %s", jsonv_kind(v));
 	cnt = json_array_size(v);
 	if (cnt > NEEDLE_MAX_AREAS)
 		return fail(pe, "area: more than %d areas", NEEDLE_MAX_AREAS);
@@ -386,7 +373,7 @@ int needle_parse(const char *json, size_t len, const char *file_label,
 	if (!root)
 		return fail(&pe, "broken json at line %d column %d: %s", je.line, je.column, je.text);
 	if (!json_is_object(root)) {
-		rc = fail(&pe, "top level must be an object, not %s", json_kind(root));
+		rc = fail(&pe, "top level must be an object, not %s", jsonv_kind(root));
 		goto out;
 	}
 	n = calloc(1, sizeof(*n));

@@ -430,6 +430,100 @@ static void client_addr_text(struct MHD_Connection *con, char *out, size_t len)
 		out[0] = '\0';
 }
 
+/* The request as the handlers see it: what the connection brought and
+ * the server's shared state; addr holds the client's address text. */
+static void req_init(struct server *s, struct handler *h, struct conn_req *r, struct api_req *req, char *addr,
+		     size_t addrlen)
+{
+	struct MHD_Connection *con = r->con;
+
+	memset(req, 0, sizeof(*req));
+	params_init(&req->params);
+	req->db = h->db;
+	req->cache = &h->cache;
+	req->data_dir = s->data_dir;
+	req->port = s->port;
+	req->poll_deadline_ms = &r->poll_deadline_ms;
+	pthread_mutex_lock(&s->lock);
+	req->stopping = s->stopping;
+	pthread_mutex_unlock(&s->lock);
+	if (r->stream && r->upload_tmp) {
+		req->upload = r->upload_tmp;
+		req->upload_len = r->upload_len;
+		if (r->sha) {
+			unsigned char md[32];
+			unsigned mdlen = 0, i;
+			EVP_DigestFinal_ex(r->sha, md, &mdlen);
+			for (i = 0; i < 32 && i < mdlen; i++)
+				snprintf(r->sha_hex + 2 * i, 3, "%02x", md[i]);
+			req->upload_sha256 = r->sha_hex;
+		}
+	}
+	req->method = !strcmp(r->method, "HEAD") ? "GET" : r->method;
+	req->path = r->url;
+	req->target = r->target;
+	req->accept = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+	req->if_none_match = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+	req->range = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE);
+	req->live = &s->live;
+	req->con = con;
+	client_addr_text(con, addr, addrlen);
+	req->client_addr = addr;
+	req->login_limit = &s->login_limit;
+	req->secure_cookies = s->secure_cookies;
+	req->rerun_wait_s = s->rerun_wait_s;
+	req->streams = s->streams;
+	req->rejudge = s->rejudge;
+	req->developer = s->developer;
+	req->ws_hub = s->ws_hub;
+	req->worker_timeout_s = s->worker_timeout_s;
+	req->client = r->item.client;
+}
+
+/* A body over its limit (413), or an authenticated upload that could not
+ * be kept: the server's fault, not the client's; a full disk is 507,
+ * which a worker retries. True when out holds that answer. */
+static bool body_refused(const struct conn_req *r, struct api_resp *out)
+{
+	if (r->too_big) {
+		if (r->stream)
+			api_error(out, 413, "upload over the limit of %llu bytes", (unsigned long long)r->upload_limit);
+		else
+			api_error(out, 413, "request body over the limit of %u bytes", LIMIT_API_BODY);
+		return true;
+	}
+	if (r->stream && r->upload_err) {
+		if (r->upload_err == ENOSPC || r->upload_err == EDQUOT)
+			api_error(out, 507, "cannot store the upload: %s (the server's disk is full); try again later",
+				  strerror(r->upload_err));
+		else
+			api_error(out, 500, "cannot store the upload: %s", strerror(r->upload_err));
+		return true;
+	}
+	return false;
+}
+
+/* A cacheable GET's JSON answer kept for the same target at the same
+ * change stamp; out then carries the cached bytes. */
+static void cache_answer(struct handler *h, const char *target, const int64_t stamp[2], struct api_resp *out)
+{
+	char *dumped;
+	const char *body;
+
+	if (!out->json && !(out->text && out->ctype && !strcmp(out->ctype, "application/json")))
+		return;
+	dumped = out->json ? json_dumps(out->json, JSON_COMPACT) : NULL;
+	body = out->json ? dumped : out->text;
+	if (body && (out->raw = resp_cache_put(&h->cache, target, stamp, body, strlen(body)))) {
+		out->raw_len = strlen(out->raw);
+		json_decref(out->json);
+		out->json = NULL;
+		free(out->text);
+		out->text = NULL;
+	}
+	free(dumped);
+}
+
 static void dispatch(struct server *s, struct handler *h, struct conn_req *r, struct api_resp *out)
 {
 	struct MHD_Connection *con = r->con;
@@ -443,64 +537,9 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	int64_t stamp[2], after[2];
 	bool known, cacheable, stamped = false;
 
-	memset(&req, 0, sizeof(req));
-	params_init(&req.params);
-	req.db = h->db;
-	req.cache = &h->cache;
-	req.data_dir = s->data_dir;
-	req.port = s->port;
-	req.poll_deadline_ms = &r->poll_deadline_ms;
-	pthread_mutex_lock(&s->lock);
-	req.stopping = s->stopping;
-	pthread_mutex_unlock(&s->lock);
-	if (r->stream && r->upload_tmp) {
-		req.upload = r->upload_tmp;
-		req.upload_len = r->upload_len;
-		if (r->sha) {
-			unsigned char md[32];
-			unsigned mdlen = 0, i;
-			EVP_DigestFinal_ex(r->sha, md, &mdlen);
-			for (i = 0; i < 32 && i < mdlen; i++)
-				snprintf(r->sha_hex + 2 * i, 3, "%02x", md[i]);
-			req.upload_sha256 = r->sha_hex;
-		}
-	}
-	req.method = !strcmp(method, "HEAD") ? "GET" : method;
-	req.path = url;
-	req.target = r->target;
-	req.accept = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-	req.if_none_match = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
-	req.range = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_RANGE);
-	req.live = &s->live;
-	req.con = con;
-	client_addr_text(con, addr, sizeof(addr));
-	req.client_addr = addr;
-	req.login_limit = &s->login_limit;
-	req.secure_cookies = s->secure_cookies;
-	req.rerun_wait_s = s->rerun_wait_s;
-	req.streams = s->streams;
-	req.rejudge = s->rejudge;
-	req.developer = s->developer;
-	req.ws_hub = s->ws_hub;
-	req.worker_timeout_s = s->worker_timeout_s;
-	req.client = r->item.client;
-	if (r->too_big) {
-		if (r->stream)
-			api_error(out, 413, "upload over the limit of %llu bytes", (unsigned long long)r->upload_limit);
-		else
-			api_error(out, 413, "request body over the limit of %u bytes", LIMIT_API_BODY);
+	req_init(s, h, r, &req, addr, sizeof(addr));
+	if (body_refused(r, out))
 		goto out;
-	}
-	/* The body of an authenticated upload could not be kept: the server's
-	 * fault, not the client's. A full disk is 507, which a worker retries. */
-	if (r->stream && r->upload_err) {
-		if (r->upload_err == ENOSPC || r->upload_err == EDQUOT)
-			api_error(out, 507, "cannot store the upload: %s (the server's disk is full); try again later",
-				  strerror(r->upload_err));
-		else
-			api_error(out, 500, "cannot store the upload: %s", strerror(r->upload_err));
-		goto out;
-	}
 	name[0] = '\0';
 	route = route_find(req.method, url, &req.id, name, &known);
 	req.name = name[0] ? name : NULL;
@@ -569,19 +608,8 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	if (stamped && db_change_stamp(h->db, after) == 0 && after[1] != stamp[1])
 		log_err("%s %s wrote to the database without the writer token: add its route to route_writes",
 			method, url);
-	if (cacheable && out->status == 200 && !out->suspend &&
-	    (out->json || (out->text && out->ctype && !strcmp(out->ctype, "application/json")))) {
-		char *dumped = out->json ? json_dumps(out->json, JSON_COMPACT) : NULL;
-		const char *body = out->json ? dumped : out->text;
-		if (body && (out->raw = resp_cache_put(&h->cache, r->target, stamp, body, strlen(body)))) {
-			out->raw_len = strlen(out->raw);
-			json_decref(out->json);
-			out->json = NULL;
-			free(out->text);
-			out->text = NULL;
-		}
-		free(dumped);
-	}
+	if (cacheable && out->status == 200 && !out->suspend)
+		cache_answer(h, r->target, stamp, out);
 out:
 	json_decref(req.json);
 	params_release(&req.params);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "util/array.h"
 #include "util/buf.h"
 #include "util/conf.h"
 #include "util/err.h"
@@ -82,14 +83,8 @@ static int add_entry(struct conf *c, const char *sec, const char *k, size_t kl, 
 {
 	struct conf_entry *e;
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? c->cap * 2 : 16;
-		struct conf_entry *ne = realloc(c->e, cap * sizeof(*ne));
-		if (!ne)
-			return ERR_NOMEM;
-		c->e = ne;
-		c->cap = cap;
-	}
+	if (array_grow(&c->e, &c->cap, c->n, sizeof(*c->e), 16))
+		return ERR_NOMEM;
 	e = &c->e[c->n];
 	e->section = dupn(sec, strlen(sec));
 	e->key = dupn(k, kl);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* file.c - whole-file reads under a buffer's limit, atomic whole-file
  * writes (temporary file + rename; under VIGIL_FAULT_ENOSPC, fault.h),
- * existence checks and mkdir -p. */
+ * existence checks and mkdir -p, a file's digest (OpenSSL's EVP). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,4 +196,63 @@ long long file_disk_bytes(const char *dir, bool recursive)
 	}
 	closedir(d);
 	return sum;
+}
+
+int file_hash_update(EVP_MD_CTX *ctx, int fd)
+{
+	unsigned char chunk[65536];
+	ssize_t got;
+
+	while ((got = read(fd, chunk, sizeof(chunk))) != 0) {
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (!EVP_DigestUpdate(ctx, chunk, (size_t)got))
+			return ERR_NOMEM;
+	}
+	return 0;
+}
+
+int file_hash_fd(int fd, enum file_hash_alg alg, unsigned char md[FILE_HASH_MAX], unsigned *len)
+{
+	unsigned char all[EVP_MAX_MD_SIZE];
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	int rc = ERR_NOMEM;
+
+	*len = 0;
+	if (!ctx || !EVP_DigestInit_ex(ctx, alg == FILE_HASH_MD5 ? EVP_md5() : EVP_sha256(), NULL))
+		goto out;
+	if ((rc = file_hash_update(ctx, fd)))
+		goto out;
+	rc = EVP_DigestFinal_ex(ctx, all, len) && *len <= FILE_HASH_MAX ? 0 : ERR_NOMEM;
+	if (!rc)
+		memcpy(md, all, *len);
+out:
+	EVP_MD_CTX_free(ctx);
+	return rc;
+}
+
+int file_hash(const char *path, enum file_hash_alg alg, unsigned char md[FILE_HASH_MAX], unsigned *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	*len = 0;
+	if (fd < 0)
+		return -errno;
+	rc = file_hash_fd(fd, alg, md, len);
+	close(fd);
+	return rc;
+}
+
+void file_hash_hex(const unsigned char *md, unsigned len, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	unsigned i;
+
+	for (i = 0; i < len; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
+	hex[2 * len] = '\0';
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* file.h - whole files: read into a bounded buffer, write atomically, test
  * for a regular file or a directory, create a directory path, remove a
- * tree, count what a directory holds. */
+ * tree, count what a directory holds, hash what a file holds. */
 #ifndef VIGIL_UTIL_FILE_H
 #define VIGIL_UTIL_FILE_H
 
@@ -30,5 +30,21 @@ int file_remove_tree(const char *path);
  * files count what they take), below it too when recursive; links not
  * followed. 0 for a missing dir. */
 long long file_disk_bytes(const char *dir, bool recursive);
+
+/* The digests file_hash makes; FILE_HASH_MAX: the longest, in bytes. */
+enum file_hash_alg { FILE_HASH_MD5, FILE_HASH_SHA256 };
+#define FILE_HASH_MAX 32
+struct evp_md_ctx_st; /* OpenSSL's EVP_MD_CTX */
+/* Add what fd holds, from its offset to its end, to ctx (an EVP_MD_CTX the
+ * caller initialised and finishes: several files and names in one digest).
+ * 0, -errno of a read (EINTR is read again) or ERR_NOMEM. */
+int file_hash_update(struct evp_md_ctx_st *ctx, int fd);
+/* The alg digest of what fd holds from its offset into md (*len bytes).
+ * 0, -errno or ERR_NOMEM. */
+int file_hash_fd(int fd, enum file_hash_alg alg, unsigned char md[FILE_HASH_MAX], unsigned *len);
+/* The same for the file at path. */
+int file_hash(const char *path, enum file_hash_alg alg, unsigned char md[FILE_HASH_MAX], unsigned *len);
+/* md's len bytes as lowercase hex into hex (2 * len + 1 bytes). */
+void file_hash_hex(const unsigned char *md, unsigned len, char *hex);
 
 #endif

@@ -620,13 +620,165 @@ static int cmdsrv_forward(qemu_get_fn get, void *ctx, char *fwd, size_t len, cha
 	return 0;
 }
 
+/* The QEMU binary (QEMU: a path, an architecture, or x86_64) and the
+ * video device, first as os-autoinst has it: EDID-capable devices get the
+ * resolution, then QEMU_VIDEO_DEVICE_OPTIONS. */
+static int add_binary_video(struct qemu_cmd *c, qemu_get_fn get, void *ctx, long xres, long yres, char *err,
+			    size_t errlen)
+{
+	const char *qemu = get(ctx, "QEMU"), *vga, *v;
+	int rc;
+
+	if (!qemu || !*qemu)
+		rc = add(c, "qemu-system-x86_64");
+	else if (strchr(qemu, '/'))
+		rc = add(c, qemu);
+	else
+		rc = addf(c, "qemu-system-%s", qemu);
+	if (rc < 0)
+		return rc;
+	vga = video_device(get, ctx);
+	v = get(ctx, "QEMU_VIDEO_DEVICE_OPTIONS");
+	if ((rc = check_plain("QEMUVGA", vga, err, errlen)) < 0 || (rc = add(c, "-device")) < 0)
+		return rc;
+	if (edid_capable(vga))
+		return addf(c, "%s,edid=on,xres=%ld,yres=%ld%s%s", vga, xres, yres, v && *v ? "," : "",
+			    v && *v ? v : "");
+	return addf(c, "%s%s%s", vga, v && *v ? "," : "", v && *v ? v : "");
+}
+
+/* The network card NICTYPE names: user (restricted unless
+ * NICTYPE_USER_OPTIONS, the command server forwarded), tap, or none. */
+static int add_nic(struct qemu_cmd *c, qemu_get_fn get, void *ctx, char *err, size_t errlen)
+{
+	const char *v = get(ctx, "NICTYPE");
+	int rc;
+
+	if (v && !strcmp(v, "user")) {
+		const char *opts = get(ctx, "NICTYPE_USER_OPTIONS");
+		const char *model = get_or(get, ctx, "NICMODEL", "virtio-net-pci");
+		const char *mac = get_or(get, ctx, "NICMAC", "52:54:00:12:34:56");
+		char fwd[PATH_MAX + 128] = "";
+
+		/* os-autoinst's default NICMODEL is the -device alias "virtio-net"
+		 * (its vars.json carries it), which -nic's model list names
+		 * virtio-net-pci. */
+		if (!strcmp(model, "virtio-net"))
+			model = "virtio-net-pci";
+		if ((rc = check_plain("NICMODEL", model, err, errlen)) < 0 ||
+		    (rc = check_plain("NICMAC", mac, err, errlen)) < 0 ||
+		    (rc = cmdsrv_forward(get, ctx, fwd, sizeof(fwd), err, errlen)) < 0 ||
+		    (rc = add(c, "-nic")) < 0)
+			return rc;
+		return addf(c, "user,id=qanet0,model=%s,mac=%s,%s%s", model, mac, opts && *opts ? opts : "restrict=on",
+			    fwd);
+	}
+	if (v && !strcmp(v, "tap"))
+		return add_tap_nic(c, get, ctx, err, errlen);
+	if (v && *v && strcmp(v, "none")) {
+		snprintf(err, errlen, "NICTYPE='%s' is not supported (use user, tap or none)", v);
+		return ERR_INVALID;
+	}
+	if ((rc = add(c, "-nic")) < 0)
+		return rc;
+	return add(c, "none");
+}
+
+/* How vigil drives the VM: stopped at start and on shutdown, no display,
+ * VNC, QMP and the serial port on sockets in the work directory, a USB
+ * tablet for absolute pointing. */
+static int add_control(struct qemu_cmd *c)
+{
+	int rc;
+
+	if ((rc = add(c, "-no-shutdown")) < 0 || (rc = add(c, "-S")) < 0 ||
+	    (rc = add(c, "-display")) < 0 || (rc = add(c, "none")) < 0 ||
+	    (rc = add(c, "-vnc")) < 0 || (rc = addf(c, "unix:%s", c->vnc_path)) < 0 ||
+	    (rc = add(c, "-qmp")) < 0 ||
+	    (rc = addf(c, "unix:%s,server=on,wait=off", c->qmp_path)) < 0 ||
+	    (rc = add(c, "-chardev")) < 0 ||
+	    (rc = addf(c, "socket,id=serial0,path=%s,server=on,wait=off", c->serial_path)) < 0 ||
+	    (rc = add(c, "-serial")) < 0 || (rc = add(c, "chardev:serial0")) < 0 ||
+	    (rc = add(c, "-device")) < 0 || (rc = add(c, "qemu-xhci")) < 0 ||
+	    (rc = add(c, "-device")) < 0)
+		return rc;
+	return add(c, "usb-tablet");
+}
+
+/* The SCSI controller scsi-hd and scsi-cd need (SCSICONTROLLER), and with
+ * VIRTIO_CONSOLE=1 os-autoinst's virtconsole (the guest's hvc0) on a
+ * socket of its own, for the virtio-terminal console. */
+static int add_controllers(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char *wd)
+{
+	const char *hm = get_or(get, ctx, "HDDMODEL", ""), *cm = get_or(get, ctx, "CDMODEL", ""), *v;
+	int rc;
+
+	if ((is_scsi(hm) || is_scsi(cm)) &&
+	    ((rc = add(c, "-device")) < 0 ||
+	     (rc = addf(c, "%s,id=scsi0", get_or(get, ctx, "SCSICONTROLLER", "virtio-scsi-pci"))) < 0))
+		return rc;
+	if (!(v = get(ctx, "VIRTIO_CONSOLE")) || !is_on(v))
+		return 0;
+	if (!(c->virtio_path = path_join(wd, "virtio_console.sock")))
+		return ERR_NOMEM;
+	if ((rc = add(c, "-device")) < 0 || (rc = add(c, "virtio-serial")) < 0 || (rc = add(c, "-chardev")) < 0 ||
+	    (rc = addf(c, "socket,id=virtio_console,path=%s,server=on,wait=off", c->virtio_path)) < 0 ||
+	    (rc = add(c, "-device")) < 0)
+		return rc;
+	return add(c, "virtconsole,chardev=virtio_console,name=org.openqa.console.virtio_console");
+}
+
+/* A scratch qcow2 without a device: every VM has a writable
+ * snapshot-capable disk for the VM state of savevm/loadvm. */
+static int add_scratch(struct qemu_cmd *c, const char *wd)
+{
+	char *path = path_join(wd, "scratch.qcow2");
+	int rc;
+
+	if (!path)
+		return ERR_NOMEM;
+	if ((rc = add_overlay(c, path, NULL, NULL, "1G")) < 0 || (rc = add(c, "-drive")) < 0)
+		return rc;
+	return addf(c, "id=scratch,if=none,format=qcow2,file=%s,cache=unsafe", path);
+}
+
+/* What the VM boots: UEFI's pflash (OVMF boots by bootindex; it has no
+ * -boot order), else the boot order, a CD once, BIOS; then KERNEL,
+ * INITRD, APPEND and QEMU_APPEND. */
+static int add_boot(struct qemu_cmd *c, qemu_get_fn get, void *ctx, const char *wd, char boot, int ncd,
+		    char *err, size_t errlen)
+{
+	const char *v;
+	int rc = 0;
+
+	if (is_on(get(ctx, "UEFI"))) {
+		if ((rc = add_pflash(c, get, ctx, wd, err, errlen)) < 0)
+			return rc;
+	} else {
+		if (boot && ((rc = add(c, "-boot")) < 0 || (rc = addf(c, "order=%c", boot)) < 0))
+			return rc;
+		if (!boot && ncd && ((rc = add(c, "-boot")) < 0 || (rc = add(c, "once=d")) < 0))
+			return rc;
+		if ((v = get(ctx, "BIOS")) && *v && (rc = add_file_opt(c, "-bios", v, true)) < 0)
+			return rc;
+	}
+	if ((v = get(ctx, "KERNEL")) && *v && (rc = add_file_opt(c, "-kernel", v, false)) < 0)
+		return rc;
+	if ((v = get(ctx, "INITRD")) && *v && (rc = add_file_opt(c, "-initrd", v, false)) < 0)
+		return rc;
+	if ((v = get(ctx, "APPEND")) && *v && ((rc = add(c, "-append")) < 0 || (rc = add(c, v)) < 0))
+		return rc;
+	if ((v = get(ctx, "QEMU_APPEND")) && *v && (rc = add_append(c, v)) < 0)
+		return rc;
+	return 0;
+}
+
 int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *accel,
 		   struct qemu_cmd *c, char *err, size_t errlen)
 {
-	const char *qemu = get(ctx, "QEMU"), *vga, *v;
+	const char *v;
 	char *wd = NULL, boot = 0;
 	long ram, xres, yres;
-	bool uefi = is_on(get(ctx, "UEFI"));
 	int rc, ncd = 0;
 
 	memset(c, 0, sizeof(*c));
@@ -650,28 +802,7 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 	c->serial_path = path_join(wd, "serial.sock");
 	if (!c->vnc_path || !c->qmp_path || !c->serial_path)
 		goto out;
-	if (!qemu || !*qemu)
-		rc = add(c, "qemu-system-x86_64");
-	else if (strchr(qemu, '/'))
-		rc = add(c, qemu);
-	else
-		rc = addf(c, "qemu-system-%s", qemu);
-	if (rc < 0)
-		goto out;
-	vga = video_device(get, ctx);
-	v = get(ctx, "QEMU_VIDEO_DEVICE_OPTIONS");
-	if ((rc = check_plain("QEMUVGA", vga, err, errlen)) < 0)
-		goto out;
-	/* The video device first, as os-autoinst does; EDID-capable devices
-	 * get the resolution, then QEMU_VIDEO_DEVICE_OPTIONS. */
-	if ((rc = add(c, "-device")) < 0)
-		goto out;
-	if (edid_capable(vga))
-		rc = addf(c, "%s,edid=on,xres=%ld,yres=%ld%s%s", vga, xres, yres,
-			  v && *v ? "," : "", v && *v ? v : "");
-	else
-		rc = addf(c, "%s%s%s", vga, v && *v ? "," : "", v && *v ? v : "");
-	if (rc < 0)
+	if ((rc = add_binary_video(c, get, ctx, xres, yres, err, errlen)) < 0)
 		goto out;
 	if ((rc = add(c, "-accel")) < 0 || (rc = add(c, accel)) < 0 ||
 	    (rc = add(c, "-m")) < 0 || (rc = addf(c, "%ld", ram)) < 0 ||
@@ -683,36 +814,8 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 	if ((v = get(ctx, "QEMUCPU")) && *v &&
 	    ((rc = add(c, "-cpu")) < 0 || (rc = add(c, v)) < 0))
 		goto out;
-	v = get(ctx, "NICTYPE");
-	if (v && !strcmp(v, "user")) {
-		const char *opts = get(ctx, "NICTYPE_USER_OPTIONS");
-		const char *model = get_or(get, ctx, "NICMODEL", "virtio-net-pci");
-		const char *mac = get_or(get, ctx, "NICMAC", "52:54:00:12:34:56");
-
-		char fwd[PATH_MAX + 128] = "";
-
-		/* os-autoinst's default NICMODEL is the -device alias "virtio-net"
-		 * (its vars.json carries it), which -nic's model list names
-		 * virtio-net-pci. */
-		if (!strcmp(model, "virtio-net"))
-			model = "virtio-net-pci";
-		if ((rc = check_plain("NICMODEL", model, err, errlen)) < 0 ||
-		    (rc = check_plain("NICMAC", mac, err, errlen)) < 0 ||
-		    (rc = cmdsrv_forward(get, ctx, fwd, sizeof(fwd), err, errlen)) < 0 ||
-		    (rc = add(c, "-nic")) < 0 ||
-		    (rc = addf(c, "user,id=qanet0,model=%s,mac=%s,%s%s", model, mac,
-			       opts && *opts ? opts : "restrict=on", fwd)) < 0)
-			goto out;
-	} else if (v && !strcmp(v, "tap")) {
-		if ((rc = add_tap_nic(c, get, ctx, err, errlen)) < 0)
-			goto out;
-	} else if (v && *v && strcmp(v, "none")) {
-		snprintf(err, errlen, "NICTYPE='%s' is not supported (use user, tap or none)", v);
-		rc = ERR_INVALID;
+	if ((rc = add_nic(c, get, ctx, err, errlen)) < 0)
 		goto out;
-	} else if ((rc = add(c, "-nic")) < 0 || (rc = add(c, "none")) < 0) {
-		goto out;
-	}
 	/* After the NIC, as os-autoinst, so that virtio-net stays eth0. */
 	v = get(ctx, "QEMU_VIRTIO_RNG");
 	if ((!v || !*v || is_on(v)) &&
@@ -722,81 +825,11 @@ int qemu_cmd_build(qemu_get_fn get, void *ctx, const char *workdir, const char *
 	if ((v = get(ctx, "QEMU_SMBIOS")) && *v &&
 	    ((rc = add(c, "-smbios")) < 0 || (rc = add(c, v)) < 0))
 		goto out;
-	if ((rc = add_tpm(c, get, ctx, wd, c->argv[0], err, errlen)) < 0)
-		goto out;
-	if ((rc = add(c, "-no-shutdown")) < 0 || (rc = add(c, "-S")) < 0 ||
-	    (rc = add(c, "-display")) < 0 || (rc = add(c, "none")) < 0 ||
-	    (rc = add(c, "-vnc")) < 0 || (rc = addf(c, "unix:%s", c->vnc_path)) < 0 ||
-	    (rc = add(c, "-qmp")) < 0 ||
-	    (rc = addf(c, "unix:%s,server=on,wait=off", c->qmp_path)) < 0 ||
-	    (rc = add(c, "-chardev")) < 0 ||
-	    (rc = addf(c, "socket,id=serial0,path=%s,server=on,wait=off", c->serial_path)) < 0 ||
-	    (rc = add(c, "-serial")) < 0 || (rc = add(c, "chardev:serial0")) < 0 ||
-	    (rc = add(c, "-device")) < 0 || (rc = add(c, "qemu-xhci")) < 0 ||
-	    (rc = add(c, "-device")) < 0 || (rc = add(c, "usb-tablet")) < 0)
-		goto out;
-	if ((rc = add_audio(c, get, ctx)) < 0)
-		goto out;
-	{
-		const char *hm = get_or(get, ctx, "HDDMODEL", ""), *cm = get_or(get, ctx, "CDMODEL", "");
-
-		/* scsi-hd and scsi-cd need a SCSI controller (SCSICONTROLLER). */
-		if ((is_scsi(hm) || is_scsi(cm)) &&
-		    ((rc = add(c, "-device")) < 0 ||
-		     (rc = addf(c, "%s,id=scsi0", get_or(get, ctx, "SCSICONTROLLER", "virtio-scsi-pci"))) < 0))
-			goto out;
-	}
-	/* VIRTIO_CONSOLE=1: os-autoinst's virtconsole (the guest's hvc0) on a
-	 * socket of its own, for the virtio-terminal console. */
-	if ((v = get(ctx, "VIRTIO_CONSOLE")) && is_on(v)) {
-		rc = ERR_NOMEM;
-		c->virtio_path = path_join(wd, "virtio_console.sock");
-		if (!c->virtio_path ||
-		    (rc = add(c, "-device")) < 0 || (rc = add(c, "virtio-serial")) < 0 ||
-		    (rc = add(c, "-chardev")) < 0 ||
-		    (rc = addf(c, "socket,id=virtio_console,path=%s,server=on,wait=off", c->virtio_path)) < 0 ||
-		    (rc = add(c, "-device")) < 0 ||
-		    (rc = add(c, "virtconsole,chardev=virtio_console,name=org.openqa.console.virtio_console")) < 0)
-			goto out;
-	}
-	if ((rc = add_disks(c, get, ctx, wd, boot, err, errlen)) < 0)
-		goto out;
-	{
-		/* A scratch qcow2 without a device: every VM has a writable
-		 * snapshot-capable disk for the VM state of savevm/loadvm. */
-		char *path = path_join(wd, "scratch.qcow2");
-
-		if (!path) {
-			rc = ERR_NOMEM;
-			goto out;
-		}
-		if ((rc = add_overlay(c, path, NULL, NULL, "1G")) < 0 ||
-		    (rc = add(c, "-drive")) < 0 ||
-		    (rc = addf(c, "id=scratch,if=none,format=qcow2,file=%s,cache=unsafe", path)) < 0)
-			goto out;
-	}
-	if ((rc = add_cdroms(c, get, ctx, wd, boot, &ncd, err, errlen)) < 0)
-		goto out;
-	if (uefi) {
-		/* OVMF boots by bootindex; it has no -boot order. */
-		if ((rc = add_pflash(c, get, ctx, wd, err, errlen)) < 0)
-			goto out;
-	} else {
-		if (boot && ((rc = add(c, "-boot")) < 0 || (rc = addf(c, "order=%c", boot)) < 0))
-			goto out;
-		if (!boot && ncd && ((rc = add(c, "-boot")) < 0 || (rc = add(c, "once=d")) < 0))
-			goto out;
-		if ((v = get(ctx, "BIOS")) && *v && (rc = add_file_opt(c, "-bios", v, true)) < 0)
-			goto out;
-	}
-	if ((v = get(ctx, "KERNEL")) && *v && (rc = add_file_opt(c, "-kernel", v, false)) < 0)
-		goto out;
-	if ((v = get(ctx, "INITRD")) && *v && (rc = add_file_opt(c, "-initrd", v, false)) < 0)
-		goto out;
-	if ((v = get(ctx, "APPEND")) && *v &&
-	    ((rc = add(c, "-append")) < 0 || (rc = add(c, v)) < 0))
-		goto out;
-	if ((v = get(ctx, "QEMU_APPEND")) && *v && (rc = add_append(c, v)) < 0)
+	if ((rc = add_tpm(c, get, ctx, wd, c->argv[0], err, errlen)) < 0 || (rc = add_control(c)) < 0 ||
+	    (rc = add_audio(c, get, ctx)) < 0 || (rc = add_controllers(c, get, ctx, wd)) < 0 ||
+	    (rc = add_disks(c, get, ctx, wd, boot, err, errlen)) < 0 || (rc = add_scratch(c, wd)) < 0 ||
+	    (rc = add_cdroms(c, get, ctx, wd, boot, &ncd, err, errlen)) < 0 ||
+	    (rc = add_boot(c, get, ctx, wd, boot, ncd, err, errlen)) < 0)
 		goto out;
 	rc = 0;
 out:

@@ -668,69 +668,158 @@ static void accept_one(int lfd, struct conn *slots, size_t nslots, bool nodelay)
 	slots[i].deadline = time_mono() + NETHUB_HANDSHAKE_S;
 }
 
-static void hub_loop(struct hub *h)
+/* Connect to the peers whose turn it is (the older job's hub calls),
+ * drop those and the strangers that did not finish the handshake in time. */
+static void hub_timeouts(struct hub *h, double now)
 {
+	for (size_t i = 0; i < h->npeers; i++) {
+		struct peer *p = &h->peers[i];
+		if (p->c.fd < 0 && p->id < h->id && p->addr[0] && now >= p->retry_at)
+			peer_connect(h, p);
+		else if (p->c.fd >= 0 && p->c.st != UP && now > p->c.deadline)
+			peer_gone(h, p, "no handshake in time");
+	}
+	for (size_t i = 0; i < NETHUB_MAX_PEERS; i++)
+		if (h->pending[i].fd >= 0 && now > h->pending[i].deadline) {
+			log_warn("relay hub of job %lld: closed a hub connection that did not finish the"
+				 " handshake in %.0f s", h->id, NETHUB_HANDSHAKE_S);
+			conn_close(&h->pending[i]);
+		}
+}
+
+/* One round's poll set: each pollfd's kind (0 VM listen, 1 peer listen,
+ * 2 ctl, 3 VM, then peers 'p' and pending 'q' with their index). */
+struct pollset {
 	struct pollfd pf[4 + 2 * NETHUB_MAX_PEERS];
-	/* What each pollfd is: 0 VM listen, 1 peer listen, 2 ctl, 3 VM, then
-	 * peers ('p' + index) and pending ('q' + index). */
 	int kind[4 + 2 * NETHUB_MAX_PEERS];
 	size_t idx[4 + 2 * NETHUB_MAX_PEERS];
+	nfds_t n;
+};
+
+static void pollset_add(struct pollset *ps, int fd, bool out, int kind, size_t idx)
+{
+	ps->pf[ps->n] = (struct pollfd){ fd, (short)(POLLIN | (out ? POLLOUT : 0)), 0 };
+	ps->kind[ps->n] = kind;
+	ps->idx[ps->n++] = idx;
+}
+
+static void hub_pollset(const struct hub *h, struct pollset *ps)
+{
+	ps->n = 0;
+	pollset_add(ps, h->vm_lfd, false, 0, 0);
+	pollset_add(ps, h->peer_lfd, false, 1, 0);
+	pollset_add(ps, h->ctl, false, 2, 0);
+	if (h->vm.fd >= 0)
+		pollset_add(ps, h->vm.fd, h->vm.out.len != 0, 3, 0);
+	for (size_t i = 0; i < h->npeers; i++) {
+		const struct conn *c = &h->peers[i].c;
+		if (c->fd >= 0)
+			pollset_add(ps, c->fd, c->out.len || c->st == C_CONNECTING, 'p', i);
+	}
+	for (size_t i = 0; i < NETHUB_MAX_PEERS; i++)
+		if (h->pending[i].fd >= 0)
+			pollset_add(ps, h->pending[i].fd, h->pending[i].out.len != 0, 'q', i);
+}
+
+/* Events on a peer hub's connection: its connect finished, its challenge,
+ * its frames, what is queued for it. */
+static void peer_event(struct hub *h, struct peer *p, short ev)
+{
+	int drc;
+
+	if (p->c.fd < 0)
+		return;
+	if (p->c.st == C_CONNECTING && (ev & (POLLOUT | POLLERR | POLLHUP))) {
+		int e = 0;
+		socklen_t el = sizeof(e);
+		if (getsockopt(p->c.fd, SOL_SOCKET, SO_ERROR, &e, &el) || e) {
+			peer_gone(h, p, strerror(e ? e : errno));
+			return;
+		}
+		p->c.st = C_AWAIT_CHALLENGE;
+	}
+	if (p->c.st == C_CONNECTING)
+		return;
+	if ((ev & (POLLIN | POLLHUP | POLLERR)) && !conn_read(&p->c))
+		peer_gone(h, p, "connection closed");
+	else if (p->c.st == C_AWAIT_CHALLENGE && !challenge_in(h, p))
+		peer_gone(h, p, "its challenge was refused");
+	else if (p->c.st == UP && (drc = dispatch(h, &p->c, false)))
+		peer_gone(h, p, dispatch_why(drc));
+	else if ((ev & POLLOUT) && !conn_write(&p->c))
+		peer_gone(h, p, "send failed");
+}
+
+/* Events on a connection a hub made to this one: its hello and proof;
+ * once proven, it becomes that peer's connection. */
+static void pending_event(struct hub *h, struct conn *c, short ev)
+{
+	struct peer *p;
+	bool bad;
+	int drc;
+
+	if (c->fd < 0)
+		return;
+	if (((ev & (POLLIN | POLLHUP | POLLERR)) && !conn_read(c)) || (c->st == L_AWAIT_HELLO && !hello_in(h, c)) ||
+	    !conn_write(c)) {
+		conn_close(c);
+		return;
+	}
+	if (c->st != L_AWAIT_PROOF || !(p = proof_in(h, c, &bad))) {
+		if (c->st == L_AWAIT_PROOF && bad)
+			conn_close(c);
+		return;
+	}
+	/* A new connection from that peer replaces its old one. */
+	conn_close(&p->c);
+	p->c.fd = c->fd;
+	p->c.st = UP;
+	p->c.sealed = true;
+	memcpy(p->c.ktx, c->ktx, NETHUB_KEY_LEN);
+	memcpy(p->c.krx, c->krx, NETHUB_KEY_LEN);
+	p->c.ntx = p->c.nrx = 0;
+	c->fd = -1;
+	if (buf_append(&p->c.in, c->in.data, c->in.len)) {
+		peer_gone(h, p, "out of memory");
+		conn_close(c);
+		return;
+	}
+	conn_close(c);
+	log_info("relay hub of job %lld: job %lld's hub connected", h->id, p->id);
+	if ((drc = dispatch(h, &p->c, false)))
+		peer_gone(h, p, dispatch_why(drc));
+}
+
+/* Flush what this round queued without waiting for the next poll. */
+static void hub_flush(struct hub *h)
+{
+	if (h->vm.fd >= 0 && h->vm.out.len && !conn_write(&h->vm))
+		conn_close(&h->vm);
+	for (size_t i = 0; i < h->npeers; i++) {
+		struct peer *p = &h->peers[i];
+		if (p->c.fd >= 0 && p->c.st != C_CONNECTING && p->c.out.len && !conn_write(&p->c))
+			peer_gone(h, p, "send failed");
+	}
+}
+
+static void hub_loop(struct hub *h)
+{
+	struct pollset ps;
 
 	while (!hub_stop) {
-		double now = time_mono();
-		nfds_t n = 0;
-
-		for (size_t i = 0; i < h->npeers; i++) {
-			struct peer *p = &h->peers[i];
-			if (p->c.fd < 0 && p->id < h->id && p->addr[0] && now >= p->retry_at)
-				peer_connect(h, p);
-			else if (p->c.fd >= 0 && p->c.st != UP && now > p->c.deadline)
-				peer_gone(h, p, "no handshake in time");
-		}
-		for (size_t i = 0; i < NETHUB_MAX_PEERS; i++)
-			if (h->pending[i].fd >= 0 && now > h->pending[i].deadline) {
-				log_warn("relay hub of job %lld: closed a hub connection that did not finish the"
-					 " handshake in %.0f s", h->id, NETHUB_HANDSHAKE_S);
-				conn_close(&h->pending[i]);
-			}
-		pf[n] = (struct pollfd){ h->vm_lfd, POLLIN, 0 };
-		kind[n++] = 0;
-		pf[n] = (struct pollfd){ h->peer_lfd, POLLIN, 0 };
-		kind[n++] = 1;
-		pf[n] = (struct pollfd){ h->ctl, POLLIN, 0 };
-		kind[n++] = 2;
-		if (h->vm.fd >= 0) {
-			pf[n] = (struct pollfd){ h->vm.fd, (short)(POLLIN | (h->vm.out.len ? POLLOUT : 0)), 0 };
-			kind[n++] = 3;
-		}
-		for (size_t i = 0; i < h->npeers; i++) {
-			struct conn *c = &h->peers[i].c;
-			if (c->fd < 0)
-				continue;
-			pf[n] = (struct pollfd){ c->fd,
-						 (short)(POLLIN | (c->out.len || c->st == C_CONNECTING ? POLLOUT : 0)), 0 };
-			kind[n] = 'p';
-			idx[n++] = i;
-		}
-		for (size_t i = 0; i < NETHUB_MAX_PEERS; i++) {
-			if (h->pending[i].fd < 0)
-				continue;
-			pf[n] = (struct pollfd){ h->pending[i].fd, (short)(POLLIN | (h->pending[i].out.len ? POLLOUT : 0)),
-						 0 };
-			kind[n] = 'q';
-			idx[n++] = i;
-		}
-		if (poll(pf, n, 250) < 0) {
+		hub_timeouts(h, time_mono());
+		hub_pollset(h, &ps);
+		if (poll(ps.pf, ps.n, 250) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_err("relay hub of job %lld: poll: %s", h->id, strerror(errno));
 			return;
 		}
-		for (nfds_t k = 0; k < n; k++) {
-			short ev = pf[k].revents;
+		for (nfds_t k = 0; k < ps.n; k++) {
+			short ev = ps.pf[k].revents;
 			if (!ev)
 				continue;
-			switch (kind[k]) {
+			switch (ps.kind[k]) {
 			case 0:
 				accept_one(h->vm_lfd, &h->vm, 1, false);
 				break;
@@ -748,79 +837,15 @@ static void hub_loop(struct hub *h)
 					conn_close(&h->vm);
 				}
 				break;
-			case 'p': {
-				struct peer *p = &h->peers[idx[k]];
-				int drc;
-				if (p->c.fd < 0)
-					break;
-				if (p->c.st == C_CONNECTING && (ev & (POLLOUT | POLLERR | POLLHUP))) {
-					int e = 0;
-					socklen_t el = sizeof(e);
-					if (getsockopt(p->c.fd, SOL_SOCKET, SO_ERROR, &e, &el) || e) {
-						peer_gone(h, p, strerror(e ? e : errno));
-						break;
-					}
-					p->c.st = C_AWAIT_CHALLENGE;
-				}
-				if (p->c.st == C_CONNECTING)
-					break;
-				if ((ev & (POLLIN | POLLHUP | POLLERR)) && !conn_read(&p->c))
-					peer_gone(h, p, "connection closed");
-				else if (p->c.st == C_AWAIT_CHALLENGE && !challenge_in(h, p))
-					peer_gone(h, p, "its challenge was refused");
-				else if (p->c.st == UP && (drc = dispatch(h, &p->c, false)))
-					peer_gone(h, p, dispatch_why(drc));
-				else if ((ev & POLLOUT) && !conn_write(&p->c))
-					peer_gone(h, p, "send failed");
+			case 'p':
+				peer_event(h, &h->peers[ps.idx[k]], ev);
+				break;
+			case 'q':
+				pending_event(h, &h->pending[ps.idx[k]], ev);
 				break;
 			}
-			case 'q': {
-				struct conn *c = &h->pending[idx[k]];
-				struct peer *p;
-				bool bad;
-				int drc;
-				if (c->fd < 0)
-					break;
-				if (((ev & (POLLIN | POLLHUP | POLLERR)) && !conn_read(c)) ||
-				    (c->st == L_AWAIT_HELLO && !hello_in(h, c)) || !conn_write(c)) {
-					conn_close(c);
-					break;
-				}
-				if (c->st != L_AWAIT_PROOF || !(p = proof_in(h, c, &bad))) {
-					if (c->st == L_AWAIT_PROOF && bad)
-						conn_close(c);
-					break;
-				}
-				/* A new connection from that peer replaces its old one. */
-				conn_close(&p->c);
-				p->c.fd = c->fd;
-				p->c.st = UP;
-				p->c.sealed = true;
-				memcpy(p->c.ktx, c->ktx, NETHUB_KEY_LEN);
-				memcpy(p->c.krx, c->krx, NETHUB_KEY_LEN);
-				p->c.ntx = p->c.nrx = 0;
-				c->fd = -1;
-				if (buf_append(&p->c.in, c->in.data, c->in.len)) {
-					peer_gone(h, p, "out of memory");
-					conn_close(c);
-					break;
-				}
-				conn_close(c);
-				log_info("relay hub of job %lld: job %lld's hub connected", h->id, p->id);
-				if ((drc = dispatch(h, &p->c, false)))
-					peer_gone(h, p, dispatch_why(drc));
-				break;
-			}
-			}
 		}
-		/* Flush what this round queued without waiting for the next poll. */
-		if (h->vm.fd >= 0 && h->vm.out.len && !conn_write(&h->vm))
-			conn_close(&h->vm);
-		for (size_t i = 0; i < h->npeers; i++) {
-			struct peer *p = &h->peers[i];
-			if (p->c.fd >= 0 && p->c.st != C_CONNECTING && p->c.out.len && !conn_write(&p->c))
-				peer_gone(h, p, "send failed");
-		}
+		hub_flush(h);
 	}
 }
 

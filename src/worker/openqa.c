@@ -204,28 +204,13 @@ out:
 /* Hex MD5 of the file at path into out (33 bytes); 0 or -1. */
 static int file_md5(const char *path, char out[33])
 {
-	unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0, i;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	FILE *f = fopen(path, "rb");
-	size_t got;
-	int rc = -1;
+	unsigned char md[FILE_HASH_MAX];
+	unsigned n;
 
-	if (!ctx || !f || !EVP_DigestInit_ex(ctx, EVP_md5(), NULL))
-		goto out;
-	while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
-		if (!EVP_DigestUpdate(ctx, buf, got))
-			goto out;
-	if (ferror(f) || !EVP_DigestFinal_ex(ctx, md, &n))
-		goto out;
-	for (i = 0; i < n && i < 16; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-	rc = 0;
-out:
-	if (f)
-		fclose(f);
-	EVP_MD_CTX_free(ctx);
-	return rc;
+	if (file_hash(path, FILE_HASH_MD5, md, &n) || n != 16)
+		return -1;
+	file_hash_hex(md, n, out);
+	return 0;
 }
 
 struct form {
@@ -352,27 +337,13 @@ static void b64_nopad(const unsigned char *md, unsigned n, char *out, size_t out
 /* The whole file's SHA-256 in openQA's form (total_cksum). 0 or -1. */
 static int file_sha256_b64(const char *path, char *out, size_t outlen)
 {
-	unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
-	unsigned int n = 0;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	FILE *f = fopen(path, "rb");
-	size_t got;
-	int rc = -1;
+	unsigned char md[FILE_HASH_MAX];
+	unsigned n;
 
-	if (!ctx || !f || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL))
-		goto out;
-	while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
-		if (!EVP_DigestUpdate(ctx, buf, got))
-			goto out;
-	if (ferror(f) || !EVP_DigestFinal_ex(ctx, md, &n))
-		goto out;
+	if (file_hash(path, FILE_HASH_SHA256, md, &n))
+		return -1;
 	b64_nopad(md, n, out, outlen);
-	rc = 0;
-out:
-	if (f)
-		fclose(f);
-	EVP_MD_CTX_free(ctx);
-	return rc;
+	return 0;
 }
 
 /* One chunk as openQA's OpenQA::File record: bytes [start, end) of the

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 #include "net/http.h"
+#include "util/array.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -43,7 +44,10 @@
 #include "worker/worker_int.h"
 #include "util/banned.h" /* last: after every system header */
 
-#define WORKER_MAX_FILES 4096
+/* The files of one job the worker keeps track of (sent, with their size
+ * and time): past it the job's further files are not uploaded and the job
+ * cannot pass (docs/worker.md). */
+#define WORKER_MAX_FILES 100000
 #define WORKER_MAX_DISKS 16
 
 /* What an uploaded file is to the server: the artefact's flag (openQA's). */
@@ -51,22 +55,87 @@ enum upload_kind { UPLOAD_FILE, UPLOAD_THUMB, UPLOAD_ULOG };
 static const char *const upload_flag[] = { NULL, "thumb", "ulog" };
 static const char upload_prefix[] = { 'f', 't', 'u' };
 
+/* How a request is tried again while the server is unreachable or answers
+ * 5xx: the one shape of every retry of the worker (retry). */
+struct retry {
+	int tries;          /* at most; 0: until the deadline */
+	double deadline;    /* time_mono() after which no try starts again; 0: none */
+	long pause_ms;      /* the wait after the first failure, doubled after each */
+	long pause_max_ms;  /* the longest wait */
+	bool when_stopping; /* one try even when the worker stops (a job's end) */
+	const char *what;   /* names the request in the log */
+};
+
+/* send(target, arg) until it gets an answer under 500 or how's tries,
+ * deadline or the worker's stop end it, with how's waits between tries.
+ * 0 with *status and the reply in w->resp (any status under 500, or the
+ * last 5xx when the tries ran out), or the last transport error with its
+ * reason in err. */
+static int retry(struct worker *w, const struct retry *how, const char *target, worker_send_fn send, const void *arg,
+		 long *status, char *err, size_t errlen)
+{
+	long pause = how->pause_ms;
+	int i, rc = ERR_IO;
+
+	*status = 0;
+	snprintf(err, errlen, "the worker is stopping");
+	if (*w->stop && !how->when_stopping)
+		return rc;
+	for (i = 1;; i++) {
+		rc = send(w, target, arg, status, err, errlen);
+		if (!rc && *status < 500)
+			return 0;
+		if ((how->tries && i >= how->tries) || (how->deadline && time_mono() > how->deadline) || *w->stop)
+			return rc;
+		log_warn("%s: %s, trying again", how->what, rc ? err : "server error");
+		time_sleep_ms(pause);
+		pause = pause * 2 > how->pause_max_ms ? how->pause_max_ms : pause * 2;
+	}
+}
+
+struct request {
+	const char *method, *ctype, *body;
+	const char *path; /* a file to send or (download) to write, or NULL */
+	long timeout_s;
+};
+
+static int send_request(struct worker *w, const char *target, const void *arg, long *status, char *err,
+			size_t errlen)
+{
+	const struct request *q = arg;
+
+	return http_request(&w->http, q->method, target, q->ctype, q->body, q->body ? strlen(q->body) : 0,
+			    q->timeout_s, status, &w->resp, err, errlen);
+}
+
+static int send_upload(struct worker *w, const char *target, const void *arg, long *status, char *err,
+		       size_t errlen)
+{
+	const struct request *q = arg;
+
+	if (!q->path)
+		return send_request(w, target, arg, status, err, errlen);
+	return http_upload_file(&w->http, target, q->path, q->timeout_s, status, &w->resp, err, errlen);
+}
+
+static int send_download(struct worker *w, const char *target, const void *arg, long *status, char *err,
+			 size_t errlen)
+{
+	const struct request *q = arg;
+
+	return http_download(&w->http, target, q->path, q->timeout_s, status, NULL, NULL, 0, err, errlen);
+}
+
 /* A request with retries on transport errors and 5xx; *status set. */
 int worker__call(struct worker *w, const char *method, const char *target, const char *ctype, const char *body,
 		long timeout_s, long *status)
 {
+	const struct request q = { .method = method, .ctype = ctype, .body = body, .timeout_s = timeout_s };
+	const struct retry how = { .tries = 5, .pause_ms = 1000, .pause_max_ms = 8000, .what = target };
 	char err[512];
-	int attempt, rc = ERR_IO;
+	int rc = retry(w, &how, target, send_request, &q, status, err, sizeof(err));
 
-	for (attempt = 0; attempt < 5 && !*w->stop; attempt++) {
-		rc = http_request(&w->http, method, target, ctype, body, body ? strlen(body) : 0, timeout_s, status,
-				  &w->resp, err, sizeof(err));
-		if (rc == 0 && *status < 500)
-			return 0;
-		log_warn("%s", rc ? err : "server error, retrying");
-		time_sleep_ms(1000 << (attempt < 3 ? attempt : 3));
-	}
-	return rc ? rc : ERR_IO;
+	return rc ? rc : *status >= 500 ? ERR_IO : 0;
 }
 
 /* Seconds the end of a job retries a server that is away (--finish-deadline). */
@@ -83,17 +152,13 @@ static double finish_deadline(const struct worker *w)
 static int post_until(struct worker *w, const struct job_run *r, const char *target, const char *path,
 		      long timeout_s, double deadline, const char *what, long *status, char *err, size_t errlen)
 {
-	int rc;
+	const struct request q = { .method = "POST", .path = path, .timeout_s = timeout_s };
+	char name[WORKER_ASSET_NAME_MAX + 64];
+	const struct retry how = { .deadline = deadline, .pause_ms = 2000, .pause_max_ms = 2000,
+				   .when_stopping = true, .what = name };
 
-	for (;;) {
-		rc = path ? http_upload_file(&w->http, target, path, timeout_s, status, &w->resp, err, errlen)
-			  : http_request(&w->http, "POST", target, NULL, NULL, 0, timeout_s, status, &w->resp, err,
-					 errlen);
-		if ((!rc && *status < 500) || *w->stop || time_mono() > deadline)
-			return rc;
-		log_warn("job %lld: %s failed (%s), trying again", r->id, what, rc ? err : "server error");
-		time_sleep_ms(2000);
-	}
+	snprintf(name, sizeof(name), "job %lld: %s", r->id, what);
+	return retry(w, &how, target, send_upload, &q, status, err, errlen);
 }
 
 static long retry_base_ms(const struct worker *w)
@@ -104,17 +169,14 @@ static long retry_base_ms(const struct worker *w)
 int worker__post(struct worker *w, struct job_run *r, const char *target, const char *what, worker_send_fn send,
 		 const void *arg)
 {
-	char err[512];
+	char err[512], name[WORKER_ASSET_NAME_MAX + 64];
+	const struct retry how = { .tries = WORKER_UPLOAD_TRIES, .pause_ms = retry_base_ms(w),
+				   .pause_max_ms = retry_base_ms(w) << WORKER_UPLOAD_TRIES, .what = name };
 	long code = 0;
-	int i, rc = ERR_IO;
+	int rc;
 
-	for (i = 0; i < WORKER_UPLOAD_TRIES && !*w->stop; i++) {
-		if (i)
-			time_sleep_ms(retry_base_ms(w) << (i - 1));
-		rc = send(w, target, arg, &code, err, sizeof(err));
-		if (!rc && code < 500)
-			break;
-	}
+	snprintf(name, sizeof(name), "job %lld: upload of %s", r->id, what);
+	rc = retry(w, &how, target, send, arg, &code, err, sizeof(err));
 	if (!rc && code == 200)
 		return 0;
 	if (rc)
@@ -330,14 +392,10 @@ static char *distribution(struct worker *w, const json_t *settings, char head[GI
 	snprintf(target, sizeof(target), "/api/v1/distributions/%s/archive", distri);
 	/* A busy server (503: SQLite locked while another worker starts) is
 	 * asked again, as worker__call does. */
-	rc = ERR_IO;
-	snprintf(err, sizeof(err), "worker stopping");
-	for (int attempt = 0; attempt < 5 && !*w->stop; attempt++) {
-		rc = http_download(&w->http, target, tar, 300, &st, NULL, NULL, 0, err, sizeof(err));
-		if (rc == 0 && st < 500)
-			break;
-		log_warn("downloading test distribution '%s': %s, retrying", distri, rc ? err : "server error");
-		time_sleep_ms(1000 << (attempt < 3 ? attempt : 3));
+	{
+		const struct request q = { .path = tar, .timeout_s = 300 };
+		const struct retry how = { .tries = 5, .pause_ms = 1000, .pause_max_ms = 8000, .what = target };
+		rc = retry(w, &how, target, send_download, &q, &st, err, sizeof(err));
 	}
 	if (rc || st != 200) {
 		snprintf(why, whylen, "setup failure: downloading test distribution '%s': %s", distri,
@@ -724,14 +782,52 @@ static pid_t spawn_runner(struct worker *w, const char *distri, const char *vars
 	return pid;
 }
 
-static struct uploaded *find_file(struct job_run *r, const char *key)
+/* The record of the file sent as key, or NULL with *at where it goes
+ * (r->files is sorted by name). */
+static struct uploaded *find_file(struct job_run *r, const char *key, size_t *at)
+{
+	size_t lo = 0, hi = r->nfiles;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(r->files[mid].name, key);
+		if (!c)
+			return &r->files[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return NULL;
+}
+
+/* A record for key at its place at (from find_file), or NULL when memory
+ * ran out (the file is then sent again at the next scan). */
+static struct uploaded *add_file(struct job_run *r, const char *key, size_t at)
+{
+	char *name = strdup(key);
+
+	if (!name || array_grow(&r->files, &r->files_cap, r->nfiles, sizeof(*r->files), 256)) {
+		free(name);
+		log_warn("job %lld: out of memory: '%s' may be uploaded again", r->id, key);
+		return NULL;
+	}
+	memmove(&r->files[at + 1], &r->files[at], (r->nfiles - at) * sizeof(*r->files));
+	r->nfiles++;
+	r->files[at].name = name;
+	return &r->files[at];
+}
+
+void worker__files_release(struct job_run *r)
 {
 	size_t i;
 
 	for (i = 0; i < r->nfiles; i++)
-		if (!strcmp(r->files[i].name, key))
-			return &r->files[i];
-	return NULL;
+		free(r->files[i].name);
+	free(r->files);
+	r->files = NULL;
+	r->nfiles = r->files_cap = 0;
 }
 
 static int send_file(struct worker *w, const char *target, const void *path, long *code, char *err, size_t errlen)
@@ -748,14 +844,25 @@ static int upload_one(struct worker *w, struct job_run *r, const char *path, enu
 	struct uploaded *u;
 	struct buf q;
 	char key[WORKER_ASSET_NAME_MAX + 8], what[WORKER_ASSET_NAME_MAX + 16];
+	size_t at = 0;
 	int rc;
 
 	if (stat(path, &st) || !S_ISREG(st.st_mode))
 		return 0;
 	snprintf(key, sizeof(key), "%c/%s", upload_prefix[kind], name);
-	u = find_file(r, key);
+	u = find_file(r, key, &at);
 	if (u && u->size == (long long)st.st_size && u->mtime == (long long)st.st_mtime)
 		return 0;
+	if (!u && r->nfiles >= WORKER_MAX_FILES) {
+		/* Not sent: sent and not recorded, it would be sent at every scan. */
+		if (!r->too_many_files)
+			log_warn("job %lld: more than %d files: '%s' and the files after it not uploaded", r->id,
+				 WORKER_MAX_FILES, name);
+		if (!r->upload_why[0])
+			snprintf(r->upload_why, sizeof(r->upload_why), "more than %d files to upload", WORKER_MAX_FILES);
+		r->too_many_files = r->upload_failed = true;
+		return -2;
+	}
 	buf_init(&q, 4096);
 	buf_printf(&q, "/api/v1/jobs/%lld/artefact", r->id);
 	http_query_add(&q, "file", name);
@@ -766,14 +873,8 @@ static int upload_one(struct worker *w, struct job_run *r, const char *path, enu
 	buf_release(&q);
 	if (rc == -1)
 		return -1;
-	if (!u && r->nfiles < WORKER_MAX_FILES) {
-		struct uploaded *v = realloc(r->files, (r->nfiles + 1) * sizeof(*v));
-		if (!v)
-			return rc;
-		r->files = v;
-		u = &r->files[r->nfiles++];
-		u->name = strdup(key);
-	}
+	if (!u)
+		u = add_file(r, key, at);
 	if (u) {
 		u->size = (long long)st.st_size;
 		u->mtime = (long long)st.st_mtime;
@@ -1188,210 +1289,260 @@ static const char *resume_setup(struct worker *w, struct job_run *r, const json_
 	return module;
 }
 
-void worker__run_job(struct worker *w, json_t *job)
-{
-	struct job_run r;
-	const json_t *settings = json_object_get(job, "settings");
-	char rel[64], why[512] = "", result[32], reason[512], head[GIT_HASH_MAX] = "";
-	char *distri = NULL, *vars = NULL, *log = NULL, *tr = NULL, *vmdir = NULL;
-	const char *resume = NULL;
-	json_t *local = NULL;
-	double next_status = 0, next_scan = 0, deadline;
-	int i;
+/* What worker__run_job owns for one job besides its job_run. */
+struct job_files {
+	char *distri;  /* the test distribution's directory */
+	char *vars;    /* job-vars.json: the runner's settings */
+	char *log;     /* runner-output.txt */
+	char *tr;      /* out/testresults */
+	char *vmdir;   /* the VM's disks (--snapshots) */
+	json_t *local; /* the settings as the runner sees them (local asset paths) */
+};
 
-	memset(&r, 0, sizeof(r));
-	r.id = json_integer_value(json_object_get(job, "id"));
-	r.pid = -1;
-	nethub_init(&r.hub);
-	snprintf(rel, sizeof(rel), "job-%lld", r.id);
-	r.dir = path_join(w->cfg->pool, rel);
-	r.out = r.dir ? path_join(r.dir, "out") : NULL;
-	vars = r.dir ? path_join(r.dir, "job-vars.json") : NULL;
-	log = r.dir ? path_join(r.dir, "runner-output.txt") : NULL;
-	r.log = log; /* borrowed */
-	tr = r.out ? path_join(r.out, "testresults") : NULL;
-	if (!tr || !vars || !log) {
-		snprintf(why, sizeof(why), "setup failure: out of memory");
-		goto done;
-	}
-	log_info("job %lld: %s", r.id, json_string_value(json_object_get(job, "name")));
-	(void)file_remove_tree(r.dir);
-	if (file_mkdir_p(r.dir, 0700)) {
-		snprintf(why, sizeof(why), "setup failure: cannot create '%s'", r.dir);
-		goto done;
-	}
-	/* The runner sees local paths for the server's assets. */
-	if (!(local = json_deep_copy(settings))) {
-		snprintf(why, sizeof(why), "setup failure: out of memory");
-		goto done;
-	}
-	{
-		const char *casedir = json_string_value(json_object_get(settings, "CASEDIR"));
-		/* Under openQA: its worker's lookup unless CASEDIR is a git URL. */
-		if (w->openqa && !casedir_is_git(casedir))
-			distri = openqa_distribution(w, local, why, sizeof(why));
-		else
-			distri = distribution(w, settings, head, why, sizeof(why));
-		if (!distri)
-			goto done;
-	}
+/* The runner's settings in local: the job's, with the commit of the
+ * test code, where the server is and local paths for its assets. 0, or -1
+ * with why. */
+static int job_settings(struct worker *w, struct job_run *r, json_t *local, const char *head, char *why,
+			size_t whylen)
+{
+
 	/* The commit of the test code, in vars.json as openQA's workers leave it. */
 	if (head[0] && !json_object_get(local, "TEST_GIT_HASH") &&
 	    json_object_set_new(local, "TEST_GIT_HASH", json_string(head)))
-		goto setup_nomem;
+		goto nomem;
 	/* Where the test process reaches the server (os-autoinst's mmapi and
 	 * lockapi, with the job's JOBTOKEN), as openQA's workers set it. */
 	if (!json_object_get(local, "OPENQA_URL") && json_object_set_new(local, "OPENQA_URL", json_string(w->cfg->host)))
-		goto setup_nomem;
+		goto nomem;
 	/* Under openQA its livehandler reaches the runner's command server
 	 * (developer mode's WebSocket) as it reaches isotovideo's. */
 	if (w->openqa && !json_object_get(local, "DEVELOPER_MODE_WS") &&
 	    json_object_set_new(local, "DEVELOPER_MODE_WS", json_integer(1)))
-		goto setup_nomem;
-	if (resolve_assets(w, r.id, local, why, sizeof(why)))
-		goto done;
-	r.settings = settings;
-	if (worker__relay_start(w, &r, local, why, sizeof(why)))
-		goto done;
-	if (json_dump_file(local, vars, JSON_INDENT(1))) {
-		snprintf(why, sizeof(why), "setup failure: cannot write '%s'", vars);
-		goto done;
+		goto nomem;
+	return resolve_assets(w, r->id, local, why, whylen);
+nomem:
+	snprintf(why, whylen, "setup failure: out of memory");
+	return -1;
+}
+
+/* Everything before the runner starts: the job's directory, its test
+ * distribution, the runner's settings, the relay, the VM's directory; then
+ * the runner started. 0, or -1 with why (the job ends incomplete). */
+static int job_setup(struct worker *w, struct job_run *r, struct job_files *f, json_t *job, char *why, size_t whylen)
+{
+	const json_t *settings = json_object_get(job, "settings");
+	const char *casedir = json_string_value(json_object_get(settings, "CASEDIR"));
+	char rel[64], head[GIT_HASH_MAX] = "";
+
+	snprintf(rel, sizeof(rel), "job-%lld", r->id);
+	r->dir = path_join(w->cfg->pool, rel);
+	r->out = r->dir ? path_join(r->dir, "out") : NULL;
+	f->vars = r->dir ? path_join(r->dir, "job-vars.json") : NULL;
+	f->log = r->dir ? path_join(r->dir, "runner-output.txt") : NULL;
+	r->log = f->log; /* borrowed */
+	f->tr = r->out ? path_join(r->out, "testresults") : NULL;
+	f->vmdir = r->dir ? path_join(r->dir, "vm") : NULL;
+	if (!f->tr || !f->vars || !f->log || !f->vmdir) {
+		snprintf(why, whylen, "setup failure: out of memory");
+		return -1;
 	}
-	if (!(vmdir = path_join(r.dir, "vm"))) {
-		snprintf(why, sizeof(why), "setup failure: out of memory");
-		goto done;
+	log_info("job %lld: %s", r->id, json_string_value(json_object_get(job, "name")));
+	(void)file_remove_tree(r->dir);
+	if (file_mkdir_p(r->dir, 0700)) {
+		snprintf(why, whylen, "setup failure: cannot create '%s'", r->dir);
+		return -1;
 	}
-	r.settings = settings;
-	r.distri = distri;
-	r.resume = resume = resume_setup(w, &r, json_object_get(job, "resume"), vmdir);
-	r.pid = spawn_runner(w, distri, vars, r.out, log, vmdir, resume);
-	if (r.pid < 0) {
-		snprintf(why, sizeof(why), "setup failure: fork: %s", strerror(errno));
-		goto done;
+	/* The runner sees local paths for the server's assets. */
+	if (!(f->local = json_deep_copy(settings))) {
+		snprintf(why, whylen, "setup failure: out of memory");
+		return -1;
 	}
-	while (!r.exited) {
-		pid_t p = waitpid(r.pid, &r.status, WNOHANG);
+	/* Under openQA: its worker's lookup unless CASEDIR is a git URL. */
+	if (w->openqa && !casedir_is_git(casedir))
+		f->distri = openqa_distribution(w, f->local, why, whylen);
+	else
+		f->distri = distribution(w, settings, head, why, whylen);
+	if (!f->distri || job_settings(w, r, f->local, head, why, whylen))
+		return -1;
+	r->settings = settings;
+	if (worker__relay_start(w, r, f->local, why, whylen))
+		return -1;
+	if (json_dump_file(f->local, f->vars, JSON_INDENT(1))) {
+		snprintf(why, whylen, "setup failure: cannot write '%s'", f->vars);
+		return -1;
+	}
+	r->distri = f->distri;
+	r->resume = resume_setup(w, r, json_object_get(job, "resume"), f->vmdir);
+	r->pid = spawn_runner(w, f->distri, f->vars, r->out, f->log, f->vmdir, r->resume);
+	if (r->pid < 0) {
+		snprintf(why, whylen, "setup failure: fork: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* vigil's protocol while the runner runs: the live view's news and
+ * developer mode's state posted, the server's developer commands handed
+ * to the runner. */
+static void job_live(struct worker *w, struct job_run *r, const char *tr, double now)
+{
+	/* Live posts carry the view's news and developer mode's state, and
+	 * bring developer commands: at least one a second, on or off. */
+	json_t *body = r->live.on ? live_relay_update(&r->live, r->out, r->log) : NULL;
+	json_t *dev = dev_relay_state(&r->dev, r->out);
+
+	if (dev) {
+		dev_paused(w, r, dev, tr);
+		/* Lost when memory runs out: the server keeps the state it has
+		 * until the next post (a second later). */
+		if (body || (body = json_object()))
+			(void)json_object_set_new(body, "developer", dev);
+		else
+			json_decref(dev);
+	}
+	if (json_array_size(r->dev_queue))
+		dev_flush(w, r);
+	if (body || now >= r->live.next_check) {
+		post_live(w, r, body);
+		r->live.next_check = time_mono() + LIVE_RELAY_CHECK_S;
+	}
+}
+
+/* Until the runner exits: stop and cancel obeyed (SIGTERM, then SIGKILL
+ * after the grace), status posted, the live view and developer mode
+ * relayed, screenshots uploaded as they appear. */
+static void job_watch(struct worker *w, struct job_run *r, const char *tr)
+{
+	double next_status = 0, next_scan = 0;
+
+	while (!r->exited) {
+		pid_t p = waitpid(r->pid, &r->status, WNOHANG);
 		double now = time_mono();
-		if (p == r.pid) {
-			r.exited = true;
+		if (p == r->pid) {
+			r->exited = true;
 			break;
 		}
-		if (*w->stop && r.kill_at == 0) {
-			kill(-r.pid, SIGTERM);
-			r.kill_at = now + WORKER_CANCEL_GRACE_S;
+		if (*w->stop && r->kill_at == 0) {
+			kill(-r->pid, SIGTERM);
+			r->kill_at = now + WORKER_CANCEL_GRACE_S;
 		}
-		if (r.kill_at > 0 && now > r.kill_at) {
-			kill(-r.pid, SIGKILL);
-			r.kill_at = now + 3600;
+		if (r->kill_at > 0 && now > r->kill_at) {
+			kill(-r->pid, SIGKILL);
+			r->kill_at = now + 3600;
 		}
 		if (now >= next_status) {
-			post_status(w, &r, false);
+			post_status(w, r, false);
 			/* openQA's live view: a status each second, as its worker. */
-			next_status = now + (w->openqa && r.live.on ? 1 : WORKER_STATUS_INTERVAL_S);
+			next_status = now + (w->openqa && r->live.on ? 1 : WORKER_STATUS_INTERVAL_S);
 		}
-		if (w->openqa) {
-			/* Commands come over the WebSocket; screenshots go up with
-			 * the status that names them. */
-			openqa_poll(w, &r);
-		} else if (!r.aborted) {
-			/* Live posts carry the view's news and developer mode's
-			 * state, and bring developer commands: at least one a
-			 * second, on or off. */
-			json_t *body = r.live.on ? live_relay_update(&r.live, r.out, r.log) : NULL;
-			json_t *dev = dev_relay_state(&r.dev, r.out);
-			if (dev) {
-				dev_paused(w, &r, dev, tr);
-				/* Lost when memory runs out: the server keeps the state it
-				 * has until the next post (a second later). */
-				if (body || (body = json_object()))
-					(void)json_object_set_new(body, "developer", dev);
-				else
-					json_decref(dev);
-			}
-			if (json_array_size(r.dev_queue))
-				dev_flush(w, &r);
-			if (body || now >= r.live.next_check) {
-				post_live(w, &r, body);
-				r.live.next_check = time_mono() + LIVE_RELAY_CHECK_S;
-			}
-		}
-		worker__relay_poll(w, &r);
-		if (now >= next_scan && !r.aborted && !w->openqa) {
-			upload_shots(w, &r, tr, true); /* screenshots as they appear */
+		/* Under openQA commands come over the WebSocket; screenshots go up
+		 * with the status that names them. */
+		if (w->openqa)
+			openqa_poll(w, r);
+		else if (!r->aborted)
+			job_live(w, r, tr, now);
+		worker__relay_poll(w, r);
+		if (now >= next_scan && !r->aborted && !w->openqa) {
+			upload_shots(w, r, tr, true); /* screenshots as they appear */
 			next_scan = now + 1;
 		}
-		time_sleep_ms(r.live.on ? LIVE_RELAY_NAP_MS : 200);
+		time_sleep_ms(r->live.on ? LIVE_RELAY_NAP_MS : 200);
 	}
-	/* Whatever the runner left in its group (it normally takes QEMU down itself). */
-	kill(-r.pid, SIGKILL);
-	nethub_release(&r.hub); /* logs its frame counters */
-	if (r.quit) {
-		/* openQA's "quit": the job is cloned for another worker and ends
-		 * incomplete here, as openQA's worker does. */
-		char target[96], err[256];
-		long st = 0;
-		snprintf(target, sizeof(target), "/api/v1/jobs/%lld/duplicate?dup_type_auto=1", r.id);
-		if (http_request(&w->http, "POST", target, NULL, NULL, 0, 60, &st, &w->resp, err, sizeof(err)) || st != 200)
-			log_warn("job %lld: duplicating it failed (HTTP %ld)", r.id, st);
-		set_done(w, &r, "incomplete", "quit: worker has been stopped or restarted");
-		goto out;
-	}
-	if (r.aborted)
-		goto out;
-	post_status(w, &r, true);
-	if (r.aborted)
-		goto out;
+}
+
+/* openQA's "quit": the job is cloned for another worker and ends
+ * incomplete here, as openQA's worker does. */
+static void job_quit(struct worker *w, struct job_run *r)
+{
+	char target[96], err[256];
+	long st = 0;
+
+	snprintf(target, sizeof(target), "/api/v1/jobs/%lld/duplicate?dup_type_auto=1", r->id);
+	if (http_request(&w->http, "POST", target, NULL, NULL, 0, 60, &st, &w->resp, err, sizeof(err)) || st != 200)
+		log_warn("job %lld: duplicating it failed (HTTP %ld)", r->id, st);
+	set_done(w, r, "incomplete", "quit: worker has been stopped or restarted");
+}
+
+/* After the runner exited: everything uploaded, the result decided (not
+ * passed when a result did not arrive), the disks published for chained
+ * jobs, set_done, the disks kept for re-runs. */
+static void job_finish(struct worker *w, struct job_run *r, const struct job_files *f)
+{
+	char result[32], reason[512], why[512] = "";
+	double deadline;
+
+	post_status(w, r, true);
+	if (r->aborted)
+		return;
 	deadline = time_mono() + finish_deadline(w);
-	if (w->openqa ? openqa_upload_logs(w, &r) != 0 : worker__upload_all(w, &r, tr, deadline) != 0) {
-		log_warn("job %lld: some files could not be uploaded", r.id);
-		r.upload_failed = true;
+	if (w->openqa ? openqa_upload_logs(w, r) != 0 : worker__upload_all(w, r, f->tr, deadline) != 0) {
+		log_warn("job %lld: some files could not be uploaded", r->id);
+		r->upload_failed = true;
 	}
-	if (!r.cancelled && upload_made_assets(w, &r, deadline)) {
-		log_warn("job %lld: some assets it made could not be uploaded", r.id);
-		r.upload_failed = true;
+	if (!r->cancelled && upload_made_assets(w, r, deadline)) {
+		log_warn("job %lld: some assets it made could not be uploaded", r->id);
+		r->upload_failed = true;
 	}
-	job_result(&r, result, sizeof(result), reason, sizeof(reason));
-	worker__final_result(&r, result, sizeof(result), reason, sizeof(reason));
+	job_result(r, result, sizeof(result), reason, sizeof(reason));
+	worker__final_result(r, result, sizeof(result), reason, sizeof(reason));
 	/* A passed job hands its disks to the jobs chained after it, before
 	 * set_done lets them start. */
 	{
-		json_t *fin = final_settings(settings, r.out);
-		const json_t *pub = fin ? fin : settings;
-		if (publishes(pub) && !r.cancelled && (!strcmp(result, "passed") || !strcmp(result, "softfailed")) &&
-		    publish_disks(w, &r, pub, vmdir, deadline, why, sizeof(why))) {
+		json_t *fin = final_settings(r->settings, r->out);
+		const json_t *pub = fin ? fin : r->settings;
+		if (publishes(pub) && !r->cancelled && (!strcmp(result, "passed") || !strcmp(result, "softfailed")) &&
+		    publish_disks(w, r, pub, f->vmdir, deadline, why, sizeof(why))) {
 			snprintf(result, sizeof(result), "incomplete");
 			snprintf(reason, sizeof(reason), "%s", why);
 		}
 		json_decref(fin);
 	}
-	if (*w->stop && !r.cancelled && strcmp(result, "passed")) {
+	if (*w->stop && !r->cancelled && strcmp(result, "passed")) {
 		snprintf(result, sizeof(result), "incomplete");
 		snprintf(reason, sizeof(reason), "quit: worker stopped");
 	}
-	set_done(w, &r, result, reason);
-	if (w->cfg->keep_snapshots_s > 0 && w->cfg->snapshot_cap_mb > 0 && !r.cancelled &&
-	    (resume || saved_milestone(tr)) && snapkeep_keep(w->cfg->pool, r.id, vmdir))
-		log_warn("job %lld: its disks could not be kept", r.id);
-	goto out;
-setup_nomem:
-	snprintf(why, sizeof(why), "setup failure: out of memory");
-done:
-	set_done(w, &r, "incomplete", why);
+	set_done(w, r, result, reason);
+	if (w->cfg->keep_snapshots_s > 0 && w->cfg->snapshot_cap_mb > 0 && !r->cancelled &&
+	    (r->resume || saved_milestone(f->tr)) && snapkeep_keep(w->cfg->pool, r->id, f->vmdir))
+		log_warn("job %lld: its disks could not be kept", r->id);
+}
+
+void worker__run_job(struct worker *w, json_t *job)
+{
+	struct job_run r;
+	struct job_files f;
+	char why[512] = "";
+
+	memset(&r, 0, sizeof(r));
+	memset(&f, 0, sizeof(f));
+	r.id = json_integer_value(json_object_get(job, "id"));
+	r.pid = -1;
+	nethub_init(&r.hub);
+	if (job_setup(w, &r, &f, job, why, sizeof(why))) {
+		set_done(w, &r, "incomplete", why);
+		goto out;
+	}
+	job_watch(w, &r, f.tr);
+	/* Whatever the runner left in its group (it normally takes QEMU down itself). */
+	kill(-r.pid, SIGKILL);
+	nethub_release(&r.hub); /* logs its frame counters */
+	if (r.quit)
+		job_quit(w, &r);
+	else if (!r.aborted)
+		job_finish(w, &r, &f);
 out:
 	nethub_release(&r.hub);
 	if (r.dir && !getenv("VIGIL_WORKER_KEEP"))
 		(void)file_remove_tree(r.dir);
-	for (i = 0; i < (int)r.nfiles; i++)
-		free(r.files[i].name);
-	free(r.files);
+	worker__files_release(&r);
 	free(r.dir);
 	free(r.out);
-	free(distri);
-	free(vars);
-	free(log);
-	free(tr);
-	free(vmdir);
-	json_decref(local);
+	free(f.distri);
+	free(f.vars);
+	free(f.log);
+	free(f.tr);
+	free(f.vmdir);
+	json_decref(f.local);
 	json_decref(r.dev_queue);
 	json_decref(r.oq_md5);
 	json_decref(r.oq_sent);

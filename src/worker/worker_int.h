@@ -38,8 +38,9 @@ struct job_run {
 	bool upload_failed;      /* some result did not reach the server: not passed */
 	char upload_why[256];    /* the first upload that failed, and why */
 	double kill_at;
-	struct uploaded *files;
-	size_t nfiles;
+	struct uploaded *files;  /* sorted by name */
+	size_t nfiles, files_cap;
+	bool too_many_files;     /* over WORKER_MAX_FILES: the rest not uploaded */
 	const char *log;         /* the runner's output (runner-output.txt) */
 	const char *resume;      /* the module a re-run resumes at (borrowed from the job), or NULL */
 	struct live_relay live;  /* someone watches: frames in live posts */
@@ -103,6 +104,8 @@ void worker__final_result(const struct job_run *r, char *result, size_t rlen, ch
  * files not sent yet up to WORKER_UPLOAD_ROUNDS times, until deadline
  * (time_mono). 0 when all arrived, -1 otherwise (r->upload_why says). */
 int worker__upload_all(struct worker *w, struct job_run *r, const char *tr, double deadline);
+/* Free the record of the files sent (r->files). */
+void worker__files_release(struct job_run *r);
 
 int worker__call(struct worker *w, const char *method, const char *target, const char *ctype, const char *body,
 		 long timeout_s, long *status);

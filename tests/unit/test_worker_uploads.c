@@ -137,14 +137,10 @@ static void server_kill(struct rig *g)
 
 static void rig_down(struct rig *g)
 {
-	size_t i;
-
 	server_kill(g);
 	http_client_release(&g->w.http);
 	buf_release(&g->w.resp);
-	for (i = 0; i < g->r.nfiles; i++)
-		free(g->r.files[i].name);
-	free(g->r.files);
+	worker__files_release(&g->r);
 	free(g->r.dir);
 	free(g->r.out);
 }

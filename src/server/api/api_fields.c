@@ -19,6 +19,7 @@
 #include "server/store/users.h"
 #include "server/store/workers.h"
 #include "util/str.h"
+#include "util/jsonv.h"
 #include "util/banned.h" /* last: after every system header */
 
 #define I32_MIN (-2147483647LL - 1)
@@ -227,20 +228,6 @@ const struct api_field *api_fields_of(const struct api_route *route)
 	return NULL;
 }
 
-static const char *json_kind(const json_t *v)
-{
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: return "an object";
-	case JSON_ARRAY: return "an array";
-	case JSON_STRING: return "a string";
-	case JSON_INTEGER: return "an integer";
-	case JSON_REAL: return "a number with a fraction";
-	case JSON_TRUE:
-	case JSON_FALSE: return "a boolean";
-	default: return "null";
-	}
-}
-
 /* One text value s of field f (from a form, or a JSON string): 0, or -1
  * with the answer given. */
 static int check_text(const struct api_field *f, const char *s, struct api_resp *out)
@@ -313,7 +300,7 @@ static int check_json(const struct api_field *f, const json_t *v, struct api_res
 			return 0;
 		break;
 	}
-	api_error(out, 400, "%s: must be %s, not %s", f->name, want[f->type], json_kind(v));
+	api_error(out, 400, "%s: must be %s, not %s", f->name, want[f->type], jsonv_kind(v));
 	return -1;
 }
 

@@ -68,33 +68,14 @@ static int hex_nibble(char c)
 /* The whole file's SHA-256: base64 (openQA's form) and hex (vigil's). */
 static int file_sha256(const char *path, char *b64, size_t b64len, char hex[65])
 {
-	unsigned char buf[65536], md[EVP_MAX_MD_SIZE];
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	unsigned n = 0, i;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
-	ssize_t got;
+	unsigned char md[FILE_HASH_MAX];
+	unsigned n;
+	int rc = file_hash(path, FILE_HASH_SHA256, md, &n);
 
-	if (fd < 0 || !ctx || !EVP_DigestInit_ex(ctx, EVP_sha256(), NULL)) {
-		rc = fd < 0 ? -errno : ERR_NOMEM;
-		goto out;
+	if (!rc) {
+		b64_nopad(md, n, b64, b64len);
+		file_hash_hex(md, n, hex);
 	}
-	while ((got = read(fd, buf, sizeof(buf))) != 0) {
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			rc = -errno;
-			goto out;
-		}
-		EVP_DigestUpdate(ctx, buf, (size_t)got);
-	}
-	EVP_DigestFinal_ex(ctx, md, &n);
-	b64_nopad(md, n, b64, b64len);
-	for (i = 0; i < n && i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-out:
-	if (fd >= 0)
-		close(fd);
-	EVP_MD_CTX_free(ctx);
 	return rc;
 }
 

@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,23 +104,12 @@ json_t *artefact_list(const char *data_dir, int64_t job_id, enum artefact_kind k
 
 static int sha256_fd(int fd, char hex[ARTEFACTS_HASH_HEX])
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	unsigned char md[32], chunk[65536];
-	unsigned mdlen = 0, i;
-	ssize_t n;
-	int rc = 0;
+	unsigned char md[FILE_HASH_MAX];
+	unsigned mdlen;
+	int rc = file_hash_fd(fd, FILE_HASH_SHA256, md, &mdlen);
 
-	if (!ctx)
-		return ERR_NOMEM;
-	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		EVP_DigestUpdate(ctx, chunk, (size_t)n);
-	if (n < 0)
-		rc = -errno;
-	EVP_DigestFinal_ex(ctx, md, &mdlen);
-	EVP_MD_CTX_free(ctx);
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	if (!rc)
+		file_hash_hex(md, mdlen, hex);
 	return rc;
 }
 

@@ -119,7 +119,7 @@ static char *distri_root(const char *data_dir, const char *name)
 static int collect(const char *root, struct distri_files *f, char hash[ARTEFACTS_HASH_HEX])
 {
 	EVP_MD_CTX *ctx = NULL;
-	unsigned char md[32], chunk[65536];
+	unsigned char md[32];
 	unsigned mdlen = 0, i;
 	int rc;
 
@@ -135,22 +135,21 @@ static int collect(const char *root, struct distri_files *f, char hash[ARTEFACTS
 	for (i = 0; i < f->n; i++) {
 		char *full = path_join(root, f->rel[i]);
 		int fd = full ? open(full, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
-		ssize_t n;
 		free(full);
 		if (fd < 0) {
 			rc = -errno;
 			break;
 		}
 		EVP_DigestUpdate(ctx, f->rel[i], strlen(f->rel[i]) + 1);
-		while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-			EVP_DigestUpdate(ctx, chunk, (size_t)n);
+		rc = file_hash_update(ctx, fd);
 		close(fd);
+		if (rc)
+			break;
 		EVP_DigestUpdate(ctx, "", 1);
 	}
 	EVP_DigestFinal_ex(ctx, md, &mdlen);
 	EVP_MD_CTX_free(ctx);
-	for (i = 0; i < 32; i++)
-		snprintf(hash + 2 * i, 3, "%02x", md[i]);
+	file_hash_hex(md, 32, hash);
 	return rc;
 }
 

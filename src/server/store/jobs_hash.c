@@ -11,6 +11,7 @@
 #include "server/db/db.h"
 #include "server/store/jobs.h"
 #include "server/store/jobs_int.h"
+#include "util/array.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/jsonw.h"
@@ -99,14 +100,8 @@ static int batch_setting_add(struct batch_settings *bs, struct job_parts *p, con
 			rc = buf_append(&bs->text, ",", 1);
 		return rc ? rc : buf_append(&bs->text, v, strlen(v) + 1);
 	}
-	if (bs->n == bs->cap) {
-		size_t cap = bs->cap ? bs->cap * 2 : 256;
-		struct setting *m = realloc(bs->v, cap * sizeof(*m));
-		if (!m)
-			return ERR_NOMEM;
-		bs->v = m;
-		bs->cap = cap;
-	}
+	if (array_grow(&bs->v, &bs->cap, bs->n, sizeof(*bs->v), 256))
+		return ERR_NOMEM;
 	if ((rc = text_add(&bs->text, k, &bs->v[bs->n].key)) || (rc = text_add(&bs->text, v, &bs->v[bs->n].value)))
 		return rc;
 	bs->n++;

@@ -24,6 +24,7 @@
 #include "server/store/distri.h"
 #include "server/store/needles.h"
 #include "server/store/rejudge.h"
+#include "util/array.h"
 #include "util/err.h"
 #include "util/buf.h"
 #include "util/file.h"
@@ -281,14 +282,8 @@ static int add_task(struct rejudge *rj, size_t job, const char *dir, const char 
 		rj->truncated = true;
 		return 0;
 	}
-	if (rj->ntasks == rj->tasks_cap) {
-		size_t cap = rj->tasks_cap ? rj->tasks_cap * 2 : 64;
-		struct rejudge_task *v = realloc(rj->tasks, cap * sizeof(*v));
-		if (!v)
-			return ERR_NOMEM;
-		rj->tasks = v;
-		rj->tasks_cap = cap;
-	}
+	if (array_grow(&rj->tasks, &rj->tasks_cap, rj->ntasks, sizeof(*rj->tasks), 64))
+		return ERR_NOMEM;
 	t = &rj->tasks[rj->ntasks];
 	memset(t, 0, sizeof(*t));
 	t->job = job;
@@ -322,15 +317,9 @@ int rejudge_add_job(struct rejudge *rj, json_t *info, const char *results_dir, c
 
 	if (asked)
 		*asked = NULL;
-	if (rj->njobs == rj->jobs_cap) {
-		size_t cap = rj->jobs_cap ? rj->jobs_cap * 2 : 16;
-		struct rejudge_job *v = realloc(rj->jobs, cap * sizeof(*v));
-		if (!v) {
-			json_decref(info);
-			return ERR_NOMEM;
-		}
-		rj->jobs = v;
-		rj->jobs_cap = cap;
+	if (array_grow(&rj->jobs, &rj->jobs_cap, rj->njobs, sizeof(*rj->jobs), 16)) {
+		json_decref(info);
+		return ERR_NOMEM;
 	}
 	j = &rj->jobs[rj->njobs++];
 	j->info = info;
