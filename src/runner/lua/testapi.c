@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* testapi.c - the Lua test API with openQA's names and meaning: screen
- * checks, keyboard, mouse, variables and result records. Console and serial
- * functions live in testapi_console.c. Every function validates its Lua
- * arguments before taking any C resource (Lua errors longjmp). */
+ * checks (assert_screen_change too), keyboard (held keys too), mouse,
+ * get_var/set_var and result records, the registration of every testapi*.c
+ * and --list-testapi. Consoles, serial and scripts: testapi_console.c; the
+ * rest by what it holds (_vars, _vm, _module, _sound, _urls). Every function
+ * validates its Lua arguments before taking any C resource (Lua errors
+ * longjmp); the work is done by prim/'s primitives, which raise nothing. */
 #define LOG_MODULE "testapi"
 #include <math.h>
 #include <stdio.h>

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* testapi_console.c - consoles and the serial port in the Lua test API:
- * select_console, wait_serial (PCRE2), script_run, assert_script_run,
- * script_output and upload_logs (file contents sent back over the serial
- * port, since the VMs have no network). */
+/* testapi_console.c - consoles, the serial port and scripts in the Lua
+ * test API: select_console and console objects (over prim/term.c),
+ * wait_serial, script_run, assert_script_run, script_output, the script
+ * checks (validate_script_output, background_script_run, hashed_string for
+ * markers) and upload_logs (file contents sent back over the serial port,
+ * since the VMs have no network). */
 #define LOG_MODULE "testapi"
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
