@@ -415,6 +415,9 @@ static json_t *c_set_current_test(struct runner *r, struct perl *p, json_t *msg,
 	const char *full = json_string_value(json_object_get(msg, "full_name"));
 	struct module *m, *grown;
 
+	(void)err; /* no error of its own: NULL is out of memory */
+	(void)errlen;
+
 	if (!name) {
 		if (p && p->running >= 0) {
 			r->modules[p->running].end = time_mono();
@@ -434,16 +437,22 @@ static json_t *c_set_current_test(struct runner *r, struct perl *p, json_t *msg,
 		runner__progress(r, "%s", full ? full : name);
 		return perl__ret(json_integer(1));
 	}
+	/* Out of memory: NULL with err left empty, so handle_line ends the job
+	 * incomplete (runner__results_nomem) rather than failing the module. */
 	grown = realloc(r->modules, (r->nmodules + 1) * sizeof(*r->modules));
-	if (!grown) {
-		snprintf(err, errlen, "out of memory");
+	if (!grown)
 		return NULL;
-	}
 	r->modules = grown;
 	m = &r->modules[r->nmodules];
 	memset(m, 0, sizeof(*m));
 	m->name = str_dup(name);
 	m->script = str_dup(full ? full : name);
+	if (!m->name || !m->script) {
+		free(m->name);
+		free(m->script);
+		m->name = m->script = NULL;
+		return NULL;
+	}
 	m->start = time_mono();
 	m->result = MODULE_NONE;
 	r->cur = r->nmodules++;
