@@ -7,7 +7,13 @@
 # jobs?limit=500, jobs/200 and job_groups; memory at rest and under load
 # (the anchor's procsample.py); start-up to the first 200; timed POST isos.
 # Then the scheduler at scale: 100,000 scheduled jobs and 1,000 registered
-# workers polling at once, timed until every worker holds a job.
+# workers polling at once, timed until every worker holds a job, on SQLite
+# and on PostgreSQL (bench/db.py's throwaway cluster, the data moved by
+# `vigil db copy`); then the same with 10 worker classes (worker i offers
+# class i % 10; job i needs class i % 10, each ten jobs in a row one
+# priority from 10 to 89, mixed across ids, so every priority has every
+# class: with a class per priority, workers starve behind SCHED_SCAN_LIMIT,
+# see docs/database.md). BENCH_API_SCALE_ONLY=1 runs the scheduler rows alone.
 # The reference side: the anchor's bench.sh when OPENQA=1 (it installs
 # openQA and PostgreSQL, ~10 min), else the figures it recorded in its
 # RESULTS.md on this kind of machine (said so in the output).
@@ -18,6 +24,7 @@ import statistics, subprocess, sys, time, urllib.parse, urllib.request
 DUR = int(os.environ.get('BENCH_API_DUR', '10'))
 SCALE_JOBS = int(os.environ.get('BENCH_API_JOBS', '100000'))
 SCALE_WORKERS = int(os.environ.get('BENCH_API_WORKERS', '1000'))
+SCALE_CLASSES = 10
 
 
 def free_port():
@@ -153,15 +160,17 @@ async def http(port, method, target, headers, body=b''):
     return status, json.loads(data.split(b'\r\n\r\n', 1)[1] or b'null')
 
 
-async def workers_grab(srv, key, secret, n):
-    """Registers n workers, then all long-poll for work at once: seconds
-    until every one holds a job, and how many got one."""
+async def workers_grab(srv, key, secret, n, classes=1):
+    """Registers n workers (worker i offers class i % classes when there
+    are several), then all long-poll for work at once: seconds until every
+    one holds a job, how many got one, how many distinct jobs."""
     sem = asyncio.Semaphore(100)
 
     async def register(i):
         async with sem:
+            cls = f'qemu_x86_64_c{i % classes}' if classes > 1 else 'qemu_x86_64'
             body = urllib.parse.urlencode({'host': f'bench-{i // 8}', 'instance': i % 8 + 1,
-                                           'worker_class': 'qemu_x86_64'}).encode()
+                                           'worker_class': cls}).encode()
             st, j = await http(srv.port, 'POST', '/api/v1/workers', sign(key, secret, '/api/v1/workers'), body)
             if st != 200:
                 raise SystemExit(f'bench/api: worker registration: HTTP {st} {j}')
@@ -190,41 +199,95 @@ def fresh_data(vigil, work, name):
     return data, key, secret
 
 
-def scale(vigil, anchor, work):
-    """100,000 scheduled jobs (the 500 of the data set copied by SQL), 1,000 workers."""
-    data, k, s = fresh_data(vigil, work, 'scale')
-    srv = Server(vigil, data, os.path.join(work, 'scale-serve.log'))
+def scale(vigil, anchor, work, dbkind='sqlite', classes=1):
+    """100,000 scheduled jobs (the 500 of the data set copied by SQL), 1,000
+    workers, on dbkind ('sqlite' or 'postgresql'); with classes > 1 the jobs
+    and workers spread over that many classes, the jobs' priorities mixed."""
+    import db as dbbench  # bench/db.py: the throwaway PostgreSQL cluster (it imports this module)
+    name = f'scale-{dbkind}-{classes}'
+    data, k, s = fresh_data(vigil, work, name)
+    srv = Server(vigil, data, os.path.join(work, f'{name}-serve.log'))
     srv.start()
     populate(srv, k, s)
     srv.stop()
     db = sqlite3.connect(os.path.join(data, 'vigil.db'))
     base = db.execute('SELECT COUNT(*) FROM jobs').fetchone()[0]
-    cols = [r[1] for r in db.execute('PRAGMA table_info(jobs)') if r[1] != 'id']
-    scols = [r[1] for r in db.execute('PRAGMA table_info(job_settings)') if r[1] not in ('id', 'job_id')]
+    cols = ','.join(r[1] for r in db.execute('PRAGMA table_info(jobs)') if r[1] != 'id')
+    scols = ','.join(r[1] for r in db.execute('PRAGMA table_info(job_settings)') if r[1] not in ('id', 'job_id'))
     copies = SCALE_JOBS // base
-    db.execute('CREATE TEMP TABLE k (k INTEGER)')
-    db.executemany('INSERT INTO k VALUES (?)', [(i,) for i in range(1, copies)])
-    db.execute(f'INSERT INTO jobs (id, {",".join(cols)}) SELECT id + k * {base}, {",".join(cols)} '
-               f'FROM jobs, k WHERE id <= {base}')
-    db.execute(f'INSERT INTO job_settings (job_id, {",".join(scols)}) SELECT job_id + k * {base}, '
-               f'{",".join(scols)} FROM job_settings, k WHERE job_id <= {base}')
-    db.commit()
-    njobs = db.execute("SELECT COUNT(*) FROM jobs WHERE state = 'scheduled'").fetchone()[0]
-    db.close()
-    res = {'jobs_scheduled': njobs, 'workers': SCALE_WORKERS}
-    res['startup_s'] = srv.start()
-    try:
-        res['rest'] = procsample(anchor, os.path.join(work, 'scale-rest.json'), srv.proc.pid)
-        t, j = api(srv, k, s, 'GET', 'jobs?limit=500')
-        res['jobs500_one_request_s'] = t
-        res['assign_all_s'], res['workers_with_job'], res['distinct_jobs'] = \
-            asyncio.run(workers_grab(srv, k, s, SCALE_WORKERS))
-        db = sqlite3.connect(os.path.join(data, 'vigil.db'))
-        res['jobs_assigned_in_db'] = db.execute("SELECT COUNT(*) FROM jobs WHERE state = 'assigned'").fetchone()[0]
+    # The data set copied by SQL in the database served: on PostgreSQL after
+    # `vigil db copy` of the 500 jobs (copying 100,000 takes minutes).
+    ks = 'k' if dbkind == 'sqlite' else f'generate_series(1, {copies - 1}) AS g(k)'
+    sql = [f'INSERT INTO jobs (id, {cols}) SELECT id + k * {base}, {cols} FROM jobs, {ks} WHERE id <= {base}',
+           f'INSERT INTO job_settings (job_id, {scols}) SELECT job_id + k * {base}, {scols} '
+           f'FROM job_settings, {ks} WHERE job_id <= {base}']
+    if classes > 1:
+        sql += [f"UPDATE job_settings SET value = 'qemu_x86_64_c' || (job_id % {classes}) WHERE key = 'WORKER_CLASS'",
+                f'UPDATE jobs SET priority = 10 + ((id / {classes}) * 37) % 80']
+    njobs_sql = "SELECT COUNT(*) FROM jobs WHERE state = 'scheduled'"
+    res = {'db': dbkind, 'classes': classes, 'workers': SCALE_WORKERS}
+    pg = None
+    if dbkind == 'postgresql':
         db.close()
+        pg = dbbench.pg_start(work)
+        host, port = re.search(r'host=([^&]+)&port=(\d+)', pg[2]).groups()
+
+        def psql(q):
+            return subprocess.run([f'{pg[0]}/psql', '-h', host, '-p', port, '-U', 'postgres', '-d', 'bench', '-v',
+                                   'ON_ERROR_STOP=1', '-tAc', q], check=True, capture_output=True, text=True).stdout
+        try:
+            subprocess.run([vigil, 'db', 'copy', os.path.join(data, 'vigil.db'), pg[2]], check=True,
+                           stdout=subprocess.DEVNULL)
+            for q in sql:
+                psql(q)
+            # A deployment's autovacuum would have analysed the tables by now.
+            psql("SELECT setval(pg_get_serial_sequence('jobs', 'id'), (SELECT MAX(id) FROM jobs)); ANALYZE")
+            res['jobs_scheduled'] = int(psql(njobs_sql))
+        except BaseException:
+            dbbench.pg_stop(pg[0], pg[1])
+            raise
+        srv = dbbench.DbServer(vigil, data, srv.log, pg[2])
+    else:
+        db.execute('CREATE TEMP TABLE k (k INTEGER)')
+        db.executemany('INSERT INTO k VALUES (?)', [(i,) for i in range(1, copies)])
+        for q in sql:
+            db.execute(q)
+        db.commit()
+        res['jobs_scheduled'] = db.execute(njobs_sql).fetchone()[0]
+        db.close()
+    try:
+        res['startup_s'] = srv.start()
+        try:
+            res['rest'] = procsample(anchor, os.path.join(work, f'{name}-rest.json'), srv.proc.pid)
+            t, j = api(srv, k, s, 'GET', 'jobs?limit=500')
+            res['jobs500_one_request_s'] = t
+            # CPU seconds of the server (and of PostgreSQL) over the hand-out: on a
+            # loaded machine the wall time follows the load, the CPU much less.
+            pids = [srv.proc.pid] + (dbbench.pg_backends(pg[1]) if pg else [])
+            cpu0 = dbbench.cpu_s(pids)
+            res['assign_all_s'], res['workers_with_job'], res['distinct_jobs'] = \
+                asyncio.run(workers_grab(srv, k, s, SCALE_WORKERS, classes))
+            res['server_cpu_s'] = round(dbbench.cpu_s(pids) - cpu0, 2)
+            q = "SELECT COUNT(*) FROM jobs WHERE state = 'assigned'"
+            if pg:
+                res['jobs_assigned_in_db'] = int(psql(q))
+            else:
+                db = sqlite3.connect(os.path.join(data, 'vigil.db'))
+                res['jobs_assigned_in_db'] = db.execute(q).fetchone()[0]
+                db.close()
+        finally:
+            srv.stop()
     finally:
-        srv.stop()
+        if pg:
+            dbbench.pg_stop(pg[0], pg[1])
+    res['workers_abandoned'] = sum('abandoning its jobs' in line for line in open(srv.log, errors='replace'))
     return res
+
+
+def scale_all(vigil, anchor, work):
+    """The scheduler rows: one class on both databases, then 10 classes on both."""
+    return {f'scale_{kind}' + (f'_{c}classes' if c > 1 else ''): scale(vigil, anchor, work, kind, c)
+            for c in (1, SCALE_CLASSES) for kind in ('sqlite', 'postgresql')}
 
 
 def vigil_side(vigil, anchor, work):
@@ -279,7 +342,7 @@ def vigil_side(vigil, anchor, work):
         res['jobs500_uncached_c1'] = wrk_parse(wout)
     finally:
         srv.stop()
-    res['scale'] = scale(vigil, anchor, work)
+    res.update(scale_all(vigil, anchor, work))
     return res
 
 
@@ -336,6 +399,9 @@ def main():
     os.makedirs(work, exist_ok=True)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if os.environ.get('BENCH_API_SCALE_ONLY') == '1':
+        json.dump({'duration_s': DUR, 'vigil': scale_all(vigil, anchor, work)}, open(out, 'w'), indent=1)
+        return
     res = {'duration_s': DUR, 'vigil': vigil_side(vigil, anchor, work)}
     res['openqa'] = openqa_measured(anchor, work) if os.environ.get('OPENQA') == '1' else openqa_recorded(anchor)
     json.dump(res, open(out, 'w'), indent=1)

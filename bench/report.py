@@ -23,6 +23,8 @@ def ms(v):
 
 
 def api_rows(api, row):
+    if 'openqa' not in api:
+        return scale_rows(api, row)  # BENCH_API_SCALE_ONLY=1
     v, o = api['vigil'], api['openqa']
     src = 'openQA ' + ('recorded' if o['source'].startswith('recorded') else 'measured')
     goals = {'jobs500': 50, 'job': 20, 'job_groups': None}
@@ -61,11 +63,25 @@ def api_rows(api, row):
         f"vigil {v['startup_cold_s'] * 1000:.0f} / {warm:.0f}, {src} {o.get('startup_cold_s')} s / "
         f"{sorted(o.get('startup_warm_s') or [0])[len(o.get('startup_warm_s') or [0]) // 2]} s", '<= 50 ms',
         max(v['startup_cold_s'] * 1000, warm) <= 50)
-    s = v['scale']
-    row(f"scheduler: {s['jobs_scheduled']} scheduled jobs, {s['workers']} workers polling at once",
-        f"every worker got a distinct job in {s['assign_all_s']:.2f} s ({s['distinct_jobs']}/{s['workers']}; "
-        f"{s['jobs_assigned_in_db']} assigned in the database)", '<= 1 s, all assigned',
-        s['assign_all_s'] is not None and s['assign_all_s'] <= 1 and s['distinct_jobs'] == s['workers'])
+    scale_rows(api, row)
+
+
+def scale_rows(api, row):
+    """The scheduler at scale, one row per database and number of classes
+    (bench/api.py's scale_all; 'scale' in results before it had both)."""
+    v = api['vigil']
+    for key in sorted(k for k in v if k == 'scale' or k.startswith('scale_')):
+        s = v[key]
+        db = {'sqlite': 'SQLite', 'postgresql': 'PostgreSQL'}.get(s.get('db', 'sqlite'))
+        cls = f", {s['classes']} classes, mixed priorities" if s.get('classes', 1) > 1 else ''
+        t = s['assign_all_s']
+        row(f"scheduler ({db}): {s['jobs_scheduled']} scheduled jobs, {s['workers']} workers polling at once{cls}",
+            f"every worker got a distinct job in {'?' if t is None else f'{t:.2f}'} s "
+            f"({s['distinct_jobs']}/{s['workers']}; {s['jobs_assigned_in_db']} assigned in the database, "
+            f"{s.get('workers_abandoned', '?')} workers abandoned; server CPU {s.get('server_cpu_s', '?')} s)",
+            '<= 1 s, all assigned',
+            t is not None and t <= 1 and s['distinct_jobs'] == s['workers'] == s['jobs_assigned_in_db']
+            and not s.get('workers_abandoned'))
 
 
 def main():

@@ -152,10 +152,16 @@ int client_conf_lookup(const char *file, const char *url, struct client_cred *cr
 		paths[np++] = path_join(home, ".config/openqa/client.conf");
 	paths[np++] = str_dup("/etc/openqa/client.conf");
 	paths[np++] = str_dup("/usr/etc/openqa/client.conf");
+	for (i = 0; i < np; i++)
+		if (!paths[i]) { /* a place not looked at could hold the credentials */
+			err_set(err, errlen, "out of memory");
+			rc = ERR_NOMEM;
+			goto out;
+		}
 	for (i = 0; i < np; i++) {
 		char msg[512];
 		int r;
-		if (!paths[i] || !file_exists(paths[i]))
+		if (!file_exists(paths[i]))
 			continue;
 		r = try_file(paths[i], names, n, cred, msg, sizeof(msg));
 		if (r == 0) {
@@ -179,6 +185,7 @@ int client_conf_lookup(const char *file, const char *url, struct client_cred *cr
 	if (rc == ERR_NOT_FOUND)
 		err_set(err, errlen, "no section [%s] or [%s] in %s", names[0], n > 1 ? names[1] : names[0],
 			searched[0] ? searched : "any client.conf ($OPENQA_CONFIG, ~/.config/openqa, /etc/openqa)");
+out:
 	for (i = 0; i < np; i++)
 		free(paths[i]);
 	return rc;

@@ -35,8 +35,8 @@ int client_conf_parse(const char *text, size_t len, char names[][CLIENT_CONF_VAL
  * the first of $OPENQA_CONFIG/client.conf, ~/.config/openqa/client.conf,
  * /etc/openqa/client.conf, /usr/etc/openqa/client.conf that has a section
  * for url. The file used goes into used (may be NULL). 0, ERR_NOT_FOUND
- * (err lists what was searched), or a file/parse error with the file
- * named in err. */
+ * (err lists what was searched), ERR_NOMEM, or a file/parse error with
+ * the file named in err. */
 int client_conf_lookup(const char *file, const char *url, struct client_cred *cred, char *used, size_t usedlen,
 		       char *err, size_t errlen);
 

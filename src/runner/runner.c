@@ -375,25 +375,32 @@ static void run_module(struct runner *r, struct module *m)
 	if (rc != LUA_OK) {
 		const char *msg = lua_tostring(L, -1);
 		m->result = MODULE_FAIL;
+		const char *said;
 		m->fail_message = str_dup(msg ? msg : "unknown error");
 		lua_pop(L, 1);
+		/* Why the module failed is part of its result: without it the
+		 * job ends incomplete (r->abort), the log still says "failed". */
+		(void)runner__results_nomem(r, m->fail_message ? 0 : ERR_NOMEM, "a module's failure message was lost");
+		said = m->fail_message ? m->fail_message : "out of memory";
 		if (!m->needs_review)
 			m->hard_fail = 1;
 		/* An assert_screen near miss keeps needs_review; any other error is hard. */
-		if (m->needs_review && !strstr(m->fail_message, "no candidate needle"))
+		if (m->needs_review && !strstr(said, "no candidate needle"))
 			m->hard_fail = 1;
-		runner__progress(r, "failed: %s", m->fail_message);
+		runner__progress(r, "failed: %s", said);
 		{
 			struct buf b;
 			buf_init(&b, 1 << 20);
-			(void)buf_printf(&b, "# Test died: %s\n", m->fail_message);
+			/* too big: the step says no more than that it died */
+			if (buf_printf(&b, "# Test died: %s\n", said) == ERR_NOMEM)
+				r->steps.err = ERR_NOMEM; /* a step lost: runner__results_nomem ends the job */
 			steps_text(&r->steps, "Failed", b.data ? b.data : "", "fail");
 			buf_release(&b);
 		}
 		/* developer mode's pause on failure (os-autoinst's reason) */
 		if (!r->abort) {
 			char why[600];
-			snprintf(why, sizeof(why), "test died: %s", m->fail_message);
+			snprintf(why, sizeof(why), "test died: %s", said);
 			(void)runner__pause_on_failure(r, why);
 		}
 		if (!r->abort) {
@@ -815,6 +822,8 @@ static char *default_out_dir(const char *distri)
 	struct tm tm;
 	int i;
 
+	if (!base)
+		return NULL; /* out of memory */
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
 	for (i = 0; i < 1000; i++) {
@@ -884,7 +893,12 @@ int runner_new(const struct runner_opts *o, struct runner **out, char *err, size
 	if (rc)
 		goto out;
 	dir = o->out_dir ? str_dup(o->out_dir) : default_out_dir(o->distri_dir);
-	if (!dir || file_mkdir_p(dir, 0755)) {
+	if (!dir) {
+		snprintf(err, errlen, "out of memory");
+		rc = ERR_NOMEM;
+		goto out;
+	}
+	if (file_mkdir_p(dir, 0755)) {
 		snprintf(err, errlen, "cannot create the results directory '%s'", dir ? dir : "?");
 		rc = ERR_IO;
 		goto out;
@@ -904,6 +918,11 @@ int runner_new(const struct runner_opts *o, struct runner **out, char *err, size
 	r->workdir = o->snapshots ? path_abs(o->snapshots) : path_join(r->out_dir, ".vm");
 	r->keep_disks = o->snapshots != NULL;
 	r->resume_from = o->resume_from ? str_dup(o->resume_from) : NULL;
+	if (o->resume_from && !r->resume_from) { /* not resuming would be a different run */
+		snprintf(err, errlen, "out of memory");
+		rc = ERR_NOMEM;
+		goto out;
+	}
 	r->explore_on = o->explore;
 	r->ask = o->ask;
 	r->ask_ctx = o->ask_ctx;

@@ -7,7 +7,7 @@
  * authenticate, dispatch with their own database connection and response
  * cache, build the response and resume the connection; the I/O thread then
  * sends it. Writers run one at a time (the pool's writer token), readers
- * alongside. Long polls are parked suspended, off the handler threads; the
+ * alongside (and on PostgreSQL the work polls: work_poll). Long polls are parked suspended, off the handler threads; the
  * housekeeping thread resumes them each second, ends the jobs of lost
  * workers and looks after the live view's event streams (livestream.c:
  * read by the I/O thread, suspended while nothing is new). Owns the daemon, the threads and the database connections; the
@@ -107,6 +107,7 @@ struct server {
 	struct developer_hub *developer; /* developer mode's commands and states */
 	struct ws_hub *ws_hub;     /* openQA workers' WebSockets (ws_workers.c) */
 	struct events *events;     /* the event senders (events.c), NULL when none */
+	bool pg;                   /* on PostgreSQL: work polls run beside the writer (work_poll) */
 };
 
 /* One request, created in the URI log callback (which sees the target
@@ -136,6 +137,7 @@ struct conn_req {
 	char sha_hex[ARTEFACTS_HASH_HEX];
 	int64_t poll_deadline_ms;
 	bool nonce_spent;      /* checked in full once: a parked long poll handled again checks the headers only */
+	bool writes;           /* route_writes: audited, never taken for a reader that wrote */
 };
 
 static const struct api_route *const route_tables[] = {
@@ -559,7 +561,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	else if (MHD_lookup_connection_value(con, MHD_HEADER_KIND, "X-API-Signature") &&
 		 !hmac_sha256_hex(r->body.data, r->body.len, body_sha))
 		body_hash = body_sha;
-	if (authenticate(h->db, con, &req, method, r->nonce_spent ? NULL : body_hash, route, r->item.writes, &sess, out))
+	if (authenticate(h->db, con, &req, method, r->nonce_spent ? NULL : body_hash, route, r->writes, &sess, out))
 		goto out;
 	r->nonce_spent = true;
 	if (!r->stream &&
@@ -578,7 +580,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 	 * handler: a bad field is refused naming it, nothing written. */
 	if ((fields = api_fields_of(route)) && api_fields_check(&req, fields, out))
 		goto out;
-	if (!r->item.writes)
+	if (!r->writes)
 		stamped = db_change_stamp(h->db, stamp) == 0;
 	cacheable = stamped && !r->stream && !strcmp(req.method, "GET") && resp_cache_route(url);
 	if (cacheable && (out->raw = resp_cache_get(&h->cache, r->target, stamp, &out->raw_len))) {
@@ -599,7 +601,7 @@ static void dispatch(struct server *s, struct handler *h, struct conn_req *r, st
 		log_err("%s %s: disk full", method, url);
 	}
 	/* The audit log: every successful write (the writer token is held). */
-	if (r->item.writes && !out->audited && out->status >= 200 && out->status < 300)
+	if (r->writes && !out->audited && out->status >= 200 && out->status < 300)
 		api_audit_request(&req, route, out);
 	if (out->file) {
 		out->range = req.range; /* valid while the connection waits for the answer */
@@ -966,6 +968,20 @@ static bool route_writes(const char *method, const char *url)
 	return false;
 }
 
+/* A worker's work poll. On PostgreSQL it runs without the writer token,
+ * beside the other writers, as it would on another server sharing the
+ * database: its assignment is a serial transaction in the database
+ * (sched.c), its other writes single statements on the worker's own rows.
+ * Queued behind one token, 1,000 polls waited for each other's commits
+ * (docs/database.md, "The scheduler at scale"). */
+static bool work_poll(const char *method, const char *url)
+{
+	char name[LIMIT_API_NAME];
+	int64_t id;
+
+	return !strcmp(method, "GET") && route_match("/api/v1/workers/#/work", url, &id, name);
+}
+
 /* Test hook of tests/integration/test_server_conc.sh, off unless the
  * environment held VIGIL_TEST_HOLD_DIR=DIR when the server started: a
  * request whose target holds vigil_test_hold=NAME ([a-z0-9]{1,32}) writes
@@ -1063,7 +1079,8 @@ static enum MHD_Result queue_request(struct server *s, struct MHD_Connection *co
 	r->con = con;
 	r->url = url;
 	r->method = method;
-	r->item.writes = route_writes(method, url);
+	r->writes = route_writes(method, url);
+	r->item.writes = r->writes && !(s->pg && work_poll(method, url));
 	r->item.client = client_key(con);
 	pthread_mutex_lock(&s->lock);
 	closing = s->closing;
@@ -1368,6 +1385,7 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 		log_warn("test hook on: requests with vigil_test_hold=NAME wait for '%s/NAME'", s->hold_dir);
 	if ((rc = db_open(&s->db, dbpath, err, errlen)) || (rc = handlers_open(s, err, errlen)))
 		goto out;
+	s->pg = db_is_pg(s->db);
 	if (workers_grace(s->db, (int64_t)time(NULL)))
 		log_warn("cannot reset the workers' last-seen times: %s", db_errmsg(s->db));
 	clean_incoming(s->data_dir);

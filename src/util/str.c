@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* str.c - string helpers: a copy that aborts on exhaustion (small strings
- * in short-lived commands), prefix and suffix tests, whole-string number
- * parsing. */
+/* str.c - string helpers: a copy (NULL when memory is exhausted), prefix
+ * and suffix tests, whole-string number parsing, UTF-8 validity. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +10,7 @@
 
 char *str_dup(const char *s)
 {
-	char *p = strdup(s ? s : "");
-	if (!p)
-		abort();
-	return p;
+	return strdup(s ? s : "");
 }
 
 bool str_ends_with(const char *s, const char *suffix)

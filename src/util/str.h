@@ -7,8 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A copy of s ("" for NULL); aborts when memory is exhausted, so only for
- * small strings. */
+/* A copy of s ("" for NULL), or NULL when memory is exhausted: the caller
+ * answers ERR_NOMEM as the out-of-memory policy says (docs/hardening.md);
+ * nothing aborts. */
 char *str_dup(const char *s);
 bool str_ends_with(const char *s, const char *suffix);
 bool str_starts_with(const char *s, const char *prefix);

@@ -38,7 +38,7 @@ if [ -x "$UNIT_BIN" ]; then
 else
 	not_ok "pg: no unit test binary (make build/test_unit)"
 fi
-SUITES=${PG_SUITES:-"test_api_server test_client test_server_conc test_parallel test_events"}
+SUITES=${PG_SUITES:-"test_api_server test_client test_server_conc test_parallel test_events test_sched_many"}
 for s in $SUITES; do
 	t0=$(date +%s)
 	VIGIL_TEST_DB=pg VIGIL_TEST_TMP=$TMP sh "$(dirname "$0")/$s.sh" > "$TMP/$s.log" 2>&1

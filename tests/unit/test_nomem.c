@@ -9,12 +9,18 @@
  * lists of job groups, job templates, machines, workers, assets and the
  * groups' YAML, a product scheduled, a job group's build results and the
  * dashboard's, a failed job's investigation, the cleanup's plan, a
- * rejudge), which must answer whole or 503, never 200 with a part
- * missing, and store nothing when they answer 503. */
+ * rejudge; the paths that used str_dup: job group YAML shown and
+ * replaced, a product posted without a required parameter, a job's
+ * worker classes joined), which must answer whole or 503, never 200 with
+ * a part missing, and store nothing when they answer 503; a bug
+ * reference carried over whole or not at all; and the scheduler's pick
+ * (a job's classes all read, or ERR_NOMEM and nothing assigned). */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "unit.h"
 #include "alloc_fail.h"
@@ -23,9 +29,14 @@
 #include "net/hmac.h"
 #include "server/http/api.h"
 #include "server/store/auth.h"
+#include "server/store/comments.h"
+#include "server/store/jobs.h"
+#include "server/store/review.h"
 #include "server/db/db.h"
 #include "server/server.h"
 #include "server/store/jt_yaml.h"
+#include "server/sched/sched.h"
+#include "server/store/workers.h"
 #include "util/err.h"
 #include "util/file.h"
 #include "util/log.h"
@@ -223,16 +234,16 @@ static long jobs_count(void)
 }
 
 /* Call the handler of method/pattern on query (form parameters) for
- * job id: 0 when it answered 200 (the answer in *j), ERR_NOMEM when 503,
- * ERR_INVALID for any other answer. */
-static int handle(const char *method, const char *pattern, const char *query, int64_t id, json_t **j)
+ * job id as server.c does: 0 and its answer in *out (the caller frees
+ * out->text and out->json), or params_parse's error. */
+static int call_route(const char *method, const char *pattern, const char *query, int64_t id, struct api_resp *out)
 {
 	const struct api_route *r = route(method, pattern);
 	struct api_req req = { 0 };
-	struct api_resp out = { 0 };
 	char msg[256];
 	int rc;
 
+	memset(out, 0, sizeof(*out));
 	req.db = h_db;
 	req.method = method;
 	req.path = pattern;
@@ -246,8 +257,21 @@ static int handle(const char *method, const char *pattern, const char *query, in
 		params_release(&req.params);
 		return rc;
 	}
-	r->fn(&req, &out);
+	r->fn(&req, out);
 	params_release(&req.params);
+	return 0;
+}
+
+/* Call the handler of method/pattern on query (form parameters) for
+ * job id: 0 when it answered 200 (the answer in *j), ERR_NOMEM when 503,
+ * ERR_INVALID for any other answer. */
+static int handle(const char *method, const char *pattern, const char *query, int64_t id, json_t **j)
+{
+	struct api_resp out;
+	int rc = call_route(method, pattern, query, id, &out);
+
+	if (rc)
+		return rc;
 	if (out.status == 200 && !out.json && out.text) /* an answer written as JSON text (the job list) */
 		out.json = oom_json_loadb_trusted(out.text, strlen(out.text), NULL);
 	rc = out.status == 200 && out.json ? 0 : out.status == 503 ? ERR_NOMEM : ERR_INVALID;
@@ -759,6 +783,357 @@ TEST(nomem_server_reports_answer_whole_or_503)
 	CHECK(every_n("GET /tests/#/investigation_ajax", investigate_call) > 1);
 	CHECK(every_n("GET /api/v1/cleanup", cleanup_plan_call) > 1);
 	CHECK(every_n("POST /api/v1/jobs/#/rejudge", rejudge_call) > 1);
+	db_free(h_db);
+	free(path);
+}
+
+/* The scheduler: job s_big needs classes q and big, s_q (a lower
+ * priority) q only; worker s_w offers q. A pick gets s_q, or ERR_NOMEM
+ * with nothing assigned, never s_big (as it would with big lost). */
+static struct db *s_db;
+static int64_t s_big, s_q, s_w;
+
+static int sched_call(void)
+{
+	int64_t got = 0, assigned = -1;
+	int rc = sched_pick(s_db, s_w, &got);
+
+	CHECK_INT(db_query_int(s_db, &assigned, "SELECT COUNT(*) FROM jobs WHERE state = 'assigned'", ""), 0);
+	if (rc == 0 && (got != s_q || assigned != 1))
+		rc = ERR_INVALID;
+	if (rc == ERR_NOMEM && assigned != 0)
+		rc = ERR_INVALID; /* a part of a pick stored */
+	CHECK(db_exec(s_db, "UPDATE jobs SET state = 'scheduled', assigned_worker_id = NULL", "") >= 0);
+	CHECK(db_exec(s_db, "UPDATE workers SET job_id = NULL", "") >= 0);
+	return rc;
+}
+
+TEST(nomem_sched_pick_whole_or_nomem)
+{
+	json_t *big = json_pack("{s:s,s:s}", "TEST", "big", "WORKER_CLASS", "q");
+	json_t *q = json_pack("{s:s,s:s}", "TEST", "small", "WORKER_CLASS", "q");
+
+	log_set_stderr_level(LOG_ERR);
+	s_db = unit_db();
+	CHECK_INT(jobs_insert(s_db, big, 10, 0, 0, &s_big), 0);
+	CHECK_INT(jobs_insert(s_db, q, 50, 0, 0, &s_q), 0);
+	CHECK(db_exec(s_db, "INSERT INTO job_settings (job_id, key, value) VALUES (?, 'WORKER_CLASS', 'big')", "i",
+		      s_big) == 1);
+	CHECK_INT(workers_register(s_db, "h", 1, "q", (int64_t)time(NULL), &s_w), 0);
+	CHECK(every_n("sched_pick", sched_call) > 1);
+	json_decref(big);
+	json_decref(q);
+}
+
+/* --- the request paths that used str_dup (it aborted the server): job
+ * group YAML shown and replaced, a product posted without a required
+ * parameter, a job's worker classes joined, a bug reference carried over */
+
+/* Column 0 of the first row of sql ("" for none); the caller frees it. */
+static char *query_text(const char *sql)
+{
+	struct db_stmt *st;
+	char *t;
+
+	CHECK_INT(db_prepare(h_db, &st, sql, ""), 0);
+	t = strdup(db_step(st) == 1 && db_col_text(st, 0) ? db_col_text(st, 0) : "");
+	db_finalize(st);
+	CHECK(t != NULL);
+	return t;
+}
+
+/* "key=value" with value form-encoded (static buffer). */
+static const char *form(const char *key, const char *value)
+{
+	static char q[8192];
+	size_t n = (size_t)snprintf(q, sizeof(q), "%s=", key);
+
+	for (; *value && n + 4 < sizeof(q); value++)
+		n += (size_t)(isalnum((unsigned char)*value) ? snprintf(q + n, 2, "%c", *value)
+							     : snprintf(q + n, 4, "%%%02X", (unsigned char)*value));
+	CHECK(!*value);
+	return q;
+}
+
+/* A text answer (YAML): the one made with no allocation failing, or 503. */
+static const char *t_method, *t_pattern, *t_query;
+static int64_t t_id;
+static char *t_ref;
+
+static int text_call(void)
+{
+	struct api_resp out;
+	int rc = call_route(t_method, t_pattern, t_query, t_id, &out);
+
+	if (!rc)
+		rc = out.status == 200 && out.text && !strcmp(out.text, t_ref) ? 0 : out.status == 503 ? ERR_NOMEM : ERR_INVALID;
+	if (rc == ERR_INVALID)
+		fprintf(stderr, "%s %s: answered %d with '%s'\n", t_method, t_pattern, out.status,
+			out.text ? out.text : "(no text)");
+	json_decref(out.json);
+	free(out.text);
+	return rc;
+}
+
+/* The runs of text_call; the reference answer must hold must_hold. */
+static long text_every_n(const char *method, const char *pattern, const char *query, int64_t id, const char *must_hold)
+{
+	struct api_resp out;
+	char what[128];
+	long n;
+
+	t_method = method;
+	t_pattern = pattern;
+	t_query = query;
+	t_id = id;
+	CHECK_INT(call_route(method, pattern, query, id, &out), 0);
+	CHECK_INT(out.status, 200);
+	CHECK(out.text && strstr(out.text, must_hold));
+	json_decref(out.json);
+	t_ref = out.text;
+	snprintf(what, sizeof(what), "%s %s", method, pattern);
+	n = every_n(what, text_call);
+	free(t_ref);
+	t_ref = NULL;
+	return n;
+}
+
+#define JT_BASE                                                                                                       \
+	"defaults:\n  x86_64:\n    machine: 64bit\n    priority: 40\n"                                               \
+	"products:\n  sle-15-DVD:\n    distri: sle\n    flavor: DVD\n    version: '15'\n"                            \
+	"scenarios:\n  x86_64:\n    sle-15-DVD:\n    - textmode\n"
+
+/* What a replace stores: group 1's document and its templates. */
+static char *jt_state(void)
+{
+	char *doc = query_text("SELECT template FROM job_groups WHERE id = 1");
+	char *rows = query_text("SELECT group_concat(r, ';') FROM (SELECT product_id || '/' || machine_id || '/' ||"
+				" test_suite_id || '/' || coalesce(prio, '') AS r FROM job_templates WHERE group_id = 1"
+				" ORDER BY test_suite_id)");
+	char *all = malloc(strlen(doc) + strlen(rows) + 2);
+
+	CHECK(all != NULL);
+	sprintf(all, "%s|%s", doc, rows);
+	free(doc);
+	free(rows);
+	return all;
+}
+
+/* POST /api/v1/job_templates_scheduling/1 with gnome added to the stored
+ * document (JT_BASE, posted before each run), the nth allocation
+ * failing: 200 with both templates stored and the change told, or 503
+ * with the document and the templates as they were. The runs. */
+static long yaml_replace_every_n(void)
+{
+	char *want = NULL;
+	long n;
+
+	for (n = 1; n < 200000; n++) {
+		struct api_resp out;
+		char *before, *after;
+		bool fired;
+		int rc;
+
+		CHECK_INT(call_route("POST", "/api/v1/job_templates_scheduling/#", form("template", JT_BASE), 1, &out), 0);
+		if (out.status != 200)
+			FAIL("POST /api/v1/job_templates_scheduling/1: the base document answered %d", out.status);
+		json_decref(out.json);
+		free(out.text);
+		before = jt_state();
+		alloc_fail_arm(n);
+		rc = call_route("POST", "/api/v1/job_templates_scheduling/#", form("template", JT_BASE "    - gnome\n"), 1,
+				&out);
+		fired = alloc_fail_disarm();
+		after = jt_state();
+		if (rc == ERR_NOMEM) {
+			out.status = 503; /* the form could not be read */
+		} else if (rc) {
+			FAIL("POST /api/v1/job_templates_scheduling/1: allocation %ld failed: %d", n, rc);
+		}
+		if (out.status == 503 && strcmp(before, after))
+			FAIL("POST /api/v1/job_templates_scheduling/1: allocation %ld failed: answered 503 but stored\n  %s\nnot\n  %s",
+			     n, after, before);
+		if (out.status == 200) {
+			const char *changes = json_string_value(json_object_get(out.json, "changes"));
+			if (!changes || strcmp(changes, "+    - gnome") ||
+			    json_array_size(json_object_get(out.json, "ids")) != 2 || !strcmp(before, after) ||
+			    !strstr(after, "- gnome")) {
+				dump("answer", out.json);
+				FAIL("POST /api/v1/job_templates_scheduling/1: allocation %ld failed: answered 200 but not whole"
+				     " (stored %s)", n, after);
+			}
+			if (!want)
+				want = strdup(after);
+			else if (strcmp(want, after))
+				FAIL("POST /api/v1/job_templates_scheduling/1: stored %s, earlier %s", after, want);
+		} else if (out.status != 503) {
+			dump("answer", out.json);
+			FAIL("POST /api/v1/job_templates_scheduling/1: allocation %ld failed: answered %d", n, out.status);
+		}
+		json_decref(out.json);
+		free(out.text);
+		free(before);
+		free(after);
+		if (!fired) {
+			if (out.status != 200)
+				FAIL("POST /api/v1/job_templates_scheduling/1: no allocation failed, yet %d", out.status);
+			if (getenv("VIGIL_ALLOC_FAIL_TRACE"))
+				fprintf(stderr, "POST /api/v1/job_templates_scheduling/#: %ld runs\n", n);
+			free(want);
+			return n;
+		}
+	}
+	FAIL("POST /api/v1/job_templates_scheduling/1: still allocating after %ld runs", n);
+	return n;
+}
+
+/* POST /api/v1/isos without DISTRI: 400 naming it, or 503; nothing
+ * scheduled either way (a name lost from the list of missing ones
+ * scheduled the product without it). The runs. */
+static long isos_missing_every_n(void)
+{
+	long n;
+
+	for (n = 1; n < 200000; n++) {
+		long before = rows_of("scheduled_products") + jobs_count(), after;
+		struct api_resp out;
+		bool fired;
+		int rc;
+
+		alloc_fail_arm(n);
+		rc = call_route("POST", "/api/v1/isos", "VERSION=15&FLAVOR=DVD&ARCH=x86_64&BUILD=9", 0, &out);
+		fired = alloc_fail_disarm();
+		after = rows_of("scheduled_products") + jobs_count();
+		if (rc == ERR_NOMEM)
+			out.status = 503;
+		if (after != before)
+			FAIL("POST /api/v1/isos without DISTRI: allocation %ld failed: %ld rows stored", n, after - before);
+		if (out.status != 503 &&
+		    (out.status != 400 || !out.text || strcmp(out.text, "Error: missing parameters: DISTRI\n")))
+			FAIL("POST /api/v1/isos without DISTRI: allocation %ld failed: answered %d '%s'", n, out.status,
+			     out.text ? out.text : "");
+		json_decref(out.json);
+		free(out.text);
+		if (!fired) {
+			if (out.status != 400)
+				FAIL("POST /api/v1/isos without DISTRI: no allocation failed, yet %d", out.status);
+			if (getenv("VIGIL_ALLOC_FAIL_TRACE"))
+				fprintf(stderr, "POST /api/v1/isos without DISTRI: %ld runs\n", n);
+			return n;
+		}
+	}
+	FAIL("POST /api/v1/isos without DISTRI: still allocating after %ld runs", n);
+	return n;
+}
+
+/* The newest gnome job (scheduled by POST /api/v1/isos) listed with its
+ * worker classes joined from two job_settings rows. */
+static bool classes_ok(const json_t *ref)
+{
+	const json_t *job = json_array_get(json_object_get(ref, "jobs"), 0);
+	return json_array_size(json_object_get(ref, "jobs")) == 1 &&
+	       !strcmp(sv(json_object_get(json_object_get(job, "settings"), "WORKER_CLASS")), "qemu_x86_64,tap");
+}
+
+TEST(nomem_server_str_dup_paths_answer_whole_or_503)
+{
+	char err[256], *path, *gnome, q[64];
+	json_t *j;
+
+	log_set_stderr_level(LOG_ERR);
+	CHECK((path = server_db_path(unit_tmpdir(), NULL, err, sizeof(err))) != NULL);
+	CHECK_INT(db_open(&h_db, path, err, sizeof(err)), 0);
+	CHECK_INT(handle("POST", "/api/v1/jobs", "DISTRI=d&VERSION=1&FLAVOR=f&ARCH=x86_64&TEST=t&BUILD=7", 0, &j), 0);
+	json_decref(j);
+	seed_tables();
+	/* a job's classes: the product's and the test suite's, joined (jobs.c) */
+	CHECK(db_exec(h_db, "INSERT INTO table_settings (kind, owner_id, key, value) VALUES"
+			    " ('product', (SELECT id FROM products WHERE distri = 'sle'), 'WORKER_CLASS', 'qemu_x86_64'),"
+			    " ('test_suite', (SELECT id FROM test_suites WHERE name = 'gnome'), 'WORKER_CLASS', 'tap')",
+		      "") >= 0);
+	CHECK(isos_missing_every_n() > 1);
+	CHECK(isos_post_every_n() > 1);
+	gnome = query_text("SELECT max(id) FROM jobs WHERE test = 'gnome'");
+	snprintf(q, sizeof(q), "ids=%s", gnome);
+	free(gnome);
+	CHECK(whole_every_n("GET", "/api/v1/jobs", q, 0, classes_ok) > 1);
+	/* the groups' YAML written from the rows, then the stored document replaced */
+	CHECK(text_every_n("GET", "/api/v1/job_templates_scheduling", "", 0, "START_AFTER_TEST") > 1);
+	CHECK(text_every_n("GET", "/api/v1/job_templates_scheduling/#", "", 1, "textmode") > 1);
+	CHECK(yaml_replace_every_n() > 1);
+	CHECK(text_every_n("GET", "/api/v1/job_templates_scheduling/#", "", 1, "- gnome") > 1);
+	db_free(h_db);
+	free(path);
+}
+
+/* A finished job of one scenario whose module ended as given. */
+static int64_t review_job(const char *result, const char *module_result)
+{
+	json_t *s = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "TEST", "web", "DISTRI", "d", "VERSION", "1", "FLAVOR", "cd",
+			      "ARCH", "x86_64", "MACHINE", "64bit");
+	int64_t id;
+
+	CHECK(s != NULL);
+	CHECK_INT(jobs_insert(h_db, s, 50, 0, 0, &id), 0);
+	json_decref(s);
+	CHECK_INT(db_exec(h_db, "UPDATE jobs SET state = 'done', result = ? WHERE id = ?", "ti", result, id), 1);
+	CHECK_INT(db_exec(h_db, "INSERT INTO job_modules (job_id, name, result) VALUES (?, 'check', ?)", "it", id,
+			  module_result),
+		  1);
+	return id;
+}
+
+static long comments_of(int64_t job)
+{
+	int64_t n = -1;
+
+	CHECK_INT(db_query_int(h_db, &n, "SELECT count(*) FROM comments WHERE job_id = ?", "i", job), 0);
+	return (long)n;
+}
+
+/* A failed job whose scenario failed the same way before: the earlier
+ * job's bug reference carried over whole, or ERR_NOMEM and no comment
+ * (its first string was a str_dup that, failing, meant "no carry-over"). */
+TEST(nomem_review_carry_over)
+{
+	struct comments_author by = { 0, NULL, NULL };
+	char err[256], *path;
+	int64_t old, now, cid;
+	long n;
+
+	log_set_stderr_level(LOG_ERR);
+	CHECK((path = server_db_path(unit_tmpdir(), NULL, err, sizeof(err))) != NULL);
+	CHECK_INT(db_open(&h_db, path, err, sizeof(err)), 0);
+	old = review_job("failed", "failed");
+	CHECK_INT(comments_add(h_db, COMMENTS_JOB, old, "bsc#1234 the check is broken", &by, &cid, err, sizeof(err)), 0);
+	(void)review_job("passed", "passed");
+	now = review_job("failed", "failed");
+	for (n = 1; n < 200000; n++) {
+		long before = comments_of(now), after;
+		int64_t from = -1;
+		bool fired;
+		int rc;
+
+		alloc_fail_arm(n);
+		rc = review_carry_over(h_db, NULL, now, &from);
+		fired = alloc_fail_disarm();
+		after = comments_of(now);
+		if (rc == ERR_NOMEM && after != before)
+			FAIL("review_carry_over: allocation %ld failed: ERR_NOMEM but %ld comments added", n, after - before);
+		if (rc == 0 && (after != before + 1 || from != old))
+			FAIL("review_carry_over: allocation %ld failed: 0 with %ld comments added, from job %lld", n,
+			     after - before, (long long)from);
+		if (rc != 0 && rc != ERR_NOMEM)
+			FAIL("review_carry_over: allocation %ld failed: %d (%s)", n, rc, err_str(rc));
+		if (!fired) {
+			if (rc)
+				FAIL("review_carry_over: no allocation failed, yet %d", rc);
+			if (getenv("VIGIL_ALLOC_FAIL_TRACE"))
+				fprintf(stderr, "review_carry_over: %ld runs\n", n);
+			break;
+		}
+	}
+	CHECK(n > 1);
 	db_free(h_db);
 	free(path);
 }

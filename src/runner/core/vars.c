@@ -82,27 +82,36 @@ int vars_set(struct vars *v, const char *key, const char *value)
 	return json_object_set_new(v->obj, key, json_string(value)) ? ERR_NOMEM : 0;
 }
 
-static char *json_to_var_text(json_t *val)
+/* The text of a scalar variable in *out (new string): 0, ERR_INVALID for
+ * an object or array, ERR_NOMEM. */
+static int json_to_var_text(json_t *val, char **out)
 {
 	char tmp[64];
+	const char *t = tmp;
+
 	switch (json_typeof(val)) {
 	case JSON_STRING:
-		return str_dup(json_string_value(val));
+		t = json_string_value(val);
+		break;
 	case JSON_INTEGER:
 		snprintf(tmp, sizeof(tmp), "%lld", (long long)json_integer_value(val));
-		return str_dup(tmp);
+		break;
 	case JSON_REAL:
 		snprintf(tmp, sizeof(tmp), "%.15g", json_real_value(val));
-		return str_dup(tmp);
+		break;
 	case JSON_TRUE:
-		return str_dup("1");
+		t = "1";
+		break;
 	case JSON_FALSE:
-		return str_dup("0");
+		t = "0";
+		break;
 	case JSON_NULL:
-		return str_dup("");
+		t = "";
+		break;
 	default:
-		return NULL;
+		return ERR_INVALID;
 	}
+	return (*out = str_dup(t)) ? 0 : ERR_NOMEM;
 }
 
 int vars_load_file(struct vars *v, const char *path, int only_missing, char *err, size_t errlen)
@@ -130,10 +139,12 @@ int vars_load_file(struct vars *v, const char *path, int only_missing, char *err
 			rc = ERR_INVALID;
 			break;
 		}
-		text = json_to_var_text(val);
-		if (!text) {
-			snprintf(err, errlen, "%s: variable '%s': value must be a string, number or boolean", path, key);
-			rc = ERR_INVALID;
+		if ((rc = json_to_var_text(val, &text))) {
+			if (rc == ERR_NOMEM)
+				snprintf(err, errlen, "%s: variable '%s': out of memory", path, key);
+			else
+				snprintf(err, errlen, "%s: variable '%s': value must be a string, number or boolean", path,
+					 key);
 			break;
 		}
 		if (!only_missing || !vars_get(v, key))

@@ -180,10 +180,17 @@ void perl_read_vars(struct runner *r)
 		if (!vars_valid_key(key) || json_is_object(val) || json_is_array(val))
 			continue; /* nothing vigil reads: only Perl's */
 		text = json_is_string(val) ? str_dup(json_string_value(val)) : json_dumps(val, JSON_ENCODE_ANY);
-		if (text && (!old || strcmp(old, text))) {
+		if (!text) { /* a variable the test set, lost: the job ends incomplete */
+			(void)runner__results_nomem(r, ERR_NOMEM, "a variable the test set could not be read back");
+			break;
+		}
+		if (!old || strcmp(old, text)) {
 			log_info("the test set %s=%s", key, is_secret(key) ? "(secret)" : text);
-			if (vars_set(&r->vars, key, text))
-				log_warn("variable %s could not be kept", key);
+			if (runner__results_nomem(r, vars_set(&r->vars, key, text),
+						  "a variable the test set could not be kept")) {
+				free(text);
+				break;
+			}
 		}
 		free(text);
 	}

@@ -8,7 +8,6 @@
 #include "server/http/api.h"
 #include "server/store/isos.h"
 #include "util/buf.h"
-#include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
 static void isos_create(struct api_req *req, struct api_resp *out)
@@ -40,19 +39,24 @@ static void isos_create(struct api_req *req, struct api_resp *out)
 	}
 	for (i = 0; i < 4; i++) {
 		const char *v = json_string_value(json_object_get(params, required[i]));
-		if (!v || !*v)
-			(void)buf_printf(&missing, " %s", required[i]);
+		/* A name not noted would schedule the product without it. */
+		if ((!v || !*v) && buf_printf(&missing, " %s", required[i])) {
+			api_nomem(out);
+			goto out;
+		}
 	}
 	if (missing.len) {
 		/* openQA answers this one in plain text. */
-		out->status = 400;
-		out->text = NULL;
-		{
-			struct buf t;
-			buf_init(&t, 512);
-			(void)buf_printf(&t, "Error: missing parameters:%s\n", missing.data);
-			out->text = t.data ? buf_steal(&t) : str_dup("Error: missing parameters\n");
+		struct buf t;
+
+		buf_init(&t, 512);
+		if (buf_printf(&t, "Error: missing parameters:%s\n", missing.data)) {
+			buf_release(&t);
+			api_nomem(out);
+			goto out;
 		}
+		out->status = 400;
+		out->text = buf_steal(&t);
 		goto out;
 	}
 	status = isos_schedule(req->db, params, &resp);

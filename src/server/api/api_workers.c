@@ -260,6 +260,10 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 		api_json_built(&b, out, json_pack("{s:o}", "job", job));
 		return;
 	}
+	if (rc == ERR_NOMEM) {
+		api_nomem(out); /* no job assigned: the next poll tries again */
+		return;
+	}
 	if (rc != ERR_NOT_FOUND) {
 		api_error(out, 500, "scheduler: %s", db_errmsg(req->db));
 		return;

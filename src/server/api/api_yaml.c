@@ -33,8 +33,13 @@ static bool want_json(const struct api_req *req)
 	return req->accept && strstr(req->accept, "application/json");
 }
 
+/* yaml (taken; NULL: it could not be made for want of memory, 503). */
 static void answer_yaml(struct api_req *req, struct api_resp *out, char *yaml)
 {
+	if (!yaml) {
+		api_nomem(out);
+		return;
+	}
 	if (want_json(req)) {
 		/* A bare JSON string: server.c only dumps objects and arrays. */
 		json_t *j = json_string(yaml);
@@ -105,20 +110,25 @@ static void schedules_all(struct api_req *req, struct api_resp *out)
 	buf_init(&b, 64u << 20);
 	json_object_foreach(all, name, v) {
 		const char *p = json_string_value(v), *c;
-		bool bad = buf_printf(&b, "'") != 0;
+		int brc = buf_printf(&b, "'");
 		/* name itself must stay untouched: json_object_foreach steps on from it. */
-		for (c = name; !bad && *c; c++)
-			bad = *c == '\'' ? buf_puts(&b, "''") != 0 : buf_append(&b, c, 1) != 0;
-		bad = bad || buf_puts(&b, "': |-\n");
-		while (!bad && *p) {
+		for (c = name; !brc && *c; c++)
+			brc = *c == '\'' ? buf_puts(&b, "''") : buf_append(&b, c, 1);
+		if (!brc)
+			brc = buf_puts(&b, "': |-\n");
+		while (!brc && *p) {
 			size_t n = strcspn(p, "\n");
-			bad = buf_puts(&b, "  ") || buf_append(&b, p, n) || buf_puts(&b, "\n");
+			if (!(brc = buf_puts(&b, "  ")) && !(brc = buf_append(&b, p, n)))
+				brc = buf_puts(&b, "\n");
 			p += n + (p[n] == '\n');
 		}
-		if (bad) {
+		if (brc) {
 			buf_release(&b);
 			json_decref(all);
-			api_error(out, 500, "the job groups' templates are too large");
+			if (brc == ERR_NOMEM)
+				api_nomem(out);
+			else
+				api_error(out, 500, "the job groups' templates are too large");
 			return;
 		}
 	}
@@ -134,13 +144,16 @@ static void schedules_get(struct api_req *req, struct api_resp *out)
 		schedules_all(req, out);
 }
 
-/* A line diff of old and new: "-" and "+" lines of what changed (LCS). */
+/* A line diff of old and new: "-" and "+" lines of what changed (LCS).
+ * New string, or NULL when memory ran out (a diff with lines missing
+ * would tell the wrong change). */
 static char *text_diff(const char *a, const char *b)
 {
 	const char *la[JT_DIFF_MAX_LINES], *lb[JT_DIFF_MAX_LINES];
 	size_t na = 0, nb = 0, i, j, *t = NULL;
 	struct buf out;
 	const char *p;
+	int rc = 0;
 
 	for (p = a; *p && na < JT_DIFF_MAX_LINES; p += strcspn(p, "\n"), p += *p == '\n')
 		la[na++] = p;
@@ -159,15 +172,15 @@ static char *text_diff(const char *a, const char *b)
 			T(i, j) = SAME(la[i], lb[j]) ? T(i + 1, j + 1) + 1 : T(i + 1, j) > T(i, j + 1) ? T(i + 1, j) : T(i, j + 1);
 	buf_init(&out, 8 * LIMIT_JT_YAML);
 	i = j = 0;
-	while (i < na || j < nb) {
+	while (!rc && (i < na || j < nb)) {
 		if (i < na && j < nb && SAME(la[i], lb[j])) {
 			i++;
 			j++;
 		} else if (j < nb && (i == na || T(i, j + 1) >= T(i + 1, j))) {
-			(void)buf_printf(&out, "+%.*s\n", (int)LEN(lb[j]), lb[j]);
+			rc = buf_printf(&out, "+%.*s\n", (int)LEN(lb[j]), lb[j]);
 			j++;
 		} else {
-			(void)buf_printf(&out, "-%.*s\n", (int)LEN(la[i]), la[i]);
+			rc = buf_printf(&out, "-%.*s\n", (int)LEN(la[i]), la[i]);
 			i++;
 		}
 	}
@@ -175,6 +188,14 @@ static char *text_diff(const char *a, const char *b)
 #undef SAME
 #undef LEN
 	free(t);
+	if (rc == ERR_TOO_BIG) {
+		buf_release(&out);
+		return str_dup("(the templates differ; too long to compare line by line)");
+	}
+	if (rc) {
+		buf_release(&out);
+		return NULL;
+	}
 	if (out.len && out.data[out.len - 1] == '\n')
 		out.data[--out.len] = '\0';
 	return out.data ? buf_steal(&out) : str_dup("");
@@ -203,11 +224,11 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 	json_t *resp = jbuild_take(&ab, json_object(), "answer"), *ids = jbuild_take(&ab, json_array(), "ids");
 	json_t *errors = jbuild_take(&ab, json_array(), "error");
 	struct jt_list l;
-	char err[1024], *current = NULL;
+	char err[1024], *current = NULL, *diff = NULL;
 	long preview = 0, expand = 0;
 	int64_t group = req->id;
 	int rc = 0, status = 400;
-	bool applied, had_yaml;
+	bool applied, had_yaml, answered = false;
 
 	jt_list_init(&l);
 	if (req->json) {
@@ -228,7 +249,10 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 	if (json_array_size(errors))
 		goto out;
 	if ((rc = jt_yaml_parse(tmpl, strlen(tmpl), &l, err, sizeof(err)))) {
-		add_error(&ab, errors, "%s", rc == ERR_NOMEM ? "out of memory" : err);
+		if (rc == ERR_NOMEM)
+			jbuild_take(&ab, NULL, "template"); /* 503, not a 400 for a document that may be right */
+		else
+			add_error(&ab, errors, "%s", err);
 		goto out;
 	}
 	if (!group && groups_by_name(req->db, name, &group)) {
@@ -267,34 +291,44 @@ static void schedules_post(struct api_req *req, struct api_resp *out)
 			jbuild_take(&ab, NULL, "result"); /* expand=1 answered without it */
 		buf_release(&b);
 	}
+	/* The whole answer is made before anything is stored (the diff and
+	 * every member it may carry; what does not apply is taken out after,
+	 * which allocates nothing): when memory does not allow it, the answer
+	 * is 503 and the templates stay as they were. */
+	if (current && strcmp(current, tmpl) && !(diff = text_diff(current, tmpl)))
+		jbuild_take(&ab, NULL, "changes");
+	else if (diff)
+		jbuild_set(&ab, resp, "changes", json_string(diff));
+	jbuild_set_ref(&ab, resp, "ids", ids);
+	if (preview)
+		jbuild_set(&ab, resp, "preview", json_integer(1));
+	if (jbuild_failed(&ab))
+		goto out;
 	rc = templates_replace(req->db, group, &l, tmpl, preview, ids, errors, &applied, &had_yaml);
 	if (rc == ERR_NOMEM)
 		jbuild_take(&ab, NULL, "templates"); /* nothing changed: 503 */
-	if (applied) {
-		jbuild_set_ref(&ab, resp, "ids", ids);
-		if (had_yaml && current && strcmp(current, tmpl)) {
-			char *d = text_diff(current, tmpl);
-			if (d)
-				jbuild_set(&ab, resp, "changes", json_string(d));
-			free(d);
-		}
-	}
+	if (!applied || !had_yaml)
+		json_object_del(resp, "changes");
+	if (!applied)
+		json_object_del(resp, "ids");
 	if (rc) {
+		json_object_del(resp, "preview");
 		status = rc < 0 ? 500 : 400;
 		goto out;
 	}
-	if (preview)
-		jbuild_set(&ab, resp, "preview", json_integer(1));
 	api_json_built(&ab, out, resp);
 	resp = NULL;
+	answered = true;
 out:
-	if (resp && jbuild_failed(&ab)) {
+	if (answered) {
+		/* api_json_built answered */
+	} else if (!resp || jbuild_failed(&ab)) { /* the answer itself could not be made */
 		json_decref(resp);
 		api_nomem(out);
-	} else if (resp && json_object_set(resp, "error", errors)) {
+	} else if (json_object_set(resp, "error", errors)) {
 		json_decref(resp);
 		api_nomem(out); /* an error answer without its errors */
-	} else if (resp) {
+	} else {
 		json_decref(out->json);
 		out->json = resp;
 		out->status = status;
@@ -303,6 +337,7 @@ out:
 	json_decref(errors);
 	jt_list_release(&l);
 	free(current);
+	free(diff);
 }
 
 const struct api_route api_yaml_routes[] = {

@@ -45,6 +45,7 @@ struct db {
 	char saved[256];
 	struct db_cache_entry cache[DB_STMT_CACHE];
 	size_t ncache, evict;
+	struct db_work work; /* summed as statements end (db_work_take) */
 };
 
 static uint32_t sql_hash(const char *s)
@@ -242,6 +243,12 @@ bool db_col_null(struct db_stmt *st, int col)
 	return sqlite3_column_type(st->s, col) == SQLITE_NULL;
 }
 
+void db_work_take(struct db *db, struct db_work *out)
+{
+	*out = db->work;
+	memset(&db->work, 0, sizeof(db->work));
+}
+
 void db_finalize(struct db_stmt *st)
 {
 	if (!st)
@@ -250,6 +257,9 @@ void db_finalize(struct db_stmt *st)
 		db__pg_finalize(st);
 		return;
 	}
+	st->db->work.sorts += sqlite3_stmt_status(st->s, SQLITE_STMTSTATUS_SORT, 1);
+	st->db->work.scan_steps += sqlite3_stmt_status(st->s, SQLITE_STMTSTATUS_FULLSCAN_STEP, 1);
+	st->db->work.vm_steps += sqlite3_stmt_status(st->s, SQLITE_STMTSTATUS_VM_STEP, 1);
 	if (st->cached) {
 		sqlite3_reset(st->s);
 		sqlite3_clear_bindings(st->s);
@@ -417,6 +427,13 @@ int db_commit(struct db *db)
 {
 	if (db->pg)
 		return db__pg_commit(db->pg);
+	return exec_plain(db, "COMMIT");
+}
+
+int db_commit_unflushed(struct db *db)
+{
+	if (db->pg)
+		return db__pg_exec_plain(db->pg, "SET LOCAL synchronous_commit = off; COMMIT");
 	return exec_plain(db, "COMMIT");
 }
 

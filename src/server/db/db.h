@@ -65,6 +65,15 @@ int64_t db_last_id(struct db *db);
  * into buf. For tests and benchmarks that check a query is bounded; the
  * text is the dialect's own. 0 or ERR_IO. */
 int db_plan(struct db *db, const char *sql, char *buf, size_t len);
+/* What SQLite did for the statements that ended on db since the last
+ * call (sqlite3_stmt_status, summed at db_finalize): sorts without an
+ * index, steps of full table scans, virtual machine steps. Zeros on
+ * PostgreSQL. For tests that count the work of a request, which must not
+ * grow with the rows it does not need (test_server_sched). */
+struct db_work {
+	int64_t sorts, scan_steps, vm_steps;
+};
+void db_work_take(struct db *db, struct db_work *out);
 /* The last error text of the connection (after db_rollback: the error
  * that led to it, not the rollback's). Borrowed. */
 const char *db_errmsg(struct db *db);
@@ -83,6 +92,14 @@ void db_clear_error(struct db *db);
 int db_begin(struct db *db);
 int db_begin_serial(struct db *db);
 int db_commit(struct db *db);
+/* db_commit without waiting for the disk on PostgreSQL (synchronous_commit
+ * off for this transaction; SQLite's WAL commits so anyway): what it wrote
+ * is durable once a later durable commit of any connection flushes the
+ * log, at the latest after wal_writer_delay; a crash before loses it. For
+ * a short change made under the serial lock whose caller answers only
+ * after a durable commit of its own (the work poll: the job token), so
+ * that the lock is not held across a disk flush. */
+int db_commit_unflushed(struct db *db);
 void db_rollback(struct db *db);
 /* In a db_begin transaction: lock the row of table (a fixed name, never
  * input) with this id until the end of the transaction (PostgreSQL's

@@ -426,6 +426,13 @@ const struct db_migration db__migrations_sqlite[] = {
 	  "CREATE TABLE relay_secrets ("
 	  " job_id INTEGER PRIMARY KEY REFERENCES jobs(id) ON DELETE CASCADE,"
 	  " secret TEXT NOT NULL);" },
+	{ 20,
+	  /* The scheduler's reads, each an index range however many jobs are
+	   * scheduled (docs/database.md, "The scheduler at scale"): the
+	   * scheduled jobs in the order they are offered (priority less the
+	   * cluster bonus, then id), and the re-runs pinned to a worker. */
+	  "CREATE INDEX jobs_sched ON jobs (state, (priority - sched_bonus), id);"
+	  "CREATE INDEX jobs_pinned ON jobs (state, resume_worker_id) WHERE resume_worker_id IS NOT NULL;" },
 };
 
 const size_t db__migrations_sqlite_count = sizeof(db__migrations_sqlite) / sizeof(db__migrations_sqlite[0]);

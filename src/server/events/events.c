@@ -167,7 +167,8 @@ int events_config_parse(struct events_config *cfg, const struct conf *f, char *e
 			return ERR_INVALID;
 		}
 		free(*(char **)((char *)cfg + k->off));
-		*(char **)((char *)cfg + k->off) = str_dup(e->value);
+		if (!(*(char **)((char *)cfg + k->off) = str_dup(e->value)))
+			goto nomem;
 	}
 	cfg->irc.on = conf_has_section(f, "irc");
 	cfg->webhook.on = conf_has_section(f, "webhook");
@@ -175,8 +176,8 @@ int events_config_parse(struct events_config *cfg, const struct conf *f, char *e
 	if (cfg->irc.on && (need(f, "irc", "server", cfg->irc_server, err, errlen) ||
 			    need(f, "irc", "channel", cfg->irc_channel, err, errlen)))
 		return ERR_INVALID;
-	if (cfg->irc.on && !cfg->irc_nick)
-		cfg->irc_nick = str_dup("vigil");
+	if (cfg->irc.on && !cfg->irc_nick && !(cfg->irc_nick = str_dup("vigil")))
+		goto nomem;
 	if (cfg->irc.on && cfg->irc_channel[0] != '#' && cfg->irc_channel[0] != '&') {
 		err_set(err, errlen, "%s: [irc] channel: '%s' does not start with '#'", f->path ? f->path : "-",
 			cfg->irc_channel);
@@ -191,12 +192,10 @@ int events_config_parse(struct events_config *cfg, const struct conf *f, char *e
 		return ERR_INVALID;
 	}
 	if (cfg->amqp.on) {
-		if (!cfg->amqp_url)
-			cfg->amqp_url = str_dup("amqp://guest:guest@localhost:5672/");
-		if (!cfg->amqp_exchange)
-			cfg->amqp_exchange = str_dup("pubsub");
-		if (!cfg->amqp_prefix)
-			cfg->amqp_prefix = str_dup("suse");
+		if ((!cfg->amqp_url && !(cfg->amqp_url = str_dup("amqp://guest:guest@localhost:5672/"))) ||
+		    (!cfg->amqp_exchange && !(cfg->amqp_exchange = str_dup("pubsub"))) ||
+		    (!cfg->amqp_prefix && !(cfg->amqp_prefix = str_dup("suse"))))
+			goto nomem;
 		if (strncmp(cfg->amqp_url, "amqp://", 7)) {
 			err_set(err, errlen, "%s: [amqp] url: '%s' is not an amqp:// URL", f->path ? f->path : "-",
 				cfg->amqp_url);
@@ -204,6 +203,9 @@ int events_config_parse(struct events_config *cfg, const struct conf *f, char *e
 		}
 	}
 	return 0;
+nomem:
+	err_set(err, errlen, "%s: out of memory", f->path ? f->path : "-");
+	return ERR_NOMEM;
 }
 
 void events_config_release(struct events_config *cfg)
@@ -637,6 +639,11 @@ int events_start(struct events **out, const char *db_path, const struct events_c
 	e->cfg = cfg ? cfg : &none;
 	e->db_path = str_dup(db_path);
 	e->base_url = str_dup(e->cfg->base_url ? e->cfg->base_url : default_base_url);
+	if (!e->db_path || !e->base_url) {
+		err_set(err, errlen, "events: out of memory");
+		rc = ERR_NOMEM;
+		goto fail;
+	}
 	/* no trailing slash: links append "/tests/..." */
 	while (*e->base_url && e->base_url[strlen(e->base_url) - 1] == '/')
 		e->base_url[strlen(e->base_url) - 1] = '\0';

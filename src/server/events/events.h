@@ -45,7 +45,8 @@ struct events_config {
 /* Fill cfg from the [events], [irc], [webhook] and [amqp] sections of f
  * (sinks without a section stay off). 0, or ERR_INVALID with
  * "FILE:LINE: [section] key: ..." in err for an unknown key, a bad value
- * or a missing required one. cfg_release frees it either way. */
+ * or a missing required one, or ERR_NOMEM ("out of memory"). cfg_release
+ * frees it either way. */
 int events_config_parse(struct events_config *cfg, const struct conf *f, char *err, size_t errlen);
 void events_config_release(struct events_config *cfg);
 /* Whether any sink is on. */

@@ -31,6 +31,7 @@
 
 #define SCHED_MAX_CLASSES 32
 #define SCHED_MAX_FREE 256 /* free workers looked at for one parallel cluster */
+#define SCHED_FIRST_READ 16 /* candidates read first; the rest of the scan only when none was taken */
 
 static bool class_offered(const char *offered, const char *cls)
 {
@@ -58,7 +59,9 @@ bool sched_classes_match(const char *offered, const char *const *needed, size_t 
 	return true;
 }
 
-/* Classes of one job (one job_settings row each) into cls (strings owned). */
+/* Classes of one job (one job_settings row each) into cls (strings owned).
+ * All of them or none: a class left out would match a worker that lacks it
+ * (docs/hardening.md, out of memory). 0, ERR_NOMEM or a db error. */
 static int job_classes(struct db *db, int64_t job_id, char **cls, size_t *n)
 {
 	struct db_stmt *st;
@@ -72,12 +75,19 @@ static int job_classes(struct db *db, int64_t job_id, char **cls, size_t *n)
 	while ((rc = db_step(st)) == 1) {
 		if (*n >= SCHED_MAX_CLASSES)
 			continue; /* more classes than any worker offers: cannot match anyway */
-		cls[*n] = strdup(db_col_text(st, 0));
-		if (cls[*n])
-			(*n)++;
+		if (!(cls[*n] = strdup(db_col_text(st, 0)))) {
+			rc = ERR_NOMEM;
+			break;
+		}
+		(*n)++;
 	}
 	db_finalize(st);
-	return rc < 0 ? rc : 0;
+	if (rc < 0) {
+		while (*n)
+			free(cls[--*n]);
+		return rc;
+	}
+	return 0;
 }
 
 /* Whether worker_id offers every class of job_id. 1, 0 or a db error. */
@@ -182,8 +192,12 @@ static int pick_workers(struct db *db, int64_t worker_id, const int64_t *ids, si
 		return rc;
 	while ((rc = db_step(st)) == 1 && nf < SCHED_MAX_FREE) {
 		free_w[nf].id = db_col_int(st, 0);
-		if ((free_w[nf].cls = strdup(db_col_text(st, 1))))
-			nf++;
+		/* A free worker left out could starve the cluster: none or all. */
+		if (!(free_w[nf].cls = strdup(db_col_text(st, 1)))) {
+			rc = ERR_NOMEM;
+			break;
+		}
+		nf++;
 	}
 	db_finalize(st);
 	for (i = 0; rc >= 0 && ok && i < n; i++) {
@@ -319,7 +333,7 @@ static int assign_one(struct db *db, int64_t job_id, int64_t worker_id)
 	/* Reserved for a cluster (by another server) since this poll looked:
 	 * nothing else; the next poll hands that job. */
 	rc = db_query_int(db, &held, "SELECT COUNT(*) FROM jobs j JOIN workers w ON w.id = j.assigned_worker_id"
-			  " WHERE w.id = ? AND j.state = 'assigned' AND w.job_id IS NULL", "i", worker_id);
+			  " WHERE j.assigned_worker_id = ? AND j.state = 'assigned' AND w.job_id IS NULL", "i", worker_id);
 	if (rc || held) {
 		db_rollback(db);
 		return rc ? rc : 2;
@@ -328,7 +342,9 @@ static int assign_one(struct db *db, int64_t job_id, int64_t worker_id)
 		db_rollback(db);
 		return rc; /* 0: no longer scheduled */
 	}
-	if (db_commit(db)) {
+	/* Not flushed under the serial lock: the poll's answer waits for the
+	 * job token's durable commit, which flushes this one (db.h). */
+	if (db_commit_unflushed(db)) {
 		db_rollback(db);
 		return ERR_IO;
 	}
@@ -358,12 +374,83 @@ static int joins_host(struct db *db, int64_t worker_id, const int64_t *ids, size
 	return 0;
 }
 
+/* Tries cand[0..count) in turn for worker_id (offering offered): 0 and
+ * *job_id when one was assigned, ERR_NOT_FOUND when none could be, 1 when
+ * the worker gets nothing now (held for a starving cluster, or reserved
+ * for one meanwhile), or a db error. */
+static int try_candidates(struct db *db, int64_t worker_id, const char *offered, const int64_t *cand, size_t count,
+			  int64_t *job_id)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++) {
+		int64_t ids[DEPS_MAX_CLUSTER];
+		enum cluster_kind kind;
+		size_t n = 0;
+		int r2 = worker_fits(db, offered, cand[i]);
+		if (r2 == 0)
+			continue;
+		if (r2 > 0)
+			r2 = cluster_of(db, cand[i], ids, &n, &kind);
+		if (r2 < 0)
+			return r2;
+		if (kind == CLUSTER_WAIT)
+			continue;
+		if (kind == CLUSTER_RUNNING && (r2 = joins_host(db, worker_id, ids, n)) <= 0) {
+			if (r2 == 0)
+				continue;
+			return r2;
+		}
+		if (kind == CLUSTER_READY)
+			r2 = assign_cluster(db, worker_id, cand[i], ids, n);
+		else
+			r2 = assign_one(db, cand[i], worker_id);
+		if (r2 < 0)
+			return r2;
+		if (r2 == 2)
+			return 1; /* held for a starving cluster or reserved: nothing */
+		if (r2 == 0)
+			continue;
+		*job_id = cand[i];
+		if (kind != CLUSTER_READY)
+			log_info("job %lld assigned to worker %lld%s", (long long)cand[i], (long long)worker_id,
+				 kind == CLUSTER_RUNNING ? " (joins its running parallel cluster)" : "");
+		return 0;
+	}
+	return ERR_NOT_FOUND;
+}
+
+/* The scheduled jobs ready for a worker (?1) in the order they are offered,
+ * read in the order of the index jobs_sched (migration 20) as far as
+ * LIMIT ?5 OFFSET ?6 go: unblocked, not pinned to another worker, not
+ * directly chained after a job of another worker still alive (?2
+ * DEPS_DIRECTLY_CHAINED, ?3 the worker, ?4 the oldest t_seen_s alive). */
+#define SCHED_READY_SQL \
+	"SELECT id FROM jobs WHERE state = 'scheduled' AND blocked_by_id IS NULL" \
+	" AND (resume_worker_id IS NULL OR resume_worker_id = ?)" \
+	" AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.parent_job_id" \
+	" JOIN workers pw ON pw.id = p.assigned_worker_id WHERE d.child_job_id = jobs.id" \
+	" AND d.dependency = ? AND pw.id <> ? AND pw.t_seen_s >= ?)" \
+	" ORDER BY priority - sched_bonus, id LIMIT ? OFFSET ?"
+
+/* Appends the ids the prepared st reads to cand[*count..SCHED_SCAN_LIMIT)
+ * and finalizes it. 0 or a db error (rc: db_prepare's). */
+static int candidates(int rc, struct db_stmt *st, int64_t *cand, size_t *count)
+{
+	if (rc)
+		return rc;
+	while ((rc = db_step(st)) == 1 && *count < SCHED_SCAN_LIMIT)
+		cand[(*count)++] = db_col_int(st, 0);
+	db_finalize(st);
+	return rc < 0 ? rc : 0;
+}
+
 int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 {
 	struct db_stmt *st = NULL;
 	char *offered = NULL;
 	int64_t cand[SCHED_SCAN_LIMIT], reserved = 0;
-	size_t count = 0, i;
+	size_t count = 0, first;
 	int rc;
 
 	rc = db_prepare(db, &st, "SELECT worker_class FROM workers WHERE id = ?", "i", worker_id);
@@ -378,7 +465,7 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 		return ERR_NOMEM;
 	/* A job reserved for this worker with its parallel cluster comes first. */
 	rc = db_query_int(db, &reserved, "SELECT j.id FROM jobs j JOIN workers w ON w.id = j.assigned_worker_id"
-			  " WHERE w.id = ? AND j.state = 'assigned' AND w.job_id IS NULL ORDER BY j.id LIMIT 1",
+			  " WHERE j.assigned_worker_id = ? AND j.state = 'assigned' AND w.job_id IS NULL ORDER BY j.id LIMIT 1",
 			  "i", worker_id);
 	if (rc == 0) {
 		rc = db_exec(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", reserved, worker_id);
@@ -397,67 +484,44 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 		if ((rc = rerun_release_due(db, (int64_t)time(NULL), &released)))
 			goto out;
 	}
-	/* A job directly chained after a job of a worker still alive goes only
-	 * to that worker, and before anything else (openQA's sequence on one
-	 * worker); then the lowest priority number less the cluster bonus. */
-	rc = db_prepare(db, &st, "SELECT id FROM jobs WHERE state = 'scheduled' AND blocked_by_id IS NULL"
-			" AND (resume_worker_id IS NULL OR resume_worker_id = ?)"
-			" AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.parent_job_id"
-			" JOIN workers pw ON pw.id = p.assigned_worker_id WHERE d.child_job_id = jobs.id"
-			" AND d.dependency = ? AND pw.id <> ? AND pw.t_seen_s >= ?)"
-			" ORDER BY EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.parent_job_id"
-			" WHERE d.child_job_id = jobs.id AND d.dependency = ? AND p.assigned_worker_id = ?) DESC,"
-			" priority - sched_bonus, id LIMIT ?", "iiiiiii", worker_id, (int64_t)DEPS_DIRECTLY_CHAINED,
-			worker_id, (int64_t)time(NULL) - WORKERS_DEFAULT_TIMEOUT_S, (int64_t)DEPS_DIRECTLY_CHAINED,
-			worker_id, (int64_t)SCHED_SCAN_LIMIT);
+	/* A job directly chained after a job this worker ran goes to it before
+	 * anything else (openQA's sequence on one worker): read from this
+	 * worker's own jobs, not from every scheduled one. */
+	rc = db_prepare(db, &st, "SELECT c.id FROM jobs p CROSS JOIN job_dependencies d CROSS JOIN jobs c"
+			" WHERE p.assigned_worker_id = ? AND d.parent_job_id = p.id AND d.dependency = ?"
+			" AND c.id = d.child_job_id AND c.state = 'scheduled' AND c.blocked_by_id IS NULL"
+			" AND (c.resume_worker_id IS NULL OR c.resume_worker_id = ?)"
+			" ORDER BY c.priority - c.sched_bonus, c.id LIMIT ?", "iiii", worker_id,
+			(int64_t)DEPS_DIRECTLY_CHAINED, worker_id, (int64_t)SCHED_SCAN_LIMIT);
+	rc = candidates(rc, st, cand, &count);
+	/* Then the lowest priority number less the cluster bonus, read in the
+	 * order of the index jobs_sched (migration 20): only as far as the
+	 * scan goes. A job directly chained after a job of another worker
+	 * still alive is that worker's. */
+	first = count;
+	if (rc == 0 && count < SCHED_SCAN_LIMIT) {
+		rc = db_prepare(db, &st, SCHED_READY_SQL, "iiiiii", worker_id, (int64_t)DEPS_DIRECTLY_CHAINED, worker_id,
+				(int64_t)time(NULL) - WORKERS_DEFAULT_TIMEOUT_S,
+				(int64_t)(SCHED_SCAN_LIMIT - count < SCHED_FIRST_READ ? SCHED_SCAN_LIMIT - count :
+					  SCHED_FIRST_READ), (int64_t)0);
+		rc = candidates(rc, st, cand, &count);
+	}
 	if (rc)
 		goto out;
-	while ((rc = db_step(st)) == 1 && count < SCHED_SCAN_LIMIT)
-		cand[count++] = db_col_int(st, 0);
-	db_finalize(st);
-	if (rc < 0)
-		goto out;
-	rc = ERR_NOT_FOUND;
-	for (i = 0; i < count; i++) {
-		int64_t ids[DEPS_MAX_CLUSTER];
-		enum cluster_kind kind;
-		size_t n = 0;
-		int r2 = worker_fits(db, offered, cand[i]);
-		if (r2 == 0)
-			continue;
-		if (r2 > 0)
-			r2 = cluster_of(db, cand[i], ids, &n, &kind);
-		if (r2 < 0) {
-			rc = r2;
-			goto out;
-		}
-		if (kind == CLUSTER_WAIT)
-			continue;
-		if (kind == CLUSTER_RUNNING && (r2 = joins_host(db, worker_id, ids, n)) <= 0) {
-			if (r2 == 0)
-				continue;
-			rc = r2;
-			goto out;
-		}
-		if (kind == CLUSTER_READY)
-			r2 = assign_cluster(db, worker_id, cand[i], ids, n);
-		else
-			r2 = assign_one(db, cand[i], worker_id);
-		if (r2 < 0) {
-			rc = r2;
-			goto out;
-		}
-		if (r2 == 2)
-			break; /* held for a starving cluster or reserved: ERR_NOT_FOUND */
-		if (r2 == 0)
-			continue;
-		*job_id = cand[i];
-		if (kind != CLUSTER_READY)
-			log_info("job %lld assigned to worker %lld%s", (long long)cand[i], (long long)worker_id,
-				 kind == CLUSTER_RUNNING ? " (joins its running parallel cluster)" : "");
-		rc = 0;
-		break;
+	/* The first few candidates usually give the job: the rest of the scan
+	 * is read only when they did not. */
+	rc = try_candidates(db, worker_id, offered, cand, count, job_id);
+	if (rc == ERR_NOT_FOUND && count == first + SCHED_FIRST_READ) {
+		count = 0;
+		rc = db_prepare(db, &st, SCHED_READY_SQL, "iiiiii", worker_id, (int64_t)DEPS_DIRECTLY_CHAINED, worker_id,
+				(int64_t)time(NULL) - WORKERS_DEFAULT_TIMEOUT_S,
+				(int64_t)(SCHED_SCAN_LIMIT - first - SCHED_FIRST_READ), (int64_t)SCHED_FIRST_READ);
+		rc = candidates(rc, st, cand, &count);
+		if (rc == 0)
+			rc = try_candidates(db, worker_id, offered, cand, count, job_id);
 	}
+	if (rc == 1)
+		rc = ERR_NOT_FOUND;
 out:
 	free(offered);
 	return rc;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "net/hmac.h"
 #include "server/store/auth.h"
+#include "server/store/jbuild.h"
 #include "server/db/db.h"
 #include "util/err.h"
 #include "util/str.h"
@@ -238,38 +239,25 @@ int auth_key_set_refuse_legacy(struct db *db, const char *key, bool refuse)
 	return rc < 0 ? ERR_IO : rc == 0 ? ERR_NOT_FOUND : 0;
 }
 
+static json_t *key_row(struct db_stmt *st)
+{
+	return json_pack("{s:I,s:s,s:s,s:s?,s:b,s:s,s:s?}", "id", (json_int_t)db_col_int(st, 0), "key",
+			 db_col_text(st, 1), "level", db_col_int(st, 2) ? "admin" : db_col_int(st, 3) ? "operator" : "user",
+			 "user", db_col_text(st, 4), "refuse_legacy", (int)db_col_int(st, 5), "t_created",
+			 db_col_text(st, 6), "t_expiration", db_col_text(st, 7));
+}
+
 int auth_keys_all(struct db *db, json_t **out)
 {
-	struct db_stmt *st = NULL;
-	json_t *a = json_array();
-	int rc;
+	struct db_stmt *st;
 
 	*out = NULL;
-	if (!a)
-		return ERR_NOMEM;
-	rc = db_prepare(db, &st,
-			"SELECT id, key, is_admin, is_operator, (SELECT name FROM users WHERE users.id = api_keys.user_id),"
-			" refuse_legacy, t_created, t_expiration FROM api_keys ORDER BY id",
-			"");
-	while (!rc && (rc = db_step(st)) == 1) {
-		json_t *k = json_pack("{s:I,s:s,s:s,s:s?,s:b,s:s,s:s?}", "id", (json_int_t)db_col_int(st, 0), "key",
-				      db_col_text(st, 1),
-				      "level", db_col_int(st, 2) ? "admin" : db_col_int(st, 3) ? "operator" : "user",
-				      "user", db_col_text(st, 4), "refuse_legacy", (int)db_col_int(st, 5), "t_created",
-				      db_col_text(st, 6), "t_expiration", db_col_text(st, 7));
-		if (!k || json_array_append_new(a, k)) {
-			rc = ERR_NOMEM;
-			break;
-		}
-		rc = 0;
-	}
-	db_finalize(st);
-	if (rc) {
-		json_decref(a);
-		return rc == ERR_NOMEM ? rc : ERR_IO;
-	}
-	*out = a;
-	return 0;
+	if (db_prepare(db, &st,
+		       "SELECT id, key, is_admin, is_operator, (SELECT name FROM users WHERE users.id = api_keys.user_id),"
+		       " refuse_legacy, t_created, t_expiration FROM api_keys ORDER BY id",
+		       ""))
+		return ERR_IO;
+	return jbuild_rows(st, key_row, out);
 }
 
 static int random_hex(char *out, size_t n)
@@ -318,35 +306,23 @@ int auth_key_new(struct db *db, bool admin, char key[AUTH_KEY_LEN + 1], char sec
 	return auth_key_create(db, admin ? AUTH_ADMIN : AUTH_OPERATOR, 0, key, secret, NULL);
 }
 
+static json_t *user_key_row(struct db_stmt *st)
+{
+	return json_pack("{s:I,s:s,s:s,s:s?,s:b}", "id", (json_int_t)db_col_int(st, 0), "key", db_col_text(st, 1),
+			 "t_created", db_col_text(st, 2), "t_expiration", db_col_text(st, 3), "refuse_legacy",
+			 (int)db_col_int(st, 4));
+}
+
 int auth_keys_list(struct db *db, int64_t user_id, json_t **out)
 {
-	struct db_stmt *st = NULL;
-	json_t *a = json_array();
-	int rc;
+	struct db_stmt *st;
 
 	*out = NULL;
-	if (!a)
-		return ERR_NOMEM;
-	rc = db_prepare(db, &st, "SELECT id, key, t_created, t_expiration, refuse_legacy FROM api_keys WHERE user_id = ?"
-			" ORDER BY id DESC",
-			"i", user_id);
-	while (!rc && (rc = db_step(st)) == 1) {
-		json_t *k = json_pack("{s:I,s:s,s:s,s:s?,s:b}", "id", (json_int_t)db_col_int(st, 0), "key",
-				      db_col_text(st, 1), "t_created", db_col_text(st, 2), "t_expiration",
-				      db_col_text(st, 3), "refuse_legacy", (int)db_col_int(st, 4));
-		if (!k || json_array_append_new(a, k)) {
-			rc = ERR_NOMEM;
-			break;
-		}
-		rc = 0;
-	}
-	db_finalize(st);
-	if (rc) {
-		json_decref(a);
-		return rc == ERR_NOMEM ? rc : ERR_IO;
-	}
-	*out = a;
-	return 0;
+	if (db_prepare(db, &st, "SELECT id, key, t_created, t_expiration, refuse_legacy FROM api_keys WHERE user_id = ?"
+		       " ORDER BY id DESC",
+		       "i", user_id))
+		return ERR_IO;
+	return jbuild_rows(st, user_key_row, out);
 }
 
 int auth_key_revoke(struct db *db, int64_t user_id, int64_t id, char key[AUTH_KEY_LEN + 1])

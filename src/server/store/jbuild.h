@@ -7,7 +7,8 @@
  * failure in a struct jbuild; the handler then answers 503 (api_nomem,
  * the out-of-memory policy of docs/hardening.md) instead of the
  * incomplete JSON, or refuses to store what it built. Domain modules
- * (jobs.c) use it too for what they build for an answer. */
+ * (jobs.c) use it too for what they build for an answer, and jbuild_rows
+ * for a query's rows listed whole. */
 #ifndef VIGIL_JBUILD_H
 #define VIGIL_JBUILD_H
 
@@ -36,5 +37,14 @@ static inline bool jbuild_failed(const struct jbuild *b)
 /* What a domain module returns from what it built: j, or NULL (j freed)
  * when b recorded a failure; the caller takes NULL as out of memory. */
 json_t *jbuild_done(struct jbuild *b, json_t *j);
+
+struct db_stmt;
+/* Makes one element of a list from the row st is on (NULL: out of memory). */
+typedef json_t *jbuild_row_fn(struct db_stmt *st);
+/* The rows of st, a prepared query of the domain module that wrote it, as
+ * a JSON array, row() making each element: st is stepped to its end and
+ * finalized. 0 and *out (new array, every row in it), or ERR_NOMEM or
+ * ERR_IO (a failed step) with *out NULL: never a list with a row left out. */
+int jbuild_rows(struct db_stmt *st, jbuild_row_fn *row, json_t **out);
 
 #endif

@@ -356,6 +356,8 @@ static int job_write(struct buf *b, struct db_stmt *st, const struct batch_setti
 	if ((fullname = malloc(strlen(name) + 24))) {
 		snprintf(fullname, strlen(name) + 24, "%08lld-%s", (long long)id, name);
 		view_set(&w, "NAME", fullname);
+	} else if (!rc) {
+		rc = ERR_NOMEM; /* the settings without NAME: not a 200 */
 	}
 	free(name);
 	w_assets(b, &rc, &w);

@@ -799,27 +799,20 @@ static int job_distri(struct db *db, int64_t job_id, char *distri, size_t len)
 	return 0;
 }
 
+static json_t *module_row(struct db_stmt *st)
+{
+	return json_pack("{s:s,s:s}", "name", db_col_text(st, 0), "result", db_col_text(st, 1));
+}
+
 /* [{"name", "result"}] of a job's modules in run order. */
 static int job_modules(struct db *db, int64_t id, json_t **out)
 {
-	struct db_stmt *st = NULL;
-	json_t *list = json_array();
-	int rc;
+	struct db_stmt *st;
 
 	*out = NULL;
-	if (!list)
-		return ERR_NOMEM;
-	rc = db_prepare(db, &st, "SELECT name, result FROM job_modules WHERE job_id = ? ORDER BY id", "i", id);
-	while (!rc && (rc = db_step(st)) == 1)
-		rc = json_array_append_new(list, json_pack("{s:s,s:s}", "name", db_col_text(st, 0),
-							  "result", db_col_text(st, 1))) ? ERR_NOMEM : 0;
-	db_finalize(st);
-	if (rc) {
-		json_decref(list);
-		return rc;
-	}
-	*out = list;
-	return 0;
+	if (db_prepare(db, &st, "SELECT name, result FROM job_modules WHERE job_id = ? ORDER BY id", "i", id))
+		return ERR_IO;
+	return jbuild_rows(st, module_row, out);
 }
 
 /* Add job id (its row in jr, info taken) with the steps asking tags. */

@@ -295,7 +295,7 @@ static int scenario_of(struct db *db, int64_t job_id, struct scenario *s)
 	rc = db_step(st);
 	if (rc == 1) {
 		for (int i = 0; i < 6; i++)
-			s->key[i] = str_dup(db_col_text(st, i) ? db_col_text(st, i) : "");
+			s->key[i] = str_dup(db_col_text(st, i)); /* NULL: out of memory, below */
 		snprintf(s->result, sizeof(s->result), "%s", db_col_text(st, 6));
 		s->group_id = db_col_null(st, 7) ? 0 : db_col_int(st, 7);
 		rc = 0;
@@ -313,7 +313,7 @@ int review_carry_over(struct db *db, const char *data_dir, int64_t job_id, int64
 {
 	struct scenario s;
 	struct db_stmt *st = NULL;
-	char *mine = NULL, *prev = str_dup(""), *theirs = NULL;
+	char *mine = NULL, *prev = NULL, *theirs = NULL;
 	int64_t found = 0, cid = 0;
 	int changes = 0, rc;
 	bool on = true;
@@ -323,8 +323,12 @@ int review_carry_over(struct db *db, const char *data_dir, int64_t job_id, int64
 		goto out;
 	if (s.group_id && (rc = review_group_carry_over(db, s.group_id, &on)))
 		goto out;
-	if (!on || !prev)
+	if (!on)
 		goto out;
+	if (!(prev = str_dup(""))) { /* no carry-over would be a guess: the caller logs it */
+		rc = ERR_NOMEM;
+		goto out;
+	}
 	if ((rc = review_failure_reason(db, data_dir, job_id, &mine)) || !strcmp(mine, "GOOD"))
 		goto out;
 	/* openQA's _previous_scenario_jobs: complete jobs before this one. */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/db/db.h"
+#include "server/store/jbuild.h"
 #include "server/store/users.h"
 #include "util/base64.h"
 #include "util/buf.h"
@@ -256,33 +257,20 @@ int users_set_role(struct db *db, const char *name, enum auth_level role)
 	return rc < 0 ? ERR_IO : rc == 0 ? ERR_NOT_FOUND : 0;
 }
 
+static json_t *user_row(struct db_stmt *st)
+{
+	return json_pack("{s:I,s:s,s:s,s:s,s:s}", "id", (json_int_t)db_col_int(st, 0), "name", db_col_text(st, 1),
+			 "role", db_col_text(st, 2), "provider", db_col_text(st, 3), "t_created", db_col_text(st, 4));
+}
+
 int users_list(struct db *db, json_t **out)
 {
-	struct db_stmt *st = NULL;
-	json_t *a = json_array();
-	int rc;
+	struct db_stmt *st;
 
 	*out = NULL;
-	if (!a)
-		return ERR_NOMEM;
-	rc = db_prepare(db, &st, "SELECT id, name, role, provider, t_created FROM users ORDER BY name", NULL);
-	while (!rc && (rc = db_step(st)) == 1) {
-		json_t *u = json_pack("{s:I,s:s,s:s,s:s,s:s}", "id", (json_int_t)db_col_int(st, 0), "name",
-				      db_col_text(st, 1), "role", db_col_text(st, 2), "provider", db_col_text(st, 3),
-				      "t_created", db_col_text(st, 4));
-		if (!u || json_array_append_new(a, u)) {
-			rc = ERR_NOMEM;
-			break;
-		}
-		rc = 0;
-	}
-	db_finalize(st);
-	if (rc) {
-		json_decref(a);
-		return rc == ERR_NOMEM ? rc : ERR_IO;
-	}
-	*out = a;
-	return 0;
+	if (db_prepare(db, &st, "SELECT id, name, role, provider, t_created FROM users ORDER BY name", NULL))
+		return ERR_IO;
+	return jbuild_rows(st, user_row, out);
 }
 
 /* Fill u from columns id, name, role at col of st. */
