@@ -12,22 +12,6 @@ export class ApiError extends Error {
 
 let csrf = null;
 
-// The answers the server put into the page with its first view (data
-// islands, src/server/pages/web_ssr.h), by URL: each is taken once, by the
-// first get() of the same path and parameters, instead of asking again.
-const islands = new Map();
-for (const el of document.querySelectorAll('script[type="application/json"][data-url]')) {
-	islands.set(urlKey(el.dataset.url), el.textContent);
-	el.remove();
-}
-
-// A URL as a key: its path and its parameters in sorted order.
-function urlKey(url) {
-	const u = new URL(url, location.origin);
-	const q = [...u.searchParams].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-	return u.pathname + '?' + new URLSearchParams(q).toString();
-}
-
 // The CSRF token of the signed-in session (set by the session code).
 export function setCsrf(token) { csrf = token; }
 
@@ -45,12 +29,6 @@ async function answer(r, path) {
 // GET path (a string, or [path, {param: value}] with params made into a query).
 export async function get(path, params) {
 	const url = withQuery(path, params);
-	const key = urlKey(url);
-	if (islands.has(key)) {
-		const text = islands.get(key);
-		islands.delete(key);
-		return JSON.parse(text);
-	}
 	return answer(await fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } }), path);
 }
 

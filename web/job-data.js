@@ -24,7 +24,7 @@ export function imageUrl(ctx, name) {
 	return `/tests/${ctx.id}/images/${encodeURIComponent(name)}`;
 }
 
-// (through api.js: the first view's island of it, src/server/pages/web_ssr_job.c, when there is one)
+// An artefact as JSON.
 export async function fileJson(ctx, name) {
 	return get(fileUrl(ctx, name));
 }

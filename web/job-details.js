@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// job-details.js - the job page's #details tab: each module with its
-// result and its steps as thumbnails (matched areas drawn over them, the
-// similarity under them; the runner's small thumbnails, so a long job's
-// page stays light); a step opened (#step/<module>/<n>) shows the
+// job-details.js - the job page's #details tab, which the server writes
+// (src/server/pages/web_ssr_job.c: each module with its result and its
+// steps as thumbnails, the similarity under them; the runner's small
+// thumbnails, so a long job's page stays light): this draws the matched
+// areas over the thumbnails and adds the re-run controls; a step opened (#step/<module>/<n>) shows the
 // whole screenshot with the needle's areas (match green, failed red,
 // excluded grey) and, for a failed or near-miss check, the best candidate
 // needle beside it. Keys: j/k (or arrows) walk the steps, n finds the next
@@ -23,11 +24,11 @@ function screenSize(ctx) {
 	return [Number(s.XRES) || SCREEN_W, Number(s.YRES) || SCREEN_H];
 }
 
-// A picture with boxes over it, placed in percent of the picture's size so
-// they scale with it. areas: [{x, y, w, h, kind, label}]. A thumbnail's
-// areas are in the coordinates of the screen it shrinks (screen: [w, h]),
-// whatever size the picture has.
-export function shot(src, areas, alt, cls, screen) {
+// Boxes over a picture, placed in percent of the picture's size so they
+// scale with it. areas: [{x, y, w, h, kind, label}], in the coordinates of
+// the screen it shows (screen: [w, h]), or, without screen, of the picture
+// as it loads.
+function boxesOver(wrap, img, areas, screen) {
 	const boxes = areas.map(a => h('span', { class: `job-box job-box-${a.kind}`, title: a.title || KIND_LABEL[a.kind] },
 		a.label ? h('span', { class: 'job-box-label' }, a.label) : null));
 	const place = (w, h0) => areas.forEach((a, i) => {
@@ -39,16 +40,21 @@ export function shot(src, areas, alt, cls, screen) {
 	});
 	const [sw, sh] = screen || [SCREEN_W, SCREEN_H];
 	place(sw, sh);
-	// Thumbnails load as they come into view; an opened step's pictures at once.
-	const thumb = cls === 'job-thumb-shot';
-	const img = h('img', { src, alt, loading: thumb ? 'lazy' : 'eager', decoding: 'async', width: sw, height: sh });
 	if (!screen) {
 		img.addEventListener('load', () => {
 			if (img.naturalWidth && (img.naturalWidth !== sw || img.naturalHeight !== sh))
 				place(img.naturalWidth, img.naturalHeight);
 		});
 	}
-	return h('div', { class: 'job-shot' + (cls ? ' ' + cls : '') }, img, boxes);
+	wrap.append(...boxes);
+}
+
+// A picture of an opened step with boxes over it (boxesOver).
+export function shot(src, areas, alt, cls) {
+	const img = h('img', { src, alt, loading: 'eager', decoding: 'async', width: SCREEN_W, height: SCREEN_H });
+	const wrap = h('div', { class: 'job-shot' + (cls ? ' ' + cls : '') }, img);
+	boxesOver(wrap, img, areas);
+	return wrap;
 }
 
 // The areas a step's check found on the screen (x, y, w, h, result, similarity).
@@ -83,14 +89,6 @@ function stepClass(st) {
 	return resultClass(stepResult(st.d));
 }
 
-function stepLabel(st) {
-	const d = st.d;
-	if (d.text) return d.title || 'text';
-	if (d.result === 'unk') return 'no match';
-	if (d.needle) return d.needle;
-	return { ok: 'screenshot', fail: 'failed', softfail: 'soft failure' }[d.result] || d.result || '';
-}
-
 function seekButton(ctx, st) {
 	const t = stepTime(ctx, st);
 	if (t === null || !ctx.tabs.video) return null;
@@ -98,61 +96,32 @@ function seekButton(ctx, st) {
 		'aria-label': `play ${st.mod.name} step ${st.n} in the video`, onclick: () => ctx.seek(t) }, '▶');
 }
 
-function tile(ctx, st) {
-	const d = st.d, sim = stepSimilarity(d);
-	const href = `#step/${encodeURIComponent(st.mod.name)}/${st.n}`;
-	let face;
-	if (d.screenshot && ctx.pngs.has(d.screenshot)) {
+// A step's tile as the server wrote it (src/server/pages/web_ssr_job.c):
+// the areas its check found drawn over the thumbnail, the video's button.
+function tile(ctx, st, el) {
+	const d = st.d, wrap = el.querySelector('.job-thumb-shot'), img = wrap && wrap.querySelector('img');
+	if (img) {
 		// A check that missed on its way (unk) marks nothing; a failed one its best candidate.
 		const found = d.area || (d.result === 'fail' && d.needles && d.needles[0] && d.needles[0].area) || [];
-		const areas = foundAreas(found).map(a => ({ ...a, label: null }));
-		face = shot(thumbUrl(ctx, d.screenshot), areas, `${st.mod.name} step ${st.n}`, 'job-thumb-shot', screenSize(ctx));
-	} else if (d.text) {
-		face = h('div', { class: 'job-thumb-text' }, h('span', { class: 'job-thumb-icon', 'aria-hidden': 'true' }, '≡'), d.title || 'text');
-	} else {
-		face = h('div', { class: 'job-thumb-text' }, stepLabel(st));
+		boxesOver(wrap, img, foundAreas(found).map(a => ({ ...a, label: null })), screenSize(ctx));
 	}
-	return h('div', { class: `job-step ${stepClass(st)}`, dataset: { module: st.mod.name, step: st.n } },
-		h('a', { class: 'job-thumb', href, title: `${st.mod.name} step ${st.n}: ${stepLabel(st)}` }, face),
-		h('div', { class: 'job-step-foot' },
-			h('span', { class: 'job-step-n' }, String(st.n)),
-			sim !== null ? h('span', { class: 'job-sim', title: 'similarity' }, `${sim}%`) : null,
-			seekButton(ctx, st)));
+	const seek = seekButton(ctx, st), foot = el.querySelector('.job-step-foot');
+	if (seek && foot) foot.append(seek);
 }
 
-function flagTags(mod) {
-	return mod.flags.filter(f => f !== 'important').map(f => h('span', { class: 'job-tag' }, f));
-}
-
-function moduleSection(ctx, mod) {
-	return h('section', { class: 'job-module', dataset: { module: mod.name } },
-		h('div', { class: 'job-module-head' },
-			h('h3', { class: 'job-module-name' }, mod.name),
-			h('span', { class: 'job-module-result ' + resultClass(mod.result) }, mod.result || 'none'),
-			mod.needsReview ? h('span', { class: 'job-tag job-review' }, 'near miss: needs review') : null,
-			flagTags(mod),
-			Number.isFinite(mod.time) ? h('span', { class: 'muted job-module-time' }, `${mod.time} s`) : null,
-			mod.source ? h('a', { href: `#source/${encodeURIComponent(mod.name)}`, class: 'job-module-src' }, 'source') : null,
-			rerunParts(ctx, mod)),
-		mod.failMessage ? h('p', { class: 'job-fail-msg' }, mod.failMessage) : null,
-		mod.steps.length ? h('div', { class: 'job-steps' }, mod.steps.map(st => tile(ctx, st)))
-			: h('p', { class: 'muted job-nosteps' }, mod.haveResults ? 'No steps recorded.' : 'Not run.'));
-}
-
-export function keysHelp() {
-	const k = s => h('kbd', {}, s);
-	return h('p', { class: 'job-keys muted' }, 'Keys: ', k('j'), ' or ', k('→'), ' next step · ', k('k'), ' or ', k('←'),
-		' previous step · ', k('n'), ' next failed step · ', k('Esc'), ' close the step');
-}
-
+// The #details tab: the server wrote it; this adds the boxes over the
+// thumbnails, the video's buttons and the re-run controls.
 export async function renderDetails(panel, ctx) {
-	if (!ctx.modules.length) {
-		const j = ctx.job;
-		replace(panel, h('p', { class: 'muted' }, j.state === 'done' || j.state === 'cancelled'
-			? 'This job recorded no test modules.' : `This job is ${j.state}: no results yet.`));
-		return;
+	for (const section of panel.querySelectorAll('.job-module[data-module]')) {
+		const mod = ctx.modules.find(m => m.name === section.dataset.module);
+		if (!mod) continue;
+		const head = section.querySelector('.job-module-head');
+		if (head) head.append(...rerunParts(ctx, mod));
+		for (const el of section.querySelectorAll('.job-step[data-step]')) {
+			const st = mod.steps[Number(el.dataset.step) - 1];
+			if (st) tile(ctx, st, el);
+		}
 	}
-	replace(panel, keysHelp(), ctx.modules.map(m => moduleSection(ctx, m)));
 }
 
 // --- one step, opened -------------------------------------------------------

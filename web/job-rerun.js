@@ -20,14 +20,10 @@ async function rerun(ctx, mod, button, msg) {
 	button.disabled = false;
 }
 
-// What the module's head shows about re-runs: where a copied module came
-// from, and the button on a failed module (nothing else for others).
+// The button on a failed module's head (nothing for others); where a
+// copied module came from the server writes.
 export function rerunParts(ctx, mod) {
 	const parts = [];
-	if (Number.isInteger(mod.copiedFrom)) {
-		parts.push(h('span', { class: 'job-tag job-copied', title: 'this module was not run again: its results come from that job' },
-			'copied from ', h('a', { href: `/tests/${mod.copiedFrom}` }, `t#${mod.copiedFrom}`)));
-	}
 	const u = ctx.user, j = ctx.job;
 	if (mod.result === 'failed' && j.state === 'done' && !j.clone_id && u && (u.role === 'admin' || u.role === 'operator')) {
 		const msg = h('span', { class: 'job-rerun-msg', role: 'status' });

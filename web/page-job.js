@@ -4,37 +4,17 @@
 // for an operator) and openQA's tabs by anchor (#details, #settings,
 // #comments, #dependencies, #next_previous, #investigation, #live, plus
 // #video, #logs, #source and #step/<module>/<n>). The hash picks the tab
-// without a reload, so the back button walks through them. Each tab is
-// drawn on first view by its module (job-*.js); data only ever as text.
-import { h, replace, ago, duration, resultClass } from './dom.js';
-import { get, send } from './api.js';
+// without a reload, so the back button walks through them. The server
+// writes the header, the tabs' links and #details (web_ssr_job.c); the
+// other tabs are drawn on first view by their modules (job-*.js), and
+// the details get their behaviour there; data only ever as text.
+import { h, replace } from './dom.js';
+import { send } from './api.js';
 import { loadJob } from './job-data.js';
 import { renderDetails, openStep, stepKeys } from './job-details.js';
 import { renderVideo, renderLogs, seekVideo } from './job-media.js';
 import { renderSettings, renderComments, renderDependencies, renderNextPrevious, renderInvestigation } from './job-info.js';
 import { renderSource } from './job-source.js';
-
-// The scenario keys of /tests/latest (openQA's), passed to the jobs list.
-const LATEST_KEYS = ['distri', 'version', 'flavor', 'arch', 'test', 'machine', 'build', 'groupid'];
-
-function isoTime(t) {
-	if (!t) return null;
-	const d = new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(t) ? t : t + 'Z');
-	return Number.isNaN(d.getTime()) ? null : d;
-}
-
-// The job's id: from the path, or the newest job of the scenario in the query.
-async function resolveId(match, query) {
-	if (match[1]) return Number(match[1]);
-	const params = { latest: 1, limit: 1000 };
-	let any = false;
-	for (const k of LATEST_KEYS) {
-		if (query.has(k)) { params[k] = query.get(k); any = true; }
-	}
-	if (!any) return null;
-	const { jobs } = await get('/api/v1/jobs', params);
-	return jobs.length ? Math.max(...jobs.map(j => j.id)) : 0;
-}
 
 // The signed-in user, or null: session.js is optional until it is built in.
 async function sessionUser() {
@@ -47,24 +27,11 @@ async function sessionUser() {
 	}
 }
 
-function fact(label, ...value) {
-	return h('div', { class: 'job-fact' }, h('dt', {}, label), h('dd', {}, ...value));
-}
-
-function timeFact(label, t) {
-	const d = isoTime(t);
-	if (!d) return null;
-	return fact(label, h('time', { datetime: d.toISOString(), title: d.toLocaleString() }, ago(t)));
-}
-
-function header(ctx, user) {
-	const j = ctx.job, s = j.settings || {};
+// The header as the server wrote it, with an operator's buttons (re-judge,
+// restart, clone, cancel) and the line that tells how they went.
+function headerActions(head, ctx, user) {
+	const j = ctx.job;
 	const done = j.state === 'done' || j.state === 'cancelled';
-	const status = j.state === 'done' ? j.result : j.state;
-	const started = isoTime(j.t_started), finished = isoTime(j.t_finished);
-	const buildUrl = s.BUILD ? '/tests/overview?' + new URLSearchParams(Object.entries({
-		distri: s.DISTRI || '', version: s.VERSION || '', build: s.BUILD, groupid: j.group_id || '' })
-		.filter(([, v]) => v !== '')).toString() : null;
 	const msg = h('p', { class: 'job-action-msg', role: 'status' });
 	const rejudged = h('section', { class: 'job-rejudge', 'aria-label': 're-judged steps', hidden: true });
 	const actions = [];
@@ -77,25 +44,9 @@ function header(ctx, user) {
 				title: 'a new job with these settings, as openqa-clone-job makes it (the job stays as it is)' }, 'Clone'));
 		} else actions.push(h('button', { type: 'button', class: 'job-cancel', onclick: () => cancel(ctx, msg) }, 'Cancel'));
 	}
-	return h('header', { class: 'job-head' },
-		h('div', { class: 'job-title' },
-			h('span', { class: 'job-badge ' + resultClass(j.result, j.state) }, status || 'none'),
-			h('h1', {}, h('a', { href: `/tests/${j.id}`, class: 'job-id' }, '#' + j.id), ' ', j.name || j.test || ''),
-			actions.length ? h('div', { class: 'job-actions' }, actions) : null),
-		j.clone_id ? h('p', { class: 'job-clone' }, 'Restarted as ', h('a', { href: `/tests/${j.clone_id}` }, '#' + j.clone_id), '.') : null,
-		ctx.reason ? h('p', { class: 'job-reason' }, 'Reason: ', ctx.reason) : null,
-		h('dl', { class: 'job-facts' },
-			fact('Result', h('span', { class: resultClass(j.result, j.state) }, status || 'none'),
-				ctx.needsReview ? h('span', { class: 'job-tag job-review' }, 'needs review') : null),
-			timeFact('Started', j.t_started),
-			timeFact('Finished', j.t_finished),
-			started && finished ? fact('Duration', duration((finished - started) / 1000)) : null,
-			j.assigned_worker_id ? fact('Worker', h('a', { href: '/admin/workers', class: 'job-worker' },
-				`worker ${j.assigned_worker_id}`)) : null,
-			j.group_id ? fact('Group', h('a', { href: `/group_overview/${j.group_id}` }, j.group || `group ${j.group_id}`)) : null,
-			buildUrl ? fact('Build', h('a', { href: buildUrl, class: 'job-build' }, s.BUILD)) : null,
-			s.MACHINE ? fact('Machine', s.MACHINE) : null),
-		msg, rejudged);
+	const title = head.querySelector('.job-title');
+	if (actions.length && title) title.append(h('div', { class: 'job-actions' }, actions));
+	head.append(msg, rejudged);
 }
 
 async function restart(ctx, msg) {
@@ -238,48 +189,33 @@ async function onHash(ctx) {
 	if (src && !fresh && ctx.tab === 'source' && ctx.showSource) ctx.showSource(src[1], src[2] ? Number(src[2]) : 0);
 }
 
-export async function render(main, match, query) {
-	const id = await resolveId(match, query);
-	if (id === null) {
-		replace(main, h('p', { class: 'error' }, 'Name a scenario: /tests/latest?distri=…&version=…&flavor=…&arch=…&test=…&machine=…'));
-		return;
-	}
-	if (!id) {
-		replace(main, h('p', { class: 'error' }, `No job matches ${query.toString()}.`));
-		return;
-	}
-	const [ctx, user] = await Promise.all([loadJob(id), sessionUser()]);
+// The page as the server wrote it (src/server/pages/web_ssr_job.c: the
+// header, the tabs' links, the #details tab; or why there is no job):
+// this adds the buttons, the other tabs' panels, drawn when first shown,
+// the opened step and the keys.
+export async function render(main) {
+	const page = main.querySelector('.job-page[data-job]');
+	if (!page) return; // the server's message says why
+	const [ctx, user] = await Promise.all([loadJob(Number(page.dataset.job)), sessionUser()]);
 	document.title = `${ctx.job.name || ctx.job.test} - vigil`;
-	const nav = h('nav', { class: 'job-tabs', 'aria-label': 'Job tabs' });
-	const panels = h('div', { class: 'job-panels' });
+	const panels = page.querySelector('.job-panels');
 	ctx.tabs = {};
-	for (const [name, label, draw, shown] of TABS) {
-		if (!shown(ctx)) continue;
-		const text = name === 'comments' && ctx.commentCount ? `${label} (${ctx.commentCount})` : label;
-		const link = h('a', { href: '#' + name, class: 'job-tab', id: 'job-tab-' + name, 'aria-selected': 'false',
-			'aria-controls': 'job-panel-' + name }, text);
-		const panel = h('section', { class: 'job-panel', id: 'job-panel-' + name, 'aria-labelledby': 'job-tab-' + name, hidden: true },
-			h('p', { class: 'loading' }, 'Loading…'));
-		nav.append(link);
-		panels.append(panel);
+	for (const [name, , draw] of TABS) {
+		const link = page.querySelector(`#job-tab-${name}`);
+		if (!link) continue;
+		let panel = page.querySelector(`#job-panel-${name}`);
+		if (!panel) {
+			panel = h('section', { class: 'job-panel', id: 'job-panel-' + name, 'aria-labelledby': 'job-tab-' + name, hidden: true },
+				h('p', { class: 'loading' }, 'Loading…'));
+			panels.append(panel);
+		}
 		ctx.tabs[name] = { link, panel, draw, drawn: null };
 	}
 	ctx.selectTab = name => selectTab(ctx, name);
 	ctx.seek = t => seekVideo(ctx, t);
 	ctx.user = user;
-	replace(main, h('div', { class: 'job-page', dataset: { job: ctx.id } }, header(ctx, user), nav, panels));
+	headerActions(page.querySelector('.job-head'), ctx, user);
 	window.addEventListener('hashchange', () => onHash(ctx));
 	document.addEventListener('keydown', e => stepKeys(ctx, e));
 	await onHash(ctx);
-	if (ctx.job.assigned_worker_id) workerName(ctx, main);
-}
-
-// The worker's name in the header, once known (its id until then).
-async function workerName(ctx, main) {
-	try {
-		const { workers } = await get('/api/v1/workers');
-		const w = workers.find(x => x.id === ctx.job.assigned_worker_id);
-		const a = main.querySelector('a.job-worker');
-		if (w && a) a.textContent = `${w.host}:${w.instance}`;
-	} catch (e) { /* the id stays */ }
 }

@@ -442,7 +442,6 @@ static void req_init(struct server *s, struct handler *h, struct conn_req *r, st
 	memset(req, 0, sizeof(*req));
 	params_init(&req->params);
 	req->db = h->db;
-	req->cache = &h->cache;
 	req->data_dir = s->data_dir;
 	req->port = s->port;
 	req->poll_deadline_ms = &r->poll_deadline_ms;
@@ -617,84 +616,6 @@ out:
 	json_decref(req.json);
 	params_release(&req.params);
 }
-
-/* api_subget: a GET of this server's API run inside a page's request.
- * The sub-request borrows the page request's database handle, user and
- * shared state; it runs only routes of the request's level. */
-int api_subget(const struct api_req *page, const char *target, struct api_resp *out)
-{
-	struct api_req req = *page;
-	const struct api_route *route;
-	char name[LIMIT_API_NAME], path[LIMIT_API_NAME * 4], msg[256];
-	const char *q = strchr(target, '?');
-	size_t plen = q ? (size_t)(q - target) : strlen(target);
-	struct resp_cache *cache;
-	const char *raw;
-	size_t raw_len;
-	int64_t stamp[2];
-	bool known;
-	char *text = NULL;
-
-	memset(out, 0, sizeof(*out));
-	if (plen >= sizeof(path))
-		return -1;
-	memcpy(path, target, plen);
-	path[plen] = '\0';
-	name[0] = '\0';
-	req.id = 0;
-	route = route_find("GET", path, &req.id, name, &known);
-	if (!route || route->level > page->level)
-		return -1;
-	params_init(&req.params);
-	req.method = "GET";
-	req.path = path;
-	req.target = target;
-	req.json = NULL;
-	req.arg = route->arg;
-	req.name = name[0] ? name : NULL;
-	req.upload = NULL;
-	req.if_none_match = req.range = NULL;
-	req.accept = "application/json";
-	if (q && params_parse(&req.params, q + 1, strlen(q + 1), msg, sizeof(msg))) {
-		params_release(&req.params);
-		return -1;
-	}
-	/* the page's own request is a read: the database stays as it is meanwhile */
-	cache = page->cache && resp_cache_route(path) && db_change_stamp(page->db, stamp) == 0 ? page->cache : NULL;
-	if (cache && (raw = resp_cache_get(cache, target, stamp, &raw_len)) &&
-	    (out->json = json_loadb(raw, raw_len, 0, NULL))) {
-		params_release(&req.params);
-		out->status = 200;
-		out->raw = raw;
-		out->raw_len = raw_len;
-		return 0;
-	}
-	route->fn(&req, out);
-	params_release(&req.params);
-	if (out->status == 200 && !out->json && out->text && out->ctype && !strcmp(out->ctype, "application/json")) {
-		/* an answer written as JSON text (api_json_text): the page reads
-		 * it as JSON, and the cache keeps the text as written */
-		out->json = json_loads(out->text, 0, NULL);
-		text = out->text;
-		out->text = NULL;
-		out->ctype = NULL;
-	}
-	if (out->status != 200 || !out->json || out->suspend) {
-		free(text);
-		api_resp_release(out);
-		return -1;
-	}
-	if (cache) {
-		char *body = text ? text : json_dumps(out->json, JSON_COMPACT);
-		if (body && (out->raw = resp_cache_put(cache, target, stamp, body, strlen(body))))
-			out->raw_len = strlen(out->raw);
-		free(body);
-	} else {
-		free(text);
-	}
-	return 0;
-}
-
 
 static bool upload_route(const char *url)
 {

@@ -82,20 +82,6 @@ TEST(html_uri_component_as_encodeuricomponent)
 	buf_release(&b);
 }
 
-TEST(html_island_cannot_be_ended)
-{
-	struct html h;
-
-	html_init(&h, 1 << 16);
-	html_island(&h, "/api/v1/x?a=1&b=2", "{\"name\":\"</script><script>alert(1)</script><!--\"}");
-	CHECK(!h.err);
-	CHECK(!strstr(h.buf.data + 1, "<script>"));
-	CHECK(!strstr(h.buf.data, "<!--"));
-	CHECK_STR(h.buf.data, "<script type=\"application/json\" data-url=\"/api/v1/x?a=1&amp;b=2\">"
-			      "{\"name\":\"\\u003c/script>\\u003cscript>alert(1)\\u003c/script>\\u003c!--\"}</script>\n");
-	html_release(&h);
-}
-
 TEST(html_errors_are_sticky)
 {
 	struct html h;

@@ -19,7 +19,6 @@
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
-#define COMMENTS_DEFAULT_LIMIT 1000
 #define COMMENTS_MAX_LIMIT 10000
 
 /* Route arguments: what the comments of a route hang on. */

@@ -314,7 +314,7 @@ static json_t *missing_assets(struct api_req *req, struct jbuild *b, const json_
 static void show(struct api_req *req, struct api_resp *out, bool details)
 {
 	json_t *j;
-	int rc = jobs_to_json(req->db, req->id, details, &j);
+	int rc = jobs_details_json(req->db, req->data_dir, req->id, details, &j);
 
 	if (rc == ERR_NOT_FOUND)
 		not_found(out, req->id);
@@ -324,14 +324,6 @@ static void show(struct api_req *req, struct api_resp *out, bool details)
 		api_error(out, 500, "cannot read job %lld", (long long)req->id);
 	else {
 		struct jbuild b = JBUILD_INIT;
-		json_t *mods = workers_job_modules(req->db, req->id);
-		if (details) {
-			jbuild_set_ref(&b, j, "testresults", mods);
-			jbuild_set(&b, j, "logs", artefact_list(req->data_dir, req->id, ARTEFACT_FILE, false));
-			jbuild_set(&b, j, "screenshots", artefact_list(req->data_dir, req->id, ARTEFACT_FILE, true));
-			jbuild_set(&b, j, "ulogs", artefact_list(req->data_dir, req->id, ARTEFACT_ULOG, false));
-		}
-		jbuild_set(&b, j, "modules", mods);
 		if (params_get(&req->params, "check_assets"))
 			jbuild_set(&b, j, "missing_assets", missing_assets(req, &b, json_object_get(j, "assets")));
 		api_json_built(&b, out, json_pack("{s:o}", "job", j));

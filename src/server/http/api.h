@@ -59,7 +59,6 @@ struct livestream;
 struct rejudge_store;
 struct developer_hub;
 struct ws_hub;
-struct resp_cache;
 struct MHD_Connection;
 struct MHD_Response;
 
@@ -100,7 +99,6 @@ struct api_req {
 	uint64_t client;        /* the client's address as a hash */
 	struct rejudge_store *rejudge; /* the last re-judge per job (the server's, shared, locked inside) */
 	struct developer_hub *developer; /* developer mode's queues and states (the server's, shared) */
-	struct resp_cache *cache; /* the request thread's cache of list answers (resp_cache.h), for api_subget */
 	struct ws_hub *ws_hub;  /* openQA workers' WebSockets (the server's, shared, locked inside) */
 	/* ws_hub_missing_cb: whether an openQA worker has no WebSocket open, for
 	 * the pages, which do not include api/ (store/workers.h's workers_missing_fn) */
@@ -143,7 +141,7 @@ void api_nomem(struct api_resp *out);
 /* Set a 200 JSON body (takes ownership of j; NULL means out of memory → 503). */
 void api_json(struct api_resp *out, json_t *j);
 /* A 200 answer of JSON text (taken; NULL: out of memory, 503) written
- * without a jansson tree; api_subget parses it for the pages. */
+ * without a jansson tree. */
 void api_json_text(struct api_resp *out, char *text);
 /* Answer j (200, as api_json) unless b recorded a failure or j is NULL:
  * then 503 out of memory (api_nomem), j freed. */
@@ -187,15 +185,6 @@ extern const struct api_route api_cleanup_routes[];
  * test walk, so a new route is covered without an edit there. */
 const struct api_route *api_route_at(size_t i);
 
-/* GET target (a path of this API with its query) inside the request
- * page, with page's user, and its 200 JSON answer in out: 0, else -1 (no
- * such route, one above page's level, bad query, any other answer) with
- * out empty. A list route that the response cache holds for this state of
- * the database (resp_cache.h, page->cache) is read from there, as the API
- * answers it; then out->raw also holds the answer's text, borrowed until
- * the next api_subget. The caller releases out with api_resp_release
- * (http_resp.c). */
-int api_subget(const struct api_req *page, const char *target, struct api_resp *out);
 void api_resp_release(struct api_resp *out);
 
 /* A request header (name case-insensitive) or cookie; NULL when absent.

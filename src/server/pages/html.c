@@ -177,18 +177,3 @@ int html_uri_component(struct buf *out, const char *s)
 {
 	return encode(out, s, "-_.!~*'()", false);
 }
-
-void html_island(struct html *h, const char *url, const char *json)
-{
-	const char *p, *lt;
-
-	HTML(h, "<script type=\"application/json\"");
-	HTML_ATTR(h, "data-url", url);
-	HTML(h, ">");
-	for (p = json; (lt = strchr(p, '<')); p = lt + 1) {
-		put(h, p, (size_t)(lt - p));
-		HTML(h, "\\u003c");
-	}
-	put(h, p, strlen(p));
-	HTML(h, "</script>\n");
-}

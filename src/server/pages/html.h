@@ -48,9 +48,4 @@ int html_query_add(struct buf *out, const char *key, const char *value);
  * letters, digits and -_.!~*'() as they are): 0, else a buf error. */
 int html_uri_component(struct buf *out, const char *s);
 
-/* A data island: <script type="application/json" data-url="url">json</script>,
- * with every '<' of json written as \u003c so nothing in it can end the
- * element (the CSP runs no inline script; the page's scripts read it). */
-void html_island(struct html *h, const char *url, const char *json);
-
 #endif

@@ -51,7 +51,7 @@ static struct buf shell;
  * data before it turns to the modules (measured: ~20 ms sooner than with
  * them in <head>, for a page whose data is there already); with its marks. */
 static struct buf ssr_shell;
-static size_t ssr_main_at, ssr_main_len, ssr_islands_at;
+static size_t ssr_main_at, ssr_main_len;
 static char shell_etag[32];
 
 /* What web_routes' page routes carry: the page module, and the page's
@@ -59,8 +59,8 @@ static char shell_etag[32];
 struct web_page {
 	const char *module;
 	const char *also; /* a module the page imports when it runs (import()), or NULL */
-	web_ssr_fn ssr;   /* the page's first view (web_ssr.h), or NULL: the shell alone */
-	bool once;        /* ssr is the page: its script adds behaviour only (docs/web.md) */
+	web_ssr_fn ssr;   /* the page, built once (web_ssr.h; its script adds behaviour only,
+			   * docs/web.md), or NULL: the shell alone, the script renders */
 };
 
 /* The shells of the page modules named by web_routes. */
@@ -74,7 +74,7 @@ static size_t nshells;
 
 static void shell_make(void);
 static void ssr_shell_make(void);
-static void shell_marks(const struct buf *html, size_t *main_at, size_t *main_len, size_t *islands_at);
+static void shell_marks(const struct buf *html, size_t *main_at, size_t *main_len);
 static void shells_make(void);
 static void page(struct api_req *req, struct api_resp *out);
 
@@ -133,12 +133,11 @@ static void shell_make(void)
 
 /* ssr_shell from the shell, line by line: module preloads left out (the
  * session's data preload stays: a fetch, no work for the parser), the
- * module script's line moved to just before </body> (the islands go
- * before it). */
+ * module script's line moved to just before </body>. */
 static void ssr_shell_make(void)
 {
 	const char *p = shell.data, *end = shell.data + shell.len, *script = NULL;
-	size_t script_len = 0, islands_at = 0;
+	size_t script_len = 0;
 
 	buf_init(&ssr_shell, 1u << 20);
 	while (p && p < end) {
@@ -149,17 +148,13 @@ static void ssr_shell_make(void)
 			script = p;
 			script_len = n;
 		} else if (!memmem(p, n, "rel=\"modulepreload\"", 19)) {
-			if (script && !memcmp(p, "</body>", 7)) {
-				islands_at = ssr_shell.len;
+			if (script && !memcmp(p, "</body>", 7))
 				buf_append(&ssr_shell, script, script_len);
-			}
 			buf_append(&ssr_shell, p, n);
 		}
 		p += n;
 	}
-	shell_marks(&ssr_shell, &ssr_main_at, &ssr_main_len, &ssr_islands_at);
-	if (ssr_islands_at && islands_at > ssr_main_at)
-		ssr_islands_at = islands_at; /* the islands before the script */
+	shell_marks(&ssr_shell, &ssr_main_at, &ssr_main_len);
 }
 
 /* Marks in seen[] the modules file f imports statically, and theirs:
@@ -199,22 +194,19 @@ static void imports_mark(const struct web_file *f, bool *seen)
 	}
 }
 
-/* Where in the first-view shell the first view goes (the "Loading…"
- * paragraph in <main>, *len bytes) and the data islands (before </body>);
- * both 0 when the shell lacks them. */
-static void shell_marks(const struct buf *html, size_t *main_at, size_t *main_len, size_t *islands_at)
+/* Where in the first-view shell the page goes (the "Loading…" paragraph
+ * in <main>, *len bytes); both 0 when the shell lacks it. */
+static void shell_marks(const struct buf *html, size_t *main_at, size_t *main_len)
 {
 	static const char loading[] = "<p class=\"loading\">";
 	const char *m = html->data ? strstr(html->data, loading) : NULL;
 	const char *end = m ? strstr(m, "</p>") : NULL;
-	const char *body = html->data ? strstr(html->data, "</body>") : NULL;
 
-	*main_at = *main_len = *islands_at = 0;
-	if (!m || !end || !body || body < end)
+	*main_at = *main_len = 0;
+	if (!m || !end)
 		return;
 	*main_at = (size_t)(m - html->data);
 	*main_len = (size_t)(end + 4 - m);
-	*islands_at = (size_t)(body - html->data);
 }
 
 /* For each page module of web_routes: the shell with a modulepreload of
@@ -340,9 +332,9 @@ static void static_file(struct api_req *req, struct api_resp *out)
 	out->immutable = req->id == version;
 }
 
-/* The first-view shell with page pg's first view (web_ssr.h) and its data islands, as
- * an owned text answer; false when that could not be made. No ETag: the
- * data changes under the same URL. */
+/* The first-view shell with page pg as the server built it (web_ssr.h),
+ * as an owned text answer; false when that could not be made. No ETag:
+ * the data changes under the same URL. */
 static bool page_ssr(struct api_req *req, struct api_resp *out, const struct web_page *pg)
 {
 	const struct buf *sh = &ssr_shell;
@@ -350,27 +342,19 @@ static bool page_ssr(struct api_req *req, struct api_resp *out, const struct web
 	struct buf html;
 	int rc;
 
-	if (!ssr_islands_at)
+	if (!ssr_main_len)
 		return false;
 	web_ssr_init(&s, req);
 	pg->ssr(&s);
-	if (s.main.err || s.islands.err) {
-		log_warn("%s: the first view could not be made (%d): the page's script renders it", req->target,
-			 s.main.err ? s.main.err : s.islands.err);
+	if (s.main.err) {
+		log_warn("%s: the page could not be made (%d)", req->target, s.main.err);
 		web_ssr_release(&s);
 		return false;
 	}
-	buf_init(&html, sh->len + s.main.buf.len + s.islands.buf.len + 1);
-	if (s.main.buf.len) {
-		rc = buf_append(&html, sh->data, ssr_main_at);
-		rc = rc || buf_append(&html, s.main.buf.data, s.main.buf.len);
-		rc = rc || buf_append(&html, sh->data + ssr_main_at + ssr_main_len,
-				      ssr_islands_at - ssr_main_at - ssr_main_len);
-	} else {
-		rc = buf_append(&html, sh->data, ssr_islands_at);
-	}
-	rc = rc || (s.islands.buf.len && buf_append(&html, s.islands.buf.data, s.islands.buf.len));
-	rc = rc || buf_append(&html, sh->data + ssr_islands_at, sh->len - ssr_islands_at);
+	buf_init(&html, sh->len + s.main.buf.len + 1);
+	rc = buf_append(&html, sh->data, ssr_main_at);
+	rc = rc || buf_append(&html, s.main.buf.data, s.main.buf.len);
+	rc = rc || buf_append(&html, sh->data + ssr_main_at + ssr_main_len, sh->len - ssr_main_at - ssr_main_len);
 	web_ssr_release(&s);
 	if (rc) {
 		buf_release(&html);
@@ -386,18 +370,6 @@ static bool page_ssr(struct api_req *req, struct api_resp *out, const struct web
 	return true;
 }
 
-/* VIGIL_WEB_FIRST_VIEW=off: every page whose script renders it from the
- * API (the job page alone now) is the shell alone: the "script only" way
- * that bench/web.py's --js-only measures against the first view
- * (docs/web.md, "Speed"). A page built once (web_page.once) has no other
- * way and ignores it. */
-static bool first_view_on(void)
-{
-	const char *v = getenv("VIGIL_WEB_FIRST_VIEW");
-
-	return !(v && !strcmp(v, "off"));
-}
-
 static void page(struct api_req *req, struct api_resp *out)
 {
 	const struct web_page *pg = req->arg;
@@ -410,7 +382,7 @@ static void page(struct api_req *req, struct api_resp *out)
 	}
 	for (i = 0; pg && i < nshells; i++)
 		if (shells[i].page == pg) {
-			if (pg->ssr && (pg->once || first_view_on()) && page_ssr(req, out, pg))
+			if (pg->ssr && page_ssr(req, out, pg))
 				return;
 			send_bytes(req, out, shells[i].html.data, shells[i].html.len, "text/html; charset=utf-8",
 				   shells[i].etag);
@@ -421,29 +393,29 @@ static void page(struct api_req *req, struct api_resp *out)
 
 /* Every page URL of openQA that vigil has; the shell's scripts pick the
  * page from location.pathname (web/app.js). */
-static const struct web_page p_dashboard = { .module = "/page-dashboard.js", .ssr = web_ssr_dashboard, .once = true };
-static const struct web_page p_tests = { .module = "/page-tests.js", .ssr = web_ssr_tests, .once = true };
-static const struct web_page p_overview = { .module = "/page-overview.js", .ssr = web_ssr_overview, .once = true };
+static const struct web_page p_dashboard = { .module = "/page-dashboard.js", .ssr = web_ssr_dashboard };
+static const struct web_page p_tests = { .module = "/page-tests.js", .ssr = web_ssr_tests };
+static const struct web_page p_overview = { .module = "/page-overview.js", .ssr = web_ssr_overview };
 static const struct web_page p_review = { .module = "/page-review.js" };
 static const struct web_page p_job = { .module = "/page-job.js", .ssr = web_ssr_job };
 static const struct web_page p_latest = { .module = "/page-job.js", .ssr = web_ssr_job };
 static const struct web_page p_live = { .module = "/page-live.js" };
 static const struct web_page p_edit = { .module = "/page-needle-edit.js" };
-static const struct web_page p_group = { .module = "/page-group.js", .ssr = web_ssr_group, .once = true };
-static const struct web_page p_auditlog = { .module = "/page-auditlog.js", .ssr = web_ssr_auditlog, .once = true };
-static const struct web_page p_templates = { .module = "/page-templates.js", .ssr = web_ssr_templates, .once = true };
+static const struct web_page p_group = { .module = "/page-group.js", .ssr = web_ssr_group };
+static const struct web_page p_auditlog = { .module = "/page-auditlog.js", .ssr = web_ssr_auditlog };
+static const struct web_page p_templates = { .module = "/page-templates.js", .ssr = web_ssr_templates };
 static const struct web_page p_workers = { .module = "/page-admin.js", .also = "/admin-workers.js",
-					     .ssr = web_ssr_admin_workers, .once = true };
+					     .ssr = web_ssr_admin_workers };
 static const struct web_page p_machines = { .module = "/page-admin.js", .also = "/admin-tables.js",
-					      .ssr = web_ssr_admin_table, .once = true };
+					      .ssr = web_ssr_admin_table };
 static const struct web_page p_products = { .module = "/page-admin.js", .also = "/admin-tables.js",
-					      .ssr = web_ssr_admin_table, .once = true };
+					      .ssr = web_ssr_admin_table };
 static const struct web_page p_test_suites = { .module = "/page-admin.js", .also = "/admin-tables.js",
-						 .ssr = web_ssr_admin_table, .once = true };
+						 .ssr = web_ssr_admin_table };
 static const struct web_page p_assets = { .module = "/page-admin.js", .also = "/admin-assets.js",
-					    .ssr = web_ssr_admin_assets, .once = true };
+					    .ssr = web_ssr_admin_assets };
 static const struct web_page p_needles = { .module = "/page-admin.js", .also = "/admin-needles.js",
-					     .ssr = web_ssr_admin_needles, .once = true };
+					     .ssr = web_ssr_admin_needles };
 static const struct web_page p_admin = { .module = "/page-admin.js" };
 static const struct web_page p_login = { .module = "/page-login.js" };
 static const struct web_page p_apikeys = { .module = "/page-apikeys.js" };

@@ -18,53 +18,23 @@ void web_ssr_init(struct web_ssr *s, struct api_req *req)
 	memset(s, 0, sizeof(*s));
 	s->req = req;
 	html_init(&s->main, WEB_SSR_MAX_HTML);
-	html_init(&s->islands, WEB_SSR_MAX_HTML);
 }
 
 void web_ssr_release(struct web_ssr *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->ngot; i++)
-		api_resp_release(&s->got[i]);
 	for (i = 0; i < s->nkept; i++)
 		json_decref(s->kept[i]);
 	s->nkept = 0;
 	html_release(&s->main);
-	html_release(&s->islands);
-	s->ngot = 0;
-}
-
-json_t *web_ssr_get(struct web_ssr *s, const char *url)
-{
-	struct api_resp *out;
-	char *text;
-
-	if (s->ngot == WEB_SSR_MAX_GETS)
-		return NULL;
-	out = &s->got[s->ngot];
-	if (api_subget(s->req, url, out))
-		return NULL;
-	s->ngot++;
-	if (out->raw) {
-		/* the response cache's text of the answer (borrowed until the next get) */
-		html_island(&s->islands, url, out->raw);
-		out->raw = NULL;
-		out->raw_len = 0;
-		return out->json;
-	}
-	text = json_dumps(out->json, JSON_COMPACT);
-	if (text)
-		html_island(&s->islands, url, text);
-	free(text);
-	return out->json;
 }
 
 json_t *web_ssr_keep(struct web_ssr *s, json_t *v)
 {
 	if (!v)
 		return NULL;
-	if (s->nkept == WEB_SSR_MAX_GETS) {
+	if (s->nkept == WEB_SSR_MAX_KEPT) {
 		json_decref(v);
 		return NULL;
 	}

@@ -1,28 +1,29 @@
 /* SPDX-License-Identifier: MIT */
-/* web_ssr_job.c - the first view of the job page (web_ssr.h), /tests/<id>
- * and /tests/latest?distri=…: web/page-job.js's header (name, result,
- * times, worker, group, build, machine), its tabs as links and the
- * #details tab of web/job-details.js: each module with its result and
- * its steps as thumbnails with their similarity. The job's details and
- * comments come from the API as the script reads them (web/job-data.js);
- * the steps from the job's result-<module>.json, read where the
- * artefact route (/tests/<id>/file/<name>) finds them and sent along as
- * islands under that URL. The buttons, the areas drawn over the
- * thumbnails (placed by inline style) and the other tabs come with the
- * script. */
+/* web_ssr_job.c - the job page, /tests/<id> and /tests/latest?distri=…,
+ * built once (web.c's web_page.once; docs/web.md "Pages built once"): its
+ * header (name, result, times, worker, group, build, machine), its tabs
+ * as links and the #details tab: each module with its result and its
+ * steps as thumbnails with their similarity. The job comes from the
+ * domain as the API's handler reads it (jobs_details_json), its comments
+ * (comments_list), its worker (workers_list_json) and /tests/latest's job
+ * (joblist_openqa); the steps from the job's result-<module>.json, read
+ * where the artefact route (/tests/<id>/file/<name>) finds them.
+ * web/page-job.js adds the behaviour on this markup: the buttons, the
+ * areas drawn over the thumbnails (placed by inline style, which the CSP
+ * allows scripts only), the opened step, the other tabs and the live view. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "server/store/artefacts.h"
+#include "server/store/comments.h"
+#include "server/store/joblist.h"
+#include "server/store/jobs.h"
+#include "server/store/workers.h"
 #include "server/pages/web_ssr.h"
 #include "util/err.h"
 #include "util/banned.h" /* last: after every system header */
-
-/* The most bytes of result files read for one first view; the modules
- * beyond show their head only (the script adds their steps). */
-#define JOB_SSR_RESULTS_MAX (2u << 20)
 
 /* web/page-job.js's LATEST_KEYS. */
 static const char *const latest_keys[] = { "distri", "version", "flavor", "arch",
@@ -121,12 +122,10 @@ static bool has(const json_t *set, const char *name)
 }
 
 /* The artefact name of the job as JSON, when the job lists it (job-data.js's
- * optional()), also written as the island of its URL; NULL otherwise.
- * *budget: the bytes still to read. */
-static json_t *result_file(struct web_ssr *s, struct job_view *v, const char *name, size_t *budget)
+ * optional()); NULL otherwise. */
+static json_t *result_file(struct web_ssr *s, struct job_view *v, const char *name)
 {
-	struct buf url;
-	char *path, *text;
+	char *path;
 	json_t *j;
 	json_error_t err;
 
@@ -137,21 +136,6 @@ static json_t *result_file(struct web_ssr *s, struct job_view *v, const char *na
 		return NULL;
 	j = json_load_file(path, JSON_DECODE_ANY, &err);
 	free(path);
-	if (!j)
-		return NULL;
-	text = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
-	if (!text || strlen(text) > *budget) {
-		free(text);
-		json_decref(j);
-		*budget = 0;
-		return NULL;
-	}
-	*budget -= strlen(text);
-	buf_init(&url, 4096);
-	if (!buf_printf(&url, "/tests/%lld/file/", v->id) && !html_uri_component(&url, name))
-		html_island(&s->islands, url.data, text);
-	buf_release(&url);
-	free(text);
 	return j;
 }
 
@@ -174,10 +158,10 @@ static void time_fact(struct html *h, const char *label, const char *iso)
 	HTML(h, "</time></dd></div>");
 }
 
-/* "host:instance" of the job's worker, as page-job.js's workerName(). */
+/* "host:instance" of the job's worker ("worker <id>" when it is gone). */
 static void worker_text(struct web_ssr *s, struct html *h, long long wid)
 {
-	json_t *answer = web_ssr_get(s, "/api/v1/workers"), *w;
+	json_t *answer = web_ssr_keep(s, workers_list_json(s->req->db, 0, 0)), *w;
 	size_t i;
 
 	json_array_foreach(json_object_get(answer, "workers"), i, w)
@@ -364,7 +348,7 @@ static bool step_similarity(const json_t *d, double *out)
 	return true;
 }
 
-/* job-details.js's tile(), without the areas over the picture and the seek button. */
+/* A step's tile; job-details.js adds the areas over the picture and the video's button. */
 static void tile(struct html *h, const struct job_view *v, const char *mod, size_t n, const json_t *d)
 {
 	const char *shot = web_ssr_str(d, "screenshot"), *label = step_label(d);
@@ -415,7 +399,8 @@ static void tile(struct html *h, const struct job_view *v, const char *mod, size
 	buf_release(&url);
 }
 
-/* job-details.js's moduleSection(), without the re-run controls. */
+/* A module: its head (result, flags, time, where a re-run copied it
+ * from), its failure and its steps; job-rerun.js adds the re-run button. */
 static void module_section(struct html *h, const struct job_view *v, const json_t *m)
 {
 	const char *name = web_ssr_str(m, "name"), *result = web_ssr_str(m, "result");
@@ -443,6 +428,16 @@ static void module_section(struct html *h, const struct job_view *v, const json_
 			html_text(h, json_string_value(flag));
 			HTML(h, "</span>");
 		}
+	if (json_is_integer(json_object_get(r, "copied_from"))) { /* a re-run from a milestone */
+		long long from = json_integer_value(json_object_get(r, "copied_from"));
+
+		HTML(h, "<span class=\"job-tag job-copied\" title=\"this module was not run again: its results come from "
+			"that job\">copied from <a");
+		html_hreff(h, "/tests/%lld", from);
+		HTML(h, ">");
+		html_textf(h, "t#%lld", from);
+		HTML(h, "</a></span>");
+	}
 	if (json_is_number(t)) {
 		HTML(h, "<span class=\"muted job-module-time\">");
 		number_text(h, json_number_value(t));
@@ -479,31 +474,47 @@ static void module_section(struct html *h, const struct job_view *v, const json_
 	HTML(h, "</section>");
 }
 
-/* The id of /tests/latest's job as page-job.js's resolveId(): the newest of
- * the scenario's jobs; 0 when none matches or the query names no scenario. */
+/* The id of /tests/latest's job: the newest of the scenario's jobs (as
+ * GET /api/v1/jobs?latest=1&limit=1000 with the query's scenario keys
+ * lists them); 0 when none matches, -1 when the query names no scenario
+ * or the groupid is no number, ERR_* when they could not be read. */
 static long long latest_id(struct web_ssr *s)
 {
-	struct buf url;
-	json_t *answer = NULL, *j;
+	struct joblist_filter f;
+	json_t *jobs = NULL, *j;
+	const char *grp = web_ssr_param(s, "groupid");
 	long long id = 0;
 	bool any = false;
 	size_t i;
 	int rc;
 
-	buf_init(&url, 8192);
-	rc = buf_puts(&url, "/api/v1/jobs?latest=1&limit=1000");
-	for (i = 0; i < sizeof(latest_keys) / sizeof(latest_keys[0]); i++) {
-		const char *val = web_ssr_param(s, latest_keys[i]);
+	for (i = 0; i < sizeof(latest_keys) / sizeof(latest_keys[0]); i++)
+		any = any || web_ssr_param(s, latest_keys[i]);
+	if (!any)
+		return -1;
+	memset(&f, 0, sizeof(f));
+	f.distri = web_ssr_param(s, "distri");
+	f.version = web_ssr_param(s, "version");
+	f.flavor = web_ssr_param(s, "flavor");
+	f.arch = web_ssr_param(s, "arch");
+	f.test = web_ssr_param(s, "test");
+	f.machine = web_ssr_param(s, "machine");
+	f.build = web_ssr_param(s, "build");
+	if (grp) {
+		char *end;
 
-		any = any || val;
-		rc = rc || html_query_add(&url, latest_keys[i], val);
+		f.group = strtoll(grp, &end, 10);
+		if (*end || f.group < 0)
+			return -1;
+		f.no_group = f.group == 0;
 	}
-	if (!rc && any)
-		answer = web_ssr_get(s, url.data);
-	buf_release(&url);
-	json_array_foreach(json_object_get(answer, "jobs"), i, j)
+	rc = joblist_openqa(s->req->db, &f, 1000, 0, true, &jobs);
+	if (rc)
+		return rc;
+	json_array_foreach(jobs, i, j)
 		if (json_integer_value(json_object_get(j, "id")) > id)
 			id = json_integer_value(json_object_get(j, "id"));
+	json_decref(jobs);
 	return id;
 }
 
@@ -511,21 +522,44 @@ void web_ssr_job(struct web_ssr *s)
 {
 	struct html *h = &s->main;
 	struct job_view v;
-	char url[96];
-	json_t *answer, *mods, *m, *set;
-	size_t i, budget = JOB_SSR_RESULTS_MAX;
+	json_t *comments = NULL, *mods, *m, *set;
+	char msg[256];
+	size_t i;
 	double x;
+	int rc;
 
 	memset(&v, 0, sizeof(v));
-	v.id = !strcmp(s->req->path, "/tests/latest") ? latest_id(s) : (long long)s->req->id;
-	if (v.id <= 0)
+	if (!strcmp(s->req->path, "/tests/latest")) {
+		v.id = latest_id(s);
+		if (v.id == -1) {
+			web_ssr_error(s, "Name a scenario: /tests/latest?distri=…&version=…&flavor=…&arch=…&test=…&machine=…");
+			return;
+		}
+		if (v.id == 0) {
+			const char *q = strchr(s->req->target, '?');
+
+			web_ssr_error(s, "No job matches %s.", q ? q + 1 : "");
+			return;
+		}
+		if (v.id < 0) {
+			web_ssr_error(s, "the jobs could not be read (%lld)", v.id);
+			return;
+		}
+	} else {
+		v.id = (long long)s->req->id;
+	}
+	rc = jobs_details_json(s->req->db, s->req->data_dir, v.id, true, &v.job);
+	if (rc == ERR_NOT_FOUND) {
+		web_ssr_error(s, "Job %lld does not exist.", v.id);
 		return;
-	snprintf(url, sizeof(url), "/api/v1/jobs/%lld/details", v.id);
-	answer = web_ssr_get(s, url);
-	if (!json_is_object(v.job = json_object_get(answer, "job")))
+	}
+	if (rc) {
+		web_ssr_error(s, "job %lld could not be read (%d)", v.id, rc);
 		return;
-	snprintf(url, sizeof(url), "/api/v1/jobs/%lld/comments", v.id);
-	v.ncomments = json_array_size(web_ssr_get(s, url));
+	}
+	web_ssr_keep(s, v.job);
+	if (!comments_list(s->req->db, COMMENTS_JOB, v.id, COMMENTS_DEFAULT_LIMIT, false, &comments, msg, sizeof(msg)))
+		v.ncomments = json_array_size(web_ssr_keep(s, comments));
 	/* the page's own path: its tab and step links stay on it */
 	set = json_object_get(v.job, "settings");
 	x = js_number(json_object_get(set, "XRES"));
@@ -535,8 +569,7 @@ void web_ssr_job(struct web_ssr *s)
 	v.logs = string_set(json_object_get(v.job, "logs"));
 	v.pngs = string_set(json_object_get(v.job, "screenshots"));
 	v.results = json_object();
-	v.overall = result_file(s, &v, "results.json", &budget);
-	json_decref(result_file(s, &v, "video_index.json", &budget)); /* its island only */
+	v.overall = result_file(s, &v, "results.json");
 	mods = json_object_get(v.job, "testresults");
 	if (!js_truthy(mods))
 		mods = json_object_get(v.job, "modules");
@@ -548,10 +581,9 @@ void web_ssr_job(struct web_ssr *s)
 		if (!*name || json_object_get(v.results, name))
 			continue;
 		snprintf(file, sizeof(file), "result-%s.json", name);
-		r = budget ? result_file(s, &v, file, &budget) : NULL;
-		if ((r && json_object_set_new(v.results, name, r)) ||
-		    (!r && has(v.logs, file) && json_object_set_new(v.results, name, json_null()))) /* there, not read */
-			h->err = h->err ? h->err : ERR_NOMEM; /* a module shown without its steps: the script shows the page */
+		r = result_file(s, &v, file);
+		if (r && json_object_set_new(v.results, name, r))
+			h->err = h->err ? h->err : ERR_NOMEM;
 	}
 	if (!v.logs || !v.pngs || !v.results)
 		h->err = h->err ? h->err : ERR_NOMEM;

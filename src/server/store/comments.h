@@ -35,6 +35,9 @@ struct comments_author {
  * exist") or ERR_IO ("cannot read Job 5"), the text in msg. */
 int comments_owner_check(struct db *db, enum comments_owner owner, int64_t id, char *msg, size_t msglen);
 
+/* GET .../comments' limit when it names none (the job page's too). */
+#define COMMENTS_DEFAULT_LIMIT 1000
+
 /* The owner's first limit comments (by id) as openQA's JSON array;
  * markdown adds the rendered HTML. 0 and *out (new array), ERR_NOT_FOUND
  * (no such owner) or ERR_IO, the text in msg. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "server/store/artefacts.h"
 #include "server/store/assets.h"
 #include "server/db/db.h"
 #include "server/store/deps.h"
@@ -15,6 +16,7 @@
 #include "server/store/jobs.h"
 #include "server/store/jobs_int.h"
 #include "server/store/jbuild.h"
+#include "server/store/workers.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -1058,4 +1060,25 @@ int jobs_create_posted(struct db *db, const json_t *global, const json_t *per, b
 		log_info("creating jobs again after a conflict with another writer");
 	}
 	return rc;
+}
+
+int jobs_details_json(struct db *db, const char *data_dir, int64_t id, bool details, json_t **out)
+{
+	struct jbuild b = JBUILD_INIT;
+	json_t *j, *mods;
+	int rc = jobs_to_json(db, id, details, &j);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	mods = workers_job_modules(db, id);
+	if (details) {
+		jbuild_set_ref(&b, j, "testresults", mods);
+		jbuild_set(&b, j, "logs", artefact_list(data_dir, id, ARTEFACT_FILE, false));
+		jbuild_set(&b, j, "screenshots", artefact_list(data_dir, id, ARTEFACT_FILE, true));
+		jbuild_set(&b, j, "ulogs", artefact_list(data_dir, id, ARTEFACT_ULOG, false));
+	}
+	jbuild_set(&b, j, "modules", mods);
+	*out = jbuild_done(&b, j);
+	return *out ? 0 : ERR_NOMEM;
 }

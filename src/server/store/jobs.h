@@ -53,6 +53,12 @@ int jobs_insert(struct db *db, const json_t *settings, int64_t priority, int64_t
  * details adds testresults/logs/ulogs; "needs_review": true (vigil) when
  * set. 0, ERR_NOT_FOUND, or a db error. */
 int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out);
+/* GET /api/v1/jobs/<id>[/details]'s job hash, the one the job page
+ * reads too: jobs_to_json with "modules" (workers_job_modules) and, with
+ * details, "testresults" (the same), "logs" and "screenshots" (the job's
+ * files under data_dir, artefacts.h) and "ulogs". 0 and *out (new
+ * object), ERR_NOT_FOUND, ERR_NOMEM, or a db error. */
+int jobs_details_json(struct db *db, const char *data_dir, int64_t id, bool details, json_t **out);
 /* The hashes of jobs_to_json for ids at once, as JSON text appended to out
  * (three queries per 500 jobs instead of six per job; no jansson tree, which
  * cost the job list most of its time): span[i] is the place of ids[i]'s
