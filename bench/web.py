@@ -7,17 +7,16 @@
 # ../shared/anchors/openqa-web/pages.sh runs `web.py measure` on openQA).
 #
 #   web.py vigil OUT.json [--vigil BIN] [--work DIR] [--jobs 10000,100000] [--runs 10] [--cold 3]
-#       [--js-only] [--pages a,b]
+#       [--pages a,b]
 #       seeds vigil data directories itself (the anchor's data set grown to
 #       10,000 / 100,000 jobs, real results of examples/grub on one build),
 #       starts `vigil serve` on each and measures VIGIL_PAGES; the list pages
 #       (list=True) also at the larger size. This is the one command to rerun.
 #       At the first size, in the same run: the floor, each public page's
-#       first view saved as a static HTML file without scripts (static_floor);
-#       with --js-only, the pages again with no first view
-#       (VIGIL_WEB_FIRST_VIEW=off: the shell, then the script renders; only
-#       the job page has a first view to turn off now, the pages built once
-#       by the server are the same both ways: docs/web.md).
+#       first view saved as a static HTML file without scripts (static_floor).
+#       Every page is built once by the server now (docs/web.md); the
+#       "script only" way docs/web.md records was measured while pages
+#       still had one (VIGIL_WEB_FIRST_VIEW=off, gone with it).
 #   web.py measure --site vigil|openqa --url URL --out OUT.json [--pid NAME=PID ...]
 #       [--param KEY=VALUE ...] [--only list] [--runs 10] [--cold 3] [--shots DIR]
 #       measures a server that is already running (ids in the paths come from --param).
@@ -677,18 +676,18 @@ def static_floor(base, pages, runs, cold):
 
 
 def ways_table(r):
-    """The three ways side by side (warm medians): the first view (the
-    server's HTML, then the script), the script alone, the static floor."""
-    js, fl = r.get('js_only', {}).get('pages', {}), r.get('floors', {})
-    lines = ['| page | first view warm / cold ms | script only warm / cold ms | static floor warm / cold ms |',
-             '|---|---|---|---|']
+    """The page beside its static floor (warm / cold medians): the page
+    built by the server, then its script; the same HTML without scripts."""
+    fl = r.get('floors', {})
+    lines = ['| page | built once warm / cold ms | static floor warm / cold ms |',
+             '|---|---|---|']
     for name, p in r['pages'].items():
         def wc(q):
             if not q:
                 return '-'
             w, c = q.get('warm', {}).get('ttc_ms_median'), q.get('cold', {}).get('ttc_ms_median')
             return f"{_ms(w)} / {_ms(c)}"
-        lines.append(f'| {name} | {wc(p)} | {wc(js.get(name))} | {wc(fl.get(name))} |')
+        lines.append(f'| {name} | {wc(p)} | {wc(fl.get(name))} |')
     return '\n'.join(lines)
 
 
@@ -723,20 +722,11 @@ def vigil_main(a):
                 r['floor'] = r['floors'].get('overview')
         finally:
             srv.stop()
-        if i == 0 and a.js_only:
-            # the same pages with no first view: the shell, then the script renders from the API
-            srv = Serve(vigil, data, os.path.join(work, f'serve-{total}-js.log'), ['--worker-timeout', '86400'],
-                        env={'VIGIL_WEB_FIRST_VIEW': 'off'})
-            srv.start()
-            try:
-                r['js_only'] = measure('vigil', srv.url, {'vigil': srv.proc.pid}, params, a.runs, a.cold, names=names)
-            finally:
-                srv.stop()
         r['jobs'] = params['jobs']
         out['sizes'][str(total)] = r
         print(f"\nvigil, {params['jobs']} jobs\n" + table(r), flush=True)
         if 'floors' in r:
-            print(f"\nthe three ways, {params['jobs']} jobs (time to content)\n" + ways_table(r), flush=True)
+            print(f"\nbuilt once and the static floor, {params['jobs']} jobs (time to content)\n" + ways_table(r), flush=True)
     ref = json.load(open(a.reference)) if os.path.exists(a.reference) else None
     out['reference'] = a.reference if ref else None
     json.dump(out, open(a.out, 'w'), indent=1)
@@ -769,8 +759,6 @@ def main():
     v.add_argument('--work', default=os.path.join(HERE, 'out', 'web'))
     v.add_argument('--jobs', default='10000,100000', help='data set sizes; the first gets every page, the rest the lists')
     v.add_argument('--grub', help='output of `vigil run examples/grub --out DIR` to reuse (else made under WORK)')
-    v.add_argument('--js-only', action='store_true',
-                   help='also measure the first size with no first view (VIGIL_WEB_FIRST_VIEW=off): the script alone')
     v.add_argument('--pages', help='comma-separated page names (default: all)')
     v.add_argument('--reference', default=REFERENCE, help="openQA's figures (web.py reference ...)")
     r = sub.add_parser('reference', help="openQA's measure outputs -> a summary on stdout (bench/reference/openqa-pages.json)")

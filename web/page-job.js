@@ -8,7 +8,7 @@
 // writes the header, the tabs' links and #details (web_ssr_job.c); the
 // other tabs are drawn on first view by their modules (job-*.js), and
 // the details get their behaviour there; data only ever as text.
-import { h, replace } from './dom.js';
+import { h, replace, builtByServer } from './dom.js';
 import { send } from './api.js';
 import { loadJob } from './job-data.js';
 import { renderDetails, openStep, stepKeys } from './job-details.js';
@@ -194,7 +194,7 @@ async function onHash(ctx) {
 // this adds the buttons, the other tabs' panels, drawn when first shown,
 // the opened step and the keys.
 export async function render(main) {
-	const page = main.querySelector('.job-page[data-job]');
+	const page = builtByServer(main, '.job-page[data-job]');
 	if (!page) return; // the server's message says why
 	const [ctx, user] = await Promise.all([loadJob(Number(page.dataset.job)), sessionUser()]);
 	document.title = `${ctx.job.name || ctx.job.test} - vigil`;
