@@ -115,11 +115,11 @@ static int assign(struct db *db, int64_t job_id, int64_t worker_id, bool handed)
 	int rc;
 
 	db_now(now);
-	rc = db_exec(db, "UPDATE jobs SET state = 'assigned', assigned_worker_id = ?, t_started = NULL,"
-		     " t_updated = ? WHERE id = ? AND state = 'scheduled'", "iti", worker_id, now, job_id);
+	rc = db_exec_whole(db, "UPDATE jobs SET state = 'assigned', assigned_worker_id = ?, t_started = NULL,"
+			   " t_updated = ? WHERE id = ? AND state = 'scheduled'", "iti", worker_id, now, job_id);
 	if (rc <= 0 || !handed)
 		return rc;
-	rc = db_exec(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", job_id, worker_id);
+	rc = db_exec_whole(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", job_id, worker_id);
 	return rc < 0 ? rc : 1;
 }
 
@@ -475,7 +475,7 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 	/* A job reserved for this worker with its parallel cluster comes first. */
 	rc = reserved_for(db, worker_id, &reserved);
 	if (rc == 0) {
-		rc = db_exec(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", reserved, worker_id);
+		rc = db_exec_whole(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", reserved, worker_id);
 		if (rc >= 0) {
 			*job_id = reserved;
 			log_info("job %lld handed to worker %lld (reserved with its parallel cluster)", (long long)reserved,
