@@ -88,6 +88,19 @@ int workers_seen(struct db *db, int64_t worker_id, int64_t now_s)
 	return rc == 0 ? ERR_NOT_FOUND : 0;
 }
 
+int workers_seen_asking(struct db *db, int64_t worker_id, int64_t now_s)
+{
+	char now[DB_TIME_LEN];
+	int rc;
+
+	now_text(now);
+	rc = db_exec(db, "UPDATE workers SET t_seen = ?, t_seen_s = ?, error = NULL WHERE id = ?", "tii", now, now_s,
+		     worker_id);
+	if (rc < 0)
+		return rc;
+	return rc == 0 ? ERR_NOT_FOUND : 0;
+}
+
 int workers_set_error(struct db *db, int64_t worker_id, const char *error)
 {
 	int rc = db_exec(db, "UPDATE workers SET error = ? WHERE id = ?", "ti", error, worker_id);

@@ -40,6 +40,9 @@ int workers_grace(struct db *db, int64_t now_s);
 
 /* Mark the worker seen at now_s. 0, ERR_NOT_FOUND, or a db error. */
 int workers_seen(struct db *db, int64_t worker_id, int64_t now_s);
+/* workers_seen of a worker asking for work anew: its error cleared too, in
+ * the same statement (one commit a poll fewer). Same returns. */
+int workers_seen_asking(struct db *db, int64_t worker_id, int64_t now_s);
 
 /* End every job still in an execution state on worker_id: assigned ones go
  * back to scheduled, later ones end done/incomplete with reason (unless a
