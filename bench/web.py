@@ -7,10 +7,17 @@
 # ../shared/anchors/openqa-web/pages.sh runs `web.py measure` on openQA).
 #
 #   web.py vigil OUT.json [--vigil BIN] [--work DIR] [--jobs 10000,100000] [--runs 10] [--cold 3]
+#       [--js-only] [--pages a,b]
 #       seeds vigil data directories itself (the anchor's data set grown to
 #       10,000 / 100,000 jobs, real results of examples/grub on one build),
 #       starts `vigil serve` on each and measures VIGIL_PAGES; the list pages
 #       (list=True) also at the larger size. This is the one command to rerun.
+#       At the first size, in the same run: the floor, each public page's
+#       first view saved as a static HTML file without scripts (static_floor);
+#       with --js-only, the pages again with no first view
+#       (VIGIL_WEB_FIRST_VIEW=off: the shell, then the script renders; only
+#       the job page has a first view to turn off now, the pages built once
+#       by the server are the same both ways: docs/web.md).
 #   web.py measure --site vigil|openqa --url URL --out OUT.json [--pid NAME=PID ...]
 #       [--param KEY=VALUE ...] [--only list] [--runs 10] [--cold 3] [--shots DIR]
 #       measures a server that is already running (ids in the paths come from --param).
@@ -549,15 +556,16 @@ def add_results(db, data, grub, job_ids):
 class Serve:
     """`vigil serve` on a free port with extra arguments."""
 
-    def __init__(self, vigil, data, logf, args=()):
+    def __init__(self, vigil, data, logf, args=(), env=None):
         import api as apib
         self.port = apib.free_port()
         self.url = f'http://127.0.0.1:{self.port}'
         self.cmd = [vigil, 'serve', '--listen', f'127.0.0.1:{self.port}', '--data', data, *args]
         self.logf, self.proc = logf, None
+        self.env = dict(os.environ, **env) if env else None
 
     def start(self):
-        self.proc = subprocess.Popen(self.cmd, stdout=open(self.logf, 'a'), stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(self.cmd, stdout=open(self.logf, 'a'), stderr=subprocess.STDOUT, env=self.env)
         while True:
             try:
                 with urllib.request.urlopen(self.url + '/api/v1/job_groups', timeout=5) as r:
@@ -621,42 +629,67 @@ def seed(vigil, work, base_data, gid, total, grub):
     return data, {'job': ids[0], 'group': gid, 'build': build, 'jobs': n}
 
 
-def static_floor(base, path, runs, cold):
-    """The floor under every page: vigil's answer to path saved as a static
-    file without its scripts, stylesheet and icon (only its HTML), served
-    from memory by Python's HTTP server (HTTP/1.1, keep-alive) and measured
-    as the pages are. What is left is the browser's own time."""
+def static_floor(base, pages, runs, cold):
+    """The floor under each page: vigil's answer to the page's path (its
+    first view, the same content) saved as a static file without its
+    scripts, stylesheet and icon (only its HTML), served from memory by
+    Python's HTTP server (HTTP/1.1, keep-alive) and measured as the pages
+    are, with the page's selector. What is left is the browser's own time.
+    pages: [(name, path, selector)] of public pages (no sign-in)."""
     import http.server, re, threading
-    with urllib.request.urlopen(base + path, timeout=60) as r:
-        html = r.read().decode()
-    html = re.sub(r'<script\b[^>]*>.*?</script>', '', html, flags=re.S)
-    html = re.sub(r'<link\b[^>]*>', '', html).encode()
+    files = {}
+    for name, path, _ in pages:
+        with urllib.request.urlopen(base + path, timeout=60) as r:
+            html = r.read().decode()
+        html = re.sub(r'<script\b[^>]*>.*?</script>', '', html, flags=re.S)
+        files['/' + name + '.html'] = re.sub(r'<link\b[^>]*>', '', html).encode()
 
     class H(http.server.BaseHTTPRequestHandler):
         protocol_version = 'HTTP/1.1'
 
         def do_GET(self):
-            self.send_response(200)
+            body = files.get(self.path.split('?')[0])
+            self.send_response(200 if body else 404)
+            body = body or b'none'
             self.send_header('Content-Type', 'text/html; charset=utf-8')
-            self.send_header('Content-Length', str(len(html)))
+            self.send_header('Content-Length', str(len(body)))
             self.send_header('Cache-Control', 'no-cache')
             self.end_headers()
-            self.wfile.write(html)
+            self.wfile.write(body)
 
         def log_message(self, *a):
             pass
     srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), H)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     b = Browser()
+    out = {}
     try:
-        r = measure_page(b, f'http://127.0.0.1:{srv.server_address[1]}', 'static', '/static.html',
-                         'main table td a', {}, runs, cold)
+        for name, path, selector in pages:
+            r = measure_page(b, f'http://127.0.0.1:{srv.server_address[1]}', 'static ' + name, f'/{name}.html',
+                             selector, {}, runs, cold)
+            r['of'] = path
+            r['bytes'] = len(files['/' + name + '.html'])
+            out[name] = r
     finally:
         b.quit()
         srv.shutdown()
-    r['of'] = path
-    r['bytes'] = len(html)
-    return r
+    return out
+
+
+def ways_table(r):
+    """The three ways side by side (warm medians): the first view (the
+    server's HTML, then the script), the script alone, the static floor."""
+    js, fl = r.get('js_only', {}).get('pages', {}), r.get('floors', {})
+    lines = ['| page | first view warm / cold ms | script only warm / cold ms | static floor warm / cold ms |',
+             '|---|---|---|---|']
+    for name, p in r['pages'].items():
+        def wc(q):
+            if not q:
+                return '-'
+            w, c = q.get('warm', {}).get('ttc_ms_median'), q.get('cold', {}).get('ttc_ms_median')
+            return f"{_ms(w)} / {_ms(c)}"
+        lines.append(f'| {name} | {wc(p)} | {wc(js.get(name))} | {wc(fl.get(name))} |')
+    return '\n'.join(lines)
 
 
 def vigil_main(a):
@@ -664,6 +697,7 @@ def vigil_main(a):
     work = os.path.abspath(a.work)
     os.makedirs(work, exist_ok=True)
     sizes = [int(x) for x in a.jobs.split(',')]
+    names = a.pages.split(',') if a.pages else None
     if a.grub and os.path.isfile(os.path.join(a.grub, 'testresults', 'results.json')):
         grub = os.path.abspath(a.grub)
     else:
@@ -681,17 +715,28 @@ def vigil_main(a):
         srv.start()
         try:
             r = measure('vigil', srv.url, {'vigil': srv.proc.pid}, params, a.runs, a.cold,
-                        os.path.join(work, f'shots-{total}') if a.shots else None, only_lists=i > 0)
+                        os.path.join(work, f'shots-{total}') if a.shots else None, only_lists=i > 0, names=names)
             if i == 0:
-                r['floor'] = static_floor(srv.url, OVERVIEW.format(**params), a.runs, a.cold)
+                pub = [(n, p.format(**params), sel) for n, p, sel, is_list, auth in VIGIL_PAGES
+                       if not auth and (not names or n in names)]
+                r['floors'] = static_floor(srv.url, pub, a.runs, a.cold)
+                r['floor'] = r['floors'].get('overview')
         finally:
             srv.stop()
+        if i == 0 and a.js_only:
+            # the same pages with no first view: the shell, then the script renders from the API
+            srv = Serve(vigil, data, os.path.join(work, f'serve-{total}-js.log'), ['--worker-timeout', '86400'],
+                        env={'VIGIL_WEB_FIRST_VIEW': 'off'})
+            srv.start()
+            try:
+                r['js_only'] = measure('vigil', srv.url, {'vigil': srv.proc.pid}, params, a.runs, a.cold, names=names)
+            finally:
+                srv.stop()
         r['jobs'] = params['jobs']
         out['sizes'][str(total)] = r
         print(f"\nvigil, {params['jobs']} jobs\n" + table(r), flush=True)
-        if 'floor' in r:
-            print(f"the overview as a static file with no script (the floor): warm {r['floor']['warm']['ttc_ms_median']} ms, "
-                  f"cold {r['floor']['cold']['ttc_ms_median']} ms", flush=True)
+        if 'floors' in r:
+            print(f"\nthe three ways, {params['jobs']} jobs (time to content)\n" + ways_table(r), flush=True)
     ref = json.load(open(a.reference)) if os.path.exists(a.reference) else None
     out['reference'] = a.reference if ref else None
     json.dump(out, open(a.out, 'w'), indent=1)
@@ -724,6 +769,9 @@ def main():
     v.add_argument('--work', default=os.path.join(HERE, 'out', 'web'))
     v.add_argument('--jobs', default='10000,100000', help='data set sizes; the first gets every page, the rest the lists')
     v.add_argument('--grub', help='output of `vigil run examples/grub --out DIR` to reuse (else made under WORK)')
+    v.add_argument('--js-only', action='store_true',
+                   help='also measure the first size with no first view (VIGIL_WEB_FIRST_VIEW=off): the script alone')
+    v.add_argument('--pages', help='comma-separated page names (default: all)')
     v.add_argument('--reference', default=REFERENCE, help="openQA's figures (web.py reference ...)")
     r = sub.add_parser('reference', help="openQA's measure outputs -> a summary on stdout (bench/reference/openqa-pages.json)")
     r.add_argument('files', nargs='+')

@@ -1,68 +1,44 @@
 // SPDX-License-Identifier: MIT
 // admin-assets.js - /admin/assets: the files under the server's factory/
-// (type, name, size, the jobs whose settings name them) from
-// GET /api/v1/assets; a signed-in admin deletes one (DELETE
-// /api/v1/assets/<id>, which removes the file too).
-import { h, replace } from './dom.js';
-import { get, send } from './api.js';
-import { adminNav, getSession, isAdmin, humanSize, when, sortableTable, filterBox, errorLine } from './admin-common.js';
-
-// "2026-12-04 10:34:24" (openQA's raw row time) as an ISO time.
-function isoTime(t) {
-	return t ? String(t).replace(' ', 'T') : null;
-}
-
-function jobsCell(a) {
-	const n = a.jobs || 0;
-	if (!n) return h('span', { class: 'muted' }, 'none');
-	const links = (a.last_jobs || []).map(id => h('a', { href: `/tests/${id}` }, `#${id}`));
-	return h('span', { class: 'adm-jobs' }, `${n}: `, links.flatMap((l, i) => (i ? [' ', l] : [l])),
-		n > links.length ? ' …' : '');
-}
+// (type, name, size, the jobs whose settings name them). The server
+// builds the table (src/server/pages/web_ssr_admin.c, from the domain's
+// assets_list_json); this adds sorting and the filter, and for a
+// signed-in admin a delete button per asset (DELETE /api/v1/assets/<id>,
+// which removes the file too), after which the server's page is shown anew.
+import { h, replace, builtByServer, reloadMain } from './dom.js';
+import { send } from './api.js';
+import { getSession, isAdmin, liveTable, errorLine } from './admin-common.js';
 
 export async function render(main) {
-	const [{ assets }, session] = await Promise.all([get('/api/v1/assets'), getSession()]);
-	const admin = isAdmin(session);
-	const total = assets.reduce((s, a) => s + (Number(a.size) || 0), 0);
+	const table = builtByServer(main, 'table.adm-assets');
+	if (!table) return;
+	liveTable(table, main.querySelector('.adm-filter'));
+	const session = await getSession();
+	if (!isAdmin(session) || table.querySelector('th.adm-actions')) return;
 	async function reload(msg) {
+		await reloadMain(main);
 		await render(main);
-		if (msg) main.querySelector('.adm-message').textContent = msg;
+		const m = main.querySelector('.adm-message');
+		if (msg && m) m.textContent = msg;
 	}
-	const columns = [
-		{ label: 'Type', sort: a => a.type, cell: a => a.type },
-		{ label: 'Name', sort: a => a.name, cell: a => h('a', { href: `/assets/${encodeURIComponent(a.type)}/${encodeURIComponent(a.name)}` }, a.name) },
-		{ label: 'Size', class: 'num', sort: a => (a.size === null ? -1 : Number(a.size)),
-			cell: a => (a.size === null || a.size === undefined ? h('span', { class: 'muted' }, 'unknown')
-				: h('span', { title: `${a.size} bytes` }, humanSize(a.size))) },
-		{ label: 'Jobs using it', sort: a => a.jobs || 0, cell: jobsCell },
-		{ label: 'Last use', sort: a => a.last_use_job_id || 0,
-			cell: a => (a.last_use_job_id ? h('a', { href: `/tests/${a.last_use_job_id}` }, `#${a.last_use_job_id}`) : '') },
-		{ label: 'Registered', sort: a => a.t_created || '', cell: a => when(isoTime(a.t_created)) },
-	];
-	if (admin) {
-		columns.push({ label: 'Actions', class: 'adm-actions', cell: a => {
-			const box = h('span', { class: 'adm-buttons' });
-			return replace(box, h('button', { type: 'button', class: 'adm-del-btn danger', onclick: () => {
-				replace(box, h('span', {}, `Delete ${a.name} and its file?`),
-					h('button', { type: 'button', class: 'adm-confirm danger', onclick: async () => {
-						try {
-							await send('DELETE', `/api/v1/assets/${a.id}`);
-							await reload(`Deleted ${a.type}/${a.name}.`);
-						} catch (e) {
-							replace(box, errorLine(e));
-						}
-					} }, 'Delete'),
-					h('button', { type: 'button', onclick: () => reload() }, 'Keep'));
-			} }, 'Delete'));
-		} });
+	function actions(tr) {
+		const box = h('span', { class: 'adm-buttons' });
+		const id = tr.dataset.id;
+		const what = `${tr.cells[0].textContent}/${tr.cells[1].textContent}`;
+		return replace(box, h('button', { type: 'button', class: 'adm-del-btn danger', onclick: () => {
+			replace(box, h('span', {}, `Delete ${tr.cells[1].textContent} and its file?`),
+				h('button', { type: 'button', class: 'adm-confirm danger', onclick: async () => {
+					try {
+						await send('DELETE', `/api/v1/assets/${id}`);
+						await reload(`Deleted ${what}.`);
+					} catch (e) {
+						replace(box, errorLine(e));
+					}
+				} }, 'Delete'),
+				h('button', { type: 'button', onclick: () => reload() }, 'Keep'));
+		} }, 'Delete'));
 	}
-	const table = sortableTable(columns, assets, { class: 'adm-assets', sortBy: 1,
-		rowAttrs: a => ({ dataset: { id: a.id } }), empty: 'No assets under factory/ yet.' });
-	replace(main, adminNav('/admin/assets'),
-		h('h1', {}, `Assets (${assets.length})`),
-		h('div', { class: 'adm-tools' },
-			filterBox('Filter assets', assets, a => `${a.type} ${a.name}`, list => table.refill(list)),
-			h('span', { class: 'adm-summary' }, `${humanSize(total)} in all`)),
-		h('p', { class: 'adm-message', role: 'status' }),
-		table);
+	table.tHead.rows[0].append(h('th', { scope: 'col', class: 'adm-actions' }, 'Actions'));
+	for (const tr of table.tBodies[0].rows)
+		if (tr.dataset.id !== undefined) tr.append(h('td', { class: 'adm-actions' }, actions(tr)));
 }

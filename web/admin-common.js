@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // admin-common.js - what the admin pages share: the admin navigation, the
 // signed-in session (session.js, loaded on demand: no module or no user
-// means signed out, and write controls stay hidden), times and sizes as
-// people read them, client-side sortable tables and the error line.
-import { h, ago } from './dom.js';
+// means signed out, and write controls stay hidden), sorting and
+// filtering the tables the server wrote, a sortable table made here (job
+// groups) and the error line.
+import { h } from './dom.js';
 import { setCsrf } from './api.js';
 
 // The admin pages in openQA's menu order: [path, label].
@@ -59,29 +60,76 @@ export function isAdmin(s) {
 	return !!(s && s.user && s.user.role === 'admin');
 }
 
-// "2026-12-04T10:34:24" (UTC) as "5 min ago", the exact time as a tooltip.
-export function when(iso) {
-	if (!iso) return h('span', { class: 'muted' }, 'never');
-	return h('time', { datetime: iso + 'Z', title: iso.replace('T', ' ') + ' UTC' }, ago(iso));
-}
-
-// Bytes as people read them: "512 B", "1.4 KiB", "3.2 GiB".
-export function humanSize(n) {
-	if (n === null || n === undefined || n === '') return '';
-	n = Number(n);
-	if (!Number.isFinite(n) || n < 0) return '';
-	const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
-	let i = 0;
-	while (n >= 1024 && i < units.length - 1) {
-		n /= 1024;
-		i++;
+// Behaviour for a table the server wrote (docs/web.md, "Pages built
+// once"): its head's buttons (th > button.adm-sort) sort the rows by the
+// text of their cells (a cell's data-sort first), filter (an input) keeps
+// the rows whose text holds what was typed. The rows are the server's,
+// moved, never made anew. Set up once per table; returns its state, whose
+// rows() lists the data rows in their current order and filter.
+const live = new WeakMap();
+export function liveTable(table, filter) {
+	if (live.has(table)) return live.get(table);
+	const tbody = table.tBodies[0];
+	const rows = [...tbody.rows].filter(tr => tr.dataset.id !== undefined);
+	const others = [...tbody.rows].filter(tr => tr.dataset.id === undefined);
+	let sortBy = null;
+	let desc = false;
+	let q = '';
+	const key = (tr, i) => {
+		const td = tr.cells[i];
+		if (!td) return '';
+		const v = td.dataset.sort;
+		if (v !== undefined) return v === '' ? '' : Number.isFinite(Number(v)) ? Number(v) : v;
+		const t = td.textContent.trim();
+		return /^-?\d+$/.test(t) ? Number(t) : t;
+	};
+	function fill() {
+		let list = rows.filter(tr => !q || tr.textContent.toLowerCase().includes(q));
+		if (sortBy !== null) list = list.sort((a, b) => (desc ? -1 : 1) * cmp(key(a, sortBy), key(b, sortBy)));
+		tbody.replaceChildren(...list, ...(rows.length ? [] : others));
 	}
-	return i === 0 ? `${n} B` : `${n < 10 ? n.toFixed(1) : Math.round(n)} ${units[i]}`;
+	const heads = [...table.tHead.rows[0].cells];
+	heads.forEach((th, i) => {
+		const by = th.getAttribute('aria-sort');
+		if (by === 'ascending' || by === 'descending') {
+			sortBy = i;
+			desc = by === 'descending';
+		}
+		const button = th.querySelector('button.adm-sort');
+		if (!button) return;
+		button.addEventListener('click', () => {
+			desc = sortBy === i ? !desc : false;
+			sortBy = i;
+			heads.forEach((o, j) => {
+				if (o.hasAttribute('aria-sort'))
+					o.setAttribute('aria-sort', j === sortBy ? (desc ? 'descending' : 'ascending') : 'none');
+			});
+			fill();
+		});
+	});
+	if (filter)
+		filter.addEventListener('input', () => {
+			q = filter.value.trim().toLowerCase();
+			fill();
+		});
+	const state = { rows: () => [...tbody.rows].filter(tr => tr.dataset.id !== undefined) };
+	live.set(table, state);
+	return state;
 }
 
 // An error shown in place of (or above) the page's data.
 export function errorLine(e) {
 	return h('p', { class: 'error adm-error', role: 'alert' }, e instanceof Error ? e.message : String(e));
+}
+
+// The order of sortable values: empty last, numbers by value, text as
+// people read it (digit runs by value).
+function cmp(a, b) {
+	if (a === b) return 0;
+	if (a === null || a === undefined || a === '') return 1;
+	if (b === null || b === undefined || b === '') return -1;
+	if (typeof a === 'number' && typeof b === 'number') return a - b;
+	return String(a).localeCompare(String(b), undefined, { numeric: true });
 }
 
 // A table whose headers sort the rows in the browser. columns:
@@ -103,13 +151,6 @@ export function sortableTable(columns, rows, opts = {}) {
 			} }, c.label));
 		return th;
 	});
-	function cmp(a, b) {
-		if (a === b) return 0;
-		if (a === null || a === undefined || a === '') return 1;
-		if (b === null || b === undefined || b === '') return -1;
-		if (typeof a === 'number' && typeof b === 'number') return a - b;
-		return String(a).localeCompare(String(b), undefined, { numeric: true });
-	}
 	function fill() {
 		let list = rows.slice();
 		if (sortBy !== null && columns[sortBy].sort) {
@@ -137,15 +178,4 @@ export function sortableTable(columns, rows, opts = {}) {
 		fill();
 	};
 	return wrap;
-}
-
-// A text filter over rows: calls onChange with the rows whose text (from
-// text(row)) contains what was typed, case-insensitive.
-export function filterBox(label, rows, text, onChange) {
-	const input = h('input', { type: 'search', class: 'adm-filter', placeholder: label, 'aria-label': label,
-		oninput: () => {
-			const q = input.value.trim().toLowerCase();
-			onChange(q ? rows.filter(r => text(r).toLowerCase().includes(q)) : rows);
-		} });
-	return input;
 }

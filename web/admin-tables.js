@@ -1,45 +1,45 @@
 // SPDX-License-Identifier: MIT
 // admin-tables.js - /admin/machines, /admin/products, /admin/test_suites:
-// the rows of openQA's admin tables with their settings, from the same API
-// programs use (GET /api/v1/<table>); a signed-in admin adds (POST), edits
-// (PUT /<id>) and deletes (DELETE /<id>) rows there. Settings are edited
-// as KEY=value lines, as openQA's table editor shows them.
-import { h, replace } from './dom.js';
-import { get, send } from './api.js';
-import { adminNav, getSession, isAdmin, sortableTable, filterBox, errorLine } from './admin-common.js';
+// the server builds the table (src/server/pages/web_ssr_admin.c, from the
+// domain's tables_list); this adds sorting and the filter, and for a
+// signed-in admin the write controls: add (POST /api/v1/<table>), edit
+// (PUT /<id>) and delete (DELETE /<id>), after which the server's page is
+// shown anew. Settings are edited as KEY=value lines, as openQA's table
+// editor shows them.
+import { h, replace, builtByServer, reloadMain } from './dom.js';
+import { send } from './api.js';
+import { getSession, isAdmin, liveTable, errorLine } from './admin-common.js';
 
-// Per table: its API path, the JSON key of its rows, its columns (the
-// form fields of the API) and which of them are required.
+// Per table: its API path, what a row is called, its columns (the form
+// fields of the API, in the order of the server's table) and which of
+// them are required.
 export const TABLES = {
 	machines: {
-		title: 'Machines', one: 'machine', api: '/api/v1/machines', key: 'Machines',
+		one: 'machine', api: '/api/v1/machines',
 		cols: [['name', 'Name'], ['backend', 'Backend'], ['description', 'Description']],
 		required: ['name', 'backend'],
 	},
 	products: {
-		title: 'Products', one: 'product', api: '/api/v1/products', key: 'Products',
+		one: 'product', api: '/api/v1/products',
 		cols: [['distri', 'Distri'], ['version', 'Version'], ['flavor', 'Flavor'], ['arch', 'Arch'],
 			['description', 'Description']],
 		required: ['distri', 'version', 'flavor', 'arch'],
 	},
 	test_suites: {
-		title: 'Test suites', one: 'test suite', api: '/api/v1/test_suites', key: 'TestSuites',
+		one: 'test suite', api: '/api/v1/test_suites',
 		cols: [['name', 'Name'], ['description', 'Description']],
 		required: ['name'],
 	},
 };
 
-// Settings as the API lists them ([{key, value}]) or as an object, sorted by key.
-function settingsList(s) {
-	const list = Array.isArray(s) ? s.map(x => [x.key, x.value]) : Object.entries(s || {});
-	return list.sort((a, b) => String(a[0]).localeCompare(String(b[0])));
-}
-
-function settingsCell(row) {
-	const list = settingsList(row.settings);
-	if (!list.length) return h('span', { class: 'muted' }, '—');
-	return h('ul', { class: 'adm-settings' }, list.map(([k, v]) =>
-		h('li', {}, h('span', { class: 'k' }, k), '=', h('span', { class: 'v' }, v))));
+// A row of the server's table as the editor takes it: {id, <col>: text,
+// settings: [[key, value]]}.
+function rowOf(t, tr) {
+	const row = { id: tr.dataset.id };
+	t.cols.forEach(([col], i) => { row[col] = tr.cells[i + 1].textContent; });
+	row.settings = [...tr.querySelectorAll('.adm-settings li')].map(li =>
+		[li.querySelector('.k').textContent, li.querySelector('.v').textContent]);
+	return row;
 }
 
 // "KEY=value" lines → {settings object} or throws naming the bad line.
@@ -68,10 +68,10 @@ function editorRow(t, row, ncols, done) {
 	const inputs = {};
 	const status = h('span', { class: 'adm-status', role: 'status' });
 	const settingsText = h('textarea', {
-		class: 'adm-settings-edit', rows: Math.max(3, settingsList(row ? row.settings : []).length + 1),
+		class: 'adm-settings-edit', rows: Math.max(3, (row ? row.settings.length : 0) + 1),
 		'aria-label': 'Settings, one KEY=value per line', placeholder: 'KEY=value', spellcheck: 'false',
 	});
-	settingsText.value = settingsList(row ? row.settings : []).map(([k, v]) => `${k}=${v}`).join('\n');
+	settingsText.value = (row ? row.settings : []).map(([k, v]) => `${k}=${v}`).join('\n');
 	const fields = t.cols.map(([col, label]) => {
 		const input = h('input', { type: 'text', name: col, 'aria-label': label, placeholder: label,
 			required: t.required.includes(col) });
@@ -110,65 +110,49 @@ function editorRow(t, row, ncols, done) {
 
 export async function render(main, name) {
 	const t = TABLES[name];
-	const path = `/admin/${name}`;
-	const [answer, session] = await Promise.all([get(t.api), getSession()]);
-	const rows = answer[t.key] || [];
-	const admin = isAdmin(session);
-	const message = h('p', { class: 'adm-message', role: 'status' });
+	const table = builtByServer(main, `table.adm-${name}`);
+	if (!table) return;
+	liveTable(table, main.querySelector('.adm-filter'));
+	const session = await getSession();
+	if (!isAdmin(session) || table.querySelector('th.adm-actions')) return;
 
-	// Re-read the rows after a write and show what happened.
+	// The server's page anew after a write, with what happened.
 	async function reload(msg) {
+		await reloadMain(main);
 		await render(main, name);
-		if (msg) {
-			const m = main.querySelector('.adm-message');
-			if (m) m.textContent = msg;
-		}
+		const m = main.querySelector('.adm-message');
+		if (msg && m) m.textContent = msg;
 	}
 
-	const columns = [
-		{ label: 'ID', class: 'num', sort: r => r.id, cell: r => String(r.id) },
-		...t.cols.map(([col, label]) => ({
-			label, class: col === 'description' ? 'adm-desc' : null,
-			sort: r => r[col] ?? '', cell: r => r[col] ?? '',
-		})),
-		{ label: 'Settings', class: 'adm-settings-col', cell: settingsCell },
-	];
-	let tableEl = null;
-	const ncols = columns.length + (admin ? 1 : 0);
-	if (admin) {
-		columns.push({ label: 'Actions', class: 'adm-actions', cell: r => {
-			const box = h('span', { class: 'adm-buttons' });
-			const edit = h('button', { type: 'button', class: 'adm-edit-btn', onclick: ev => {
-				const tr = ev.target.closest('tr');
-				tr.replaceWith(editorRow(t, r, ncols, reload));
-			} }, 'Edit');
-			const del = h('button', { type: 'button', class: 'adm-del-btn danger', onclick: () => {
-				// Asked in place, so nothing modal stands in the way.
-				replace(box, h('span', {}, `Delete ${t.one} ${r.id}?`),
-					h('button', { type: 'button', class: 'adm-confirm danger', onclick: async () => {
-						try {
-							await send('DELETE', `${t.api}/${r.id}`);
-							await reload(`Deleted ${t.one} ${r.id}.`);
-						} catch (e) {
-							replace(box, errorLine(e));
-						}
-					} }, 'Delete'),
-					h('button', { type: 'button', onclick: () => reload() }, 'Keep'));
-			} }, 'Delete');
-			return replace(box, edit, del);
-		} });
+	const ncols = table.tHead.rows[0].cells.length + 1;
+	function actions(tr) {
+		const box = h('span', { class: 'adm-buttons' });
+		const id = tr.dataset.id;
+		const edit = h('button', { type: 'button', class: 'adm-edit-btn', onclick: () => {
+			tr.replaceWith(editorRow(t, rowOf(t, tr), ncols, reload));
+		} }, 'Edit');
+		const del = h('button', { type: 'button', class: 'adm-del-btn danger', onclick: () => {
+			// Asked in place, so nothing modal stands in the way.
+			replace(box, h('span', {}, `Delete ${t.one} ${id}?`),
+				h('button', { type: 'button', class: 'adm-confirm danger', onclick: async () => {
+					try {
+						await send('DELETE', `${t.api}/${id}`);
+						await reload(`Deleted ${t.one} ${id}.`);
+					} catch (e) {
+						replace(box, errorLine(e));
+					}
+				} }, 'Delete'),
+				h('button', { type: 'button', onclick: () => reload() }, 'Keep'));
+		} }, 'Delete');
+		return replace(box, edit, del);
 	}
-	tableEl = sortableTable(columns, rows, {
-		class: `adm-${name}`, empty: `No ${t.title.toLowerCase()} yet.`,
-		rowAttrs: r => ({ dataset: { id: r.id } }),
-	});
-	const text = r => [r.id, ...t.cols.map(([c]) => r[c] ?? ''),
-		...settingsList(r.settings).map(([k, v]) => `${k}=${v}`)].join(' ');
-	const tools = h('div', { class: 'adm-tools' },
-		filterBox(`Filter ${t.title.toLowerCase()}`, rows, text, list => tableEl.refill(list)),
-		admin ? h('button', { type: 'button', class: 'adm-new', onclick: () => {
-			const tbody = tableEl.querySelector('tbody');
-			if (!tbody.querySelector('tr[data-id="new"]')) tbody.prepend(editorRow(t, null, ncols, reload));
-		} }, `New ${t.one}`) : h('span', { class: 'muted adm-hint' }, 'Sign in as an administrator to edit.'));
-	replace(main, adminNav(path), h('h1', {}, `${t.title} (${rows.length})`), tools, message, tableEl);
+	table.tHead.rows[0].append(h('th', { scope: 'col', class: 'adm-actions' }, 'Actions'));
+	for (const tr of table.tBodies[0].rows)
+		if (tr.dataset.id !== undefined) tr.append(h('td', { class: 'adm-actions' }, actions(tr)));
+	const hint = main.querySelector('.adm-tools .adm-hint');
+	if (hint) hint.remove();
+	main.querySelector('.adm-tools').append(h('button', { type: 'button', class: 'adm-new', onclick: () => {
+		const tbody = table.tBodies[0];
+		if (!tbody.querySelector('tr[data-id="new"]')) tbody.prepend(editorRow(t, null, ncols, reload));
+	} }, `New ${t.one}`));
 }

@@ -74,3 +74,38 @@ export function resultClass(result, state) {
 	if (state && state !== 'done') return 'st-' + String(state).replace(/[^a-z_]/g, '');
 	return 'r-' + String(result || 'none').replace(/[^a-z_]/g, '');
 }
+
+// A page built by the server alone (docs/web.md, "Pages built once"): its
+// root element in main (selector), or null when the server said there why
+// it could not show the page (<p class="error">). Throws when neither is
+// there (app.js then says the page could not be shown).
+export function builtByServer(main, selector) {
+	const root = main.querySelector(selector);
+	if (root) return root;
+	if (main.querySelector(':scope > p.error')) return null;
+	throw new Error('the server sent no page');
+}
+
+// The <main> of url as the server builds it (default: this page), for a
+// page built by the server to show its data anew after a change: the
+// browser parses it (XMLHttpRequest's document; nothing in it runs).
+export function serverMain(url = location.href) {
+	return new Promise((resolve, reject) => {
+		const x = new XMLHttpRequest();
+		x.open('GET', url);
+		x.responseType = 'document';
+		x.onload = () => {
+			const m = x.status === 200 && x.response ? x.response.getElementById('main') : null;
+			if (m) resolve(m);
+			else reject(new Error(`${url}: ${x.status} ${x.statusText}`));
+		};
+		x.onerror = () => reject(new Error(`${url}: no answer`));
+		x.send();
+	});
+}
+
+// main's content replaced by the server's page anew (serverMain).
+export async function reloadMain(main, url) {
+	const fresh = await serverMain(url);
+	main.replaceChildren(...fresh.childNodes);
+}

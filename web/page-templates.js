@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: MIT
 // page-templates.js - /admin/job_templates/<group>: a job group's job
 // templates as a matrix per product (test suites × machines, the cells
-// their priority) from GET /api/v1/job_templates, and its YAML in an
-// editor over openQA's route /api/v1/job_templates_scheduling/<group>:
+// their priority) and its YAML, both built by the server
+// (src/server/pages/web_ssr_admin.c, docs/web.md "Pages built once");
+// this makes the YAML an editor over openQA's route
+// /api/v1/job_templates_scheduling/<group>:
 // "Preview" posts it with preview=1 (checked, nothing changed), "Save"
 // replaces the templates (with reference=, so a change made meanwhile by
 // someone else is refused). The server's errors ("line L, column C: ...",
 // openQA's list of strings) are listed and their lines marked in a
 // line-numbered gutter beside the text. Writes need a signed-in admin.
-import { h, replace } from './dom.js';
-import { get, send } from './api.js';
-import { adminNav, getSession, isAdmin, errorLine } from './admin-common.js';
+import { h, replace, builtByServer, serverMain } from './dom.js';
+import { send } from './api.js';
+import { getSession, isAdmin, errorLine } from './admin-common.js';
 
 // The editor on screen (one per page): its elements and the YAML loaded.
 let ed = null;
@@ -139,12 +141,12 @@ async function post(preview) {
 	try {
 		const body = await send('POST', `/api/v1/job_templates_scheduling/${ed.group}`, params);
 		if (!preview) {
-			// The new templates: the matrix and the text as the server keeps them.
-			const text = ed.text.value;
-			await render(ed.main, [null, String(ed.group)]);
-			ed.text.value = text;
-			ed.loaded = text;
-			drawGutter();
+			// The new templates: the server's matrix anew; the text is what it keeps.
+			const fresh = await serverMain();
+			const matrix = fresh.querySelector('.jt-section');
+			const old = ed.main.querySelector('.jt-section');
+			if (matrix && old) old.replaceWith(matrix);
+			ed.loaded = ed.text.value;
 		}
 		showAnswer(200, body, preview);
 	} catch (e) {
@@ -155,56 +157,13 @@ async function post(preview) {
 	}
 }
 
-// The matrix of one product: test suites × machines, priorities in the cells.
-function productTable(product, list) {
-	const machines = [...new Set(list.map(t => t.machine.name))].sort();
-	const suites = new Map();
-	for (const t of list) {
-		const label = t.name && t.name !== t.test_suite.name ? `${t.name} (${t.test_suite.name})` : t.test_suite.name;
-		if (!suites.has(label)) suites.set(label, {});
-		suites.get(label)[t.machine.name] = t;
-	}
-	const p = product;
-	return h('div', { class: 'scroll jt-product' }, h('table', { class: 'adm-table jt-matrix' },
-		h('caption', {}, `${p.distri}-${p.version}-${p.flavor}-${p.arch}`),
-		h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Test suite'), machines.map(m => h('th', { scope: 'col', class: 'num' }, m)))),
-		h('tbody', {}, [...suites.keys()].sort().map(s => h('tr', {},
-			h('th', { scope: 'row' }, s),
-			machines.map(m => {
-				const t = suites.get(s)[m];
-				return h('td', { class: 'num' }, t ? h('span', { title: `job template ${t.id}, priority ${t.prio ?? 'default'}` },
-					String(t.prio ?? '—')) : h('span', { class: 'muted', 'aria-label': 'none' }, '·'));
-			}))))));
-}
-
-function matrix(templates) {
-	const byProduct = new Map();
-	for (const t of templates) {
-		const p = t.product;
-		const key = `${p.distri}\u0000${p.version}\u0000${p.flavor}\u0000${p.arch}`;
-		if (!byProduct.has(key)) byProduct.set(key, { product: p, list: [] });
-		byProduct.get(key).list.push(t);
-	}
-	if (!byProduct.size) return h('p', { class: 'muted' }, 'This group has no job templates yet.');
-	return [...byProduct.keys()].sort().map(k => productTable(byProduct.get(k).product, byProduct.get(k).list));
-}
-
 export async function render(main, match) {
 	const group = Number(match[1]);
-	const [groups, all, yaml, session] = await Promise.all([
-		get(`/api/v1/job_groups/${group}`),
-		get('/api/v1/job_templates'),
-		get(`/api/v1/job_templates_scheduling/${group}`),
-		getSession(),
-	]);
-	const g = (Array.isArray(groups) ? groups : [groups])[0] || { id: group, name: `group ${group}` };
-	const templates = (all.JobTemplates || []).filter(t => t.group_id === group);
+	const text = builtByServer(main, 'textarea.jt-text');
+	if (!text) return;
+	const session = await getSession();
 	const admin = isAdmin(session);
-	const text = h('textarea', {
-		class: 'jt-text', wrap: 'off', spellcheck: 'false', autocomplete: 'off', autocapitalize: 'off',
-		'aria-label': `YAML job templates of ${g.name}`, readonly: !admin,
-	});
-	text.value = typeof yaml === 'string' ? yaml : '';
+	const first = !ed || ed.text !== text;
 	const buttons = admin ? [
 		h('button', { type: 'button', class: 'jt-preview', onclick: () => post(true) }, 'Preview'),
 		h('button', { type: 'button', class: 'jt-save primary', onclick: () => post(false) }, 'Save'),
@@ -215,27 +174,26 @@ export async function render(main, match) {
 			replace(ed.result);
 		} }, 'Reset'),
 	] : [];
-	ed = {
-		main, group, loaded: text.value, text, buttons,
-		gutter: h('div', { class: 'jt-gutter', 'aria-hidden': 'true' }),
-		marks: h('div', { class: 'jt-marks', 'aria-hidden': 'true' }),
-		result: h('div', { class: 'jt-result', role: 'status', 'aria-live': 'polite' }),
-	};
-	text.addEventListener('scroll', syncScroll);
-	text.addEventListener('input', () => {
-		clearMarks();
-		drawGutter();
-	});
-	replace(main, adminNav('/admin/groups'),
-		h('h1', {}, 'Job templates of ', h('a', { href: `/group_overview/${group}` }, g.name)),
-		h('section', { class: 'jt-section' }, h('h2', {}, `Templates (${templates.length})`), matrix(templates)),
-		h('section', { class: 'jt-section' },
-			h('h2', {}, 'YAML'),
-			h('p', { class: 'muted' }, g.template ? 'Edited as YAML (openQA schema JobTemplates-01).'
-				: 'Written from the templates above; saving it makes this group YAML-managed.'),
-			h('div', { class: 'jt-editor' }, ed.gutter, h('div', { class: 'jt-textwrap' }, ed.marks, text)),
-			admin ? h('div', { class: 'jt-buttons' }, buttons)
-				: h('p', { class: 'muted adm-hint' }, 'Sign in as an administrator to change the templates.'),
-			ed.result));
+	if (first)
+		ed = {
+			main, group, loaded: text.value, text, buttons: [],
+			gutter: main.querySelector('.jt-gutter'),
+			marks: main.querySelector('.jt-marks'),
+			result: main.querySelector('.jt-result'),
+		};
+	if (first) {
+		text.addEventListener('scroll', syncScroll);
+		text.addEventListener('input', () => {
+			clearMarks();
+			drawGutter();
+		});
+	}
+	if (admin && !ed.buttons.length) {
+		ed.buttons = buttons;
+		text.readOnly = false;
+		const hint = text.closest('.jt-section').querySelector('.adm-hint');
+		if (hint) hint.remove();
+		ed.result.before(h('div', { class: 'jt-buttons' }, buttons));
+	}
 	drawGutter();
 }

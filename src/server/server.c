@@ -492,6 +492,7 @@ static void req_init(struct server *s, struct handler *h, struct conn_req *r, st
 	req->rejudge = s->rejudge;
 	req->developer = s->developer;
 	req->ws_hub = s->ws_hub;
+	req->ws_missing = s->ws_hub ? ws_hub_missing_cb : NULL;
 	req->worker_timeout_s = s->worker_timeout_s;
 	req->client = r->item.client;
 }

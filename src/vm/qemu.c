@@ -365,6 +365,23 @@ double qemu_starved(struct qemu *q)
 	return (double)most / 1e9;
 }
 
+static int64_t clock_now_ms(void *ctx)
+{
+	return time_mono_ms() - (int64_t)(qemu_starved(ctx) * 1000);
+}
+
+static int clock_alive(void *ctx)
+{
+	return qemu_running(ctx);
+}
+
+void qemu_qmp_clock(struct qemu *q, struct qmp_clock *out)
+{
+	out->now_ms = clock_now_ms;
+	out->alive = clock_alive;
+	out->ctx = q;
+}
+
 bool qemu_stopped(const struct qemu *q)
 {
 	char st = q->pid > 0 ? proc_state(q->pid) : 0;

@@ -142,6 +142,10 @@ bool qemu_stopped(const struct qemu *q);
  * clock leaves this time out, so that a timeout counts time the VM could
  * run, not time a busy host kept it waiting. */
 double qemu_starved(struct qemu *q);
+/* The clock QMP's waits on q run on (vm/qmp.h): monotonic time less
+ * qemu_starved, and q's exit. q must outlive the QMP connection. */
+struct qmp_clock;
+void qemu_qmp_clock(struct qemu *q, struct qmp_clock *out);
 
 /* Why QEMU is no longer running: "qemu exited with status 1" or "qemu was
  * killed by signal 9", then its last output lines. Empty while running. */

@@ -27,12 +27,48 @@ struct qmp {
 	int fd;
 	int dead;              /* a fatal error was seen; later calls fail */
 	int timeout_ms;
+	struct qmp_clock clock; /* what every wait runs on (qmp.h) */
 	unsigned long next_id;
 	struct buf rbuf;       /* bytes read but not yet parsed into lines */
 	json_t *events[QMP_EVENT_MAX];
 	size_t ev_head, ev_len;
 	unsigned long ev_dropped;
 };
+
+/* The clock's time (ms): QEMU's own with a clock given, else monotonic. */
+static int64_t clock_now(const struct qmp_clock *c)
+{
+	return c && c->now_ms ? c->now_ms(c->ctx) : time_mono_ms();
+}
+
+/* A wait's end: timeout_ms on the clock, and QMP_WALL_FACTOR times that in
+ * wall time for a QEMU that never gets a CPU. */
+struct wait_end {
+	int64_t at, wall; /* -1: none */
+};
+
+static struct wait_end wait_end(const struct qmp_clock *c, int timeout_ms)
+{
+	struct wait_end e = { clock_now(c) + timeout_ms, time_mono_ms() + (int64_t)timeout_ms * QMP_WALL_FACTOR };
+
+	return e;
+}
+
+/* ms to poll before looking again: what is left of the wait, in slices of
+ * at most 100 ms when the clock is QEMU's (it runs slower than the wall's);
+ * 0 when the wait is over. */
+static int wait_left(const struct qmp_clock *c, struct wait_end e)
+{
+	int64_t left = e.at - clock_now(c), wall = e.wall - time_mono_ms();
+
+	if (left <= 0 || wall <= 0)
+		return 0;
+	if (wall < left)
+		left = wall;
+	if ((c->now_ms || c->alive) && left > 100)
+		left = 100;
+	return (int)left;
+}
 
 static void queue_event(struct qmp *q, json_t *ev)
 {
@@ -51,9 +87,9 @@ static void queue_event(struct qmp *q, json_t *ev)
 	q->ev_len++;
 }
 
-/* Read one message (a JSON object on one line) by the deadline (ms on the
- * monotonic clock; -1: none). Caller holds the lock. */
-static int read_msg(struct qmp *q, int64_t deadline, json_t **out, char *err, size_t errlen)
+/* Read one message (a JSON object on one line) by the end (wait_end; NULL:
+ * none). Caller holds the lock. */
+static int read_msg(struct qmp *q, const struct wait_end *end, json_t **out, char *err, size_t errlen)
 {
 	*out = NULL;
 	if (q->dead) {
@@ -94,13 +130,8 @@ static int read_msg(struct qmp *q, int64_t deadline, json_t **out, char *err, si
 			*out = msg;
 			return 0;
 		}
-		if (deadline < 0) {
-			wait = -1;
-		} else {
-			int64_t left = deadline - time_mono_ms();
-			wait = left > 0 ? (int)left : 0;
-		}
-		rc = poll(&pfd, 1, wait);
+		wait = end ? wait_left(&q->clock, *end) : -1;
+		rc = poll(&pfd, 1, wait); /* 0 ms: only what is there already */
 		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
@@ -109,10 +140,17 @@ static int read_msg(struct qmp *q, int64_t deadline, json_t **out, char *err, si
 			q->dead = 1;
 			return rc;
 		}
-		if (rc == 0) {
+		if (rc == 0 && q->clock.alive && !q->clock.alive(q->clock.ctx)) {
+			err_set(err, errlen, "qemu exited before its qmp message");
+			q->dead = 1;
+			return ERR_CLOSED;
+		}
+		if (rc == 0 && end && !wait_left(&q->clock, *end)) {
 			err_set(err, errlen, "no qmp message within the deadline");
 			return ERR_TIMEOUT;
 		}
+		if (rc == 0)
+			continue;
 		n = read(q->fd, tmp, sizeof(tmp));
 		if (n < 0) {
 			if (errno == EINTR || errno == EAGAIN)
@@ -166,7 +204,7 @@ static int execute(struct qmp *q, const char *name, json_t *args, json_t **ret,
 	json_t *cmd = NULL, *reply = NULL;
 	char *text = NULL;
 	unsigned long id = ++q->next_id;
-	int64_t deadline = time_mono_ms() + timeout_ms;
+	struct wait_end end = wait_end(&q->clock, timeout_ms);
 	int rc;
 
 	if (ret)
@@ -192,7 +230,7 @@ static int execute(struct qmp *q, const char *name, json_t *args, json_t **ret,
 	for (;;) {
 		json_t *rid, *val;
 
-		rc = read_msg(q, deadline, &reply, err, errlen);
+		rc = read_msg(q, &end, &reply, err, errlen);
 		if (rc == ERR_TIMEOUT) {
 			err_set(err, errlen, "no reply to qmp '%s' within %d ms", name, timeout_ms);
 			q->dead = 1;
@@ -237,9 +275,12 @@ out:
 	return rc;
 }
 
-int qmp_connect_fd(int fd, struct qmp **out, char *err, size_t errlen)
+/* The handshake on fd with the clock (NULL: monotonic) for every wait. */
+static int connect_fd(int fd, const struct qmp_clock *clock, int timeout_ms, struct qmp **out, char *err,
+		      size_t errlen)
 {
 	struct qmp *q = calloc(1, sizeof(*q));
+	struct wait_end end;
 	json_t *greet = NULL;
 	int rc;
 
@@ -251,8 +292,11 @@ int qmp_connect_fd(int fd, struct qmp **out, char *err, size_t errlen)
 	pthread_mutex_init(&q->lock, NULL);
 	q->fd = fd;
 	q->timeout_ms = QMP_TIMEOUT_MS;
+	if (clock)
+		q->clock = *clock;
 	buf_init(&q->rbuf, LIMIT_QMP_MSG);
-	rc = read_msg(q, time_mono_ms() + 10000, &greet, err, errlen);
+	end = wait_end(&q->clock, timeout_ms);
+	rc = read_msg(q, &end, &greet, err, errlen);
 	if (rc < 0)
 		goto out;
 	if (!json_object_get(greet, "QMP")) {
@@ -260,7 +304,7 @@ int qmp_connect_fd(int fd, struct qmp **out, char *err, size_t errlen)
 		rc = ERR_PROTO;
 		goto out;
 	}
-	rc = execute(q, "qmp_capabilities", NULL, NULL, 10000, err, errlen);
+	rc = execute(q, "qmp_capabilities", NULL, NULL, timeout_ms, err, errlen);
 out:
 	json_decref(greet);
 	if (rc < 0)
@@ -270,14 +314,23 @@ out:
 	return rc;
 }
 
-int qmp_connect(const char *path, int connect_timeout_ms, struct qmp **out,
-		char *err, size_t errlen)
+int qmp_connect_fd(int fd, struct qmp **out, char *err, size_t errlen)
+{
+	return connect_fd(fd, NULL, 10000, out, err, errlen);
+}
+
+int qmp_connect_clock(const char *path, int timeout_ms, const struct qmp_clock *clock, struct qmp **out, char *err,
+		      size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int64_t deadline = time_mono_ms() + connect_timeout_ms;
+	struct qmp_clock none = { 0 };
+	struct wait_end end;
 	int fd, rc;
 
 	*out = NULL;
+	if (!clock)
+		clock = &none;
+	end = wait_end(clock, timeout_ms);
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		err_set(err, errlen, "qmp socket path '%s' is too long", path);
 		return ERR_INVALID;
@@ -291,14 +344,23 @@ int qmp_connect(const char *path, int connect_timeout_ms, struct qmp **out,
 			break;
 		rc = -errno;
 		close(fd);
-		if (time_mono_ms() >= deadline) {
+		if (clock->alive && !clock->alive(clock->ctx)) {
+			err_set(err, errlen, "qemu exited before its qmp socket '%s' took a connection", path);
+			return ERR_CLOSED;
+		}
+		if (!wait_left(clock, end)) {
 			err_set(err, errlen, "cannot connect to qmp socket '%s': %s",
 				path, err_str(rc));
 			return rc;
 		}
 		time_sleep_ms(50);
 	}
-	return qmp_connect_fd(fd, out, err, errlen);
+	return connect_fd(fd, clock, timeout_ms, out, err, errlen);
+}
+
+int qmp_connect(const char *path, int connect_timeout_ms, struct qmp **out, char *err, size_t errlen)
+{
+	return qmp_connect_clock(path, connect_timeout_ms, NULL, out, err, errlen);
 }
 
 void qmp_close(struct qmp *q)
@@ -354,7 +416,7 @@ int qmp_hmp(struct qmp *q, const char *line, char *err, size_t errlen)
 
 int qmp_next_event(struct qmp *q, int timeout_ms, json_t **event)
 {
-	int64_t deadline = time_mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	struct wait_end end = wait_end(&q->clock, timeout_ms > 0 ? timeout_ms : 0);
 	int rc = 0;
 
 	*event = NULL;
@@ -362,7 +424,7 @@ int qmp_next_event(struct qmp *q, int timeout_ms, json_t **event)
 	while (!q->ev_len) {
 		json_t *msg;
 
-		rc = read_msg(q, deadline, &msg, NULL, 0);
+		rc = read_msg(q, &end, &msg, NULL, 0);
 		if (rc < 0)
 			break;
 		if (json_object_get(msg, "event"))

@@ -7,6 +7,7 @@
 #define VIGIL_QMP_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <jansson.h>
 
 struct qmp;
@@ -16,6 +17,20 @@ struct qmp;
 /* Default deadline for one command's reply. */
 #define QMP_TIMEOUT_MS 30000
 
+/* What a QMP wait runs on. now_ms: a clock in ms that stands still while
+ * QEMU waits for a CPU (qemu_qmp_clock: monotonic time less qemu_starved),
+ * so a busy host makes a wait longer in wall time instead of failing it;
+ * NULL: monotonic time. alive: 0 once QEMU has exited, which ends a wait
+ * at once (ERR_CLOSED); NULL: not asked. Every wait is also bounded by
+ * QMP_WALL_FACTOR times its timeout in wall time, for a QEMU that is
+ * runnable but never runs. */
+struct qmp_clock {
+	int64_t (*now_ms)(void *ctx);
+	int (*alive)(void *ctx);
+	void *ctx;
+};
+#define QMP_WALL_FACTOR 30
+
 /* Connect to the QMP socket at path, retrying for up to connect_timeout_ms
  * while it does not exist or refuses (QEMU creates it shortly after start),
  * read the greeting and negotiate capabilities. On success *out is the
@@ -23,6 +38,11 @@ struct qmp;
  * ERR_TIMEOUT, ERR_CLOSED, ERR_PROTO (bad greeting); err says what. */
 int qmp_connect(const char *path, int connect_timeout_ms, struct qmp **out,
 		char *err, size_t errlen);
+/* qmp_connect whose waits (the connection, the greeting, the capabilities'
+ * reply, every later command's reply and event) run on clock (copied;
+ * NULL: monotonic time, as qmp_connect): timeout_ms is QEMU's time. */
+int qmp_connect_clock(const char *path, int timeout_ms, const struct qmp_clock *clock, struct qmp **out, char *err,
+		      size_t errlen);
 
 /* Same handshake on an already connected stream socket fd (ownership of fd
  * passes to the qmp object, also on failure). For tests and fd passing. */

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# test_testapi_more.sh - the later test API functions (testapi_more.c, the
+# test_testapi_more.sh - the later test API functions (testapi_vars.c,
+# testapi_vm.c, testapi_module.c, the script checks of testapi_console.c, the
 # mouse ones in testapi.c, wait_serial lists, script_run's options, module
-# hooks and schedule variables, testapi_extra.c's functions and the upstream
+# hooks and schedule variables, parse_extra_log and the upstream
 # Lua module form) run for real against the shell image
 # (tests/integration/distri-testapi).
 . "$(dirname "$0")/lib.sh"

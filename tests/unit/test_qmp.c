@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 #include "unit.h"
 #include "util/err.h"
@@ -193,4 +194,122 @@ TEST(qmp_connect_missing_socket)
 	snprintf(path, sizeof(path), "%s/none.sock", unit_tmpdir());
 	CHECK(qmp_connect(path, 100, &q, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "none.sock"));
+}
+
+/* --- the clock of a starved QEMU (docs/hardening.md, "A busy host") --- */
+
+/* A clock that stands still, as for a QEMU that waits for a CPU all the
+ * time; its third reading lets the fake server answer (gate), so the
+ * handshake comes long after the 100 ms timeout in wall time but with
+ * none of QEMU's time spent. alive counts its calls and says "alive"
+ * while alive_left is positive. */
+struct still {
+	int reads, gate[2], alive_left;
+};
+
+static int64_t still_now(void *ctx)
+{
+	struct still *s = ctx;
+
+	if (++s->reads == 3 && write(s->gate[1], "g", 1) < 0)
+		return 0;
+	return 0;
+}
+
+static int still_alive(void *ctx)
+{
+	struct still *s = ctx;
+
+	return s->alive_left-- > 0;
+}
+
+struct gated {
+	int listen_fd, gate_fd;
+	struct fake f;
+};
+
+/* Accepts one connection; answers (the greeting, then the script) only
+ * once the gate opens, or never when gate_fd is -1 (it closes at the end). */
+static void *gated_main(void *arg)
+{
+	struct gated *g = arg;
+	char c;
+	int fd = accept(g->listen_fd, NULL, NULL);
+
+	if (fd < 0)
+		return NULL;
+	if (g->gate_fd < 0 || read(g->gate_fd, &c, 1) != 1) {
+		char buf[64];
+		while (read(fd, buf, sizeof(buf)) > 0)
+			;
+		close(fd);
+		return NULL;
+	}
+	g->f.fd = fd;
+	return fake_main(&g->f);
+}
+
+static int listen_at(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	unlink(path);
+	CHECK(fd >= 0);
+	CHECK(bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	CHECK(listen(fd, 1) == 0);
+	return fd;
+}
+
+TEST(qmp_clock_counts_only_qemu_time)
+{
+	static const char *const script[] = { "{\"return\": {}}\r\n", NULL };
+	struct still s = { .alive_left = 1 << 30 };
+	struct qmp_clock clock = { still_now, still_alive, &s };
+	struct gated g = { 0 };
+	struct qmp *q = NULL;
+	char err[256] = "", path[300];
+	pthread_t th;
+
+	snprintf(path, sizeof(path), "%s/qmp.sock", unit_tmpdir());
+	CHECK(pipe(s.gate) == 0);
+	g.listen_fd = listen_at(path);
+	g.gate_fd = s.gate[0];
+	g.f.script = script;
+	CHECK(pthread_create(&th, NULL, gated_main, &g) == 0);
+	/* 100 ms of QEMU's time: the clock never moves, so the wait lasts
+	 * until the server answers (bounded by QMP_WALL_FACTOR in wall time) */
+	CHECK_INT(qmp_connect_clock(path, 100, &clock, &q, err, sizeof(err)), 0);
+	CHECK(q);
+	CHECK(s.reads >= 3);
+	qmp_close(q);
+	pthread_join(th, NULL);
+	close(g.listen_fd);
+	close(s.gate[0]);
+	close(s.gate[1]);
+}
+
+TEST(qmp_clock_ends_when_qemu_exits)
+{
+	struct still s = { .alive_left = 2 };
+	struct qmp_clock clock = { still_now, still_alive, &s };
+	struct gated g = { 0 };
+	struct qmp *q = NULL;
+	char err[256] = "", path[300];
+	pthread_t th;
+
+	snprintf(path, sizeof(path), "%s/qmp.sock", unit_tmpdir());
+	CHECK(pipe(s.gate) == 0);
+	g.listen_fd = listen_at(path);
+	g.gate_fd = -1; /* the server never greets */
+	CHECK(pthread_create(&th, NULL, gated_main, &g) == 0);
+	/* a minute of QEMU's time, but QEMU "exits" after two looks */
+	CHECK_INT(qmp_connect_clock(path, 60000, &clock, &q, err, sizeof(err)), ERR_CLOSED);
+	CHECK(!q);
+	CHECK(strstr(err, "exited"));
+	pthread_join(th, NULL);
+	close(g.listen_fd);
+	close(s.gate[0]);
+	close(s.gate[1]);
 }

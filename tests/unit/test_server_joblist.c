@@ -244,6 +244,42 @@ TEST(server_joblist_keyset_walks)
 	db_free(db);
 }
 
+/* joblist_page_json, the pages' page of jobs, is the API's text page
+ * (joblist_page_text) as jansson: the same jobs in the same order, the
+ * same cursors, on the first page and from a cursor both ways. */
+TEST(server_joblist_page_json)
+{
+	struct db *db = seeded();
+	json_t *finished = strs("done", "cancelled");
+	struct joblist_filter fs[] = { { .build = NULL }, { .states = finished }, { .test = "nothing" } };
+	size_t i, k;
+
+	for (i = 0; i < sizeof(fs) / sizeof(fs[0]); i++) {
+		struct joblist_page p = { JOBLIST_SORT_TEST, 0, 0, 7 };
+
+		for (k = 0; k < 3; k++) {
+			struct buf text;
+			json_t *want, *got = NULL;
+
+			buf_init(&text, LIMIT_JOBLIST_TEXT);
+			CHECK_INT(joblist_page_text(db, &fs[i], &p, &text), 0);
+			want = json_loadb(text.data, text.len, 0, NULL);
+			buf_release(&text);
+			CHECK_INT(joblist_page_json(db, &fs[i], &p, &got), 0);
+			CHECK(want && got && json_equal(want, got));
+			/* the next page from this one's cursor, then back from that one's */
+			p.next = k == 0 ? json_integer_value(json_object_get(got, "next")) : 0;
+			p.prev = k == 1 ? json_integer_value(json_object_get(want, "prev")) : 0;
+			json_decref(want);
+			json_decref(got);
+			if (!p.next && !p.prev)
+				break;
+		}
+	}
+	json_decref(finished);
+	db_free(db);
+}
+
 /* The plans of one page's statements: each an index range in list order,
  * none sorting its matches, the driver's index the one named. */
 static void plans_of(struct db *db, const struct joblist_filter *f, enum joblist_sort sort, const char *index)

@@ -62,6 +62,30 @@ int runner__results_nomem(struct runner *r, int rc, const char *what)
 	return 1;
 }
 
+int runner__aborted(struct runner *r)
+{
+	(void)runner__results_nomem(r, 0, "");
+	if (r->abort) {
+		if (r->signal && !r->reason[0])
+			snprintf(r->reason, sizeof(r->reason), "vigil was interrupted by signal %d", (int)r->signal);
+		if (!r->reason[0])
+			snprintf(r->reason, sizeof(r->reason), "job aborted");
+		return 1;
+	}
+	if (runner__clock(r) >= r->deadline) {
+		runner__abort(r, JOB_TIMEOUT_EXCEEDED, "MAX_JOB_TIME exceeded");
+		return 1;
+	}
+	return 0;
+}
+
+int runner__fail(struct runner *r, int rc, char *err, size_t errlen)
+{
+	if (runner__aborted(r) && errlen)
+		snprintf(err, errlen, "%s", r->reason);
+	return rc;
+}
+
 int runner__vm_dead(struct runner *r)
 {
 	char why[512];

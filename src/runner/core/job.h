@@ -168,6 +168,14 @@ void runner__abort(struct runner *r, enum job_result res, const char *fmt, ...)
  * testapi_check_abort (so every test API call looks), after each module
  * and each Perl message, and at the job's end. */
 int runner__results_nomem(struct runner *r, int rc, const char *what);
+/* True when the job must end now: aborted (VM gone, out of memory, a
+ * signal) or past MAX_JOB_TIME (then aborted here); r->reason says why.
+ * The check every primitive makes before it acts and after it fails (the
+ * Lua front end raises r->reason: testapi_check_abort). */
+int runner__aborted(struct runner *r);
+/* err gets r->reason when the job must end (runner__aborted), else
+ * nothing changes; returns rc. For a primitive that failed. */
+int runner__fail(struct runner *r, int rc, char *err, size_t errlen);
 /* True once the VM is gone (QEMU exited or VNC lost); fills r->reason. */
 int runner__vm_dead(struct runner *r);
 /* The one check every wait of both test APIs makes when it ends without

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* testapi.c - the Lua test API with openQA's names and meaning: screen
- * checks, keyboard, mouse, variables and result records. Console and serial
- * functions live in testapi_console.c. Every function validates its Lua
- * arguments before taking any C resource (Lua errors longjmp). */
+ * checks (assert_screen_change too), keyboard (held keys too), mouse,
+ * get_var/set_var and result records, the registration of every testapi*.c
+ * and --list-testapi. Consoles, serial and scripts: testapi_console.c; the
+ * rest by what it holds (_vars, _vm, _module, _sound, _urls). Every function
+ * validates its Lua arguments before taking any C resource (Lua errors
+ * longjmp); the work is done by prim/'s primitives, which raise nothing. */
 #define LOG_MODULE "testapi"
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include "runner/prim/keys.h"
 #include "runner/prim/screen.h"
 #include "runner/lua/testapi.h"
+#include "runner/prim/input.h"
 #include "vm/serial.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -40,16 +44,8 @@ struct runner *testapi_runner(lua_State *L)
 
 void testapi_check_abort(lua_State *L, struct runner *r)
 {
-	(void)runner__results_nomem(r, 0, "");
-	if (r->abort) {
-		if (r->signal && !r->reason[0])
-			snprintf(r->reason, sizeof(r->reason), "vigil was interrupted by signal %d", (int)r->signal);
-		luaL_error(L, "%s", r->reason[0] ? r->reason : "job aborted");
-	}
-	if (runner__clock(r) >= r->deadline) {
-		runner__abort(r, JOB_TIMEOUT_EXCEEDED, "MAX_JOB_TIME exceeded");
+	if (runner__aborted(r))
 		luaL_error(L, "%s", r->reason);
-	}
 }
 
 double testapi_opt_number(lua_State *L, int idx, const char *name, double dflt)
@@ -325,23 +321,10 @@ static int l_wait_screen_change(lua_State *L)
 
 void testapi_send_keysyms(lua_State *L, struct runner *r, const uint32_t *syms, size_t n, double hold)
 {
-	size_t i;
-	int rc = 0;
+	char err[600];
 
-	for (i = 0; i < n && !rc; i++)
-		rc = vnc_send_key(r->vnc, syms[i], 1);
-	if (hold > 0)
-		time_sleep_ms((int)(hold * 1000));
-	for (i = n; i > 0; i--) {
-		int rc2 = vnc_send_key(r->vnc, syms[i - 1], 0);
-		if (!rc)
-			rc = rc2;
-	}
-	if (rc) {
-		runner__vm_dead(r);
-		testapi_check_abort(L, r);
-		luaL_error(L, "could not send keys: %s", err_str(rc));
-	}
+	if (input_keysyms(r, syms, n, hold, err, sizeof(err)))
+		luaL_error(L, "%s", err);
 }
 
 static int l_send_key(lua_State *L)
@@ -445,31 +428,11 @@ static int l_send_key_until_needlematch(lua_State *L)
 
 void testapi_type(lua_State *L, struct runner *r, const char *text, size_t len, double interval, int secret)
 {
-	size_t i;
-	(void)secret;
+	char err[600];
 
-	if (r->console == CONSOLE_SERIAL) {
-		size_t *off;
-		int rc = serial_write(testapi_terminal(r, &off), text, len);
-		if (rc) {
-			runner__vm_dead(r);
-			testapi_check_abort(L, r);
-			luaL_error(L, "could not write to the serial port: %s", err_str(rc));
-		}
-		return;
-	}
-	for (i = 0; i < len; i++) {
-		uint32_t syms[2];
-		size_t n = keys_for_char((unsigned char)text[i], syms);
-		if (n == 0) {
-			if (text[i] != '\r')
-				log_warn("type_string: character 0x%02x cannot be typed, skipped", (unsigned char)text[i]);
-			continue;
-		}
-		testapi_send_keysyms(L, r, syms, n, 0.008);
-		if (interval > 0.008)
-			time_sleep_ms((int)((interval - 0.008) * 1000));
-	}
+	(void)secret;
+	if (input_type(r, text, len, interval, err, sizeof(err)))
+		luaL_error(L, "%s", err);
 }
 
 /* Seconds per key as os-autoinst: 1/TYPING_LIMIT, slower for small max_interval. */
@@ -608,28 +571,21 @@ static int l_enter_cmd(lua_State *L)
 
 static void mouse_move(lua_State *L, struct runner *r, int x, int y, int mask)
 {
-	int rc = vnc_send_pointer(r->vnc, x, y, mask);
-	if (rc) {
-		runner__vm_dead(r);
-		testapi_check_abort(L, r);
-		luaL_error(L, "could not send the pointer event: %s", err_str(rc));
-	}
+	char err[600];
+
+	if (input_pointer(r, x, y, mask, err, sizeof(err)))
+		luaL_error(L, "%s", err);
 }
 
 static int l_mouse_set(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
 	int x = (int)luaL_checkinteger(L, 1), y = (int)luaL_checkinteger(L, 2);
+	char err[600];
+
 	testapi_check_abort(L, r);
-	if (x == r->mouse_x && y == r->mouse_y) {
-		/* The same position twice: wiggle so the guest sees a movement. */
-		mouse_move(L, r, x > 5 ? x - 5 : x + 5, y, 0);
-		time_sleep_ms(20);
-	}
-	mouse_move(L, r, x, y, 0);
-	r->mouse_x = x;
-	r->mouse_y = y;
-	runner__progress(r, "mouse_set %d,%d", x, y);
+	if (input_mouse_set(r, x, y, err, sizeof(err)))
+		return luaL_error(L, "%s", err);
 	return 0;
 }
 
@@ -678,10 +634,11 @@ static int l_mouse_hide(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
 	int off = (int)luaL_optinteger(L, 1, 0);
+	char err[600];
+
 	testapi_check_abort(L, r);
-	r->mouse_x = r->xres - 1 - off;
-	r->mouse_y = r->yres - 1 - off;
-	mouse_move(L, r, r->mouse_x, r->mouse_y, 0);
+	if (input_mouse_hide(r, off, err, sizeof(err)))
+		return luaL_error(L, "%s", err);
 	return 0;
 }
 
@@ -938,36 +895,6 @@ static int l_sleep(lua_State *L)
 	return 0;
 }
 
-static int l_power(lua_State *L)
-{
-	struct runner *r = testapi_runner(L);
-	const char *action = luaL_checkstring(L, 1);
-	const char *cmd;
-	char err[256];
-	int rc;
-
-	if (!strcmp(action, "acpi"))
-		cmd = "system_powerdown";
-	else if (!strcmp(action, "reset"))
-		cmd = "system_reset";
-	else if (!strcmp(action, "off"))
-		cmd = "quit";
-	else if (!strcmp(action, "on"))
-		cmd = "cont";
-	else
-		return luaL_error(L, "power: unknown action '%s' (on, off, acpi, reset)", action);
-	testapi_check_abort(L, r);
-	rc = qmp_command(r->qmp, cmd, NULL, NULL, err, sizeof(err));
-	runner__progress(r, "power %s", action);
-	if (!strcmp(action, "off")) {
-		r->expect_exit = 1;
-		return 0;
-	}
-	if (rc)
-		return luaL_error(L, "power %s failed: %s", action, err);
-	return 0;
-}
-
 static int shutdown_wait(lua_State *L, int is_assert)
 {
 	struct runner *r = testapi_runner(L);
@@ -1006,6 +933,34 @@ static int shutdown_wait(lua_State *L, int is_assert)
 static int l_check_shutdown(lua_State *L) { return shutdown_wait(L, 0); }
 static int l_assert_shutdown(lua_State *L) { return shutdown_wait(L, 1); }
 
+/* assert_screen_change(fn, timeout, opts): wait_screen_change or raise. */
+static int l_assert_screen_change(lua_State *L)
+{
+	int n = lua_gettop(L);
+	(void)testapi_runner(L);
+	luaL_checktype(L, 1, LUA_TFUNCTION);
+	lua_getglobal(L, "wait_screen_change");
+	lua_insert(L, 1);
+	lua_call(L, n, 1);
+	if (!lua_toboolean(L, -1))
+		return luaL_error(L, "assert_screen_change failed to detect a screen change");
+	return 1;
+}
+
+static int hold_or_release(lua_State *L, int down)
+{
+	struct runner *r = testapi_runner(L);
+	const char *name = luaL_checkstring(L, 1);
+	char err[600];
+
+	if (input_hold_key(r, name, down, err, sizeof(err)))
+		return luaL_error(L, "%s", err);
+	return 0;
+}
+
+static int l_hold_key(lua_State *L) { return hold_or_release(L, 1); }
+static int l_release_key(lua_State *L) { return hold_or_release(L, 0); }
+
 static const luaL_Reg api[] = {
 	{ "assert_screen", l_assert_screen },
 	{ "check_screen", l_check_screen },
@@ -1035,7 +990,9 @@ static const luaL_Reg api[] = {
 	{ "check_var", l_check_var },
 	{ "diag", l_diag },
 	{ "sleep", l_sleep },
-	{ "power", l_power },
+	{ "assert_screen_change", l_assert_screen_change },
+	{ "hold_key", l_hold_key },
+	{ "release_key", l_release_key },
 	{ "check_shutdown", l_check_shutdown },
 	{ "assert_shutdown", l_assert_shutdown },
 	{ NULL, NULL },
@@ -1049,8 +1006,75 @@ void testapi_register(struct runner *r, lua_State *L)
 	luaL_setfuncs(L, api, 0);
 	lua_pop(L, 1);
 	testapi_register_console(L);
-	testapi_register_more(r, L);
-	testapi_register_extra(L);
+	testapi_register_vars(r, L);
+	testapi_register_vm(L);
+	testapi_register_module(L);
 	testapi_register_sound(L);
 	testapi_register_cmdsrv(L);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The globals the test API adds to a bare Lua state: kind "function",
+ * or "variable" for the exported variables (nil ones included by name). */
+int testapi_list(FILE *out)
+{
+	static const char *const nil_vars[] = { "username", "password", "realname" };
+	lua_State *L = luaL_newstate();
+	const char **names = NULL;
+	size_t n = 0, cap = 0, i;
+	int rc = 0;
+
+	if (!L)
+		return ERR_NOMEM;
+	luaL_openlibs(L);
+	lua_newtable(L); /* 1: the globals before */
+	lua_pushglobaltable(L);
+	lua_pushnil(L);
+	while (lua_next(L, -2)) {
+		lua_pushvalue(L, -2);
+		lua_pushboolean(L, 1);
+		lua_settable(L, 1);
+		lua_pop(L, 1);
+	}
+	lua_pop(L, 1);
+	testapi_register(NULL, L);
+	lua_pushglobaltable(L);
+	lua_pushnil(L);
+	while (lua_next(L, -2) && !rc) {
+		lua_pushvalue(L, -2);
+		lua_rawget(L, 1);
+		if (lua_isnil(L, -1) && lua_type(L, -3) == LUA_TSTRING) {
+			if (n == cap) {
+				const char **g = realloc(names, (cap = cap ? cap * 2 : 128) * sizeof(*names));
+				if (!g)
+					rc = ERR_NOMEM;
+				else
+					names = g;
+			}
+			if (!rc) /* the key stays alive in the global table */
+				names[n++] = lua_tostring(L, -3);
+		}
+		lua_pop(L, 2);
+	}
+	for (i = 0; !rc && i < sizeof(nil_vars) / sizeof(nil_vars[0]); i++) {
+		lua_getglobal(L, nil_vars[i]);
+		if (lua_isnil(L, -1) && n < cap)
+			names[n++] = nil_vars[i];
+		lua_pop(L, 1);
+	}
+	if (!rc) {
+		qsort(names, n, sizeof(*names), name_cmp);
+		for (i = 0; i < n; i++) {
+			lua_getglobal(L, names[i]);
+			fprintf(out, "%s\t%s\n", names[i], lua_isfunction(L, -1) ? "function" : "variable");
+			lua_pop(L, 1);
+		}
+	}
+	free(names);
+	lua_close(L);
+	return rc;
 }

@@ -37,65 +37,32 @@ void testapi_type(lua_State *L, struct runner *r, const char *text, size_t len, 
 int testapi_serial_wait(lua_State *L, struct runner *r, const char *what, const char *pattern, int literal,
 			double timeout);
 
-/* The terminal the serial functions use: the virtio console's stream
- * when a virtio-terminal is selected, else the serial port; *offset gets
- * its wait_serial position. Borrowed. */
-struct serial *testapi_terminal(struct runner *r, size_t **offset);
-/* Selects console name (testapi_console.c): the model's selection, the
- * VT switch of a tty-console, r->console. lua_names: Lua's default names
- * (vga, serial, ...) need no add_console. 0, or an error with err filled
- * (naming the console, its class and what vigil supports). */
-int testapi_console_select(struct runner *r, const char *name, int lua_names, int *activated, char *err,
-			   size_t errlen);
-/* console(name)->method(args...) (args a JSON array, borrowed): *result
- * (the caller's) for the methods listed for its class; ERR_NOT_FOUND or
- * ERR_INVALID with err naming the console, the method and those listed. */
-int testapi_console_call(struct runner *r, const char *name, const char *method, json_t *args, json_t **result,
-			 char *err, size_t errlen);
 /* Pushes a JSON scalar, or an object's scalar members as a table (nested
  * values left out); anything else as nil. */
 void testapi_push_scalar(lua_State *L, json_t *v);
-/* The methods of class cls, comma-separated, in buf. Returns buf. */
-const char *testapi_console_methods(unsigned cls, char *buf, size_t len);
-
 /* Register the test API globals in L (testapi.c), and the console and
  * serial ones (testapi_console.c). */
 void testapi_register(struct runner *r, lua_State *L);
 void testapi_register_console(lua_State *L);
-/* testapi_more.c's functions and the exported variables (serialdev,
- * username, password, cmd) from r's variables; r NULL: their defaults. */
-void testapi_register_more(struct runner *r, lua_State *L);
-/* testapi_extra.c's functions (parse_extra_log, save_storage_drives,
- * switch_network, x11_start_program, ensure_installed, use). */
-void testapi_register_extra(lua_State *L);
+/* testapi_vars.c's functions and the exported variables (serialdev,
+ * username, password, cmd, vars) from r's variables; r NULL: their
+ * defaults. testapi_vm.c's VM control. testapi_module.c's functions and
+ * the part of the API written in Lua (register it last: it calls the
+ * others). */
+void testapi_register_vars(struct runner *r, lua_State *L);
+void testapi_register_vm(lua_State *L);
+void testapi_register_module(lua_State *L);
 /* testapi_sound.c: start_audiocapture, assert_recorded_sound,
- * check_recorded_sound; and their primitives, shared with Perl's
- * backend_* commands. Each returns 0 or a negative code with err set.
- * testapi_sound_start: QEMU's wavcapture into path (relative: to the
- * results directory); testapi_sound_stop: stopcapture. */
+ * check_recorded_sound (over prim/sound.h). */
 void testapi_register_sound(lua_State *L);
-int testapi_sound_start(struct runner *r, const char *path, char *err, size_t errlen);
-int testapi_sound_stop(struct runner *r, char *err, size_t errlen);
-/* One search of path (a PNG when is_png, else a sound file drawn as its
- * spectrogram) for the tags, recorded as a screen check. 1 matched
- * (*match: screen_check's match object, the caller's), 0 not (*near: a
- * near miss), negative with err set. */
-int testapi_sound_check(struct runner *r, const char *path, int is_png, const char *const *tags, size_t ntags,
-			int is_assert, json_t **match, int *near, char *err, size_t errlen);
-/* Primitives of the Lua and Perl front ends (testapi_extra.c). Each
- * returns 0 or a negative code with err set. testapi_save_drives: disks
- * first..last (1-based) as ulogs/<name>-<n>-vm_disk_file.qcow2, the VM
- * stopped meanwhile; testapi_switch_network: the NIC link's state. */
-int testapi_save_drives(struct runner *r, const char *name, long first, long last, char *err, size_t errlen);
-int testapi_switch_network(struct runner *r, const char *link, int up, char *err, size_t errlen);
-/* os-autoinst's upstream Lua module form, around the load of a module file
+/* testapi_module.c: os-autoinst's upstream Lua module form, around the load of a module file
  * (script, relative to distri_dir): _before clears the form's globals (run,
  * test_flags, the hooks) and puts the distribution's lib/ directories on
  * package.path; _after turns a nil result with a global run into the module
  * table {run, flags = test_flags(), hooks}. 0, or ERR_PROTO with err set. */
 void testapi_module_before(lua_State *L, const char *distri_dir, const char *script);
 int testapi_module_after(lua_State *L, char *err, size_t errlen);
-/* Pushes a new table of s split on ',' or ';' as Perl's split (trailing
+/* testapi_vars.c: pushes a new table of s split on ',' or ';' as Perl's split (trailing
  * empty fields dropped); NULL or "" gives an empty table. */
 void testapi_split_array(lua_State *L, const char *s);
 /* testapi_urls.c: autoinst_url, data_url, upload_asset, and upload_logs

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: MIT */
-/* testapi_console.c - consoles and the serial port in the Lua test API:
- * select_console, wait_serial (PCRE2), script_run, assert_script_run,
- * script_output and upload_logs (file contents sent back over the serial
- * port, since the VMs have no network). */
+/* testapi_console.c - consoles, the serial port and scripts in the Lua
+ * test API: select_console and console objects (over prim/term.c),
+ * wait_serial, script_run, assert_script_run, script_output, the script
+ * checks (validate_script_output, background_script_run, hashed_string for
+ * markers) and upload_logs (file contents sent back over the serial port,
+ * since the VMs have no network). */
 #define LOG_MODULE "testapi"
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "runner/prim/hashed.h"
 #include "runner/prim/keys.h"
 #include "runner/lua/testapi.h"
+#include "runner/prim/term.h"
 #include "util/base64.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -23,176 +27,6 @@
 #include "vm/serial.h"
 #include "vm/vnc.h"
 #include "util/banned.h" /* last: after every system header */
-
-static const char *const serial_consoles[] = {
-	"serial", "root-serial", "root-sut-serial", "sut-serial", "virtio-terminal",
-	"root-virtio-terminal", "user-virtio-terminal", "svirt-serial", NULL,
-};
-static const char *const vga_consoles[] = {
-	"sut", "vga", "x11", "root-console", "user-console", "install-shell", "log-console",
-	"tty1", "tty2", "tty3", "tty4", "tty5", "tty6", NULL,
-};
-
-static int in_list(const char *const *list, const char *s)
-{
-	for (; *list; list++)
-		if (!strcmp(*list, s))
-			return 1;
-	return 0;
-}
-
-/* The console called name; Lua's default names (docs/testapi.md) are
- * added on first use: the serial ones as the serial terminal, the others
- * as the VGA screen. NULL if neither (or out of memory). */
-static struct console *find_or_default(struct runner *r, const char *name, int lua_names)
-{
-	struct console *c = console_find(&r->consoles, name);
-	int serial = in_list(serial_consoles, name);
-
-	if (c || !lua_names || !(serial || in_list(vga_consoles, name)))
-		return c;
-	if (console_add(&r->consoles, name, serial ? "serial-terminal" : "vnc-base", NULL))
-		return NULL;
-	return console_find(&r->consoles, name);
-}
-
-struct serial *testapi_terminal(struct runner *r, size_t **offset)
-{
-	struct console *c = console_current(&r->consoles);
-
-	if (c && c->cls == CONSOLE_VIRTIO && r->virtio) {
-		*offset = &r->virtio_offset;
-		return r->virtio;
-	}
-	/* os-autoinst's terminals read their own stream, which a new module
-	 * does not reset (Lua keeps its per-module position: docs/testapi.md) */
-	*offset = c && c->cls == CONSOLE_SERIAL_TERM && r->perl ? &r->term_offset : &r->serial_offset;
-	return r->serial;
-}
-
-int testapi_console_select(struct runner *r, const char *name, int lua_names, int *activated, char *err,
-			   size_t errlen)
-{
-	struct console *c = find_or_default(r, name, lua_names);
-	int rc, tty;
-
-	*activated = 0;
-	if (!c && lua_names) {
-		err_set(err, errlen, "select_console: unknown console '%s' (VGA: sut, vga, x11, root-console; "
-			"serial terminal: serial, root-serial, root-virtio-terminal; or add_console first)", name);
-		return ERR_NOT_FOUND;
-	}
-	if (c && c->cls == CONSOLE_VIRTIO && !r->virtio) {
-		err_set(err, errlen, "console '%s' has class 'virtio-terminal': set VIRTIO_CONSOLE=1 for the guest's "
-			"virtio console (hvc0)", name);
-		return ERR_BADSTATE;
-	}
-	rc = console_select(&r->consoles, name, activated, err, errlen);
-	if (rc)
-		return rc;
-	r->console = console_is_serial(c) ? CONSOLE_SERIAL : CONSOLE_VGA;
-	/* a terminal opened now: only what comes from now on counts. The
-	 * virtio terminal is os-autoinst's pipe, opened once and read on: its
-	 * first wait_serial sees what the guest wrote since boot (the getty's
-	 * banner), a later activation reads on from where the last read ended. */
-	if (*activated && c->cls == CONSOLE_SERIAL_TERM && r->serial)
-		r->term_offset = serial_len(r->serial);
-	/* ttyConsole's trigger_select: the VT switch on every selection */
-	tty = c->cls == CONSOLE_TTY ? console_tty(c) : 0;
-	if (tty && r->vnc) {
-		char key[16];
-		uint32_t syms[KEYS_MAX_COMBO];
-		size_t n, i;
-		snprintf(key, sizeof(key), "ctrl-alt-f%d", tty);
-		rc = keys_parse(key, syms, &n, err, errlen);
-		for (i = 0; i < n && !rc; i++)
-			rc = vnc_send_key(r->vnc, syms[i], 1);
-		for (i = n; i > 0 && !rc; i--)
-			rc = vnc_send_key(r->vnc, syms[i - 1], 0);
-		if (rc) {
-			runner__vm_dead(r);
-			err_set(err, errlen, "select_console '%s': could not send %s: %s", name, key, err_str(rc));
-			return rc;
-		}
-	}
-	runner__progress(r, "select_console %s (%s%s)", name, c->class_name, *activated ? ", activated" : "");
-	return 0;
-}
-
-/* The methods a console object answers (backend::console_proxy's calls),
- * by class: os-autoinst's consoles::console for all, vnc_base's for the
- * VGA ones, serial_screen's for the terminals. */
-static const struct {
-	const char *name;
-	unsigned classes; /* 1 << enum console_class */
-} console_methods[] = {
-	{ "activate", ~0u }, { "reset", ~0u }, { "select", ~0u }, { "is_serial_terminal", ~0u },
-	{ "set_args", ~0u }, { "set_tty", ~0u }, { "console_key", ~0u },
-	{ "disable_vnc_stalls", 1u << CONSOLE_VNC_BASE | 1u << CONSOLE_TTY },
-	{ "get_last_mouse_set", 1u << CONSOLE_VNC_BASE | 1u << CONSOLE_TTY },
-	{ "disable", 1u << CONSOLE_VIRTIO | 1u << CONSOLE_SERIAL_TERM },
-};
-
-const char *testapi_console_methods(unsigned cls, char *buf, size_t len)
-{
-	size_t i, o = 0;
-
-	buf[0] = '\0';
-	for (i = 0; i < sizeof(console_methods) / sizeof(console_methods[0]); i++)
-		if ((console_methods[i].classes & (1u << cls)) && o < len)
-			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? ", " : "", console_methods[i].name);
-	return buf;
-}
-
-int testapi_console_call(struct runner *r, const char *name, const char *method, json_t *args, json_t **result,
-			 char *err, size_t errlen)
-{
-	struct console *c = console_find(&r->consoles, name);
-	char list[300];
-	size_t i;
-	int act;
-
-	*result = NULL;
-	if (!c) {
-		err_set(err, errlen, "console '%s' does not exist (add it with add_console in the distribution)", name);
-		return ERR_NOT_FOUND;
-	}
-	for (i = 0; i < sizeof(console_methods) / sizeof(console_methods[0]); i++)
-		if (!strcmp(console_methods[i].name, method) && (console_methods[i].classes & (1u << c->cls)))
-			break;
-	if (i == sizeof(console_methods) / sizeof(console_methods[0])) {
-		err_set(err, errlen, "console '%s' (%s): vigil does not support the method '%s' (supported: %s)", name,
-			c->class_name, method, testapi_console_methods(c->cls, list, sizeof(list)));
-		return ERR_INVALID;
-	}
-	if (!strcmp(method, "reset")) {
-		console_reset(&r->consoles, name);
-	} else if (!strcmp(method, "select")) {
-		/* consoles::console::select: activated, without the distribution's activate_console */
-		if (testapi_console_select(r, name, 0, &act, err, errlen))
-			return ERR_INVALID;
-		*result = act ? json_integer(1) : json_null();
-	} else if (!strcmp(method, "is_serial_terminal")) {
-		*result = json_integer(console_is_serial(c));
-	} else if (!strcmp(method, "console_key")) {
-		char key[16];
-		snprintf(key, sizeof(key), "ctrl-alt-f%d", console_tty(c));
-		*result = console_tty(c) ? json_string(key) : json_null();
-	} else if (!strcmp(method, "set_tty") || !strcmp(method, "set_args")) {
-		/* set_tty(N); set_args(key => value, ...) */
-		if (!strcmp(method, "set_tty"))
-			json_object_set(c->args, "tty", json_array_get(args, 0) ? json_array_get(args, 0) : json_null());
-		for (i = 0; !strcmp(method, "set_args") && i + 1 < json_array_size(args); i += 2)
-			if (json_is_string(json_array_get(args, i)))
-				json_object_set(c->args, json_string_value(json_array_get(args, i)), json_array_get(args, i + 1));
-	} else if (!strcmp(method, "get_last_mouse_set")) {
-		*result = json_pack("{s:i,s:i}", "x", r->mouse_x, "y", r->mouse_y);
-	}
-	/* activate, disable, disable_vnc_stalls: nothing to do in vigil */
-	if (!*result)
-		*result = json_null();
-	return 0;
-}
 
 /* A Lua value (scalars and flat tables) as JSON, for console arguments. */
 static json_t *lua_to_json(lua_State *L, int idx)
@@ -258,7 +92,7 @@ static int l_console_method(lua_State *L)
 	testapi_check_abort(L, r);
 	for (i = 2; i <= lua_gettop(L); i++)
 		json_array_append_new(args, lua_to_json(L, i));
-	rc = testapi_console_call(r, name, method, args, &res, err, sizeof(err));
+	rc = term_call(r, name, method, args, &res, err, sizeof(err));
 	json_decref(args);
 	if (rc) {
 		json_decref(res);
@@ -270,7 +104,7 @@ static int l_console_method(lua_State *L)
 }
 
 /* __index of a console object: any method name gives a function that
- * goes through testapi_console_call, which answers the listed ones and
+ * goes through term_call (prim/term.c), which answers the listed ones and
  * raises a clear error for the rest. */
 static int l_console_index(lua_State *L)
 {
@@ -306,7 +140,7 @@ static int l_select_console(lua_State *L)
 	int act;
 
 	testapi_check_abort(L, r);
-	if (testapi_console_select(r, name, 1, &act, err, sizeof(err))) {
+	if (term_select(r, name, 1, &act, err, sizeof(err))) {
 		testapi_check_abort(L, r);
 		return luaL_error(L, "%s", err);
 	}
@@ -321,7 +155,7 @@ static int l_console(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
 	struct console *c = lua_isnoneornil(L, 1) ? console_current(&r->consoles)
-						  : find_or_default(r, luaL_checkstring(L, 1), 1);
+						  : term_find(r, luaL_checkstring(L, 1), 1);
 	const char *name = luaL_optstring(L, 1, "");
 
 	if (!c)
@@ -391,65 +225,6 @@ static void make_marker(char out[6])
 	out[5] = '\0';
 }
 
-struct serial_match {
-	size_t end;      /* offset just past the match, relative to the searched text */
-	size_t cap_start[3], cap_end[3];
-	int ncap;
-};
-
-/* Searches text for the compiled pattern; 1 found, 0 not. */
-static int regex_find(pcre2_code *re, const char *text, size_t len, struct serial_match *m)
-{
-	pcre2_match_data *md = pcre2_match_data_create_from_pattern(re, NULL);
-	int rc, i;
-
-	if (!md)
-		return 0;
-	rc = pcre2_match(re, (PCRE2_SPTR)text, len, 0, 0, md, NULL);
-	if (rc > 0) {
-		PCRE2_SIZE *ov = pcre2_get_ovector_pointer(md);
-		m->end = ov[1];
-		m->ncap = rc > 3 ? 3 : rc;
-		for (i = 0; i < m->ncap; i++) {
-			m->cap_start[i] = ov[2 * i];
-			m->cap_end[i] = ov[2 * i + 1];
-		}
-	}
-	pcre2_match_data_free(md);
-	return rc > 0;
-}
-
-static pcre2_code *compile(lua_State *L, const char *pattern, int literal)
-{
-	int errcode;
-	PCRE2_SIZE erroff;
-	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-				       literal ? PCRE2_LITERAL : 0, &errcode, &erroff, NULL);
-	if (!re) {
-		PCRE2_UCHAR msg[256];
-		pcre2_get_error_message(errcode, msg, sizeof(msg));
-		luaL_error(L, "regex '%s': %s at offset %d", pattern, (const char *)msg, (int)erroff);
-	}
-	return re;
-}
-
-/* Copies text replacing CRLF by LF. New string, or NULL out of memory
- * (the caller frees what it holds and calls nomem). */
-static char *crlf_to_lf(const char *s, size_t len)
-{
-	char *out = malloc(len + 1);
-	size_t i, o = 0;
-	if (!out)
-		return NULL;
-	for (i = 0; i < len; i++) {
-		if (s[i] == '\r' && i + 1 < len && s[i + 1] == '\n')
-			continue;
-		out[o++] = s[i];
-	}
-	out[o] = '\0';
-	return out;
-}
-
 /* docs/hardening.md's policy when what the test reads cannot be copied:
  * the job ends incomplete, "out of memory: WHAT (module 'M')"; raises the
  * Lua error (testapi_check_abort), so the caller frees its memory first. */
@@ -460,92 +235,26 @@ static int nomem(lua_State *L, struct runner *r, const char *what)
 	return luaL_error(L, "out of memory: %s", what);
 }
 
-/* Waits for re in the terminal's output (testapi_terminal) after its offset. On a match
- * fills *m (offsets relative to *text, which the caller frees) and moves
- * the offset past it. 1 found, 0 timed out, negative VM gone. what names
- * the wait (e.g. "wait_serial 'login:'") for runner__vm_frozen: a time-out
- * with QEMU stopped ends the job incomplete (0 still; the callers'
- * testapi_check_abort raises). */
-static int serial_search(struct runner *r, const char *what, pcre2_code *re, double timeout,
-			 char **text, size_t *tlen, struct serial_match *m)
-{
-	double t0 = runner__clock(r), deadline = t0 + timeout;
-	size_t *off;
-	struct serial *term = testapi_terminal(r, &off);
-	int rc;
-
-	if (deadline > r->deadline)
-		deadline = r->deadline;
-	*text = NULL;
-	for (;;) {
-		char *data = NULL;
-		size_t len = 0;
-		rc = serial_snapshot(term, *off, &data, &len, NULL);
-		if (rc)
-			return rc;
-		if (regex_find(re, data, len, m)) {
-			*text = data;
-			*tlen = len;
-			*off += m->end;
-			return 1;
-		}
-		free(data);
-		if (runner__clock(r) >= deadline) {
-			(void)runner__vm_frozen(r, runner__clock(r) - t0, "%s ran out", what);
-			return 0;
-		}
-		rc = serial_wait_change(term, *off + len,
-					(int)((deadline - runner__clock(r)) * 1000) + 1);
-		if (rc && rc != ERR_TIMEOUT) {
-			/* The port closed: one last look happens on the next loop. */
-			char *last = NULL;
-			size_t llen = 0;
-			if (serial_snapshot(term, *off, &last, &llen, NULL) == 0 &&
-			    regex_find(re, last, llen, m)) {
-				*text = last;
-				*tlen = llen;
-				*off += m->end;
-				return 1;
-			}
-			free(last);
-			runner__vm_dead(r);
-			return ERR_CLOSED;
-		}
-	}
-}
 
 int testapi_serial_wait(lua_State *L, struct runner *r, const char *what, const char *pattern, int literal,
 			double timeout)
 {
-	pcre2_code *re = compile(L, pattern, literal);
-	struct serial_match m;
-	char *text = NULL;
+	char err[512], *text = NULL;
 	size_t len;
-	int rc;
+	int rc = term_wait(r, what, pattern, literal, timeout, &text, &len, err, sizeof(err));
 
-	rc = serial_search(r, what, re, timeout, &text, &len, &m);
-	pcre2_code_free(re);
-	if (rc != 1) {
-		free(text);
-		text = NULL;
+	if (rc <= 0) {
 		testapi_check_abort(L, r);
 		if (rc < 0)
-			return luaL_error(L, "serial port closed");
+			return luaL_error(L, "%s", err);
+		lua_pushnil(L);
+		return 0;
 	}
-	if (rc == 1) {
-		char *lf = crlf_to_lf(text, m.end);
-		if (!lf) {
-			free(text);
-			return nomem(L, r, "wait_serial's text");
-		}
-		lua_pushstring(L, lf);
-		free(lf);
-		free(text);
-		return 1;
-	}
-	lua_pushnil(L);
-	return 0;
+	lua_pushlstring(L, text, len);
+	free(text);
+	return 1;
 }
+
 
 /* wait_serial's pattern: a string, or a list of them (any may match) as
  * one alternation; no_regex quotes each. Pushes it. */
@@ -618,9 +327,9 @@ static int l_wait_serial(lua_State *L)
 		size_t len = 0;
 		lua_pop(L, 1);
 		size_t *off;
-		struct serial *term = testapi_terminal(r, &off);
+		struct serial *term = term_current(r, &off);
 		if (serial_snapshot(term, *off, &data, &len, NULL) == 0) {
-			lf = crlf_to_lf(data ? data : "", len);
+			lf = term_crlf_to_lf(data ? data : "", len);
 			if (!lf) {
 				free(data);
 				return nomem(L, r, "the serial output seen");
@@ -665,9 +374,8 @@ static long run_with_marker(lua_State *L, struct runner *r, const char *api, con
 {
 	char marker[6], pattern[64], what[300];
 	struct buf b;
-	pcre2_code *re;
-	struct serial_match m;
-	char *text = NULL;
+	struct term_match m;
+	char *text = NULL, err[512];
 	size_t len;
 	long code = -1;
 	int rc;
@@ -681,10 +389,8 @@ static long run_with_marker(lua_State *L, struct runner *r, const char *api, con
 	testapi_type(L, r, b.data, b.len, r->typing_interval, 0);
 	buf_release(&b);
 	snprintf(pattern, sizeof(pattern), "%s-(\\d+)-", marker);
-	re = compile(L, pattern, 0);
 	snprintf(what, sizeof(what), "%s '%.200s'", api, cmd);
-	rc = serial_search(r, what, re, timeout, &text, &len, &m);
-	pcre2_code_free(re);
+	rc = term_search(r, what, pattern, 0, timeout, &text, &len, &m, err, sizeof(err));
 	if (rc == 1 && m.ncap >= 2) {
 		char num[32];
 		size_t n = m.cap_end[1] - m.cap_start[1];
@@ -780,25 +486,22 @@ static void trim_right(char *s)
  * with *text (caller frees) and *m (group 1 = output, 2 = exit code), 0 on
  * time-out; raises when the port closed or the job was aborted. */
 static int type_and_capture(lua_State *L, struct runner *r, const char *what, struct buf *cmd, const char *begin,
-			    const char *end, double timeout, char **text, struct serial_match *m)
+			    const char *end, double timeout, char **text, struct term_match *m)
 {
-	char pattern[160];
-	pcre2_code *re;
+	char pattern[160], err[512];
 	size_t len;
 	int rc;
 
 	testapi_type(L, r, cmd->data, cmd->len, r->typing_interval, 0);
 	buf_release(cmd);
 	snprintf(pattern, sizeof(pattern), "(?s)(?:^|\\n)%s\\r?\\n(.*?)%s-(\\d+)-", begin, end);
-	re = compile(L, pattern, 0);
-	rc = serial_search(r, what, re, timeout, text, &len, m);
-	pcre2_code_free(re);
+	rc = term_search(r, what, pattern, 0, timeout, text, &len, m, err, sizeof(err));
 	if (rc != 1) {
 		free(*text);
 		*text = NULL;
 		testapi_check_abort(L, r);
 		if (rc < 0)
-			luaL_error(L, "serial port closed");
+			luaL_error(L, "%s", err);
 	}
 	return rc;
 }
@@ -810,7 +513,7 @@ static int l_script_output(lua_State *L)
 	double timeout = testapi_timeout(L, r, 2, 30);
 	int proceed = testapi_opt_bool(L, 2, "proceed_on_failure", 0);
 	char marker[6], end[32];
-	struct serial_match m;
+	struct term_match m;
 	struct buf b;
 	char *text = NULL, *out;
 	long code = -1;
@@ -848,7 +551,7 @@ static int l_script_output(lua_State *L)
 		if (str_to_long(num, &code))
 			code = -1;
 	}
-	out = crlf_to_lf(text + m.cap_start[1], m.cap_end[1] - m.cap_start[1]);
+	out = term_crlf_to_lf(text + m.cap_start[1], m.cap_end[1] - m.cap_start[1]);
 	free(text);
 	if (!out)
 		return nomem(L, r, "script_output's text");
@@ -870,7 +573,7 @@ static int l_upload_logs(lua_State *L)
 	const char *log_name = testapi_opt_string(L, 2, "log_name", NULL);
 	struct module *m = runner__module(r);
 	char marker[6], begin[32], end[32], *text = NULL, *base, *dir = NULL, *path = NULL, *upname = NULL;
-	struct serial_match sm;
+	struct term_match sm;
 	struct buf b, data;
 	long code = -1;
 	int rc;
@@ -924,8 +627,128 @@ static int l_upload_logs(lua_State *L)
 	return 1;
 }
 
+/* 1 when text matches the PCRE2 pattern, 0 not; raises on a bad pattern. */
+static int regex_matches(lua_State *L, const char *pattern, const char *text, size_t len)
+{
+	int errcode, rc;
+	PCRE2_SIZE erroff;
+	pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, 0, &errcode, &erroff, NULL);
+	pcre2_match_data *md;
+
+	if (!re) {
+		PCRE2_UCHAR msg[256];
+		pcre2_get_error_message(errcode, msg, sizeof(msg));
+		return luaL_error(L, "regex '%s': %s at offset %d", pattern, (const char *)msg, (int)erroff);
+	}
+	md = pcre2_match_data_create_from_pattern(re, NULL);
+	rc = md ? pcre2_match(re, (PCRE2_SPTR)text, len, 0, 0, md, NULL) : -1;
+	pcre2_match_data_free(md);
+	pcre2_code_free(re);
+	return rc > 0;
+}
+
+/* validate_script_output(script, check, timeout | {timeout=, title=,
+ * fail_message=, proceed_on_failure=}): check is a function given the
+ * output (openQA's $_) or a PCRE pattern string. Records a text step. */
+static int l_validate_script_output(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *script = luaL_checkstring(L, 1);
+	const char *title = testapi_opt_string(L, 3, "title", "validate_script_output");
+	const char *fail_message = testapi_opt_string(L, 3, "fail_message", "output not validating");
+	const char *out;
+	size_t olen;
+	int ok;
+	struct buf b;
+
+	if (!lua_isfunction(L, 2) && !lua_isstring(L, 2))
+		return luaL_argerror(L, 2, "validate_script_output: the check must be a function or a regex string");
+	lua_settop(L, 3); /* the options stay at 3 (nil when absent) */
+	lua_getglobal(L, "script_output");
+	lua_pushvalue(L, 1);
+	lua_pushvalue(L, 3);
+	lua_call(L, 2, 1);
+	out = luaL_checklstring(L, -1, &olen); /* stays on the stack */
+	buf_init(&b, LIMIT_SERIAL_LOG);
+	if (lua_isfunction(L, 2)) {
+		lua_pushvalue(L, 2);
+		lua_pushvalue(L, -2);
+		lua_call(L, 1, 1);
+		ok = lua_toboolean(L, -1);
+		lua_pop(L, 1);
+		(void)buf_printf(&b, "Script:\n%s\n\nCheck function:\n(a Lua function)\n\nOutput:\n%s", script, out);
+	} else {
+		ok = regex_matches(L, lua_tostring(L, 2), out, olen);
+		(void)buf_printf(&b, "Script:\n%s\n\nRegular expression:\n%s\n\nOutput:\n%s", script,
+				 lua_tostring(L, 2), out);
+	}
+	steps_text(&r->steps, title, b.data ? b.data : "", ok ? "ok" : "fail");
+	buf_release(&b);
+	runner__progress(r, "validate_script_output '%s': %s", script, ok ? "ok" : "fail");
+	/* As os-autoinst: the step says fail, the error fails the module
+	 * unless the test catches it. */
+	if (!ok)
+		return luaL_error(L, "%s", fail_message);
+	lua_pushinteger(L, 0);
+	return 1;
+}
+
+/* background_script_run(cmd, {output=, quiet=}): starts cmd in the
+ * background, returns its PID (os-autoinst's distribution default). */
+static int l_background_script_run(lua_State *L)
+{
+	struct runner *r = testapi_runner(L);
+	const char *cmd = luaL_checkstring(L, 1);
+	char marker[32], pattern[64], what[300];
+	struct buf b;
+	lua_Integer pid;
+	const char *text, *p;
+
+	testapi_check_abort(L, r);
+	snprintf(marker, sizeof(marker), "BG%lx", (unsigned long)(time_wall() * 1000) & 0xffffffu);
+	buf_init(&b, LIMIT_SERIAL_LOG);
+	if (buf_printf(&b, "(%s) & echo %s-$!- > /dev/%s\n", cmd, marker, serialdev(r))) {
+		buf_release(&b);
+		return luaL_error(L, "command too long");
+	}
+	testapi_type(L, r, b.data, b.len, r->typing_interval, 0);
+	buf_release(&b);
+	snprintf(pattern, sizeof(pattern), "%s-\\d+-", marker);
+	snprintf(what, sizeof(what), "background_script_run '%.200s'", cmd);
+	if (!testapi_serial_wait(L, r, what, pattern, 0, 30 * r->timeout_scale))
+		return luaL_error(L, "background_script_run: no PID of '%s' in 30 s", cmd);
+	text = lua_tostring(L, -1);
+	/* The typed command's echo holds the marker too: take the last one. */
+	for (p = strstr(text, marker), pid = 0; p; p = strstr(p + 1, marker))
+		if (p[strlen(marker)] == '-' && p[strlen(marker) + 1] >= '0' && p[strlen(marker) + 1] <= '9')
+			pid = strtoll(p + strlen(marker) + 1, NULL, 10);
+	runner__progress(r, "background_script_run '%s': PID %lld", cmd, (long long)pid);
+	lua_pushinteger(L, pid);
+	return 1;
+}
+
+/* hashed_string(s, count=5): the first count characters of Perl's
+ * md5_base64(s) (no padding) with '+' as '_' and '/' as '~', as
+ * os-autoinst, for markers that regexes and shells take as they are. */
+static int l_hashed_string(lua_State *L)
+{
+	size_t len;
+	const char *str = luaL_checklstring(L, 1, &len);
+	lua_Integer count = luaL_optinteger(L, 2, 5);
+	char out[32];
+
+	/* Pure: no runner needed (no step, no abort check). */
+	if (hashed_string(str, len, count < 0 ? 0 : (size_t)count, out))
+		return luaL_error(L, "hashed_string: no MD5");
+	lua_pushstring(L, out);
+	return 1;
+}
+
 static const luaL_Reg console_api[] = {
 	{ "select_console", l_select_console },
+	{ "validate_script_output", l_validate_script_output },
+	{ "background_script_run", l_background_script_run },
+	{ "hashed_string", l_hashed_string },
 	{ "console", l_console },
 	{ "add_console", l_add_console },
 	{ "reset_consoles", l_reset_consoles },

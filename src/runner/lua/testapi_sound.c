@@ -3,8 +3,7 @@
  * QEMU's wavcapture on the audiodev snd0 (vm/qemu_args.c) into
  * testresults/<module>-captured.wav, the recording drawn as snd2png's
  * spectrogram (image/spectrogram.c) and searched for sound needles like a
- * screen. The Lua functions, and the primitives Perl's
- * backend_start_audiocapture / stop_audiocapture / verify_image call. */
+ * screen: the Lua functions over prim/sound.c's primitives. */
 #define LOG_MODULE "testapi"
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 #include "image/spectrogram.h"
 #include "runner/prim/screen.h"
 #include "runner/lua/testapi.h"
+#include "runner/prim/sound.h"
 #include "util/err.h"
 #include "util/path.h"
 #include "util/time.h"
@@ -20,76 +20,6 @@
 #include "util/banned.h" /* last: after every system header */
 
 #define SOUND_MAX_TAGS 32
-
-/* One human monitor command (qmp_hmp), once the VM runs. */
-static int hmp(struct runner *r, const char *line, char *err, size_t errlen)
-{
-	if (!r->qmp) {
-		snprintf(err, errlen, "the VM does not run");
-		return ERR_BADSTATE;
-	}
-	return qmp_hmp(r->qmp, line, err, errlen);
-}
-
-int testapi_sound_start(struct runner *r, const char *path, char *err, size_t errlen)
-{
-	char *abs = path[0] == '/' ? strdup(path) : path_join(r->out_dir, path), line[4200];
-	int rc;
-
-	if (!abs)
-		return ERR_NOMEM;
-	/* HMP's quoted string: the path may hold spaces, never a quote */
-	if (strpbrk(abs, "\"\\\n") || strlen(abs) > 4000) {
-		snprintf(err, errlen, "start_audiocapture: '%s' is not a path QEMU's monitor takes", abs);
-		free(abs);
-		return ERR_INVALID;
-	}
-	/* os-autoinst's format: 44.1 kHz, 16 bit, mono, from the audiodev snd0 */
-	snprintf(line, sizeof(line), "wavcapture \"%s\" snd0 44100 16 1", abs);
-	rc = hmp(r, line, err, errlen);
-	if (!rc) {
-		r->sound_running = 1;
-		runner__progress(r, "start_audiocapture: recording %s", abs);
-	}
-	free(abs);
-	return rc;
-}
-
-int testapi_sound_stop(struct runner *r, char *err, size_t errlen)
-{
-	int rc = hmp(r, "stopcapture 0", err, errlen);
-
-	r->sound_running = 0;
-	return rc;
-}
-
-int testapi_sound_check(struct runner *r, const char *path, int is_png, const char *const *tags, size_t ntags,
-			int is_assert, json_t **match, int *near, char *err, size_t errlen)
-{
-	struct image *img = NULL;
-	struct frame *f;
-	int rc;
-
-	*match = NULL;
-	*near = 0;
-	if (is_png)
-		rc = image_load_png(path, &img, err, errlen);
-	else
-		rc = spectrogram_from_file(path, &img, err, errlen);
-	if (rc)
-		return rc;
-	f = frame_from_image(img);
-	if (!f)
-		return ERR_NOMEM;
-	f->t = time_mono();
-	f->fb_w = img->w;
-	f->fb_h = img->h;
-	rc = screen_check_frame(r, f, tags, ntags, is_assert, match, near);
-	frame_unref(f);
-	if (rc < 0)
-		snprintf(err, errlen, "%s", err_str(rc));
-	return rc;
-}
 
 /* assert_recorded_sound / check_recorded_sound(tag): the capture stopped,
  * an "audio" step, the spectrogram searched once (basetest's
@@ -121,7 +51,7 @@ static int recorded_sound(lua_State *L, int is_assert)
 	testapi_check_abort(L, r);
 	if (!r->sound_running || !m)
 		return luaL_error(L, "%s: no audio capture runs (call start_audiocapture first)", fn);
-	if (testapi_sound_stop(r, err, sizeof(err)))
+	if (sound_stop(r, err, sizeof(err)))
 		return luaL_error(L, "%s: stopcapture: %s", fn, err);
 	snprintf(name, sizeof(name), "%s-captured.wav", m->name);
 	d = json_pack("{s:s,s:s}", "audio", name, "result", "unk");
@@ -129,7 +59,7 @@ static int recorded_sound(lua_State *L, int is_assert)
 	wav = path_join(r->testresults, name);
 	if (!wav)
 		return luaL_error(L, "%s: out of memory", fn);
-	rc = testapi_sound_check(r, wav, 0, tags, n, is_assert, &match, &near, err, sizeof(err));
+	rc = sound_check(r, wav, 0, tags, n, is_assert, &match, &near, err, sizeof(err));
 	free(wav);
 	if (rc < 0)
 		return luaL_error(L, "%s: %s", fn, err);
@@ -168,7 +98,7 @@ static int l_start_audiocapture(lua_State *L)
 	if (r->sound_running || r->sound_module == (long)(m - r->modules))
 		return luaL_error(L, "start_audiocapture: audio capture already in progress. Stop it first!");
 	snprintf(name, sizeof(name), "testresults/%s-captured.wav", m->name);
-	if (testapi_sound_start(r, name, err, sizeof(err)))
+	if (sound_start(r, name, err, sizeof(err)))
 		return luaL_error(L, "start_audiocapture: %s", err);
 	r->sound_module = (long)(m - r->modules);
 	return 0;

@@ -10,8 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <lauxlib.h>
-#include <lua.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,7 +29,9 @@
 #include "runner/core/job.h"
 #include "runner/prim/screen.h"
 #include "runner/core/shots.h"
-#include "runner/lua/testapi.h"
+#include "runner/prim/input.h"
+#include "runner/prim/term.h"
+#include "runner/prim/vmctl.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -286,75 +286,6 @@ json_t *perl__cands_json(struct runner *r, json_t *cands)
 	if (!out)
 		r->steps.err = ERR_NOMEM;
 	return out;
-}
-
-/* The Lua-raising primitives, run under lua_pcall on the runner's state
- * (phase 1 of docs/perl.md: their errors become vigil_error). */
-struct lcall {
-	struct runner *r;
-	const char *s;
-	size_t len;
-	double num;
-	int flag;
-	uint32_t syms[KEYS_MAX_COMBO];
-	size_t nsyms;
-	int found;
-	char *out;
-};
-
-static int lc_keys(lua_State *L)
-{
-	struct lcall *c = lua_touserdata(L, 1);
-
-	testapi_check_abort(L, c->r);
-	testapi_send_keysyms(L, c->r, c->syms, c->nsyms, 0);
-	return 0;
-}
-
-static int lc_type(lua_State *L)
-{
-	struct lcall *c = lua_touserdata(L, 1);
-
-	testapi_check_abort(L, c->r);
-	testapi_type(L, c->r, c->s, c->len, c->num, 0);
-	return 0;
-}
-
-static int lc_serial(lua_State *L)
-{
-	struct lcall *c = lua_touserdata(L, 1);
-	char what[300];
-
-	testapi_check_abort(L, c->r);
-	snprintf(what, sizeof(what), "wait_serial '%.200s'", c->s);
-	c->found = testapi_serial_wait(L, c->r, what, c->s, c->flag, c->num);
-	if (c->found) {
-		size_t n;
-		const char *s = lua_tolstring(L, -1, &n);
-		c->out = malloc(n + 1);
-		if (c->out) {
-			memcpy(c->out, s, n);
-			c->out[n] = '\0';
-			c->len = n;
-		}
-	}
-	return 0;
-}
-
-static int lcall(struct runner *r, lua_CFunction f, struct lcall *c, char *err, size_t errlen)
-{
-	lua_State *L = r->L;
-
-	c->r = r;
-	lua_pushcfunction(L, f);
-	lua_pushlightuserdata(L, c);
-	if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-		const char *msg = lua_tostring(L, -1);
-		snprintf(err, errlen, "%s", msg ? msg : "error");
-		lua_pop(L, 1);
-		return ERR_IO;
-	}
-	return 0;
 }
 
 /* --- the commands --------------------------------------------------- */
@@ -651,15 +582,20 @@ static json_t *c_check_screen(struct runner *r, struct perl *p, json_t *msg, cha
 static json_t *c_send_key(struct runner *r, struct perl *p, json_t *msg, char *err, size_t errlen)
 {
 	const char *key = json_string_value(json_object_get(msg, "key"));
-	struct lcall c = { 0 };
+	uint32_t syms[KEYS_MAX_COMBO];
+	size_t nsyms;
 	char kerr[160];
 
 	(void)p;
-	if (!key || keys_parse(key, c.syms, &c.nsyms, kerr, sizeof(kerr))) {
+	if (!key || keys_parse(key, syms, &nsyms, kerr, sizeof(kerr))) {
 		snprintf(err, errlen, "send_key '%s': %s", key ? key : "", key ? kerr : "no key");
 		return NULL;
 	}
-	if (lcall(r, lc_keys, &c, err, errlen))
+	if (runner__aborted(r)) {
+		snprintf(err, errlen, "%s", r->reason);
+		return NULL;
+	}
+	if (input_keysyms(r, syms, nsyms, 0, err, errlen))
 		return NULL;
 	runner__progress(r, "send_key %s", key);
 	return perl__ret(json_integer(0));
@@ -670,7 +606,11 @@ static json_t *c_type_string(struct runner *r, struct perl *p, json_t *msg, char
 	json_t *t = json_object_get(msg, "text");
 	double t0 = time_mono();
 	double mi = json_number_value(json_object_get(msg, "max_interval"));
-	struct lcall c = { 0 };
+	struct {
+		const char *s;
+		size_t len;
+		double num;
+	} c;
 
 	(void)p;
 	if (!json_is_string(t)) {
@@ -681,7 +621,11 @@ static json_t *c_type_string(struct runner *r, struct perl *p, json_t *msg, char
 	c.len = json_string_length(t);
 	/* as testapi.c's type_interval: slower for a small max_interval */
 	c.num = r->typing_interval + (mi > 0 && mi < 250 ? 1.0 / sqrt(mi) : 0);
-	if (lcall(r, lc_type, &c, err, errlen))
+	if (runner__aborted(r)) {
+		snprintf(err, errlen, "%s", r->reason);
+		return NULL;
+	}
+	if (input_type(r, c.s, c.len, c.num, err, errlen))
 		return NULL;
 	{
 		/* control characters escaped: the progress stays one line */
@@ -729,7 +673,12 @@ static json_t *c_wait_serial(struct runner *r, struct perl *p, json_t *msg, char
 {
 	json_t *rx = json_object_get(msg, "regexp"), *e, *o;
 	int literal = json_is_true(json_object_get(msg, "no_regex")) || json_integer_value(json_object_get(msg, "no_regex"));
-	struct lcall c = { 0 };
+	struct {
+		char *out;
+		size_t len;
+		int found;
+	} c = { 0 };
+	char what[300];
 	double t0 = time_mono();
 	struct buf b;
 	size_t i;
@@ -748,15 +697,30 @@ static json_t *c_wait_serial(struct runner *r, struct perl *p, json_t *msg, char
 		snprintf(err, errlen, "wait_serial: %s", rc ? err_str(rc) : "no regexp");
 		return NULL;
 	}
-	c.s = b.data;
-	c.num = json_number_value(json_object_get(msg, "timeout"));
-	rc = lcall(r, lc_serial, &c, err, errlen);
+	snprintf(what, sizeof(what), "wait_serial '%.200s'", b.data);
+	if (runner__aborted(r)) {
+		snprintf(err, errlen, "%s", r->reason);
+		rc = ERR_BADSTATE;
+	} else {
+		rc = term_wait(r, what, b.data, 0, json_number_value(json_object_get(msg, "timeout")), &c.out, &c.len, err,
+			       errlen);
+		c.found = rc == 1;
+		/* a time-out that ends the job (QEMU frozen, MAX_JOB_TIME) is an error */
+		if (rc == 0 && runner__aborted(r)) {
+			snprintf(err, errlen, "%s", r->reason);
+			rc = ERR_BADSTATE;
+		} else if (rc > 0) {
+			rc = 0;
+		}
+	}
 	if (!rc)
 		runner__progress(r, "wait_serial '%.200s': %s in %.2fs", b.data, c.found ? "matched" : "no match",
 				 time_mono() - t0);
 	buf_release(&b);
-	if (rc)
+	if (rc) {
+		free(c.out);
 		return NULL;
+	}
 	o = json_object();
 	results_set(&brc, o, "matched", json_integer(c.found ? 1 : 0));
 	results_set(&brc, o, "string", c.out || !c.found ? bytes_json(c.out ? c.out : "", c.len) : NULL);
@@ -974,7 +938,7 @@ static json_t *c_save_storage_drives(struct runner *r, struct perl *p, json_t *m
 		snprintf(err, errlen, "save_storage_drives: no disk number or file name");
 		return NULL;
 	}
-	if (testapi_save_drives(r, name, (long)disk, (long)disk, why, sizeof(why))) {
+	if (vmctl_save_drives(r, name, (long)disk, (long)disk, why, sizeof(why))) {
 		snprintf(err, errlen, "save_storage_drives: %s", why);
 		return NULL;
 	}
@@ -990,7 +954,7 @@ static json_t *c_switch_network(struct runner *r, struct perl *p, json_t *msg, c
 	char why[256];
 
 	(void)p;
-	if (testapi_switch_network(r, link ? link : "qanet0", !en || json_is_null(en) || json_is_true(en) ||
+	if (vmctl_switch_network(r, link ? link : "qanet0", !en || json_is_null(en) || json_is_true(en) ||
 			      (json_is_integer(en) && json_integer_value(en)) ||
 			      (json_is_string(en) && strcmp(json_string_value(en), "") && strcmp(json_string_value(en), "0")),
 			      why, sizeof(why))) {

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* perl_backend.c - the Perl test process's backend_* commands for
  * consoles, mouse, held keys, power and the machine (docs/perl.md): the
- * console table in runner/core/console.c, and the Lua test API's own functions
- * called on the runner's Lua state, so both languages share one code path.
+ * console table in runner/core/console.c, and the primitives of prim/
+ * (input, term, vmctl, sound) the Lua test API uses too, so both languages
+ * share one code path.
  * perl.c owns the process and the rest of the command table. */
 #define LOG_MODULE "perl"
-#include <lauxlib.h>
-#include <lua.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +13,10 @@
 #include "runner/perl/perl.h"
 #include "runner/perl/perl_int.h"
 #include "runner/core/job.h"
-#include "runner/lua/testapi.h"
+#include "runner/prim/input.h"
+#include "runner/prim/sound.h"
+#include "runner/prim/term.h"
+#include "runner/prim/vmctl.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/path.h"
@@ -42,53 +44,6 @@ int perl_backend_add_console(struct runner *r, json_t *c)
 	return rc < 0 ? rc : 0;
 }
 
-/* --- the Lua test API's functions, called from C ------------------------ */
-
-struct lua_api {
-	const char *fn;   /* a global of the test API */
-	const char *keys; /* msg's keys passed in order ("x,y"), "*" msg as a table, "" none */
-	json_t *msg;
-};
-
-static int lc_api(lua_State *L)
-{
-	struct lua_api *c = lua_touserdata(L, 1);
-	const char *k = c->keys;
-	int n = 0;
-
-	lua_getglobal(L, c->fn);
-	if (!strcmp(k, "*")) {
-		testapi_push_scalar(L, c->msg);
-		n = 1;
-	}
-	while (strcmp(k, "*") && *k) {
-		char key[32];
-		size_t len = strcspn(k, ",");
-		snprintf(key, sizeof(key), "%.*s", (int)len, k);
-		testapi_push_scalar(L, json_object_get(c->msg, key));
-		n++;
-		k += len + (k[len] == ',');
-	}
-	lua_call(L, n, 0);
-	return 0;
-}
-
-static int call_lua(struct runner *r, const char *fn, const char *keys, json_t *msg, char *err, size_t errlen)
-{
-	struct lua_api c = { fn, keys, msg };
-	lua_State *L = r->L;
-
-	lua_pushcfunction(L, lc_api);
-	lua_pushlightuserdata(L, &c);
-	if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-		const char *m = lua_tostring(L, -1);
-		snprintf(err, errlen, "%s", m ? m : "error");
-		lua_pop(L, 1);
-		return ERR_IO;
-	}
-	return 0;
-}
-
 /* --- the commands ---------------------------------------------------- */
 
 typedef json_t *(*backend_fn)(struct runner *r, json_t *msg, char *err, size_t errlen);
@@ -108,7 +63,7 @@ static json_t *b_select_console(struct runner *r, json_t *msg, char *err, size_t
 
 	(void)err, (void)errlen;
 	/* an error goes back as {error}: testapi's select_console dies with it */
-	if (testapi_console_select(r, str(msg, "testapi_console"), 0, &act, why, sizeof(why))) {
+	if (term_select(r, str(msg, "testapi_console"), 0, &act, why, sizeof(why))) {
 		log_warn("select_console: %s", why);
 		json_object_set_new(o, "error", json_string(why));
 	} else {
@@ -150,7 +105,7 @@ static json_t *b_proxy(struct runner *r, json_t *msg, char *err, size_t errlen)
 	char why[600];
 
 	(void)err, (void)errlen;
-	if (testapi_console_call(r, str(msg, "console"), str(msg, "function"), json_is_array(args) ? args : NULL, &res,
+	if (term_call(r, str(msg, "console"), str(msg, "function"), json_is_array(args) ? args : NULL, &res,
 				 why, sizeof(why))) {
 		json_object_set_new(o, "exception", json_string(why));
 		return perl__ret(o);
@@ -261,7 +216,7 @@ static json_t *b_start_audio(struct runner *r, json_t *msg, char *err, size_t er
 {
 	char why[900];
 
-	if (testapi_sound_start(r, str(msg, "filename"), why, sizeof(why))) {
+	if (sound_start(r, str(msg, "filename"), why, sizeof(why))) {
 		snprintf(err, errlen, "start_audiocapture: %s", why);
 		return NULL;
 	}
@@ -273,7 +228,7 @@ static json_t *b_stop_audio(struct runner *r, json_t *msg, char *err, size_t err
 	char why[900];
 
 	(void)msg;
-	if (testapi_sound_stop(r, why, sizeof(why))) {
+	if (sound_stop(r, why, sizeof(why))) {
 		snprintf(err, errlen, "stop_audiocapture: %s", why);
 		return NULL;
 	}
@@ -301,7 +256,7 @@ static json_t *b_verify_image(struct runner *r, json_t *msg, char *err, size_t e
 		snprintf(err, errlen, "verify_image: %s", path ? "no tag in mustmatch" : "out of memory");
 		return NULL;
 	}
-	rc = testapi_sound_check(r, path, 1, tags, n, 0, &match, &near, why, sizeof(why));
+	rc = sound_check(r, path, 1, tags, n, 0, &match, &near, why, sizeof(why));
 	free(path);
 	if (rc < 0) {
 		snprintf(err, errlen, "verify_image '%s': %s", img, why);
@@ -326,39 +281,110 @@ static json_t *b_verify_image(struct runner *r, json_t *msg, char *err, size_t e
 	return perl__ret(o);
 }
 
+/* --- the primitives both front ends share (prim/input.h, prim/vmctl.h) --- */
+
+/* The answer of a primitive: 0 ({"ret": 0}), or NULL for its error (err). */
+static json_t *done(int rc)
+{
+	return rc ? NULL : perl__ret(json_integer(0));
+}
+
+static json_t *b_mouse_set(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	int x = (int)json_integer_value(json_object_get(msg, "x")), y = (int)json_integer_value(json_object_get(msg, "y"));
+
+	return done(input_mouse_set(r, x, y, err, errlen));
+}
+
+/* backend::qemu's mouse_hide answers {absolute} */
+static json_t *b_mouse_hide(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	if (input_mouse_hide(r, (int)json_integer_value(json_object_get(msg, "border_offset")), err, errlen))
+		return NULL;
+	return perl__ret(json_pack("{s:i}", "absolute", 1));
+}
+
+static json_t *b_hold_key(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	return done(input_hold_key(r, str(msg, "key"), 1, err, errlen));
+}
+
+static json_t *b_release_key(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	return done(input_hold_key(r, str(msg, "key"), 0, err, errlen));
+}
+
+static json_t *b_power(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	return done(vmctl_power(r, str(msg, "action"), err, errlen));
+}
+
+/* eject_cd({id => "cd0", force => 0}) */
+static json_t *b_eject_cd(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	json_t *f = json_object_get(msg, "force");
+	const char *id = json_string_value(json_object_get(msg, "id"));
+
+	return done(vmctl_eject_cd(r, id ? id : "cd0", json_is_true(f) || json_integer_value(f), err, errlen));
+}
+
+static json_t *b_freeze_vm(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	(void)msg;
+	return done(vmctl_qmp(r, "freeze_vm", "stop", NULL, err, errlen));
+}
+
+static json_t *b_cont_vm(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	(void)msg;
+	return done(vmctl_qmp(r, "resume_vm", "cont", NULL, err, errlen));
+}
+
+/* save_memory_dump({filename => module}) */
+static json_t *b_memory_dump(struct runner *r, json_t *msg, char *err, size_t errlen)
+{
+	struct module *m = runner__module(r);
+	const char *name = json_string_value(json_object_get(msg, "filename"));
+	char why[600];
+
+	if (vmctl_memory_dump(r, name ? name : m ? m->name : "job", why, sizeof(why))) {
+		snprintf(err, errlen, "save_memory_dump failed: %s", why);
+		return NULL;
+	}
+	return perl__ret(json_integer(0));
+}
+
 #define NEEDS_VM 1
 
 static const struct backend_cmd {
 	const char *name;
-	backend_fn fn;     /* or NULL: the Lua test API's lua_fn */
-	const char *lua_fn;
-	const char *keys;  /* lua_fn's arguments: msg's keys, "*" all of msg as a table */
+	backend_fn fn;
 	int flags;
 } backend_cmds[] = {
-	{ "vigil_add_console", b_add_console, NULL, NULL, 0 },
-	{ "backend_select_console", b_select_console, NULL, NULL, 0 },
-	{ "backend_reset_console", b_reset_console, NULL, NULL, 0 },
-	{ "backend_reset_consoles", b_reset_consoles, NULL, NULL, 0 },
-	{ "backend_is_serial_terminal", b_is_serial_terminal, NULL, NULL, 0 },
-	{ "backend_proxy_console_call", b_proxy, NULL, NULL, 0 },
-	{ "backend_mouse_set", NULL, "mouse_set", "x,y", NEEDS_VM },
-	{ "backend_mouse_button", b_mouse_button, NULL, NULL, NEEDS_VM },
-	{ "backend_mouse_hide", NULL, "mouse_hide", "border_offset", NEEDS_VM },
-	{ "backend_get_last_mouse_set", b_last_mouse, NULL, NULL, 0 },
-	{ "backend_hold_key", NULL, "hold_key", "key", NEEDS_VM },
-	{ "backend_release_key", NULL, "release_key", "key", NEEDS_VM },
-	{ "backend_power", NULL, "power", "action", NEEDS_VM },
-	{ "backend_is_shutdown", b_is_shutdown, NULL, NULL, 0 },
-	{ "backend_eject_cd", NULL, "eject_cd", "*", NEEDS_VM },
-	{ "backend_freeze_vm", NULL, "freeze_vm", "", NEEDS_VM },
-	{ "backend_cont_vm", NULL, "resume_vm", "", NEEDS_VM },
-	{ "backend_save_memory_dump", NULL, "save_memory_dump", "*", NEEDS_VM },
-	{ "backend_reload_needles", b_reload_needles, NULL, NULL, 0 },
-	{ "backend_start_audiocapture", b_start_audio, NULL, NULL, NEEDS_VM },
-	{ "backend_stop_audiocapture", b_stop_audio, NULL, NULL, NEEDS_VM },
-	{ "backend_verify_image", b_verify_image, NULL, NULL, 0 },
-	{ "is_configured_to_pause_on_timeout", b_pause_configured, NULL, NULL, 0 },
-	{ "report_timeout", b_report_timeout, NULL, NULL, 0 },
+	{ "vigil_add_console", b_add_console, 0 },
+	{ "backend_select_console", b_select_console, 0 },
+	{ "backend_reset_console", b_reset_console, 0 },
+	{ "backend_reset_consoles", b_reset_consoles, 0 },
+	{ "backend_is_serial_terminal", b_is_serial_terminal, 0 },
+	{ "backend_proxy_console_call", b_proxy, 0 },
+	{ "backend_mouse_set", b_mouse_set, NEEDS_VM },
+	{ "backend_mouse_button", b_mouse_button, NEEDS_VM },
+	{ "backend_mouse_hide", b_mouse_hide, NEEDS_VM },
+	{ "backend_get_last_mouse_set", b_last_mouse, 0 },
+	{ "backend_hold_key", b_hold_key, NEEDS_VM },
+	{ "backend_release_key", b_release_key, NEEDS_VM },
+	{ "backend_power", b_power, NEEDS_VM },
+	{ "backend_is_shutdown", b_is_shutdown, 0 },
+	{ "backend_eject_cd", b_eject_cd, NEEDS_VM },
+	{ "backend_freeze_vm", b_freeze_vm, NEEDS_VM },
+	{ "backend_cont_vm", b_cont_vm, NEEDS_VM },
+	{ "backend_save_memory_dump", b_memory_dump, NEEDS_VM },
+	{ "backend_reload_needles", b_reload_needles, 0 },
+	{ "backend_start_audiocapture", b_start_audio, NEEDS_VM },
+	{ "backend_stop_audiocapture", b_stop_audio, NEEDS_VM },
+	{ "backend_verify_image", b_verify_image, 0 },
+	{ "is_configured_to_pause_on_timeout", b_pause_configured, 0 },
+	{ "report_timeout", b_report_timeout, 0 },
 };
 
 json_t *perl_backend_answer(struct runner *r, const char *cmd, json_t *msg, int *known, char *err, size_t errlen)
@@ -375,12 +401,11 @@ json_t *perl_backend_answer(struct runner *r, const char *cmd, json_t *msg, int 
 			snprintf(err, errlen, "'%s' before the VM runs", cmd);
 			return NULL;
 		}
-		if (c->fn)
-			return c->fn(r, msg, err, errlen);
-		if (call_lua(r, c->lua_fn, c->keys, msg, err, errlen))
+		if ((c->flags & NEEDS_VM) && runner__aborted(r)) {
+			snprintf(err, errlen, "%s", r->reason);
 			return NULL;
-		/* backend::qemu's mouse_hide answers {absolute} */
-		return perl__ret(!strcmp(cmd, "backend_mouse_hide") ? json_pack("{s:i}", "absolute", 1) : json_integer(0));
+		}
+		return c->fn(r, msg, err, errlen);
 	}
 	return NULL;
 }

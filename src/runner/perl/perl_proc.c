@@ -8,8 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <lauxlib.h>
-#include <lua.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,7 +26,6 @@
 #include "runner/core/job.h"
 #include "runner/prim/screen.h"
 #include "runner/core/shots.h"
-#include "runner/lua/testapi.h"
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/file.h"

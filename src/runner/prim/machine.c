@@ -61,7 +61,13 @@ int machine_start(struct runner *r, const char *loadvm, char *err, size_t errlen
 	if (rc)
 		goto out;
 	r->steps.t0 = time_mono();
-	rc = qmp_connect(cmd.qmp_path, 10000, &r->qmp, err, errlen);
+	{
+		/* QEMU's own time: a QEMU starved by a busy host (a -loadvm's
+		 * handshake took over 10 s under load) is not a dead one */
+		struct qmp_clock clock;
+		qemu_qmp_clock(r->qemu, &clock);
+		rc = qmp_connect_clock(cmd.qmp_path, 10000, &clock, &r->qmp, err, errlen);
+	}
 	if (rc)
 		goto out;
 	{

@@ -26,13 +26,12 @@
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
-#define ASSETS_LIST_DEFAULT_LIMIT 1000
 #define ASSETS_LIST_MAX_LIMIT 10000
 
 static void assets_list(struct api_req *req, struct api_resp *out)
 {
 	const char *lim = params_get(&req->params, "limit"), *off = params_get(&req->params, "offset");
-	long limit = ASSETS_LIST_DEFAULT_LIMIT, offset = 0;
+	long limit = ASSETS_LIST_DEFAULT, offset = 0;
 
 	if (lim && (str_to_long(lim, &limit) || limit <= 0 || limit > ASSETS_LIST_MAX_LIMIT)) {
 		api_error(out, 400, "limit '%s': expected 1..%d", lim, ASSETS_LIST_MAX_LIMIT);

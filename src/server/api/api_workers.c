@@ -186,23 +186,8 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 
 static void workers_list(struct api_req *req, struct api_resp *out)
 {
-	struct jbuild b = JBUILD_INIT;
-	json_t *all = workers_list_json(req->db, now_s(), req->worker_timeout_s), *w;
-	size_t i;
-
-	/* vigil: the jobs whose disks each worker keeps (re-run from a milestone). */
-	json_array_foreach(json_object_get(all, "workers"), i, w) {
-		int64_t id = json_integer_value(json_object_get(w, "id"));
-		jbuild_set(&b, w, "snapshots", rerun_held_json(req->db, id));
-		/* An openQA worker gets its jobs over its WebSocket: without one it is not idle. */
-		if (req->ws_hub && ws_hub_missing(req->ws_hub, id) &&
-		    strcmp(json_string_value(json_object_get(w, "status")), "dead")) {
-			jbuild_set(&b, w, "status", json_string("offline"));
-			if (json_is_null(json_object_get(w, "error")))
-				jbuild_set(&b, w, "error", json_string("no WebSocket connection (/api/v1/ws/<id>)"));
-		}
-	}
-	api_json_built(&b, out, all);
+	api_json(out, workers_list_all(req->db, now_s(), req->worker_timeout_s, req->ws_hub ? ws_hub_missing_cb : NULL,
+				       req->ws_hub));
 }
 
 static void worker_work(struct api_req *req, struct api_resp *out)

@@ -150,6 +150,11 @@ void ws_hub_expect(struct ws_hub *h, int64_t worker_id, bool expect)
 	pthread_mutex_unlock(&h->lock);
 }
 
+bool ws_hub_missing_cb(void *hub, int64_t worker_id)
+{
+	return ws_hub_missing(hub, worker_id);
+}
+
 bool ws_hub_missing(struct ws_hub *h, int64_t worker_id)
 {
 	bool expected = false, connected = false;

@@ -63,5 +63,7 @@ void ws_hub_expect(struct ws_hub *h, int64_t worker_id, bool expect);
 /* True when the worker registered as an openQA worker and has no
  * WebSocket open now. */
 bool ws_hub_missing(struct ws_hub *h, int64_t worker_id);
+/* The same for the domain's workers_list_all (hub: a struct ws_hub). */
+bool ws_hub_missing_cb(void *hub, int64_t worker_id);
 
 #endif

@@ -102,6 +102,9 @@ struct api_req {
 	struct developer_hub *developer; /* developer mode's queues and states (the server's, shared) */
 	struct resp_cache *cache; /* the request thread's cache of list answers (resp_cache.h), for api_subget */
 	struct ws_hub *ws_hub;  /* openQA workers' WebSockets (the server's, shared, locked inside) */
+	/* ws_hub_missing_cb: whether an openQA worker has no WebSocket open, for
+	 * the pages, which do not include api/ (store/workers.h's workers_missing_fn) */
+	bool (*ws_missing)(void *hub, int64_t worker_id);
 	int worker_timeout_s;   /* a worker silent this long is dead (serve --worker-timeout) */
 };
 

@@ -25,6 +25,7 @@
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "server/http/api.h"
 #include "server/pages/web.h"
@@ -59,6 +60,7 @@ struct web_page {
 	const char *module;
 	const char *also; /* a module the page imports when it runs (import()), or NULL */
 	web_ssr_fn ssr;   /* the page's first view (web_ssr.h), or NULL: the shell alone */
+	bool once;        /* ssr is the page: its script adds behaviour only (docs/web.md) */
 };
 
 /* The shells of the page modules named by web_routes. */
@@ -384,6 +386,18 @@ static bool page_ssr(struct api_req *req, struct api_resp *out, const struct web
 	return true;
 }
 
+/* VIGIL_WEB_FIRST_VIEW=off: every page whose script renders it from the
+ * API (the job page alone now) is the shell alone: the "script only" way
+ * that bench/web.py's --js-only measures against the first view
+ * (docs/web.md, "Speed"). A page built once (web_page.once) has no other
+ * way and ignores it. */
+static bool first_view_on(void)
+{
+	const char *v = getenv("VIGIL_WEB_FIRST_VIEW");
+
+	return !(v && !strcmp(v, "off"));
+}
+
 static void page(struct api_req *req, struct api_resp *out)
 {
 	const struct web_page *pg = req->arg;
@@ -396,7 +410,7 @@ static void page(struct api_req *req, struct api_resp *out)
 	}
 	for (i = 0; pg && i < nshells; i++)
 		if (shells[i].page == pg) {
-			if (pg->ssr && page_ssr(req, out, pg))
+			if (pg->ssr && (pg->once || first_view_on()) && page_ssr(req, out, pg))
 				return;
 			send_bytes(req, out, shells[i].html.data, shells[i].html.len, "text/html; charset=utf-8",
 				   shells[i].etag);
@@ -407,29 +421,29 @@ static void page(struct api_req *req, struct api_resp *out)
 
 /* Every page URL of openQA that vigil has; the shell's scripts pick the
  * page from location.pathname (web/app.js). */
-static const struct web_page p_dashboard = { .module = "/page-dashboard.js", .ssr = web_ssr_dashboard };
-static const struct web_page p_tests = { .module = "/page-tests.js", .ssr = web_ssr_tests };
-static const struct web_page p_overview = { .module = "/page-overview.js", .ssr = web_ssr_overview };
+static const struct web_page p_dashboard = { .module = "/page-dashboard.js", .ssr = web_ssr_dashboard, .once = true };
+static const struct web_page p_tests = { .module = "/page-tests.js", .ssr = web_ssr_tests, .once = true };
+static const struct web_page p_overview = { .module = "/page-overview.js", .ssr = web_ssr_overview, .once = true };
 static const struct web_page p_review = { .module = "/page-review.js" };
 static const struct web_page p_job = { .module = "/page-job.js", .ssr = web_ssr_job };
 static const struct web_page p_latest = { .module = "/page-job.js", .ssr = web_ssr_job };
 static const struct web_page p_live = { .module = "/page-live.js" };
 static const struct web_page p_edit = { .module = "/page-needle-edit.js" };
-static const struct web_page p_group = { .module = "/page-group.js", .ssr = web_ssr_group };
-static const struct web_page p_auditlog = { .module = "/page-auditlog.js", .ssr = web_ssr_auditlog };
-static const struct web_page p_templates = { .module = "/page-templates.js", .ssr = web_ssr_templates };
+static const struct web_page p_group = { .module = "/page-group.js", .ssr = web_ssr_group, .once = true };
+static const struct web_page p_auditlog = { .module = "/page-auditlog.js", .ssr = web_ssr_auditlog, .once = true };
+static const struct web_page p_templates = { .module = "/page-templates.js", .ssr = web_ssr_templates, .once = true };
 static const struct web_page p_workers = { .module = "/page-admin.js", .also = "/admin-workers.js",
-					     .ssr = web_ssr_admin_workers };
+					     .ssr = web_ssr_admin_workers, .once = true };
 static const struct web_page p_machines = { .module = "/page-admin.js", .also = "/admin-tables.js",
-					      .ssr = web_ssr_admin_table };
+					      .ssr = web_ssr_admin_table, .once = true };
 static const struct web_page p_products = { .module = "/page-admin.js", .also = "/admin-tables.js",
-					      .ssr = web_ssr_admin_table };
+					      .ssr = web_ssr_admin_table, .once = true };
 static const struct web_page p_test_suites = { .module = "/page-admin.js", .also = "/admin-tables.js",
-						 .ssr = web_ssr_admin_table };
+						 .ssr = web_ssr_admin_table, .once = true };
 static const struct web_page p_assets = { .module = "/page-admin.js", .also = "/admin-assets.js",
-					    .ssr = web_ssr_admin_assets };
+					    .ssr = web_ssr_admin_assets, .once = true };
 static const struct web_page p_needles = { .module = "/page-admin.js", .also = "/admin-needles.js",
-					     .ssr = web_ssr_admin_needles };
+					     .ssr = web_ssr_admin_needles, .once = true };
 static const struct web_page p_admin = { .module = "/page-admin.js" };
 static const struct web_page p_login = { .module = "/page-login.js" };
 static const struct web_page p_apikeys = { .module = "/page-apikeys.js" };

@@ -3,6 +3,7 @@
  * renderers share (text of JSON values, times as the page scripts show
  * them). */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +27,9 @@ void web_ssr_release(struct web_ssr *s)
 
 	for (i = 0; i < s->ngot; i++)
 		api_resp_release(&s->got[i]);
+	for (i = 0; i < s->nkept; i++)
+		json_decref(s->kept[i]);
+	s->nkept = 0;
 	html_release(&s->main);
 	html_release(&s->islands);
 	s->ngot = 0;
@@ -54,6 +58,31 @@ json_t *web_ssr_get(struct web_ssr *s, const char *url)
 		html_island(&s->islands, url, text);
 	free(text);
 	return out->json;
+}
+
+json_t *web_ssr_keep(struct web_ssr *s, json_t *v)
+{
+	if (!v)
+		return NULL;
+	if (s->nkept == WEB_SSR_MAX_GETS) {
+		json_decref(v);
+		return NULL;
+	}
+	s->kept[s->nkept++] = v;
+	return v;
+}
+
+void web_ssr_error(struct web_ssr *s, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	HTML(&s->main, "<p class=\"error\">This page could not be shown: ");
+	html_text(&s->main, msg);
+	HTML(&s->main, "</p>");
 }
 
 const char *web_ssr_param(const struct web_ssr *s, const char *key)

@@ -5,11 +5,15 @@
  * as data islands, which the page's scripts (web/api.js) take instead of
  * asking again before they render the interactive page over it.
  *
- * A page's renderer (struct web_page's ssr, web.c) reads the API with
- * web_ssr_get, exactly as the page's script does (same paths, same
- * parameters: the script finds the island by URL), and writes what the
- * script would show, through html.h (escaped by construction). The
- * renderers: web_ssr_lists.c, web_ssr_job.c, web_ssr_admin.c. */
+ * A page built once (web.c's web_page.once; docs/web.md "Pages built
+ * once") is all written here: its renderer calls the domain layer as the
+ * API's handlers do, holds the answers with web_ssr_keep, writes the
+ * whole page through html.h (escaped by construction), and no island;
+ * its script adds behaviour only. The job page (web_ssr_job.c) alone still
+ * reads the API with web_ssr_get, exactly as its script does (same paths,
+ * same parameters: the script finds the island by URL), and writes what
+ * the script would show. The renderers: web_ssr_lists.c, web_ssr_tests.c,
+ * web_ssr_job.c, web_ssr_admin.c. */
 #ifndef VIGIL_WEB_SSR_H
 #define VIGIL_WEB_SSR_H
 
@@ -27,6 +31,8 @@ struct web_ssr {
 	struct html islands;  /* the answers read, as data islands */
 	struct api_resp got[WEB_SSR_MAX_GETS];
 	size_t ngot;
+	json_t *kept[WEB_SSR_MAX_GETS]; /* the domain's answers (web_ssr_keep), owned */
+	size_t nkept;
 };
 
 /* A page's renderer: writes into s->main; when it writes nothing, the
@@ -41,6 +47,18 @@ void web_ssr_release(struct web_ssr *s);
  * it did not answer 200. url is the very URL the page's script asks for
  * (parameter order aside). */
 json_t *web_ssr_get(struct web_ssr *s, const char *url);
+
+/* A page built once (web.c's web_page.once: its script adds behaviour,
+ * never the same markup) reads the domain layer itself, as the API's
+ * handlers do, and hands each answer here: v (owned; NULL is nothing)
+ * is kept until web_ssr_release and returned, borrowed. No JSON text is
+ * written or parsed on the way. */
+json_t *web_ssr_keep(struct web_ssr *s, json_t *v);
+
+/* A page built once that cannot show its data (no such group, a bad
+ * parameter): the message app.js shows for a page that failed, as
+ * <p class="error">This page could not be shown: MSG</p> in <main>. */
+void web_ssr_error(struct web_ssr *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* The page URL's query parameter key: its first value, as the scripts'
  * URLSearchParams.get() (not params_get's last); NULL when absent or empty. */

@@ -3,18 +3,29 @@
  * of /admin/machines, /admin/products and /admin/test_suites as
  * web/admin-tables.js shows them, the workers as web/admin-workers.js
  * does, under web/admin-common.js's navigation; a job group's template
- * matrices as web/page-templates.js and the audit log as
- * web/page-auditlog.js show them, and /admin/assets and /admin/needles
- * as web/admin-assets.js and web/admin-needles.js do. The controls
- * (sorting, filter, edit, the YAML editor) come with the scripts. */
+ * matrices as web/page-templates.js shows them, and /admin/assets and
+ * /admin/needles as web/admin-assets.js and web/admin-needles.js do. The
+ * controls (sorting, filter, edit, the YAML editor) come with the
+ * scripts. And the audit log (/admin/auditlog), built once here from
+ * audit.h: its script adds nothing. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "server/store/assets.h"
+#include "server/store/audit.h"
+#include "server/store/jobs.h"
+#include "server/store/needles.h"
+#include "server/store/tables.h"
+#include "server/store/templates.h"
+#include "server/store/groups.h"
+#include "server/store/users.h"
+#include "server/store/workers.h"
 #include "server/pages/web_ssr.h"
 #include "util/err.h"
+#include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
 /* web/admin-common.js's SECTIONS, in its order. */
@@ -43,22 +54,22 @@ void web_ssr_admin_nav(struct html *h, const char *active)
 	HTML(h, "</nav>");
 }
 
-/* web/admin-tables.js's TABLES: path, API, key of the rows, columns. */
+/* The admin tables (tables.h) by page: path, title, what a row is called,
+ * the table, and the columns' labels (tables_desc's columns, in order). */
 static const struct {
-	const char *path, *title, *api, *key, *empty;
-	const char *cols[5][2];
+	const char *path, *title, *plural, *empty;
+	enum tables_kind kind;
+	const char *labels[TABLES_MAX_COLS];
 } tables[] = {
-	{ "/admin/machines", "Machines", "/api/v1/machines", "Machines", "No machines yet.",
-	  { { "name", "Name" }, { "backend", "Backend" }, { "description", "Description" } } },
-	{ "/admin/products", "Products", "/api/v1/products", "Products", "No products yet.",
-	  { { "distri", "Distri" }, { "version", "Version" }, { "flavor", "Flavor" }, { "arch", "Arch" },
-	    { "description", "Description" } } },
-	{ "/admin/test_suites", "Test suites", "/api/v1/test_suites", "TestSuites", "No test suites yet.",
-	  { { "name", "Name" }, { "description", "Description" } } },
+	{ "/admin/machines", "Machines", "machines", "No machines yet.", TABLES_MACHINES,
+	  { "Name", "Backend", "Description" } },
+	{ "/admin/products", "Products", "products", "No products yet.", TABLES_PRODUCTS,
+	  { "Distri", "Version", "Flavor", "Arch", "Description" } },
+	{ "/admin/test_suites", "Test suites", "test suites", "No test suites yet.", TABLES_TEST_SUITES,
+	  { "Name", "Description" } },
 };
 
-/* A row's settings ([{key, value}] as the API lists them) as the script's
- * list; the script sorts them by key, as the API does already. */
+/* A row's settings ([{key, value}] as tables_list gives them, sorted by key). */
 static void settings_cell(struct html *h, const json_t *settings)
 {
 	size_t i;
@@ -79,32 +90,67 @@ static void settings_cell(struct html *h, const json_t *settings)
 	HTML(h, "</ul>");
 }
 
+/* A column head that sorts the rows (web/admin-common.js's sortRows). */
+static void sort_head(struct html *h, const char *label, const char *cls)
+{
+	HTML(h, "<th scope=\"col\"");
+	if (cls)
+		HTML_ATTR(h, "class", cls);
+	HTML(h, " aria-sort=\"none\"><button type=\"button\" class=\"adm-sort\">");
+	html_text(h, label);
+	HTML(h, "</button></th>");
+}
+
+/* The filter box (web/admin-common.js's filterRows) and, for anyone but
+ * an administrator, why there are no write controls; the script adds
+ * them for an administrator. */
+static void admin_tools(struct web_ssr *s, const char *label, bool hint)
+{
+	struct html *h = &s->main;
+	const struct users_session *who = s->req->session;
+
+	HTML(h, "<div class=\"adm-tools\"><input type=\"search\" class=\"adm-filter\"");
+	HTML_ATTR(h, "placeholder", label);
+	HTML_ATTR(h, "aria-label", label);
+	HTML(h, ">");
+	if (hint && !(who && who->user.role == AUTH_ADMIN))
+		HTML(h, "<span class=\"muted adm-hint\">Sign in as an administrator to edit.</span>");
+}
+
+/* /admin/machines, /admin/products, /admin/test_suites: built once from
+ * tables_list (web/admin-tables.js adds sorting, the filter and, for an
+ * administrator, the editor). */
 void web_ssr_admin_table(struct web_ssr *s)
 {
 	struct html *h = &s->main;
 	const char *name = s->req->path;
+	const struct tables_desc *d;
+	const char *want[TABLES_MAX_COLS] = { NULL };
 	size_t t, c, i;
-	json_t *answer, *rows, *row;
+	json_t *rows = NULL, *row;
+	char msg[256], label[64];
 
 	for (t = 0; t < sizeof(tables) / sizeof(tables[0]) && strcmp(tables[t].path, name); t++)
 		;
-	if (t == sizeof(tables) / sizeof(tables[0]) || !(answer = web_ssr_get(s, tables[t].api)))
+	if (t == sizeof(tables) / sizeof(tables[0]))
 		return;
-	rows = json_object_get(answer, tables[t].key);
+	d = tables_desc(tables[t].kind);
+	if (tables_list(s->req->db, tables[t].kind, 0, want, &rows, msg, sizeof(msg)) || !web_ssr_keep(s, rows)) {
+		web_ssr_error(s, "cannot read the %s", tables[t].plural);
+		return;
+	}
 	web_ssr_admin_nav(h, tables[t].path);
 	HTML(h, "<h1>");
 	html_textf(h, "%s (%zu)", tables[t].title, json_array_size(rows));
-	HTML(h, "</h1><div class=\"scroll\"><table");
+	HTML(h, "</h1>");
+	snprintf(label, sizeof(label), "Filter %s", tables[t].plural);
+	admin_tools(s, label, true);
+	HTML(h, "</div><p class=\"adm-message\" role=\"status\"></p><div class=\"scroll\"><table");
 	HTML_ATTRF(h, "class", "adm-table adm-%s", tables[t].path + 7);
-	HTML(h, "><thead><tr><th scope=\"col\" class=\"num\">ID</th>");
-	for (c = 0; c < 5 && tables[t].cols[c][0]; c++) {
-		HTML(h, "<th scope=\"col\"");
-		if (!strcmp(tables[t].cols[c][0], "description"))
-			HTML(h, " class=\"adm-desc\"");
-		HTML(h, ">");
-		html_text(h, tables[t].cols[c][1]);
-		HTML(h, "</th>");
-	}
+	HTML(h, "><thead><tr>");
+	sort_head(h, "ID", "num");
+	for (c = 0; d->cols[c]; c++)
+		sort_head(h, tables[t].labels[c], strcmp(d->cols[c], "description") ? NULL : "adm-desc");
 	HTML(h, "<th scope=\"col\" class=\"adm-settings-col\">Settings</th></tr></thead><tbody>");
 	json_array_foreach(rows, i, row) {
 		HTML(h, "<tr");
@@ -112,12 +158,12 @@ void web_ssr_admin_table(struct web_ssr *s)
 		HTML(h, "><td class=\"num\">");
 		web_ssr_text(h, row, "id");
 		HTML(h, "</td>");
-		for (c = 0; c < 5 && tables[t].cols[c][0]; c++) {
+		for (c = 0; d->cols[c]; c++) {
 			HTML(h, "<td");
-			if (!strcmp(tables[t].cols[c][0], "description"))
+			if (!strcmp(d->cols[c], "description"))
 				HTML(h, " class=\"adm-desc\"");
 			HTML(h, ">");
-			web_ssr_text(h, row, tables[t].cols[c][0]);
+			web_ssr_text(h, row, d->cols[c]);
 			HTML(h, "</td>");
 		}
 		HTML(h, "<td class=\"adm-settings-col\">");
@@ -288,48 +334,22 @@ static void when_cell(struct html *h, const char *iso)
 	HTML(h, "</time>");
 }
 
-/* The names of the running jobs (the script's GET /api/v1/jobs?ids=&limit=),
- * NULL when no worker runs one or the API did not answer. */
-static const json_t *worker_jobs(struct web_ssr *s, const json_t *workers)
-{
-	struct buf ids, url;
-	const json_t *w, *ans = NULL;
-	size_t i, n = 0;
-	char num[32];
-
-	buf_init(&ids, 1u << 20);
-	buf_init(&url, 1u << 21);
-	json_array_foreach(workers, i, w) {
-		long long id = (long long)json_integer_value(json_object_get(w, "jobid"));
-
-		if (id) {
-			(void)buf_printf(&ids, n ? ",%lld" : "%lld", id);
-			n++;
-		}
-	}
-	snprintf(num, sizeof(num), "%zu", n);
-	if (n && !buf_puts(&url, "/api/v1/jobs") && !html_query_add(&url, "ids", ids.data) &&
-	    !html_query_add(&url, "limit", num))
-		ans = json_object_get(web_ssr_get(s, url.data), "jobs");
-	buf_release(&ids);
-	buf_release(&url);
-	return ans;
-}
-
+/* /admin/workers: built once from workers_list_all (web/admin-workers.js
+ * adds sorting), a running job named from jobs_to_json. */
 void web_ssr_admin_workers(struct web_ssr *s)
 {
 	struct html *h = &s->main;
-	json_t *answer = web_ssr_get(s, "/api/v1/workers");
-	const json_t *workers = json_object_get(answer, "workers"), *jobs, *w;
+	json_t *answer = web_ssr_keep(s, workers_list_all(s->req->db, (int64_t)time(NULL), s->req->worker_timeout_s,
+							   s->req->ws_missing, s->req->ws_hub));
+	const json_t *workers = json_object_get(answer, "workers"), *w;
 	struct worker_row *rows;
 	size_t n = json_array_size(workers), i, j;
 	time_t now = time(NULL);
 
-	if (!answer || !json_is_array(workers))
+	if (!answer || !json_is_array(workers) || !(rows = calloc(n ? n : 1, sizeof(*rows)))) {
+		web_ssr_error(s, "cannot read the workers");
 		return;
-	jobs = worker_jobs(s, workers);
-	if (!(rows = calloc(n ? n : 1, sizeof(*rows))))
-		return;
+	}
 	json_array_foreach(workers, i, w) {
 		const json_t *inst = json_object_get(w, "instance");
 		char tmp[32], htmp[32];
@@ -367,21 +387,25 @@ void web_ssr_admin_workers(struct web_ssr *s)
 	if (!n)
 		html_text(h, "No worker has registered yet.");
 	HTML(h, "</p><div class=\"scroll\"><table class=\"adm-table adm-workers\"><thead><tr>"
-		"<th scope=\"col\">Worker</th><th scope=\"col\">State</th><th scope=\"col\">Current job</th>"
-		"<th scope=\"col\" class=\"adm-classes\">Classes</th><th scope=\"col\">Last seen</th>"
-		"<th scope=\"col\" class=\"adm-desc\">Error</th></tr></thead><tbody>");
+		"<th scope=\"col\" aria-sort=\"ascending\"><button type=\"button\" class=\"adm-sort\">Worker</button></th>");
+	sort_head(h, "State", NULL);
+	sort_head(h, "Current job", NULL);
+	sort_head(h, "Classes", "adm-classes");
+	sort_head(h, "Last seen", NULL);
+	HTML(h, "<th scope=\"col\" class=\"adm-desc\">Error</th></tr></thead><tbody>");
 	qsort(rows, n, sizeof(*rows), worker_cmp);
 	for (i = 0; i < n; i++) {
 		long long jobid = (long long)json_integer_value(json_object_get(rows[i].w, "jobid"));
 		const char *classes = json_string_value(
 			json_object_get(json_object_get(rows[i].w, "properties"), "WORKER_CLASS"));
-		const json_t *job = NULL;
 		char tmp[32];
 
 		w = rows[i].w;
 		HTML(h, "<tr");
 		HTML_ATTR(h, "data-id", js_string(json_object_get(w, "id"), tmp, sizeof(tmp)));
-		HTML(h, "><td><span class=\"adm-worker\">");
+		HTML(h, "><td");
+		HTML_ATTR(h, "data-sort", rows[i].key);
+		HTML(h, "><span class=\"adm-worker\">");
 		html_text(h, js_string(json_object_get(w, "host"), tmp, sizeof(tmp)));
 		HTML(h, ":");
 		html_text(h, js_string(json_object_get(w, "instance"), tmp, sizeof(tmp)));
@@ -389,27 +413,29 @@ void web_ssr_admin_workers(struct web_ssr *s)
 		HTML_ATTRF(h, "class", "adm-state ws-%s", rows[i].state);
 		HTML(h, ">");
 		html_text(h, rows[i].state);
-		HTML(h, "</span></td><td>");
+		HTML(h, "</span></td><td");
+		HTML_ATTRF(h, "data-sort", "%lld", jobid);
+		HTML(h, ">");
 		if (jobid) {
-			json_array_foreach(jobs, j, job)
-				if (json_integer_value(json_object_get(job, "id")) == jobid)
-					break;
-			if (j == json_array_size(jobs))
-				job = NULL;
+			json_t *job = NULL;
+
 			HTML(h, "<a");
 			html_hreff(h, "/tests/%lld", jobid);
 			HTML(h, ">");
-			if (job) {
-				html_text(h, js_string(json_object_get(job, "name"), tmp, sizeof(tmp)));
+			if (!jobs_to_json(s->req->db, jobid, false, &job) && json_is_string(json_object_get(job, "name"))) {
+				web_ssr_text(h, job, "name");
 				html_textf(h, " (#%lld)", jobid);
 			} else {
 				html_textf(h, "#%lld", jobid);
 			}
+			json_decref(job);
 			HTML(h, "</a>");
 		} else {
 			HTML(h, "<span class=\"muted\">—</span>");
 		}
-		HTML(h, "</td><td class=\"adm-classes\">");
+		HTML(h, "</td><td class=\"adm-classes\"");
+		HTML_ATTR(h, "data-sort", classes ? classes : "");
+		HTML(h, ">");
 		/* WORKER_CLASS split at commas, empty parts left out */
 		for (const char *c = classes ? classes : ""; *c; c += strcspn(c, ","), c += *c == ',') {
 			size_t len = strcspn(c, ",");
@@ -420,7 +446,9 @@ void web_ssr_admin_workers(struct web_ssr *s)
 			html_textf(h, "%.*s", (int)len, c);
 			HTML(h, "</span>");
 		}
-		HTML(h, "</td><td>");
+		HTML(h, "</td><td");
+		HTML_ATTR(h, "data-sort", web_ssr_str(w, "t_seen"));
+		HTML(h, ">");
 		when_cell(h, web_ssr_str(w, "t_seen"));
 		HTML(h, "</td><td class=\"adm-desc\">");
 		html_text(h, web_ssr_str(w, "error"));
@@ -535,21 +563,71 @@ static int tpl_cmp(const void *a, const void *b)
 	return c ? c : x->i < y->i ? -1 : x->i > y->i;
 }
 
+/* The YAML section of a group's templates page: the text in a read-only
+ * textarea (an administrator's session may edit it), its line numbers
+ * beside it; web/page-templates.js adds the buttons, the marks of errors
+ * and the posting. */
+static void yaml_section(struct web_ssr *s, const json_t *g, const char *yaml)
+{
+	struct html *h = &s->main;
+	const struct users_session *who = s->req->session;
+	bool admin = who && who->user.role == AUTH_ADMIN;
+	const json_t *tpl = json_object_get(g, "template");
+	size_t lines = 1, i;
+
+	for (i = 0; yaml[i]; i++)
+		lines += yaml[i] == '\n';
+	HTML(h, "<section class=\"jt-section\"><h2>YAML</h2><p class=\"muted\">");
+	if ((json_is_string(tpl) && *json_string_value(tpl)) || json_is_true(tpl))
+		html_text(h, "Edited as YAML (openQA schema JobTemplates-01).");
+	else
+		html_text(h, "Written from the templates above; saving it makes this group YAML-managed.");
+	HTML(h, "</p><div class=\"jt-editor\"><div class=\"jt-gutter\" aria-hidden=\"true\">");
+	for (i = 1; i <= lines; i++) {
+		HTML(h, "<div class=\"jt-ln\"");
+		HTML_ATTRF(h, "data-line", "%zu", i);
+		HTML(h, ">");
+		html_textf(h, "%zu", i);
+		HTML(h, "</div>");
+	}
+	HTML(h, "</div><div class=\"jt-textwrap\"><div class=\"jt-marks\" aria-hidden=\"true\"></div>"
+		"<textarea class=\"jt-text\" wrap=\"off\" spellcheck=\"false\" autocomplete=\"off\" autocapitalize=\"off\"");
+	HTML_ATTRF(h, "aria-label", "YAML job templates of %s", web_ssr_str(g, "name"));
+	if (!admin)
+		HTML(h, " readonly");
+	/* the parser drops one newline right after the tag: this one */
+	HTML(h, ">\n");
+	html_text(h, yaml);
+	HTML(h, "</textarea></div></div>");
+	if (!admin)
+		HTML(h, "<p class=\"muted adm-hint\">Sign in as an administrator to change the templates.</p>");
+	HTML(h, "<div class=\"jt-result\" role=\"status\" aria-live=\"polite\"></div></section>");
+}
+
+/* /admin/job_templates/<group>: built once from groups_list,
+ * templates_list and templates_group_yaml. */
 void web_ssr_templates(struct web_ssr *s)
 {
 	struct html *h = &s->main;
 	long long group = (long long)s->req->id;
-	char url[64], t1[32], t2[32], t3[32], t4[32];
-	json_t *groups, *all;
+	char t1[32], t2[32], t3[32], t4[32], msg[256];
+	json_t *groups = NULL, *all = NULL;
 	const json_t *g, *list, *t;
 	struct tpl *tpls = NULL;
 	const char **scratch = NULL;
+	char *yaml = NULL;
 	size_t n = 0, i, j;
 
-	snprintf(url, sizeof(url), "/api/v1/job_groups/%lld", group);
-	if (!(groups = web_ssr_get(s, url)) || !(all = web_ssr_get(s, "/api/v1/job_templates")))
+	if (groups_list(s->req->db, group, &groups, msg, sizeof(msg)) || !web_ssr_keep(s, groups)) {
+		web_ssr_error(s, "no job group %lld", group);
 		return;
-	list = json_object_get(all, "JobTemplates");
+	}
+	if (templates_list(s->req->db, 0, &all, msg, sizeof(msg)) || !web_ssr_keep(s, all) ||
+	    templates_group_yaml(s->req->db, group, &yaml)) {
+		web_ssr_error(s, "cannot read the job templates");
+		return;
+	}
+	list = all;
 	g = json_is_array(groups) ? json_array_get(groups, 0) : groups;
 	if (!(tpls = calloc(json_array_size(list) + 1, sizeof(*tpls))) ||
 	    !(scratch = calloc(3 * json_array_size(list) + 1, sizeof(*scratch))))
@@ -598,6 +676,7 @@ void web_ssr_templates(struct web_ssr *s)
 		product_table(h, tpls + i, j - i, scratch);
 	}
 	HTML(h, "</section>");
+	yaml_section(s, g, yaml);
 out:
 	for (i = 0; i < n; i++) {
 		free(tpls[i].product);
@@ -605,6 +684,9 @@ out:
 	}
 	free(tpls);
 	free(scratch);
+	free(yaml);
+	if (!tpls || !scratch)
+		web_ssr_error(s, "out of memory");
 }
 
 /* ---- /admin/auditlog (web/page-auditlog.js) ---- */
@@ -702,31 +784,72 @@ static void details_text(struct html *h, const json_t *d)
 	}
 }
 
+/* The sign-in link of a page: /login?return_to=<this page> (web/session.js's
+ * loginHref(): a same-site path, else "/"). */
+static void login_link(struct web_ssr *s)
+{
+	const char *back = s->req->target ? s->req->target : "/";
+	struct buf url;
+
+	if (back[0] != '/' || back[1] == '/' || strchr(back, '\\'))
+		back = "/";
+	buf_init(&url, 1u << 16);
+	if ((buf_puts(&url, "/login") || html_query_add(&url, "return_to", back)) && !s->main.err)
+		s->main.err = ERR_NOMEM;
+	HTML(&s->main, "<a");
+	html_href(&s->main, url.data);
+	HTML(&s->main, ">Sign in</a>");
+	buf_release(&url);
+}
+
+/* A positive count parameter of the audit log (absent: 0); -1 when not one. */
+static int audit_param(const char *v, long *out)
+{
+	*out = 0;
+	if (!v)
+		return 0;
+	return str_to_long(v, out) || *out <= 0 ? -1 : 0;
+}
+
+/* /admin/auditlog: the page, built once (web/page-auditlog.js adds nothing). */
 void web_ssr_auditlog(struct web_ssr *s)
 {
 	struct html *h = &s->main;
 	const char *limit = web_ssr_param(s, "limit");
-	json_t *page, *ev;
-	struct buf url;
+	const struct users_session *who = s->req->session;
+	json_t *page = NULL, *ev;
+	long nlimit, before, after;
 	bool keep;
 	size_t i, n;
 	const json_t *e;
 
-	/* the log is for administrators: a signed-in user (the script asks
-	 * the session) whose level reads it (else the API does not answer) */
-	if (!s->req->session)
+	/* the log is for administrators, as in openQA */
+	if (!who || who->user.role != AUTH_ADMIN) {
+		HTML(h, "<h1>Audit log</h1><p class=\"audit-denied\">");
+		if (who)
+			html_textf(h, "The audit log is for administrators; %s is %s %s.", who->user.name,
+				   who->user.role == AUTH_OPERATOR ? "an" : "a", auth_level_name(who->user.role));
+		else
+			HTML(h, "Sign in as an administrator to read the audit log: ");
+		if (!who)
+			login_link(s);
+		HTML(h, "</p>");
 		return;
+	}
 	keep = limit && strlen(limit) <= 3 && strspn(limit, "0123456789") == strlen(limit);
 	if (!keep)
 		limit = AUDIT_PAGE;
-	buf_init(&url, 4096);
-	if (buf_puts(&url, "/api/v1/audit_log") || html_query_add(&url, "limit", limit) ||
-	    html_query_add(&url, "before", web_ssr_param(s, "before")) ||
-	    html_query_add(&url, "after", web_ssr_param(s, "after")) || !(page = web_ssr_get(s, url.data))) {
-		buf_release(&url);
+	if (audit_param(limit, &nlimit) || audit_param(web_ssr_param(s, "before"), &before) ||
+	    audit_param(web_ssr_param(s, "after"), &after)) {
+		web_ssr_error(s, "limit, before and after are positive integers");
 		return;
 	}
-	buf_release(&url);
+	if (nlimit > AUDIT_LIST_MAX)
+		nlimit = AUDIT_LIST_MAX;
+	if (audit_list(s->req->db, before, after, nlimit, &page) || !web_ssr_keep(s, page)) {
+		web_ssr_error(s, "cannot read the audit log");
+		return;
+	}
 	ev = json_object_get(page, "events");
 	n = json_array_size(ev);
 	HTML(h, "<h1>Audit log</h1>");
@@ -776,9 +899,28 @@ void web_ssr_auditlog(struct web_ssr *s)
 
 /* ---- /admin/needles (web/admin-needles.js) ---- */
 
-/* admin-needles.js's PAGE and the keys of its SORTS. */
-#define NEEDLES_PAGE "100"
-static const char *const needle_sorts[] = { "last_match", "last_seen", "name" };
+/* The orders of the needles' page: the key in its URL, the column's
+ * label, the domain's order (in needles_sort's order). */
+static const struct {
+	const char *key, *label;
+} needle_sorts[] = {
+	[NEEDLES_BY_LAST_MATCH] = { "last_match", "Last match" },
+	[NEEDLES_BY_LAST_SEEN] = { "last_seen", "Last seen" },
+	[NEEDLES_BY_NAME] = { "name", "Needle" },
+};
+
+/* A column head of the needles that orders them: a submit button of the
+ * search form (the order is the server's, in the URL). */
+static void needle_head(struct html *h, enum needles_sort k, enum needles_sort cur)
+{
+	HTML(h, "<th scope=\"col\"");
+	HTML_ATTR(h, "aria-sort", k != cur ? "none" : k == NEEDLES_BY_NAME ? "ascending" : "descending");
+	HTML(h, "><button type=\"submit\" form=\"adm-needles-search\" name=\"sort\" class=\"adm-sort\"");
+	HTML_ATTR(h, "value", needle_sorts[k].key);
+	HTML(h, ">");
+	html_text(h, needle_sorts[k].label);
+	HTML(h, "</button></th>");
+}
 
 /* admin-needles.js's jobLink(job, module, step): "#12 boot step 3" to the step. */
 static void needle_job(struct html *h, const json_t *n, const char *job_key, const char *module_key,
@@ -817,32 +959,49 @@ static void needle_job(struct html *h, const json_t *n, const char *job_key, con
 	buf_release(&href);
 }
 
+/* /admin/needles: built once from needles_list, a page of
+ * NEEDLES_LIST_DEFAULT_LIMIT at a time (?after=, the "More" link);
+ * ordering and searching are the search form's, so the page needs no
+ * script; web/admin-needles.js shows the next page under this one. */
 void web_ssr_admin_needles(struct web_ssr *s)
 {
 	struct html *h = &s->main;
-	const char *sort = web_ssr_param(s, "sort"), *search = web_ssr_param(s, "search");
-	json_t *ans;
+	const char *sort = web_ssr_param(s, "sort"), *search = web_ssr_param(s, "search"),
+		   *after = web_ssr_param(s, "after");
+	enum needles_sort k;
+	json_t *ans = NULL;
 	const json_t *list, *n;
-	struct buf url;
-	size_t i, k, shown;
+	struct buf more;
+	size_t i, shown;
+	char msg[256];
+	int rc;
 
-	for (k = 0; k < sizeof(needle_sorts) / sizeof(needle_sorts[0]) && (!sort || strcmp(sort, needle_sorts[k])); k++)
+	for (k = NEEDLES_BY_LAST_MATCH; k <= NEEDLES_BY_NAME && (!sort || strcmp(sort, needle_sorts[k].key)); k++)
 		;
-	if (k == sizeof(needle_sorts) / sizeof(needle_sorts[0]))
-		sort = "last_match";
-	buf_init(&url, 1u << 16);
-	if (buf_puts(&url, "/api/v1/needles") || html_query_add(&url, "sort", sort) ||
-	    html_query_add(&url, "search", search) || html_query_add(&url, "limit", NEEDLES_PAGE) ||
-	    !(ans = web_ssr_get(s, url.data)) || !json_is_array(list = json_object_get(ans, "needles"))) {
-		buf_release(&url);
+	if (k > NEEDLES_BY_NAME)
+		k = NEEDLES_BY_LAST_MATCH;
+	rc = needles_list(s->req->db, k, after, search, NEEDLES_LIST_DEFAULT_LIMIT, &ans, msg, sizeof(msg));
+	if (rc || !web_ssr_keep(s, ans) || !json_is_array(list = json_object_get(ans, "needles"))) {
+		web_ssr_error(s, "%s", rc == ERR_INVALID ? msg : "cannot read the needles");
 		return;
 	}
-	buf_release(&url);
 	shown = json_array_size(list);
 	web_ssr_admin_nav(h, "/admin/needles");
-	HTML(h, "<h1>Needles</h1><div class=\"scroll\"><table class=\"adm-table adm-needles\"><thead><tr>"
-		"<th scope=\"col\">Needle</th><th scope=\"col\">Distri</th><th scope=\"col\">Last match</th>"
-		"<th scope=\"col\">Last seen</th></tr></thead><tbody>");
+	HTML(h, "<h1>Needles</h1><form class=\"adm-tools\" role=\"search\" id=\"adm-needles-search\""
+		" action=\"/admin/needles\"><input type=\"search\" name=\"search\" class=\"adm-filter\""
+		" placeholder=\"Needle name contains…\" aria-label=\"Needle name contains\"");
+	HTML_ATTR(h, "value", search ? search : "");
+	/* the form's first submit button: Enter in the box sends the order along */
+	HTML(h, "><button type=\"submit\" name=\"sort\"");
+	HTML_ATTR(h, "value", needle_sorts[k].key);
+	HTML(h, ">Search</button><span class=\"muted adm-hint\">");
+	html_textf(h, "Sorted by %s.", k == NEEDLES_BY_NAME ? "needle" : k == NEEDLES_BY_LAST_SEEN ? "last seen" : "last match");
+	HTML(h, "</span></form><div class=\"scroll\"><table class=\"adm-table adm-needles\"><thead><tr>");
+	needle_head(h, NEEDLES_BY_NAME, k);
+	HTML(h, "<th scope=\"col\">Distri</th>");
+	needle_head(h, NEEDLES_BY_LAST_MATCH, k);
+	needle_head(h, NEEDLES_BY_LAST_SEEN, k);
+	HTML(h, "</tr></thead><tbody>");
 	json_array_foreach(list, i, n) {
 		const char *name = web_ssr_str(n, "name"), *file = web_ssr_str(n, "file");
 		size_t nl = strlen(name);
@@ -872,7 +1031,19 @@ void web_ssr_admin_needles(struct web_ssr *s)
 		needle_job(h, n, "last_seen_job", "last_seen_module", "last_seen_step");
 		HTML(h, "</td></tr>");
 	}
-	HTML(h, "</tbody></table></div><p class=\"adm-message muted\" role=\"status\">");
+	HTML(h, "</tbody></table></div>");
+	if (json_is_string(json_object_get(ans, "next")) && *web_ssr_str(ans, "next")) {
+		buf_init(&more, 1u << 16);
+		if (buf_puts(&more, "/admin/needles") ||
+		    html_query_add(&more, "sort", k == NEEDLES_BY_LAST_MATCH ? NULL : needle_sorts[k].key) ||
+		    html_query_add(&more, "search", search) || html_query_add(&more, "after", web_ssr_str(ans, "next")))
+			h->err = h->err ? h->err : ERR_NOMEM;
+		HTML(h, "<a class=\"adm-more\"");
+		html_href(h, more.data);
+		HTML(h, ">More</a>");
+		buf_release(&more);
+	}
+	HTML(h, "<p class=\"adm-message muted\" role=\"status\">");
 	if (shown)
 		html_textf(h, "%zu needle%s shown%s.", shown, shown == 1 ? "" : "s",
 			   json_is_string(json_object_get(ans, "next")) && *web_ssr_str(ans, "next") ? ", more below" : "");
@@ -944,17 +1115,21 @@ static int asset_cmp(const void *x, const void *y)
 	return c ? c : a->i < b->i ? -1 : a->i > b->i;
 }
 
+/* /admin/assets: built once from assets_list_json (web/admin-assets.js
+ * adds sorting, the filter and, for an administrator, delete buttons). */
 void web_ssr_admin_assets(struct web_ssr *s)
 {
 	struct html *h = &s->main;
-	json_t *ans = web_ssr_get(s, "/api/v1/assets");
+	json_t *ans = web_ssr_keep(s, assets_list_json(s->req->db, ASSETS_LIST_DEFAULT, 0));
 	const json_t *list = json_object_get(ans, "assets"), *a, *id;
 	struct asset_row *rows;
 	size_t n = json_array_size(list), i, k;
 	double total = 0;
 
-	if (!ans || !json_is_array(list) || !(rows = calloc(n ? n : 1, sizeof(*rows))))
+	if (!ans || !json_is_array(list) || !(rows = calloc(n ? n : 1, sizeof(*rows)))) {
+		web_ssr_error(s, "cannot read the assets");
 		return;
+	}
 	json_array_foreach(list, i, a) {
 		double v = js_number(json_object_get(a, "size"));
 
@@ -966,12 +1141,19 @@ void web_ssr_admin_assets(struct web_ssr *s)
 	web_ssr_admin_nav(h, "/admin/assets");
 	HTML(h, "<h1>");
 	html_textf(h, "Assets (%zu)", n);
-	HTML(h, "</h1><div class=\"adm-tools\"><span class=\"adm-summary\">");
+	HTML(h, "</h1>");
+	admin_tools(s, "Filter assets", false);
+	HTML(h, "<span class=\"adm-summary\">");
 	human_size(h, total);
 	HTML(h, " in all</span></div><p class=\"adm-message\" role=\"status\"></p>"
-		"<div class=\"scroll\"><table class=\"adm-table adm-assets\"><thead><tr><th scope=\"col\">Type</th>"
-		"<th scope=\"col\">Name</th><th scope=\"col\" class=\"num\">Size</th><th scope=\"col\">Jobs using it</th>"
-		"<th scope=\"col\">Last use</th><th scope=\"col\">Registered</th></tr></thead><tbody>");
+		"<div class=\"scroll\"><table class=\"adm-table adm-assets\"><thead><tr>");
+	sort_head(h, "Type", NULL);
+	HTML(h, "<th scope=\"col\" aria-sort=\"ascending\"><button type=\"button\" class=\"adm-sort\">Name</button></th>");
+	sort_head(h, "Size", "num");
+	sort_head(h, "Jobs using it", NULL);
+	sort_head(h, "Last use", NULL);
+	sort_head(h, "Registered", NULL);
+	HTML(h, "</tr></thead><tbody>");
 	for (i = 0; i < n; i++) {
 		const json_t *size, *last;
 		long long jobs, last_use;
@@ -993,8 +1175,10 @@ void web_ssr_admin_assets(struct web_ssr *s)
 		buf_release(&href);
 		HTML(h, ">");
 		web_ssr_text(h, a, "name");
-		HTML(h, "</a></td><td class=\"num\">");
+		HTML(h, "</a></td><td class=\"num\"");
 		size = json_object_get(a, "size");
+		HTML_ATTRF(h, "data-sort", "%.17g", !size || json_is_null(size) ? -1 : js_number(size));
+		HTML(h, ">");
 		if (!size || json_is_null(size)) {
 			HTML(h, "<span class=\"muted\">unknown</span>");
 		} else {
@@ -1005,9 +1189,11 @@ void web_ssr_admin_assets(struct web_ssr *s)
 				human_size(h, js_number(size));
 			HTML(h, "</span>");
 		}
-		HTML(h, "</td><td>");
 		/* jobsCell(a) */
 		jobs = (long long)js_number(json_object_get(a, "jobs"));
+		HTML(h, "</td><td");
+		HTML_ATTRF(h, "data-sort", "%lld", jobs > 0 ? jobs : 0);
+		HTML(h, ">");
 		if (jobs <= 0) {
 			HTML(h, "<span class=\"muted\">none</span>");
 		} else {
@@ -1027,8 +1213,10 @@ void web_ssr_admin_assets(struct web_ssr *s)
 				HTML(h, " …");
 			HTML(h, "</span>");
 		}
-		HTML(h, "</td><td>");
 		last_use = (long long)json_integer_value(json_object_get(a, "last_use_job_id"));
+		HTML(h, "</td><td");
+		HTML_ATTRF(h, "data-sort", "%lld", last_use);
+		HTML(h, ">");
 		if (last_use) {
 			HTML(h, "<a");
 			html_hreff(h, "/tests/%lld", last_use);
@@ -1036,11 +1224,20 @@ void web_ssr_admin_assets(struct web_ssr *s)
 			html_textf(h, "#%lld", last_use);
 			HTML(h, "</a>");
 		}
-		HTML(h, "</td><td>");
 		/* when(isoTime(t_created)): "2026-12-04 10:34:24" as an ISO time */
 		snprintf(t_created, sizeof(t_created), "%s", web_ssr_str(a, "t_created"));
 		if (strchr(t_created, ' '))
 			*strchr(t_created, ' ') = 'T';
+		HTML(h, "</td><td");
+		{
+			time_t tc;
+
+			if (web_ssr_time(t_created, &tc))
+				HTML_ATTRF(h, "data-sort", "%lld", (long long)tc);
+			else
+				HTML(h, " data-sort=\"\"");
+		}
+		HTML(h, ">");
 		when_cell(h, t_created);
 		HTML(h, "</td></tr>");
 	}

@@ -1,19 +1,25 @@
 /* SPDX-License-Identifier: MIT */
-/* web_ssr_lists.c - first views of the list pages (web_ssr.h): the build
- * dashboard (/, web/page-dashboard.js), a job group's page
- * (/group_overview/<id>, web/page-group.js), both with web/lists.js's
- * table of builds, and a build's test x machine matrix (/tests/overview,
- * web/page-overview.js). Count bars are left empty (their widths are set
- * by the script); the build limit links come with the script. */
+/* web_ssr_lists.c - the list pages (web_ssr.h), built once here from the
+ * domain layer (builds.h, groups.h, comments.h): the build dashboard (/),
+ * a job group's page (/group_overview/<id>) and a build's test x machine
+ * matrix (/tests/overview). Their scripts (web/page-dashboard.js,
+ * page-group.js, page-overview.js) only size the count bars. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "server/store/builds.h"
+#include "server/store/comments.h"
+#include "server/store/groups.h"
 #include "server/pages/web_ssr.h"
+#include "util/err.h"
+#include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
 /* The cells a test x machine matrix may have before the page is left to
  * its script. */
 #define LISTS_MAX_CELLS (4u << 20)
+/* The comments a group's page shows (the API's default limit). */
+#define GROUP_COMMENTS 1000
 
 /* web/lists.js's CATEGORIES: key, label, class. */
 enum { CAT_PASSED, CAT_SOFTFAILED, CAT_FAILED, CAT_NEEDS_REVIEW, CAT_RUNNING, CAT_SCHEDULED, CAT_SKIPPED, NCAT };
@@ -82,8 +88,10 @@ static void build_counts(const json_t *b, struct counts *c)
 	c->total = count_of(b, "total");
 }
 
-/* web/lists.js's countBar() without its segments (their widths are
- * inline styles, set by the script): the element with countText(). */
+/* web/lists.js's countBar(): the element with countText(), and a segment
+ * per non-zero count whose share of the total (percent) is in data-share:
+ * the CSP allows no inline style, so web/lists.js's sizeBars() sets each
+ * width from it. */
 static void count_bar(struct html *h, const struct counts *c)
 {
 	struct buf text;
@@ -96,7 +104,16 @@ static void count_bar(struct html *h, const struct counts *c)
 			rc = rc || buf_printf(&text, "%s%lld %s", text.len ? ", " : "", c->n[k], categories[k][1]);
 	HTML(h, "<div class=\"cbar\" role=\"img\"");
 	HTML_ATTR(h, "aria-label", text.len ? text.data : "no jobs");
-	HTML(h, "></div>");
+	HTML(h, ">");
+	for (k = 0; k < NCAT && c->total; k++) {
+		if (!c->n[k])
+			continue;
+		HTML(h, "<span");
+		HTML_ATTRF(h, "class", "cbar-%s", categories[k][2]);
+		HTML_ATTRF(h, "data-share", "%.2f", 100.0 * (double)c->n[k] / (double)c->total);
+		HTML(h, "></span>");
+	}
+	HTML(h, "</div>");
 	if (rc && !h->err)
 		h->err = rc;
 	buf_release(&text);
@@ -218,29 +235,43 @@ static void builds_table(struct html *h, const json_t *results, const json_t *gr
 	buf_release(&url);
 }
 
+/* A count parameter as the API reads it (GET /dashboard_build_results):
+ * absent keeps *out; 0, or -1 when it is not a count. */
+static int count_param(const char *v, long *out)
+{
+	long n;
+
+	if (!v)
+		return 0;
+	if (str_to_long(v, &n) || n < 0)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+/* / : the page, built once (web/page-dashboard.js only sizes the bars). */
 void web_ssr_dashboard(struct web_ssr *s)
 {
 	struct html *h = &s->main;
 	const char *limit = web_ssr_param(s, "limit_builds"), *days = web_ssr_param(s, "time_limit_days");
-	const json_t *answer, *results, *r;
-	struct buf url;
+	long nlimit = 3, ndays = 14;
+	json_t *answer = NULL;
+	const json_t *results, *r;
 	size_t i;
-	int rc;
 
-	/* the script's defaults, its values unchecked: the API checks them */
+	if (count_param(limit, &nlimit) || count_param(days, &ndays)) {
+		web_ssr_error(s, "limit_builds and time_limit_days must be counts");
+		return;
+	}
 	if (!limit)
 		limit = "3";
 	if (!days)
 		days = "14";
-	buf_init(&url, 4096);
-	rc = buf_puts(&url, "/dashboard_build_results");
-	rc = rc || html_query_add(&url, "limit_builds", limit);
-	rc = rc || html_query_add(&url, "time_limit_days", days);
-	answer = rc ? NULL : web_ssr_get(s, url.data);
-	buf_release(&url);
-	results = json_object_get(answer, "results");
-	if (!json_is_array(results))
+	if (builds_dashboard(s->req->db, nlimit, ndays, &answer) || !web_ssr_keep(s, answer)) {
+		web_ssr_error(s, "cannot read the builds");
 		return;
+	}
+	results = json_object_get(answer, "results");
 	HTML(h, "<div class=\"lp lp-dashboard\"><div class=\"page-head\"><h1>Build dashboard</h1><span class=\"muted\">");
 	html_textf(h, "newest %s build%s of each group, last %s days", limit, strcmp(limit, "1") ? "s" : "", days);
 	HTML(h, "</span><a class=\"head-link\" href=\"/tests\">All tests</a></div>");
@@ -281,18 +312,80 @@ static void group_comment(struct html *h, const json_t *c)
 	HTML(h, "</div></article>");
 }
 
+/* key=value onto url as URLSearchParams keeps it, an empty value too. */
+static int query_keep(struct buf *url, const char *key, const char *value)
+{
+	if (*value)
+		return html_query_add(url, key, value);
+	return buf_puts(url, strchr(url->data, '?') ? "&" : "?") || html_uri_component(url, key) ||
+	       buf_puts(url, "=");
+}
+
+/* web/page-group.js's limit links: "show " then each limit, the current
+ * one bold, the others linking to this page with limit_builds changed
+ * (lists.js's pageUrl(): the first limit_builds replaced in place, the
+ * others dropped, appended when absent; the default removes it). */
+static void limit_links(struct web_ssr *s, const char *const *limits, size_t n, const char *limit)
+{
+	const struct params *p = &s->req->params;
+	struct html *h = &s->main;
+	struct buf url;
+	size_t i, k;
+
+	buf_init(&url, 1u << 16);
+	HTML(h, "<span class=\"limit-links\">show ");
+	for (i = 0; i < n; i++) {
+		const char *v = i ? limits[i] : NULL;
+		bool put = false;
+		int rc;
+
+		if (!strcmp(limits[i], limit)) {
+			HTML(h, "<b>");
+			html_text(h, limits[i]);
+			HTML(h, "</b>");
+			continue;
+		}
+		buf_reset(&url);
+		rc = buf_puts(&url, s->req->path ? s->req->path : "/");
+		for (k = 0; k < p->n && !rc; k++) {
+			if (strcmp(p->v[k].key, "limit_builds")) {
+				rc = query_keep(&url, p->v[k].key, p->v[k].value);
+			} else if (!put) {
+				put = true;
+				rc = html_query_add(&url, "limit_builds", v);
+			}
+		}
+		if (!put && !rc)
+			rc = html_query_add(&url, "limit_builds", v);
+		if (rc && !h->err)
+			h->err = rc;
+		HTML(h, "<a");
+		html_href(h, url.data);
+		HTML(h, ">");
+		html_text(h, limits[i]);
+		HTML(h, "</a>");
+	}
+	HTML(h, "</span>");
+	buf_release(&url);
+}
+
+/* /group_overview/<id>: the page, built once (web/page-group.js only
+ * sizes the bars). */
 void web_ssr_group(struct web_ssr *s)
 {
-	/* web/page-group.js's LIMITS; its default is the first */
+	/* the page's limits; its default is the first */
 	static const char *const limits[] = { "10", "20", "50", "100", "400" };
 	static const char prefix[] = "/group_overview/";
 	struct html *h = &s->main;
 	const char *p = s->req->path ? s->req->path : "", *limit = web_ssr_param(s, "limit_builds");
-	const json_t *groups, *builds, *comments, *g, *c;
-	char id[32], url[128];
+	json_t *groups = NULL, *builds = NULL, *comments = NULL;
+	const json_t *g, *c;
+	char id[32], msg[256];
 	size_t n, i;
+	int64_t gid;
+	int rc;
 
-	/* the id as the script's route matches it: /group_overview/(\d+)/? */
+	/* the id as app.js's route matches it: /group_overview/(\d+)/? */
 	if (strncmp(p, prefix, sizeof(prefix) - 1))
 		return;
 	p += sizeof(prefix) - 1;
@@ -301,18 +394,29 @@ void web_ssr_group(struct web_ssr *s)
 		return;
 	memcpy(id, p, n);
 	id[n] = '\0';
+	gid = strtoll(id, NULL, 10);
 	for (i = 0; limit && i < sizeof(limits) / sizeof(limits[0]) && strcmp(limit, limits[i]); i++)
 		;
 	if (!limit || i == sizeof(limits) / sizeof(limits[0]))
 		limit = limits[0];
-	snprintf(url, sizeof(url), "/api/v1/job_groups/%s", id);
-	groups = web_ssr_get(s, url);
-	snprintf(url, sizeof(url), "/api/v1/job_groups/%s/build_results?limit_builds=%s", id, limit);
-	builds = web_ssr_get(s, url);
-	snprintf(url, sizeof(url), "/api/v1/groups/%s/comments", id);
-	comments = web_ssr_get(s, url);
-	if (!(g = json_array_get(groups, 0)) || !builds)
+	msg[0] = '\0';
+	if ((rc = groups_list(s->req->db, gid, &groups, msg, sizeof(msg))) || !web_ssr_keep(s, groups) ||
+	    !(g = json_array_get(groups, 0))) {
+		web_ssr_error(s, "%s", *msg ? msg : "cannot read the job group");
 		return;
+	}
+	rc = builds_group(s->req->db, gid, strtol(limit, NULL, 10), 0, &builds, NULL);
+	if (rc || !web_ssr_keep(s, builds)) {
+		if (rc == ERR_NOT_FOUND)
+			web_ssr_error(s, "Job group %s does not exist", id);
+		else
+			web_ssr_error(s, "cannot read the builds of job group %s", id);
+		return;
+	}
+	/* comments that cannot be read show as none, as before */
+	if (comments_list(s->req->db, COMMENTS_GROUP, gid, GROUP_COMMENTS, false, &comments, msg, sizeof(msg)))
+		comments = NULL;
+	comments = web_ssr_keep(s, comments);
 	HTML(h, "<div class=\"lp lp-group\"><div class=\"page-head\"><h1>");
 	web_ssr_text(h, g, "name");
 	HTML(h, "</h1><a class=\"head-link\"");
@@ -325,22 +429,20 @@ void web_ssr_group(struct web_ssr *s)
 		web_ssr_text(h, g, "description");
 		HTML(h, "</div>");
 	}
-	/* the limit links (show 10 20 …) come with the script */
-	HTML(h, "<div class=\"section-head\"><h2>Builds</h2></div>");
+	HTML(h, "<div class=\"section-head\"><h2>Builds</h2>");
+	limit_links(s, limits, sizeof(limits) / sizeof(limits[0]), limit);
+	HTML(h, "</div>");
 	builds_table(h, builds, json_object_get(g, "id"));
-	/* comments the server could not read are left to the script */
-	if (json_is_array(comments)) {
-		HTML(h, "<h2>");
-		html_textf(h, "Comments (%zu)", json_array_size(comments));
-		HTML(h, "</h2>");
-		if (json_array_size(comments)) {
-			HTML(h, "<div class=\"comments\">");
-			json_array_foreach(comments, i, c)
-				group_comment(h, c);
-			HTML(h, "</div>");
-		} else {
-			HTML(h, "<p class=\"muted\">No comments.</p>");
-		}
+	HTML(h, "<h2>");
+	html_textf(h, "Comments (%zu)", json_array_size(comments));
+	HTML(h, "</h2>");
+	if (json_array_size(comments)) {
+		HTML(h, "<div class=\"comments\">");
+		json_array_foreach(comments, i, c)
+			group_comment(h, c);
+		HTML(h, "</div>");
+	} else {
+		HTML(h, "<p class=\"muted\">No comments.</p>");
 	}
 	HTML(h, "</div>");
 }
@@ -547,36 +649,53 @@ static int ov_title(struct buf *out, const char *distri, const char *version, co
 	return rc;
 }
 
+/* An id parameter as the API takes one (decimal, > 0) into *out. */
+static bool group_id(const char *v, int64_t *out)
+{
+	size_t n = strspn(v, "0123456789");
+
+	if (!n || v[n] || n > 18)
+		return false;
+	*out = strtoll(v, NULL, 10);
+	return *out > 0;
+}
+
+/* /tests/overview: the page, built once (web/page-overview.js only sizes
+ * the count bar). */
 void web_ssr_overview(struct web_ssr *s)
 {
-	/* web/page-overview.js's PARAMS, each taken when the page has it */
-	static const char *const params[] = { "distri", "version", "flavor", "arch", "machine",
-					      "test",   "build",   "groupid", "todo" };
 	struct html *h = &s->main;
 	const char *groupid = web_ssr_param(s, "groupid"), *distri, *version, *build;
+	struct builds_overview_q q = { 0 };
+	json_t *answer = NULL;
 	const json_t *jobs, *groups = NULL, *group, *first, *j;
 	struct ov_job *js = NULL;
 	struct counts c;
-	struct buf url, title;
+	struct buf title;
 	char tmp[3][64];
 	size_t i, n, start, nparts = 0;
 	int rc = 0;
 
-	buf_init(&url, 1u << 16);
-	rc = buf_puts(&url, "/api/v1/jobs/overview");
-	for (i = 0; i < sizeof(params) / sizeof(params[0]); i++)
-		rc = rc || html_query_add(&url, params[i], web_ssr_param(s, params[i]));
-	jobs = rc ? NULL : web_ssr_get(s, url.data);
-	/* the group as the script asks for it (encodeURIComponent of the
-	 * value): only a number can name one */
-	if (json_is_array(jobs) && groupid && strspn(groupid, "0123456789") == strlen(groupid)) {
-		buf_reset(&url);
-		if (!buf_printf(&url, "/api/v1/job_groups/%s", groupid))
-			groups = web_ssr_get(s, url.data);
-	}
-	buf_release(&url);
-	if (!json_is_array(jobs))
+	/* the API's parameters (GET /api/v1/jobs/overview), as the script passed them */
+	q.distri = web_ssr_param(s, "distri");
+	q.version = web_ssr_param(s, "version");
+	q.flavor = web_ssr_param(s, "flavor");
+	q.arch = web_ssr_param(s, "arch");
+	q.machine = web_ssr_param(s, "machine");
+	q.test = web_ssr_param(s, "test");
+	q.build = web_ssr_param(s, "build");
+	q.todo = web_ssr_param(s, "todo") && strcmp(web_ssr_param(s, "todo"), "0");
+	if (groupid && !group_id(groupid, &q.group)) {
+		web_ssr_error(s, "groupid must be a job group id");
 		return;
+	}
+	if (builds_overview(s->req->db, &q, &answer, NULL) || !(jobs = web_ssr_keep(s, answer))) {
+		web_ssr_error(s, "cannot read jobs");
+		return;
+	}
+	/* the group's name and link; none when it cannot be read */
+	if (q.group && !groups_list(s->req->db, q.group, &answer, tmp[0], sizeof(tmp[0])))
+		groups = web_ssr_keep(s, answer);
 	n = json_array_size(jobs);
 	memset(&c, 0, sizeof(c));
 	c.total = (long long)n;

@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: MIT */
-/* web_ssr_tests.c - the first view of /tests (web_ssr.h): the running,
- * scheduled and finished jobs (or the one list of ?state=…) as
- * web/page-tests.js shows them, read with the very GETs its render()
- * makes (listParams(): the page query's filters, sort, limit and cursor,
- * with the script's defaults and checks). The filter form comes with the
- * script; the sort, "more" and paging links are written when the page's
- * query is one the script's pageUrl() can be mirrored for. */
+/* web_ssr_tests.c - /tests, built once (web_ssr.h): the running,
+ * scheduled and finished jobs (or the one list of ?state=…), each a
+ * keyset page of the domain's joblist_page_json for the page query's
+ * filters, sort, limit and cursor; the filter form (a GET form of the
+ * same query), the sort, "more" and paging links. web/page-tests.js
+ * only tidies the form's query and opens the form on a wide screen. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include "server/store/groups.h"
+#include "server/store/joblist.h"
+#include "server/store/jobs.h"
 #include "server/pages/web_ssr.h"
+#include "util/err.h"
+#include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
 #define TESTS_RUNNING "assigned,setup,running,uploading"
 #define TESTS_FINISHED "done,cancelled"
 #define TESTS_DEFAULT_LIMIT "50"
 #define TESTS_MAX_URL 4096
+/* The most jobs one list shows (GET /api/v1/jobs's bound). */
+#define TESTS_MAX_LIMIT 10000
 
 /* page-tests.js's TEXT_FILTERS, then the other API filters of filterParams(). */
 static const char *const filters[] = { "distri", "version", "flavor", "arch", "build", "test", "machine",
@@ -27,6 +34,12 @@ static const char *const sections[][2] = {
 /* STATES (without "all"): states, label. */
 static const char *const states[][2] = {
 	{ TESTS_RUNNING, "running" }, { "scheduled", "scheduled" }, { TESTS_FINISHED, "finished" } };
+/* The results the filter offers. */
+static const char *const results[] = { "passed", "softfailed", "failed", "incomplete", "skipped", "obsoleted",
+				       "parallel_failed", "parallel_restarted", "user_cancelled", "user_restarted",
+				       "timeout_exceeded", "none" };
+/* The page sizes offered. */
+static const char *const limits[] = { "25", "50", "100", "200", "500" };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -52,30 +65,88 @@ static const char *limit_of(const struct web_ssr *s)
 	return v;
 }
 
-/* GET /api/v1/jobs with listParams(query, state, paged), in its order. */
+/* The values of v, comma-separated, as a new array of strings (NULL: out
+ * of memory); false in *ok when one is not valid(). */
+static json_t *list_of(const char *v, bool (*valid)(const char *), bool *ok)
+{
+	json_t *a = json_array();
+
+	while (a && v && *v) {
+		size_t n = strcspn(v, ",");
+		char one[64];
+
+		if (n) {
+			snprintf(one, sizeof(one), "%.*s", (int)n, v);
+			*ok = *ok && n < sizeof(one) && valid(one);
+			if (json_array_append_new(a, json_string(one))) {
+				json_decref(a);
+				return NULL;
+			}
+		}
+		v += n + (v[n] == ',');
+	}
+	return a;
+}
+
+/* A decimal id > 0 of the query into *out (0 when absent); false when not one. */
+static bool id_of(const struct web_ssr *s, const char *key, int64_t *out)
+{
+	const char *v = web_ssr_param(s, key);
+	long n;
+
+	*out = 0;
+	if (!v)
+		return true;
+	if (str_to_long(v, &n) || n <= 0)
+		return false;
+	*out = n;
+	return true;
+}
+
+/* One list of the page: the jobs of the query's filters in states,
+ * sorted, limited, and (paged) from the query's cursor; kept in s.
+ * NULL after web_ssr_error said why. */
 static json_t *get_list(struct web_ssr *s, const char *state, bool paged)
 {
-	struct buf url;
-	json_t *answer = NULL;
-	size_t i;
-	int rc;
+	const char *sort = sort_of(s);
+	struct joblist_filter f = {
+		.build = web_ssr_param(s, "build"), .distri = web_ssr_param(s, "distri"),
+		.version = web_ssr_param(s, "version"), .flavor = web_ssr_param(s, "flavor"),
+		.arch = web_ssr_param(s, "arch"), .test = web_ssr_param(s, "test"),
+		.machine = web_ssr_param(s, "machine"),
+	};
+	struct joblist_page pg = { .sort = !strcmp(sort, "result") ? JOBLIST_SORT_RESULT
+					   : !strcmp(sort, "test") ? JOBLIST_SORT_TEST : JOBLIST_SORT_ID };
+	json_t *st, *res, *page = NULL;
+	bool ok = true;
+	long limit = atol(limit_of(s));
+	int rc = 0;
 
-	buf_init(&url, TESTS_MAX_URL);
-	rc = buf_puts(&url, "/api/v1/jobs");
-	for (i = 0; i < COUNT(filters); i++)
-		rc = rc || html_query_add(&url, filters[i], web_ssr_param(s, filters[i]));
-	rc = rc || html_query_add(&url, "state", state);
-	rc = rc || html_query_add(&url, "sort", sort_of(s));
-	rc = rc || html_query_add(&url, "limit", limit_of(s));
-	if (paged && web_ssr_param(s, "next"))
-		rc = rc || html_query_add(&url, "next", web_ssr_param(s, "next"));
-	else if (paged)
-		rc = rc || html_query_add(&url, "prev", web_ssr_param(s, "prev"));
-	if (!rc)
-		answer = web_ssr_get(s, url.data);
-	buf_release(&url);
-	/* the script needs a keyset page: {"jobs": [...], "next", "prev"} */
-	return json_is_array(json_object_get(answer, "jobs")) ? answer : NULL;
+	pg.limit = limit > TESTS_MAX_LIMIT ? TESTS_MAX_LIMIT : limit;
+	st = list_of(state, jobs_state_valid, &ok);
+	res = list_of(web_ssr_param(s, "result"), jobs_result_valid, &ok);
+	f.states = st;
+	f.results = res;
+	if (!id_of(s, "groupid", &f.group) && strcmp(web_ssr_param(s, "groupid"), "0"))
+		ok = false;
+	f.no_group = web_ssr_param(s, "groupid") && !f.group;
+	if (paged && !(web_ssr_param(s, "next") ? id_of(s, "next", &pg.next) : id_of(s, "prev", &pg.prev)))
+		ok = false;
+	if (!st || !res) {
+		web_ssr_error(s, "out of memory");
+	} else if (!ok) {
+		web_ssr_error(s, "unknown state or result, or a group, next or prev that is no id");
+	} else if ((rc = joblist_page_json(s->req->db, &f, &pg, &page))) {
+		web_ssr_error(s, "%s", rc == ERR_NOT_FOUND ? "the job this page starts from no longer exists"
+							 : "cannot read the jobs");
+		page = NULL;
+	} else if (!web_ssr_keep(s, page)) {
+		web_ssr_error(s, "out of memory");
+		page = NULL;
+	}
+	json_decref(st);
+	json_decref(res);
+	return page;
 }
 
 /* One change of pageUrl(): value NULL deletes key. */
@@ -85,9 +156,8 @@ struct change {
 
 /* pageUrl(query, changes) as an href: the page's query with each key of
  * changes set (its first place, the others dropped) or deleted, new keys
- * appended in changes' order. Only for a query of the page's own keys
- * with values (html_query_add writes no empty value and no key escapes):
- * else no href, the script's links come with it. */
+ * appended in changes' order. Keys the page does not read, and empty
+ * values, are left out. */
 static void page_href(struct web_ssr *s, const struct change *ch, size_t nch)
 {
 	const struct params *p = &s->req->params;
@@ -109,10 +179,8 @@ static void page_href(struct web_ssr *s, const struct change *ch, size_t nch)
 		for (k = 0; k < COUNT(others) && !key; k++)
 			if (!strcmp(p->v[i].key, others[k]))
 				key = others[k];
-		if (!key || !*p->v[i].value) {
-			rc = -1;
-			break;
-		}
+		if (!key || !*p->v[i].value)
+			continue; /* nothing the page reads */
 		for (c = 0; c < nch && strcmp(key, ch[c].key); c++)
 			;
 		if (c == nch)
@@ -350,15 +418,98 @@ static void pager(struct web_ssr *s, const json_t *page)
 	HTML(h, "</nav>");
 }
 
+/* A text field of the filter form. */
+static void form_field(struct web_ssr *s, const char *name)
+{
+	struct html *h = &s->main;
+	const char *v = web_ssr_param(s, name);
+
+	HTML(h, "<label class=\"f-field\"><span>");
+	html_text(h, name);
+	HTML(h, "</span><input");
+	HTML_ATTR(h, "name", name);
+	HTML_ATTR(h, "value", v ? v : "");
+	HTML(h, " type=\"text\" autocomplete=\"off\" spellcheck=\"false\"></label>");
+}
+
+/* One <option> of a select of the filter form. */
+static void form_option(struct html *h, const char *value, const char *text, const char *current)
+{
+	HTML(h, "<option");
+	HTML_ATTR(h, "value", value);
+	if (!strcmp(value, current ? current : ""))
+		HTML(h, " selected");
+	HTML(h, ">");
+	html_text(h, text);
+	HTML(h, "</option>");
+}
+
+/* The filter form: a GET form of the page's query (its sort kept), open
+ * when something is filtered (web/page-tests.js opens it where there is
+ * room). */
+static void filter_form(struct web_ssr *s, const json_t *groups)
+{
+	struct html *h = &s->main;
+	const char *gid = web_ssr_param(s, "groupid"), *limit = limit_of(s);
+	size_t i, set = 0;
+	const json_t *g;
+	bool known = false;
+
+	for (i = 0; i < COUNT(filters); i++)
+		set += web_ssr_param(s, filters[i]) != NULL;
+	set += web_ssr_param(s, "state") != NULL;
+	HTML(h, "<details class=\"filter-box\"");
+	if (set)
+		HTML(h, " open");
+	HTML(h, "><summary>");
+	if (set)
+		html_textf(h, "Filters (%zu set)", set);
+	else
+		html_text(h, "Filters");
+	HTML(h, "</summary><form class=\"filters\" role=\"search\" action=\"/tests\">");
+	for (i = 0; i < 7; i++) /* TEXT_FILTERS */
+		form_field(s, filters[i]);
+	HTML(h, "<label class=\"f-field\"><span>group</span><select name=\"groupid\">");
+	form_option(h, "", "any", gid);
+	json_array_foreach(groups, i, g) {
+		char id[32];
+
+		snprintf(id, sizeof(id), "%lld", (long long)json_integer_value(json_object_get(g, "id")));
+		form_option(h, id, web_ssr_str(g, "name"), gid);
+	}
+	HTML(h, "</select></label><label class=\"f-field\"><span>result</span><select name=\"result\">");
+	form_option(h, "", "any", web_ssr_param(s, "result"));
+	for (i = 0; i < COUNT(results); i++)
+		form_option(h, results[i], results[i], web_ssr_param(s, "result"));
+	HTML(h, "</select></label><label class=\"f-field\"><span>state</span><select name=\"state\">");
+	form_option(h, "", "all", web_ssr_param(s, "state"));
+	for (i = 0; i < COUNT(states); i++)
+		form_option(h, states[i][0], states[i][1], web_ssr_param(s, "state"));
+	HTML(h, "</select></label><label class=\"f-field\"><span>per page</span><select name=\"limit\">");
+	for (i = 0; i < COUNT(limits); i++)
+		known = known || !strcmp(limits[i], limit);
+	if (!known)
+		form_option(h, limit, limit, limit);
+	for (i = 0; i < COUNT(limits); i++)
+		form_option(h, limits[i], limits[i], limit);
+	HTML(h, "</select></label>");
+	if (strcmp(sort_of(s), "id")) {
+		HTML(h, "<input type=\"hidden\" name=\"sort\"");
+		HTML_ATTR(h, "value", sort_of(s));
+		HTML(h, ">");
+	}
+	HTML(h, "<div class=\"f-buttons\"><button type=\"submit\">Filter</button><a href=\"/tests\">Reset</a></div>"
+		"</form></details>");
+}
+
 void web_ssr_tests(struct web_ssr *s)
 {
 	struct html *h = &s->main;
 	const char *state = web_ssr_param(s, "state");
 	bool cursor = web_ssr_param(s, "next") || web_ssr_param(s, "prev");
-	json_t *pages[COUNT(sections)] = { NULL };
-	const json_t *groups;
+	json_t *pages[COUNT(sections)] = { NULL }, *groups = NULL;
 	size_t first = cursor ? 2 : 0, i;
-	char title[64];
+	char title[64], msg[256];
 
 	if (state) {
 		/* One list, paged; its title is STATES' label or the states as given. */
@@ -367,8 +518,6 @@ void web_ssr_tests(struct web_ssr *s)
 		for (i = 0; i < COUNT(states); i++)
 			if (!strcmp(state, states[i][0]))
 				label = states[i][1];
-		if ((unsigned char)label[0] >= 0x80 || strlen(label) >= sizeof(title))
-			return; /* the script's toUpperCase() beyond ASCII: left to it */
 		snprintf(title, sizeof(title), "%s", label);
 		if (title[0] >= 'a' && title[0] <= 'z')
 			title[0] = (char)(title[0] - 'a' + 'A');
@@ -379,9 +528,12 @@ void web_ssr_tests(struct web_ssr *s)
 			if (!(pages[i] = get_list(s, sections[i][1], i == 2)))
 				return;
 	}
-	/* get('/api/v1/job_groups').catch(() => []) */
-	groups = web_ssr_get(s, "/api/v1/job_groups");
+	/* the groups name the jobs' groups and fill the form's select; none when unreadable */
+	if (groups_list(s->req->db, 0, &groups, msg, sizeof(msg)))
+		groups = NULL;
+	groups = web_ssr_keep(s, groups);
 	HTML(h, "<div class=\"lp lp-tests\"><div class=\"page-head\"><h1>Tests</h1></div>");
+	filter_form(s, groups);
 	if (state) {
 		heading(s, title, pages[0], NULL);
 		job_table(s, json_object_get(pages[0], "jobs"), groups);

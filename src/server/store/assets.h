@@ -68,6 +68,8 @@ int assets_json(struct db *db, int64_t id, json_t **out);
  * type) and "last_jobs" (their newest ASSETS_USAGE_SHOWN ids, newest
  * first). New object, or NULL: out of memory. */
 json_t *assets_list_json(struct db *db, long limit, long offset);
+/* The limit of a list when none is asked for (the API's, the page's). */
+#define ASSETS_LIST_DEFAULT 1000
 
 /* Move the uploaded temporary file tmp to DATA/factory/<type>/<name>
  * (replacing it) and register it with checksum. 0 and *id, or an error. */

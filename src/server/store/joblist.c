@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/db/db.h"
+#include "server/store/jbuild.h"
 #include "server/store/joblist.h"
 #include "server/store/jobs.h"
 #include "util/buf.h"
@@ -541,6 +542,48 @@ int joblist_page_text(struct db *db, const struct joblist_filter *f, const struc
 	if (!rc)
 		rc = prev ? jsonw_int(out, prev) : buf_puts(out, "null");
 	return rc ? rc : buf_puts(out, "}");
+}
+
+int joblist_page_json(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, json_t **out)
+{
+	struct jbuild b = JBUILD_INIT;
+	int64_t *ids = NULL, next, prev;
+	json_t *jobs, *page;
+	size_t n, i;
+	int rc;
+
+	*out = NULL;
+	if ((rc = joblist_page_ids(db, f, p, &ids, &n, &next, &prev, NULL)))
+		return rc;
+	jobs = jbuild_take(&b, json_array(), "jobs");
+	for (i = 0; i < n && jobs && !jbuild_failed(&b); i++) {
+		json_t *j = NULL;
+
+		rc = jobs_to_json(db, ids[i], false, &j);
+		if (rc == ERR_NOT_FOUND) { /* deleted since its id was read */
+			rc = 0;
+			continue;
+		}
+		if (rc)
+			break;
+		jbuild_set(&b, j, "modules", json_array()); /* as the list's text has it */
+		jbuild_append(&b, jobs, j);
+	}
+	free(ids);
+	if (rc) {
+		json_decref(jobs);
+		return rc;
+	}
+	page = jbuild_take(&b, json_object(), "page");
+	if (page) {
+		jbuild_set(&b, page, "jobs", jobs);
+		jbuild_set(&b, page, "next", next ? json_integer(next) : json_null());
+		jbuild_set(&b, page, "prev", prev ? json_integer(prev) : json_null());
+	} else {
+		json_decref(jobs);
+	}
+	*out = jbuild_done(&b, page);
+	return *out ? 0 : ERR_NOMEM;
 }
 
 /* text (JSON) as a jansson value: key's value when key is not NULL. */

@@ -64,6 +64,12 @@ int joblist_page_ids(struct db *db, const struct joblist_filter *f, const struct
  * "prev": id|null}, appended to out as JSON text (jobs_to_text_many).
  * 0, or as joblist_page_ids, ERR_NOMEM, ERR_TOO_BIG. */
 int joblist_page_text(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, struct buf *out);
+/* The same page as a jansson object (for the pages, which write HTML of
+ * it): {"jobs": [jobs_to_json hashes with empty "modules", as the text
+ * has them, in list order, a job deleted meanwhile left out], "next":
+ * id|null, "prev": id|null} into *out (new).
+ * 0, or as joblist_page_ids, ERR_NOMEM, a db error. */
+int joblist_page_json(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, json_t **out);
 
 /* openQA's list: the newest limit jobs after skipping offset, listed
  * oldest first; latest keeps only the newest job of each scenario

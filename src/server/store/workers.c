@@ -10,6 +10,7 @@
 #include "server/db/db.h"
 #include "server/store/deps.h"
 #include "server/store/jobs.h"
+#include "server/store/rerun.h"
 #include "server/store/workers.h"
 #include "server/store/jbuild.h"
 #include "util/err.h"
@@ -467,6 +468,28 @@ json_t *workers_list_json(struct db *db, int64_t now_s, int timeout_s)
 		return NULL;
 	}
 	return jbuild_done(&b, json_pack("{s:o}", "workers", a));
+}
+
+json_t *workers_list_all(struct db *db, int64_t now_s, int timeout_s, workers_missing_fn missing, void *ctx)
+{
+	struct jbuild b = JBUILD_INIT;
+	json_t *all = workers_list_json(db, now_s, timeout_s), *w;
+	size_t i;
+
+	json_array_foreach(json_object_get(all, "workers"), i, w) {
+		int64_t id = json_integer_value(json_object_get(w, "id"));
+		const char *status = json_string_value(json_object_get(w, "status"));
+
+		/* vigil: the jobs whose disks each worker keeps (re-run from a milestone). */
+		jbuild_set(&b, w, "snapshots", rerun_held_json(db, id));
+		/* An openQA worker gets its jobs over its WebSocket: without one it is not idle. */
+		if (missing && missing(ctx, id) && (!status || strcmp(status, "dead"))) {
+			jbuild_set(&b, w, "status", json_string("offline"));
+			if (json_is_null(json_object_get(w, "error")))
+				jbuild_set(&b, w, "error", json_string("no WebSocket connection (/api/v1/ws/<id>)"));
+		}
+	}
+	return all ? jbuild_done(&b, all) : NULL;
 }
 
 int workers_job_holder(struct db *db, int64_t job_id, int64_t *worker_id)

@@ -111,4 +111,16 @@ json_t *workers_job_modules(struct db *db, int64_t job_id);
  * "offline" with an error, "idle". New object or NULL. */
 json_t *workers_list_json(struct db *db, int64_t now_s, int timeout_s);
 
+/* Whether worker id, an openQA worker, has no WebSocket open now (the
+ * server's hub, ctx, knows; api/ws_workers.h's ws_hub_missing_cb). */
+typedef bool (*workers_missing_fn)(void *ctx, int64_t worker_id);
+
+/* The workers as GET /api/v1/workers and the workers' page show them:
+ * workers_list_json's, each with "snapshots" (the jobs whose disks it
+ * keeps, rerun_held_json), and an openQA worker that missing(ctx, id)
+ * says has no WebSocket (missing NULL: none) "offline", with that as its
+ * error when it has none, unless it is "dead". New object or NULL (out
+ * of memory). */
+json_t *workers_list_all(struct db *db, int64_t now_s, int timeout_s, workers_missing_fn missing, void *ctx);
+
 #endif

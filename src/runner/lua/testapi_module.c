@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* testapi_extra.c - the last of openQA's test API in Lua: parse_junit_log /
- * parse_extra_log (openQA's own OpenQA::Parser), save_storage_drives and
- * switch_network (primitives the Perl side shares), the distribution defaults
- * x11_start_program and ensure_installed, and
- * os-autoinst's upstream Lua module form (use, a global run, test_flags). */
+/* testapi_module.c - what a test module is made of besides the API calls:
+ * os-autoinst's upstream Lua module form (use, a global run, test_flags,
+ * the hooks) around each module file, the test API's functions written in
+ * Lua (the distribution defaults: script_sudo, become_root,
+ * x11_start_program, ensure_installed, assert_still_screen), a module's
+ * extra results (parse_extra_log / parse_junit_log, openQA's own parser)
+ * and force_soft_failure. */
 #define LOG_MODULE "testapi"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "runner/core/results.h"
 #include "runner/lua/testapi.h"
 #include "util/buf.h"
 #include "util/err.h"
@@ -16,7 +19,6 @@
 #include "util/log.h"
 #include "util/path.h"
 #include "util/proc.h"
-#include "vm/qmp.h"
 #include "util/banned.h" /* last: after every system header */
 
 #define PARSER_TIMEOUT_MS (300 * 1000)
@@ -94,131 +96,58 @@ static int l_parse_extra_log(lua_State *L)
 	return 0;
 }
 
-/* The image file QEMU has for drive id (query-block), copied into buf. */
-static int drive_file(struct runner *r, const char *id, char *buf, size_t len, char *err, size_t errlen)
-{
-	json_t *ret = NULL, *d;
-	size_t i;
-	int rc = qmp_command(r->qmp, "query-block", NULL, &ret, err, errlen);
-
-	if (rc)
-		return rc;
-	rc = ERR_NOT_FOUND;
-	snprintf(err, errlen, "no drive '%s'", id);
-	json_array_foreach(ret, i, d) {
-		const char *dev = json_string_value(json_object_get(d, "device"));
-		const char *file = json_string_value(json_object_get(json_object_get(d, "inserted"), "file"));
-		if (dev && file && !strcmp(dev, id)) {
-			snprintf(buf, len, "%s", file);
-			rc = 0;
-			break;
-		}
-	}
-	json_decref(ret);
-	return rc;
-}
-
-int testapi_save_drives(struct runner *r, const char *name, long first, long last, char *err, size_t errlen)
-{
-	int compress = vars_get_bool(&r->vars, "QEMU_COMPRESS_QCOW2", 1), was_running, rc;
-	char status[64], file[4096], dst[512], *dir = path_join(r->testresults, "ulogs"), *path = NULL;
-	long i;
-
-	err[0] = '\0';
-	if (!*name || strchr(name, '/') || strlen(name) > 200) {
-		snprintf(err, errlen, "'%s' is not a file name", name);
-		free(dir);
-		return ERR_INVALID;
-	}
-	rc = dir ? file_mkdir_p(dir, 0755) : ERR_NOMEM;
-	if (!rc)
-		rc = qmp_query_status(r->qmp, status, sizeof(status), err, errlen);
-	was_running = !rc && !strcmp(status, "running");
-	if (was_running)
-		rc = qmp_command(r->qmp, "stop", NULL, NULL, err, errlen);
-	for (i = first; !rc && i <= last; i++) {
-		char id[32];
-		int st = 0;
-		snprintf(id, sizeof(id), "hd%ld", i - 1);
-		rc = drive_file(r, id, file, sizeof(file), err, errlen);
-		snprintf(dst, sizeof(dst), "%s-%ld-vm_disk_file.qcow2", name, i);
-		free(path);
-		path = rc ? NULL : path_join(dir, dst);
-		if (!rc && !path)
-			rc = ERR_NOMEM;
-		if (!rc) {
-			/* -U: QEMU holds the image's lock; the VM is stopped, so it is consistent. */
-			char *argv[] = { (char *)"qemu-img", (char *)"convert", (char *)"-U", (char *)"-O",
-					 (char *)"qcow2", (char *)"-c", file, path, NULL };
-			if (!compress) { /* drop -c */
-				argv[5] = file;
-				argv[6] = path;
-				argv[7] = NULL;
-			}
-			rc = proc_run(argv, (int)(3600 * 1000 * r->timeout_scale), &st, NULL);
-			if (!rc && st) {
-				snprintf(err, errlen, "qemu-img convert of disk %ld failed", i);
-				rc = ERR_IO;
-			}
-		}
-		if (!rc)
-			runner__progress(r, "save_storage_drives: disk %ld -> ulogs/%s", i, dst);
-	}
-	if (was_running && qmp_command(r->qmp, "cont", NULL, NULL, rc ? file : err, rc ? sizeof(file) : errlen) &&
-	    !rc)
-		rc = ERR_IO;
-	if (rc && !err[0])
-		snprintf(err, errlen, "%s", err_str(rc));
-	free(dir);
-	free(path);
-	return rc;
-}
-
-/* save_storage_drives(filename=<module>): each of the NUMDISKS disks as
- * ulogs/<filename>-<n>-vm_disk_file.qcow2 (testapi_save_drives). */
-static int l_save_storage_drives(lua_State *L)
+/* force_soft_failure(reason): a soft failure that also turns the module's
+ * failure into a soft failure (for post_fail_hook). */
+static int l_force_soft_failure(lua_State *L)
 {
 	struct runner *r = testapi_runner(L);
 	struct module *m = runner__module(r);
-	const char *name = luaL_optstring(L, 1, m ? m->name : "job");
-	char err[512];
 
-	testapi_check_abort(L, r);
-	if (testapi_save_drives(r, name, 1, vars_get_long(&r->vars, "NUMDISKS", 1), err, sizeof(err)))
-		return luaL_error(L, "save_storage_drives failed: %s", err);
+	luaL_checkstring(L, 1);
+	lua_getglobal(L, "record_soft_failure");
+	lua_pushvalue(L, 1);
+	lua_call(L, 1, 0);
+	if (m)
+		m->force_softfail = 1;
 	return 0;
 }
 
-int testapi_switch_network(struct runner *r, const char *link, int up, char *err, size_t errlen)
-{
-	json_t *args = json_pack("{s:s,s:b}", "name", link, "up", up);
-	int rc = args ? qmp_command(r->qmp, "set_link", args, NULL, err, errlen) : ERR_NOMEM;
-
-	json_decref(args);
-	if (rc == ERR_NOMEM)
-		snprintf(err, errlen, "%s", err_str(rc));
-	if (!rc)
-		runner__progress(r, "switch_network %s: %s", link, up ? "up" : "down");
-	return rc;
-}
-
-/* switch_network({network_enabled=true, network_link_name="qanet0"}) */
-static int l_switch_network(lua_State *L)
-{
-	struct runner *r = testapi_runner(L);
-	int up = testapi_opt_bool(L, 1, "network_enabled", 1);
-	const char *link = testapi_opt_string(L, 1, "network_link_name", "qanet0");
-	char err[256];
-
-	testapi_check_abort(L, r);
-	if (testapi_switch_network(r, link, up, err, sizeof(err)))
-		return luaL_error(L, "switch_network %s: %s", link, err);
-	return 0;
-}
-
-/* os-autoinst's distribution defaults (distribution.pm) and the upstream
- * Lua module form's importer, in Lua on the functions above. */
+/* The test API's functions written in Lua on the C ones: os-autoinst's
+ * distribution defaults (distribution.pm: script_sudo, become_root,
+ * x11_start_program, ensure_installed, ...), assert_still_screen,
+ * parse_junit_log and the upstream Lua module form's importer, use. */
 static const char prelude[] =
+	"function script_sudo(prog, wait)\n"
+	"  wait = wait or 2\n"
+	"  local mark\n"
+	"  if wait > 0 then\n"
+	"    mark = 'SS' .. string.format('%x', math.random(0, 0xffffff))\n"
+	"    prog = prog .. '; echo ' .. mark .. ' > /dev/' .. serialdev\n"
+	"  end\n"
+	"  type_string('sudo ' .. prog .. '\\n')\n"
+	"  if not is_serial_terminal() and check_screen('sudo-passwordprompt', 3) then\n"
+	"    type_password(); send_key('ret')\n"
+	"  end\n"
+	"  if mark then return wait_serial(mark, wait) end\n"
+	"end\n"
+	"function assert_script_sudo(cmd, wait)\n"
+	"  local mark = 'ASS' .. string.format('%x', math.random(0, 0xffffff))\n"
+	"  local out = script_sudo(cmd .. '; echo ' .. mark .. '-$?-', wait or 90)\n"
+	"  local code = out and out:match(mark .. '%-(%d+)%-')\n"
+	"  if not code then error(\"command '\" .. cmd .. \"' timed out\", 2) end\n"
+	"  if code ~= '0' then error(\"command '\" .. cmd .. \"' failed\", 2) end\n"
+	"end\n"
+	"function assert_still_screen(...)\n"
+	"  if not wait_still_screen(...) then\n"
+	"    error('assert_still_screen failed to detect a still screen', 2)\n"
+	"  end\n"
+	"end\n"
+	"function become_root()\n"
+	"  script_sudo('bash', 0)\n"
+	"  enter_cmd('test $(id -u) -eq 0 && echo \"imroot\" > /dev/' .. serialdev)\n"
+	"  if not wait_serial('imroot') then error('Root prompt not there', 2) end\n"
+	"  enter_cmd('cd /tmp')\n"
+	"end\n"
 	"function x11_start_program(program, timeout, opts)\n"
 	"  if type(timeout) == 'table' then opts, timeout = timeout, nil end\n"
 	"  opts = opts or {}\n"
@@ -262,17 +191,16 @@ static const char prelude[] =
 	"  end\n"
 	"end\n";
 
-static const luaL_Reg extra_api[] = {
+static const luaL_Reg module_api[] = {
 	{ "parse_extra_log", l_parse_extra_log },
-	{ "save_storage_drives", l_save_storage_drives },
-	{ "switch_network", l_switch_network },
+	{ "force_soft_failure", l_force_soft_failure },
 	{ NULL, NULL },
 };
 
-void testapi_register_extra(lua_State *L)
+void testapi_register_module(lua_State *L)
 {
 	lua_pushglobaltable(L);
-	luaL_setfuncs(L, extra_api, 0);
+	luaL_setfuncs(L, module_api, 0);
 	lua_pop(L, 1);
 	if (luaL_dostring(L, prelude) != LUA_OK) {
 		log_err("the test API's Lua part does not load: %s", lua_tostring(L, -1));
