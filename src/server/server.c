@@ -92,6 +92,10 @@ struct server {
 	bool closing;             /* queue nothing more: the daemon stops */
 	struct MHD_Connection **parked;
 	size_t nparked, cap_parked;
+	/* The workers of the work polls in the server (queued, handled or
+	 * parked), one entry a poll: the lost-worker check spares them. */
+	int64_t *polling;
+	size_t npolling, cap_polling;
 	bool stopping;
 	pthread_t timer;
 	bool timer_started;
@@ -138,6 +142,7 @@ struct conn_req {
 	int64_t poll_deadline_ms;
 	bool nonce_spent;      /* checked in full once: a parked long poll handled again checks the headers only */
 	bool writes;           /* route_writes: audited, never taken for a reader that wrote */
+	int64_t poll_worker;   /* a work poll's worker, in server.polling until completed; 0 if none */
 };
 
 static const struct api_route *const route_tables[] = {
@@ -197,6 +202,15 @@ static void completed_cb(void *cls, struct MHD_Connection *con, void **req_cls, 
 	if (!r)
 		return;
 	inflight_done(s, r);
+	if (r->poll_worker) {
+		size_t i;
+		pthread_mutex_lock(&s->lock);
+		for (i = 0; i < s->npolling && s->polling[i] != r->poll_worker; i++)
+			;
+		if (i < s->npolling)
+			s->polling[i] = s->polling[--s->npolling];
+		pthread_mutex_unlock(&s->lock);
+	}
 	if (r->resp)
 		MHD_destroy_response(r->resp);
 	free(r->target);
@@ -843,11 +857,25 @@ static void *timer_main(void *arg)
 		if (db)
 			api_live_tick(db, s->streams, &s->live);
 		if (db && ++tick % every == 0) {
+			int64_t *contact = NULL;
+			size_t nc = 0;
+			bool nomem = false;
 			int n = 0;
-			pool_write_begin(s->pool);
-			if (workers_reap(db, (int64_t)time(NULL), s->worker_timeout_s, &n))
-				log_err("lost-worker check: %s", db_errmsg(db));
-			pool_write_end(s->pool);
+			/* A worker whose poll waits in the server is in contact (no
+			 * memory to copy them: no check this time rather than a wrong one). */
+			pthread_mutex_lock(&s->lock);
+			if (s->npolling && !(contact = malloc(s->npolling * sizeof(*contact))))
+				nomem = true;
+			else if (s->npolling)
+				memcpy(contact, s->polling, (nc = s->npolling) * sizeof(*contact));
+			pthread_mutex_unlock(&s->lock);
+			if (!nomem) {
+				pool_write_begin(s->pool);
+				if (workers_reap_but(db, (int64_t)time(NULL), s->worker_timeout_s, contact, nc, &n))
+					log_err("lost-worker check: %s", db_errmsg(db));
+				pool_write_end(s->pool);
+			}
+			free(contact);
 		}
 		if (db && next_cleanup && (int64_t)time(NULL) >= next_cleanup) {
 			cleanup_now(s, db);
@@ -901,6 +929,28 @@ static bool work_poll(const char *method, const char *url)
 	int64_t id;
 
 	return !strcmp(method, "GET") && route_match("/api/v1/workers/#/work", url, &id, name);
+}
+
+/* The worker of a work poll, counted in s->polling from its first queueing
+ * to its completion (under s->lock). Not counted when out of memory: the
+ * worker then relies on its last contact, as before. */
+static void polling_add(struct server *s, struct conn_req *r, const char *method, const char *url)
+{
+	char name[LIMIT_API_NAME];
+	int64_t id;
+
+	if (r->poll_worker || strcmp(method, "GET") || !route_match("/api/v1/workers/#/work", url, &id, name) || id <= 0)
+		return;
+	if (s->npolling == s->cap_polling) {
+		size_t cap = s->cap_polling ? 2 * s->cap_polling : 64;
+		int64_t *v = cap <= SIZE_MAX / sizeof(*v) ? realloc(s->polling, cap * sizeof(*v)) : NULL;
+		if (!v)
+			return;
+		s->polling = v;
+		s->cap_polling = cap;
+	}
+	s->polling[s->npolling++] = id;
+	r->poll_worker = id;
 }
 
 /* Test hook of tests/integration/test_server_conc.sh, off unless the
@@ -1009,6 +1059,7 @@ static enum MHD_Result queue_request(struct server *s, struct MHD_Connection *co
 		MHD_suspend_connection(con);
 		r->suspended = true;
 		s->inflight++;
+		polling_add(s, r, method, url);
 		pthread_mutex_unlock(&s->lock);
 		return MHD_YES;
 	}
@@ -1412,6 +1463,7 @@ void server_free(struct server *s)
 	developer_hub_free(s->developer);
 	db_free(s->db);
 	free(s->parked);
+	free(s->polling);
 	free(s->data_dir);
 	free(s->db_path);
 	free(s->hold_dir);

@@ -6,6 +6,7 @@
 # openqa_lib.sh's. Source after lib.sh; pg_start, then pg_newdb NAME prints a
 # URL for `vigil serve --db`; pg_stop, or pg_stop_after $$ to have the
 # cluster stopped once the suite's shell is gone, whatever its traps.
+# PG_OPTS: more server options (-c name=value ...), e.g. to measure.
 PG_BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 PG_DIR=
 pg_as() { # pg_as CMD...: CMD as postgres (as ourselves when we are not root)
@@ -21,7 +22,7 @@ pg_start() { # pg_start: a new cluster; PG_SOCK, PG_PORT set
 	pg_as "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth=trust -E UTF8 --no-sync > "$PG_DIR/initdb.log" 2>&1 ||
 		{ cat "$PG_DIR/initdb.log"; return 1; }
 	pg_as "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/server.log" -w -t 120 \
-		-o "-k $PG_SOCK -p $PG_PORT -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" \
+		-o "-k $PG_SOCK -p $PG_PORT -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 ${PG_OPTS:-}" \
 		start > /dev/null || { cat "$PG_DIR/server.log"; return 1; }
 }
 pg_newdb() { # pg_newdb NAME: a new empty database, its URL printed

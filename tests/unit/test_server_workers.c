@@ -95,6 +95,41 @@ TEST(sched_restarted_worker_abandons_job)
 	db_free(db);
 }
 
+/* A worker whose request waits in the server (a queued or parked poll) is
+ * in contact: not lost however long it waits for its answer (issue 39). */
+TEST(sched_worker_waiting_in_server_not_reaped)
+{
+	struct db *db = unit_db();
+	int64_t w = 0, w2 = 0, job = 0, job2 = 0, seen = 0;
+	const int64_t contact[] = { 0, 0 };
+	int64_t waiting[2];
+	int n = -1;
+
+	add_job(db, "t", "qemu_x86_64", 50);
+	add_job(db, "t2", "qemu_x86_64", 50);
+	CHECK_INT(workers_register(db, "h", 1, NULL, 1000, &w), 0);
+	CHECK_INT(workers_register(db, "h", 2, NULL, 1000, &w2), 0);
+	CHECK_INT(sched_pick(db, w, &job), 0);
+	CHECK_INT(sched_pick(db, w2, &job2), 0);
+	waiting[0] = w;
+	waiting[1] = w;
+	/* Silent 100 s: w's poll waits in the server, w2 has none. */
+	CHECK_INT(workers_reap_but(db, 1100, 60, waiting, 2, &n), 0);
+	CHECK_INT(n, 1);
+	CHECK_INT(db_query_int(db, &seen, "SELECT t_seen_s FROM workers WHERE id = ?", "i", w), 0);
+	CHECK_INT(seen, 1100);
+	CHECK_INT(db_query_int(db, &seen, "SELECT COUNT(*) FROM jobs WHERE id = ? AND state = 'assigned'"
+			       " AND assigned_worker_id = ?", "ii", job, w), 0);
+	CHECK_INT(seen, 1);
+	CHECK_INT(db_query_int(db, &seen, "SELECT COUNT(*) FROM jobs WHERE id = ? AND state = 'scheduled'", "i", job2),
+		  0);
+	CHECK_INT(seen, 1);
+	/* Its poll answered and gone: silent for the timeout again, it is lost. */
+	CHECK_INT(workers_reap_but(db, 1161, 60, contact, 0, &n), 0);
+	CHECK_INT(n, 1);
+	db_free(db);
+}
+
 TEST(sched_lost_worker_reaped_once)
 {
 	struct db *db = unit_db();

@@ -204,7 +204,9 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 	}
 	if (key_may_act(req, out, false))
 		return;
-	rc = workers_seen(req->db, req->id, now_s());
+	/* Seen; asking anew (not a parked poll handled again), its error cleared too. */
+	rc = *req->poll_deadline_ms == 0 ? workers_seen_asking(req->db, req->id, now_s()) :
+		workers_seen(req->db, req->id, now_s());
 	if (rc == ERR_NOT_FOUND) {
 		api_error(out, 404, "worker %lld is not registered", (long long)req->id);
 		return;
@@ -212,8 +214,6 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 	/* It asks for work the vigil way: it needs no WebSocket. */
 	if (req->ws_hub)
 		ws_hub_expect(req->ws_hub, req->id, false);
-	if (*req->poll_deadline_ms == 0)
-		(void)workers_set_error(req->db, req->id, NULL);
 	if (*req->poll_deadline_ms == 0) {
 		const char *held = params_get(&req->params, "snapshots");
 		int n = 0;

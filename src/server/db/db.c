@@ -289,6 +289,27 @@ int db_exec(struct db *db, const char *sql, const char *types, ...)
 	return rc;
 }
 
+int db_exec_whole(struct db *db, const char *sql, const char *types, ...)
+{
+	struct db_stmt *st;
+	va_list ap;
+	int rc;
+
+	va_start(ap, types);
+	rc = prepare_va(db, &st, sql, types, ap);
+	va_end(ap);
+	if (rc)
+		return rc;
+	if (db->pg)
+		db__pg_stmt_whole(st);
+	while ((rc = db_step(st)) == 1)
+		;
+	if (rc == 0)
+		rc = db->pg ? (int)db__pg_stmt_changes(st) : sqlite3_changes(db->h);
+	db_finalize(st);
+	return rc;
+}
+
 int db_query_int(struct db *db, int64_t *out, const char *sql, const char *types, ...)
 {
 	struct db_stmt *st;

@@ -34,6 +34,8 @@ const char *db__pg_col_text(struct db_stmt *st, int col);
 bool db__pg_col_null(struct db_stmt *st, int col);
 void db__pg_finalize(struct db_stmt *st);
 int64_t db__pg_stmt_changes(struct db_stmt *st);
+/* st runs without a savepoint in a transaction (db_exec_whole). */
+void db__pg_stmt_whole(struct db_stmt *st);
 int db__pg_change_stamp(struct dbpg *pg, int64_t stamp[2]);
 int64_t db__pg_last_id(struct dbpg *pg);
 int db__pg_plan(struct dbpg *pg, const char *sql, char *buf, size_t len);

@@ -56,6 +56,7 @@ struct pgstmt {
 	PGresult *res;
 	int row, nrows;
 	bool executed;
+	bool whole;  /* no savepoint: its failure fails the transaction (db_exec_whole) */
 	int64_t changes;
 };
 
@@ -395,7 +396,7 @@ int db__pg_exec_plain(struct dbpg *pg, const char *sql)
 static int execute(struct pgstmt *ps)
 {
 	struct dbpg *pg = ps->pg;
-	bool sp = ps->q->write && PQtransactionStatus(pg->c) == PQTRANS_INTRANS;
+	bool sp = ps->q->write && !ps->whole && PQtransactionStatus(pg->c) == PQTRANS_INTRANS;
 	bool idle = PQtransactionStatus(pg->c) == PQTRANS_IDLE;
 	const char *state;
 	bool constraint;
@@ -515,6 +516,11 @@ void db__pg_finalize(struct db_stmt *st)
 int64_t db__pg_stmt_changes(struct db_stmt *st)
 {
 	return ((struct pgstmt *)st)->changes;
+}
+
+void db__pg_stmt_whole(struct db_stmt *st)
+{
+	((struct pgstmt *)st)->whole = true;
 }
 
 /* The snapshot (next transaction id and those in progress) moves with

@@ -29,6 +29,7 @@ struct pool {
 	struct pool_client *ring;     /* the client served next; NULL when nothing waits */
 	struct pool_client *free;
 	size_t queued, max_queued;
+	size_t readers;  /* of queued: items that do not write */
 	bool writing;   /* the writer token is taken */
 	bool quit;
 	pool_run_fn run;
@@ -58,7 +59,9 @@ static struct pool_item *take(struct pool *p)
 	struct pool_client *c = p->ring;
 	struct pool_item *prev, *it;
 
-	if (!c)
+	/* The token taken and only writers waiting (1,000 work polls on
+	 * SQLite): nothing may run, known without walking them all. */
+	if (!c || (p->writing && !p->readers))
 		return NULL;
 	do {
 		for (prev = NULL, it = c->head; it; prev = it, it = it->next) {
@@ -72,6 +75,7 @@ static struct pool_item *take(struct pool *p)
 				c->tail = prev;
 			it->next = NULL;
 			p->queued--;
+			p->readers -= !it->writes;
 			p->ring = c->next;
 			if (!c->head)
 				ring_remove(p, c);
@@ -188,6 +192,7 @@ int pool_push(struct pool *p, struct pool_item *item)
 			c->head = item;
 		c->tail = item;
 		p->queued++;
+		p->readers += !item->writes;
 		/* Broadcast, not signal: a woken thread may find only a writer it
 		 * cannot take while another thread could take a reader. */
 		pthread_cond_broadcast(&p->cond);

@@ -115,11 +115,11 @@ static int assign(struct db *db, int64_t job_id, int64_t worker_id, bool handed)
 	int rc;
 
 	db_now(now);
-	rc = db_exec(db, "UPDATE jobs SET state = 'assigned', assigned_worker_id = ?, t_started = NULL,"
-		     " t_updated = ? WHERE id = ? AND state = 'scheduled'", "iti", worker_id, now, job_id);
+	rc = db_exec_whole(db, "UPDATE jobs SET state = 'assigned', assigned_worker_id = ?, t_started = NULL,"
+			   " t_updated = ? WHERE id = ? AND state = 'scheduled'", "iti", worker_id, now, job_id);
 	if (rc <= 0 || !handed)
 		return rc;
-	rc = db_exec(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", job_id, worker_id);
+	rc = db_exec_whole(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", job_id, worker_id);
 	return rc < 0 ? rc : 1;
 }
 
@@ -318,37 +318,14 @@ static int assign_cluster(struct db *db, int64_t worker_id, int64_t first, const
 	return 1;
 }
 
-/* assign() of one job in its own serial transaction (see assign_cluster:
- * the worker must not be reserved for a cluster at the same time). 1
- * assigned, 0 the job was no longer scheduled, 2 the worker was reserved
- * for a cluster's job meanwhile (it gets that one at its next poll), or a
+/* The job reserved for worker_id with its parallel cluster and not handed
+ * yet (by this or another server), into *reserved. 0, ERR_NOT_FOUND or a
  * db error. */
-static int assign_one(struct db *db, int64_t job_id, int64_t worker_id)
+static int reserved_for(struct db *db, int64_t worker_id, int64_t *reserved)
 {
-	int64_t held = 0;
-	int rc = db_begin_serial(db);
-
-	if (rc)
-		return rc;
-	/* Reserved for a cluster (by another server) since this poll looked:
-	 * nothing else; the next poll hands that job. */
-	rc = db_query_int(db, &held, "SELECT COUNT(*) FROM jobs j JOIN workers w ON w.id = j.assigned_worker_id"
-			  " WHERE j.assigned_worker_id = ? AND j.state = 'assigned' AND w.job_id IS NULL", "i", worker_id);
-	if (rc || held) {
-		db_rollback(db);
-		return rc ? rc : 2;
-	}
-	if ((rc = assign(db, job_id, worker_id, true)) <= 0) {
-		db_rollback(db);
-		return rc; /* 0: no longer scheduled */
-	}
-	/* Not flushed under the serial lock: the poll's answer waits for the
-	 * job token's durable commit, which flushes this one (db.h). */
-	if (db_commit_unflushed(db)) {
-		db_rollback(db);
-		return ERR_IO;
-	}
-	return 1;
+	return db_query_int(db, reserved, "SELECT j.id FROM jobs j JOIN workers w ON w.id = j.assigned_worker_id"
+			    " WHERE j.assigned_worker_id = ? AND j.state = 'assigned' AND w.job_id IS NULL ORDER BY j.id LIMIT 1",
+			    "i", worker_id);
 }
 
 /* A job whose cluster runs already joins it on worker_id: with
@@ -374,17 +351,25 @@ static int joins_host(struct db *db, int64_t worker_id, const int64_t *ids, size
 	return 0;
 }
 
-/* Tries cand[0..count) in turn for worker_id (offering offered): 0 and
- * *job_id when one was assigned, ERR_NOT_FOUND when none could be, 1 when
- * the worker gets nothing now (held for a starving cluster, or reserved
- * for one meanwhile), or a db error. */
+/* Tries cand[0..count) in turn for worker_id (offering offered), inside
+ * the serial transaction the caller opened (*in_tx), which read them: no
+ * other assignment ran since, so a job read as scheduled is still so (a
+ * poll that read its candidates outside the lock lost the race to every
+ * poll queued before it for the same first jobs: issue 39). A job alone,
+ * or joining its running cluster, is assigned in that transaction, left
+ * open for the caller to commit; a ready cluster is assigned by
+ * assign_cluster in its own, after this one is rolled back (nothing was
+ * written in it), and when that fails the transaction is opened again.
+ * 0 and *job_id when one was assigned, ERR_NOT_FOUND when none could be,
+ * 1 when the worker gets nothing now (held for a starving cluster, or
+ * reserved for one meanwhile), or a db error. */
 static int try_candidates(struct db *db, int64_t worker_id, const char *offered, const int64_t *cand, size_t count,
-			  int64_t *job_id)
+			  int64_t *job_id, bool *in_tx)
 {
 	size_t i;
 
 	for (i = 0; i < count; i++) {
-		int64_t ids[DEPS_MAX_CLUSTER];
+		int64_t ids[DEPS_MAX_CLUSTER], held = 0;
 		enum cluster_kind kind;
 		size_t n = 0;
 		int r2 = worker_fits(db, offered, cand[i]);
@@ -401,21 +386,34 @@ static int try_candidates(struct db *db, int64_t worker_id, const char *offered,
 				continue;
 			return r2;
 		}
-		if (kind == CLUSTER_READY)
-			r2 = assign_cluster(db, worker_id, cand[i], ids, n);
-		else
-			r2 = assign_one(db, cand[i], worker_id);
+		if (kind != CLUSTER_READY) {
+			if ((r2 = assign(db, cand[i], worker_id, true)) < 0)
+				return r2;
+			if (r2 == 0)
+				continue; /* not scheduled (cannot be under the lock, but harmless) */
+			*job_id = cand[i];
+			log_info("job %lld assigned to worker %lld%s", (long long)cand[i], (long long)worker_id,
+				 kind == CLUSTER_RUNNING ? " (joins its running parallel cluster)" : "");
+			return 0;
+		}
+		db_rollback(db);
+		*in_tx = false;
+		r2 = assign_cluster(db, worker_id, cand[i], ids, n);
 		if (r2 < 0)
 			return r2;
 		if (r2 == 2)
-			return 1; /* held for a starving cluster or reserved: nothing */
-		if (r2 == 0)
-			continue;
-		*job_id = cand[i];
-		if (kind != CLUSTER_READY)
-			log_info("job %lld assigned to worker %lld%s", (long long)cand[i], (long long)worker_id,
-				 kind == CLUSTER_RUNNING ? " (joins its running parallel cluster)" : "");
-		return 0;
+			return 1; /* held for a starving cluster: nothing */
+		if (r2 == 1) {
+			*job_id = cand[i];
+			return 0;
+		}
+		if ((r2 = db_begin_serial(db)))
+			return r2;
+		*in_tx = true;
+		/* Reserved for a cluster (by another server) meanwhile: nothing
+		 * else; the next poll hands that job. */
+		if ((r2 = reserved_for(db, worker_id, &held)) != ERR_NOT_FOUND)
+			return r2 ? r2 : 1;
 	}
 	return ERR_NOT_FOUND;
 }
@@ -451,6 +449,7 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 	char *offered = NULL;
 	int64_t cand[SCHED_SCAN_LIMIT], reserved = 0;
 	size_t count = 0, first;
+	bool in_tx = false;
 	int rc;
 
 	rc = db_prepare(db, &st, "SELECT worker_class FROM workers WHERE id = ?", "i", worker_id);
@@ -463,12 +462,20 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 		return rc == 0 ? ERR_NOT_FOUND : rc;
 	if (!offered)
 		return ERR_NOMEM;
+	{
+		int released = 0;
+		if ((rc = rerun_release_due(db, (int64_t)time(NULL), &released)))
+			goto out;
+	}
+	/* The candidates are read and taken under the serial lock (see
+	 * try_candidates): one transaction a poll, none lost to a race. */
+	if ((rc = db_begin_serial(db)))
+		goto out;
+	in_tx = true;
 	/* A job reserved for this worker with its parallel cluster comes first. */
-	rc = db_query_int(db, &reserved, "SELECT j.id FROM jobs j JOIN workers w ON w.id = j.assigned_worker_id"
-			  " WHERE j.assigned_worker_id = ? AND j.state = 'assigned' AND w.job_id IS NULL ORDER BY j.id LIMIT 1",
-			  "i", worker_id);
+	rc = reserved_for(db, worker_id, &reserved);
 	if (rc == 0) {
-		rc = db_exec(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", reserved, worker_id);
+		rc = db_exec_whole(db, "UPDATE workers SET job_id = ? WHERE id = ?", "ii", reserved, worker_id);
 		if (rc >= 0) {
 			*job_id = reserved;
 			log_info("job %lld handed to worker %lld (reserved with its parallel cluster)", (long long)reserved,
@@ -479,11 +486,6 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 	}
 	if (rc != ERR_NOT_FOUND)
 		goto out;
-	{
-		int released = 0;
-		if ((rc = rerun_release_due(db, (int64_t)time(NULL), &released)))
-			goto out;
-	}
 	/* A job directly chained after a job this worker ran goes to it before
 	 * anything else (openQA's sequence on one worker): read from this
 	 * worker's own jobs, not from every scheduled one. */
@@ -509,8 +511,9 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 	if (rc)
 		goto out;
 	/* The first few candidates usually give the job: the rest of the scan
-	 * is read only when they did not. */
-	rc = try_candidates(db, worker_id, offered, cand, count, job_id);
+	 * is read only when they did not (in a transaction opened again when a
+	 * cluster's took its place: the candidates are read under the lock). */
+	rc = try_candidates(db, worker_id, offered, cand, count, job_id, &in_tx);
 	if (rc == ERR_NOT_FOUND && count == first + SCHED_FIRST_READ) {
 		count = 0;
 		rc = db_prepare(db, &st, SCHED_READY_SQL, "iiiiii", worker_id, (int64_t)DEPS_DIRECTLY_CHAINED, worker_id,
@@ -518,11 +521,19 @@ int sched_pick(struct db *db, int64_t worker_id, int64_t *job_id)
 				(int64_t)(SCHED_SCAN_LIMIT - first - SCHED_FIRST_READ), (int64_t)SCHED_FIRST_READ);
 		rc = candidates(rc, st, cand, &count);
 		if (rc == 0)
-			rc = try_candidates(db, worker_id, offered, cand, count, job_id);
+			rc = try_candidates(db, worker_id, offered, cand, count, job_id, &in_tx);
 	}
 	if (rc == 1)
 		rc = ERR_NOT_FOUND;
 out:
+	if (in_tx) {
+		/* Not flushed under the serial lock: the poll's answer waits for
+		 * the job token's durable commit, which flushes this one (db.h). */
+		if (rc == 0 && db_commit_unflushed(db))
+			rc = ERR_IO;
+		if (rc)
+			db_rollback(db);
+	}
 	free(offered);
 	return rc;
 }

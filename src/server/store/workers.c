@@ -89,6 +89,19 @@ int workers_seen(struct db *db, int64_t worker_id, int64_t now_s)
 	return rc == 0 ? ERR_NOT_FOUND : 0;
 }
 
+int workers_seen_asking(struct db *db, int64_t worker_id, int64_t now_s)
+{
+	char now[DB_TIME_LEN];
+	int rc;
+
+	now_text(now);
+	rc = db_exec(db, "UPDATE workers SET t_seen = ?, t_seen_s = ?, error = NULL WHERE id = ?", "tii", now, now_s,
+		     worker_id);
+	if (rc < 0)
+		return rc;
+	return rc == 0 ? ERR_NOT_FOUND : 0;
+}
+
 int workers_set_error(struct db *db, int64_t worker_id, const char *error)
 {
 	int rc = db_exec(db, "UPDATE workers SET error = ? WHERE id = ?", "ti", error, worker_id);
@@ -156,6 +169,21 @@ int workers_abandon_jobs(struct db *db, int64_t worker_id, const char *reason, b
 
 int workers_reap(struct db *db, int64_t now_s, int timeout_s, int *n)
 {
+	return workers_reap_but(db, now_s, timeout_s, NULL, 0, n);
+}
+
+static bool in_contact(int64_t id, const int64_t *contact, size_t ncontact)
+{
+	size_t i;
+
+	for (i = 0; i < ncontact; i++)
+		if (contact[i] == id)
+			return true;
+	return false;
+}
+
+int workers_reap_but(struct db *db, int64_t now_s, int timeout_s, const int64_t *contact, size_t ncontact, int *n)
+{
 	struct db_stmt *st = NULL;
 	struct { int64_t id; char host[128]; int64_t inst; } w[32];
 	size_t count = 0, i;
@@ -179,6 +207,12 @@ int workers_reap(struct db *db, int64_t now_s, int timeout_s, int *n)
 	for (i = 0; i < count; i++) {
 		char reason[300];
 		int k = 0;
+		if (in_contact(w[i].id, contact, ncontact)) {
+			/* Its request waits in the server: contact, not loss. */
+			if ((rc = workers_seen(db, w[i].id, now_s)) && rc != ERR_NOT_FOUND)
+				return rc;
+			continue;
+		}
 		snprintf(reason, sizeof(reason), "abandoned: worker %lld (%s:%lld) lost, no status for %d s",
 			 (long long)w[i].id, w[i].host, (long long)w[i].inst, timeout_s);
 		log_warn("worker %lld (%s:%lld): no request for %d s, abandoning its jobs", (long long)w[i].id,

@@ -40,6 +40,9 @@ int workers_grace(struct db *db, int64_t now_s);
 
 /* Mark the worker seen at now_s. 0, ERR_NOT_FOUND, or a db error. */
 int workers_seen(struct db *db, int64_t worker_id, int64_t now_s);
+/* workers_seen of a worker asking for work anew: its error cleared too, in
+ * the same statement (one commit a poll fewer). Same returns. */
+int workers_seen_asking(struct db *db, int64_t worker_id, int64_t now_s);
 
 /* End every job still in an execution state on worker_id: assigned ones go
  * back to scheduled, later ones end done/incomplete with reason (unless a
@@ -57,6 +60,11 @@ int workers_set_error(struct db *db, int64_t worker_id, const char *error);
  * reason "abandoned: worker N (host:instance) lost, no status for T s".
  * *n counts the jobs. 0 or a db error. */
 int workers_reap(struct db *db, int64_t now_s, int timeout_s, int *n);
+/* workers_reap sparing the workers contact[0..ncontact) (a request of
+ * theirs is in the server now: queued, handled or a parked poll): those are
+ * marked seen at now_s instead. A worker waiting for its answer is not
+ * lost. 0 or a db error. */
+int workers_reap_but(struct db *db, int64_t now_s, int timeout_s, const int64_t *contact, size_t ncontact, int *n);
 
 /* Apply a worker's status body ({"worker_id", "test_order", "result",
  * "uploading"}) to job_id: assigned/setup → running, uploading → uploading,
