@@ -812,15 +812,22 @@ TEST(nomem_sched_pick_whole_or_nomem)
 {
 	json_t *big = json_pack("{s:s,s:s}", "TEST", "big", "WORKER_CLASS", "q");
 	json_t *q = json_pack("{s:s,s:s}", "TEST", "small", "WORKER_CLASS", "q");
+	char err[256], *path;
 
+	/* SQLite, as the other walks here: on PostgreSQL a failed allocation
+	 * inside libpq's path comes back as ERR_IO, not ERR_NOMEM (not yet
+	 * told apart there), so this walk is not run with VIGIL_TEST_DB. */
 	log_set_stderr_level(LOG_ERR);
-	s_db = unit_db();
+	CHECK((path = server_db_path(unit_tmpdir(), NULL, err, sizeof(err))) != NULL);
+	CHECK_INT(db_open(&s_db, path, err, sizeof(err)), 0);
+	free(path);
 	CHECK_INT(jobs_insert(s_db, big, 10, 0, 0, &s_big), 0);
 	CHECK_INT(jobs_insert(s_db, q, 50, 0, 0, &s_q), 0);
 	CHECK(db_exec(s_db, "INSERT INTO job_settings (job_id, key, value) VALUES (?, 'WORKER_CLASS', 'big')", "i",
 		      s_big) == 1);
 	CHECK_INT(workers_register(s_db, "h", 1, "q", (int64_t)time(NULL), &s_w), 0);
 	CHECK(every_n("sched_pick", sched_call) > 1);
+	db_free(s_db);
 	json_decref(big);
 	json_decref(q);
 }
