@@ -4,12 +4,13 @@
 # jobs, in one run: the server CPU of one GET /tests (its three lists of 50,
 # built once by the server) and of the three GET /api/v1/jobs?state=…&limit=50
 # &sort=id that read the same jobs, answered from the response cache (as a
-# repeated poll is) and without it (VIGIL_NO_RESPONSE_CACHE=1); optionally a
-# second vigil binary (--old, e.g. an earlier commit's build) on a copy of the
-# same data. The servers are measured in interleaved rounds, so a shared,
+# repeated poll is) and without it (VIGIL_NO_RESPONSE_CACHE=1); and /tests of
+# other vigil binaries (--other, e.g. earlier commits' builds), each on a copy
+# of the same data. The servers are measured in interleaved rounds, so a shared,
 # loaded machine weighs on each alike: compare ratios within one run.
 #
-#   web_tests_api.py OUT.json [--vigil BIN] [--old BIN] [--work DIR] [--jobs 10000] [--rounds 10] [--per 5]
+#   web_tests_api.py OUT.json [--vigil BIN] [--other NAME=BIN ...] [--work DIR] [--jobs 10000] [--rounds 10]
+#       [--per 5]
 #
 # The data: bench/web.py's seeding (the anchor's data set grown to --jobs,
 # without the grub results, which /tests does not show). Time to content of
@@ -50,7 +51,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('out')
     ap.add_argument('--vigil', default=os.path.join(web.ROOT, 'build', 'vigil'))
-    ap.add_argument('--old', help='a second vigil binary to measure /tests of, on a copy of the data')
+    ap.add_argument('--other', action='append', default=[], help='NAME=BIN: /tests of another vigil binary too')
     ap.add_argument('--work', default=os.path.join(HERE, 'out', 'web-tests-api'))
     ap.add_argument('--jobs', type=int, default=10000)
     ap.add_argument('--rounds', type=int, default=10)
@@ -58,8 +59,10 @@ def main():
     a = ap.parse_args()
     work = os.path.abspath(a.work)
     os.makedirs(work, exist_ok=True)
-    # Seeded by the older binary when there is one (the newer migrates it).
-    base, _ = web.seed_base(os.path.abspath(a.old or a.vigil), work)
+    others = dict(o.split('=', 1) for o in a.other)
+    # Seeded by the first other binary when there is one (an older one: the
+    # newer migrate its data).
+    base, _ = web.seed_base(os.path.abspath(next(iter(others.values()), a.vigil)), work)
     data = os.path.join(work, f'data-{a.jobs}')
     shutil.rmtree(data, ignore_errors=True)
     shutil.copytree(base, data)
@@ -70,9 +73,7 @@ def main():
     db.commit()
     db.close()
     copies = {}
-    for name in ('nocache', 'old'):
-        if name == 'old' and not a.old:
-            continue
+    for name in ['nocache', *others]:
         copies[name] = os.path.join(work, f'data-{a.jobs}-{name}')
         shutil.rmtree(copies[name], ignore_errors=True)
         shutil.copytree(data, copies[name])
@@ -80,12 +81,11 @@ def main():
     servers = {'new': web.Serve(os.path.abspath(a.vigil), data, logf),
                'nocache': web.Serve(os.path.abspath(a.vigil), copies['nocache'], logf,
                                     env={'VIGIL_NO_RESPONSE_CACHE': '1'})}
-    if a.old:
-        servers['old'] = web.Serve(os.path.abspath(a.old), copies['old'], logf)
+    for name, b in others.items():
+        servers[name] = web.Serve(os.path.abspath(b), copies[name], logf)
     views = [('tests', 'new', ['/tests']), ('api_cached', 'new', API), ('api_uncached', 'nocache', API),
              ('tests_uncached', 'nocache', ['/tests'])]
-    if a.old:
-        views.append(('tests_old', 'old', ['/tests']))
+    views += [(f'tests_{name}', name, ['/tests']) for name in others]
     res = {k: {'cpu_ms': [], 'wall_ms': []} for k, _, _ in views}
     try:
         for s in servers.values():
