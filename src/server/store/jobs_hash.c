@@ -668,6 +668,8 @@ int jobs_to_json_many(struct db *db, const int64_t *ids, size_t n, bool details,
 	size_t i, m;
 	int rc = 0;
 
+	for (i = 0; i < n; i++)
+		objs[i] = NULL; /* a batch that fails before its rows leaves its own unset */
 	for (i = 0; i < n && !rc; i += m) {
 		m = n - i < JOBS_BATCH ? n - i : JOBS_BATCH;
 		rc = to_batch(db, ids + i, m, details, NULL, NULL, NULL, objs + i);
