@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "server/db/db.h"
-#include "server/store/jbuild.h"
 #include "server/store/joblist.h"
 #include "server/store/jobs.h"
 #include "util/buf.h"
@@ -544,62 +543,63 @@ int joblist_page_text(struct db *db, const struct joblist_filter *f, const struc
 	return rc ? rc : buf_puts(out, "}");
 }
 
+/* The job hashes of ids in that order (oldest_first: backwards) as a new
+ * jansson array, with the empty "modules" the list's text has; read in
+ * the list's batches (jobs_to_json_many), a job deleted meanwhile left
+ * out. */
+static int hashes_json(struct db *db, const int64_t *ids, size_t n, bool oldest_first, json_t **out)
+{
+	json_t **objs = n ? calloc(n, sizeof(*objs)) : NULL;
+	json_t *a = json_array();
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if ((n && !objs) || !a)
+		rc = ERR_NOMEM;
+	if (!rc)
+		rc = jobs_to_json_many(db, ids, n, false, objs);
+	for (i = 0; i < n && !rc; i++) {
+		json_t *j = objs[oldest_first ? n - 1 - i : i];
+		if (!j)
+			continue; /* deleted meanwhile */
+		if (json_object_set_new(j, "modules", json_array()) || json_array_append(a, j))
+			rc = ERR_NOMEM;
+	}
+	for (i = 0; i < n && objs; i++)
+		json_decref(objs[i]);
+	free(objs);
+	if (rc)
+		json_decref(a);
+	else
+		*out = a;
+	return rc;
+}
+
 int joblist_page_json(struct db *db, const struct joblist_filter *f, const struct joblist_page *p, json_t **out)
 {
-	struct jbuild b = JBUILD_INIT;
 	int64_t *ids = NULL, next, prev;
-	json_t *jobs, *page;
-	size_t n, i;
+	json_t *jobs = NULL;
+	size_t n;
 	int rc;
 
 	*out = NULL;
 	if ((rc = joblist_page_ids(db, f, p, &ids, &n, &next, &prev, NULL)))
 		return rc;
-	jobs = jbuild_take(&b, json_array(), "jobs");
-	for (i = 0; i < n && jobs && !jbuild_failed(&b); i++) {
-		json_t *j = NULL;
-
-		rc = jobs_to_json(db, ids[i], false, &j);
-		if (rc == ERR_NOT_FOUND) { /* deleted since its id was read */
-			rc = 0;
-			continue;
-		}
-		if (rc)
-			break;
-		jbuild_set(&b, j, "modules", json_array()); /* as the list's text has it */
-		jbuild_append(&b, jobs, j);
-	}
+	rc = hashes_json(db, ids, n, false, &jobs);
 	free(ids);
-	if (rc) {
-		json_decref(jobs);
+	if (rc)
 		return rc;
-	}
-	page = jbuild_take(&b, json_object(), "page");
-	if (page) {
-		jbuild_set(&b, page, "jobs", jobs);
-		jbuild_set(&b, page, "next", next ? json_integer(next) : json_null());
-		jbuild_set(&b, page, "prev", prev ? json_integer(prev) : json_null());
-	} else {
-		json_decref(jobs);
-	}
-	*out = jbuild_done(&b, page);
-	return *out ? 0 : ERR_NOMEM;
-}
-
-/* text (JSON) as a jansson value: key's value when key is not NULL. */
-static int text_json(struct buf *text, const char *key, json_t **out)
-{
-	json_t *j = text->data ? json_loadb(text->data, text->len, 0, NULL) : NULL;
-
-	*out = key ? json_incref(json_object_get(j, key)) : json_incref(j);
-	json_decref(j);
-	buf_release(text);
+	*out = json_pack("{s:o,s:o,s:o}", "jobs", jobs, "next", next ? json_integer(next) : json_null(), "prev",
+			 prev ? json_integer(prev) : json_null());
 	return *out ? 0 : ERR_NOMEM;
 }
 
 /* latest=1: every matching job newest first, the first of each scenario
- * kept (openQA's latest_jobs); offset of them skipped, limit listed. */
-static int latest(struct db *db, const struct joblist_filter *f, long limit, long offset, struct buf *out)
+ * kept (openQA's latest_jobs); offset of them skipped, limit listed:
+ * their ids newest first into *ids (new), *n of them. */
+static int latest(struct db *db, const struct joblist_filter *f, long limit, long offset, int64_t **ids_out,
+		  size_t *n_out)
 {
 	struct spec s = { .drv = F_NONE };
 	struct stmt q = { .err = 0 };
@@ -652,9 +652,10 @@ static int latest(struct db *db, const struct joblist_filter *f, long limit, lon
 	}
 	if (rc < 0)
 		goto out;
-	db_finalize(st);
-	st = NULL;
-	rc = hashes(db, ids, n, true, out);
+	rc = 0;
+	*ids_out = ids;
+	*n_out = n;
+	ids = NULL;
 out:
 	db_finalize(st);
 	buf_release(&q.sql);
@@ -662,6 +663,28 @@ out:
 	free(ids);
 	json_decref(seen);
 	return rc;
+}
+
+/* The ids of openQA's list, newest first (*ids new, *n of them). */
+static int openqa_ids(struct db *db, const struct joblist_filter *f, long limit, long offset, bool latest_only,
+		      int64_t **ids, size_t *n)
+{
+	int rc;
+
+	*ids = NULL;
+	*n = 0;
+	if (latest_only)
+		return latest(db, f, limit, offset, ids, n);
+	/* openQA's offset: the rows before it are read and dropped. */
+	if ((rc = collect(db, f, JOBLIST_SORT_ID, false, 0, NULL, limit + offset, ids, n, NULL)))
+		return rc;
+	if ((long)*n <= offset) {
+		*n = 0;
+		return 0;
+	}
+	memmove(*ids, *ids + offset, (*n - (size_t)offset) * sizeof(**ids));
+	*n -= (size_t)offset;
+	return 0;
 }
 
 int joblist_openqa_text(struct db *db, const struct joblist_filter *f, long limit, long offset, bool latest_only,
@@ -673,11 +696,8 @@ int joblist_openqa_text(struct db *db, const struct joblist_filter *f, long limi
 
 	if ((rc = buf_puts(out, "{\"jobs\":")))
 		return rc;
-	if (latest_only)
-		rc = latest(db, f, limit, offset, out);
-	/* openQA's offset: the rows before it are read and dropped. */
-	else if (!(rc = collect(db, f, JOBLIST_SORT_ID, false, 0, NULL, limit + offset, &ids, &n, NULL)))
-		rc = (long)n > offset ? hashes(db, ids + offset, n - (size_t)offset, true, out) : hashes(db, NULL, 0, true, out);
+	if (!(rc = openqa_ids(db, f, limit, offset, latest_only, &ids, &n)))
+		rc = hashes(db, ids, n, true, out);
 	free(ids);
 	return rc ? rc : buf_puts(out, "}");
 }
@@ -685,14 +705,13 @@ int joblist_openqa_text(struct db *db, const struct joblist_filter *f, long limi
 int joblist_openqa(struct db *db, const struct joblist_filter *f, long limit, long offset, bool latest_only,
 		   json_t **out)
 {
-	struct buf text;
+	int64_t *ids = NULL;
+	size_t n = 0;
 	int rc;
 
 	*out = NULL;
-	buf_init(&text, LIMIT_JOBLIST_TEXT);
-	if ((rc = joblist_openqa_text(db, f, limit, offset, latest_only, &text))) {
-		buf_release(&text);
-		return rc;
-	}
-	return text_json(&text, "jobs", out);
+	if (!(rc = openqa_ids(db, f, limit, offset, latest_only, &ids, &n)))
+		rc = hashes_json(db, ids, n, true, out);
+	free(ids);
+	return rc;
 }

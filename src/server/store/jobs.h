@@ -70,6 +70,10 @@ struct jobs_span {
 };
 int jobs_to_text_many(struct db *db, const int64_t *ids, size_t n, bool details, const char *extra,
 		      struct buf *out, struct jobs_span *span);
+/* The same hashes as jansson objects, read as jobs_to_text_many reads
+ * them: objs[i] (n of them) a new object, NULL where no such job. 0 or a
+ * db error, ERR_NOMEM (every objs[i] NULL then). */
+int jobs_to_json_many(struct db *db, const int64_t *ids, size_t n, bool details, json_t **objs);
 
 /* Cancel a job whose result is still none: result user_cancelled, a
  * scheduled/assigned job becomes cancelled. *changed 0 when nothing to do.

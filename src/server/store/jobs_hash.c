@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* jobs_hash.c - jobs as openQA's JSON (its to_hash shape), read for a
  * batch of jobs at once in a few queries and written as JSON text
- * straight from the rows (util/jsonw.c): the job list, and one job
- * (jobs_to_json, a batch of one parsed back into a tree). */
+ * straight from the rows (util/jsonw.c): the job list; or, from the same
+ * rows, as jansson objects (jobs_to_json_many: the pages' lists, and one
+ * job, jobs_to_json, a batch of one), no text parsed back. */
 #define LOG_MODULE "jobs"
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,6 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/jsonw.h"
-#include "util/oom.h"
 #include "util/str.h"
 #include "util/banned.h" /* last: after every system header */
 
@@ -132,8 +132,51 @@ static size_t deps_count(const json_t *d)
 	" j.t_started, j.t_finished, j.needs_review"                                                          \
 	" FROM jobs j LEFT JOIN job_groups g ON g.id = j.group_id WHERE j.id "
 
+/* Where a hash is written: JSON text appended to b (o NULL), or the
+ * members of the jansson object o (the pages' form of the same rows, no
+ * text parsed back). rc keeps the first error. */
+struct hw {
+	struct buf *b;
+	json_t *o;
+	int rc;
+};
+
+/* A member of a fixed name: its text ",\"key\":" written at once, and the
+ * key for a jansson object (two arguments). */
+#define MEMBER(key) ",\"" key "\":", key
+
+/* s as a jansson string; invalid UTF-8 replaced as jsonw_str replaces it
+ * (vigil's own text of one string parsed: the rare path). NULL: no memory. */
+static json_t *hw_string(const char *s)
+{
+	json_t *v = json_string(s), *a;
+	struct buf t;
+
+	if (v || !s)
+		return v;
+	buf_init(&t, strlen(s) * 3 + 16);
+	if (buf_append(&t, "[", 1) || jsonw_str(&t, s) || buf_append(&t, "]", 1)) {
+		buf_release(&t);
+		return NULL;
+	}
+	a = json_loadb(t.data, t.len, 0, NULL);
+	buf_release(&t);
+	v = json_incref(json_array_get(a, 0));
+	json_decref(a);
+	return v;
+}
+
+/* o[key] = v (taken; NULL: out of memory) */
+static void hw_set(struct hw *h, json_t *o, const char *key, json_t *v)
+{
+	if (!h->rc && (!v || json_object_set_new(o, key, v)))
+		h->rc = ERR_NOMEM;
+	else if (h->rc)
+		json_decref(v);
+}
+
 /* Writers of the hash's members: each appends ",\"key\":value" (first:
- * without the comma) and keeps the first error in *rc. */
+ * without the comma) or sets the member. */
 static void w_key(struct buf *b, int *rc, const char *key, bool first)
 {
 	if (!*rc && !first)
@@ -142,40 +185,51 @@ static void w_key(struct buf *b, int *rc, const char *key, bool first)
 		*rc = jsonw_key(b, key);
 }
 
-/* A member of a fixed name: its text ",\"key\":" written at once. */
-#define MEMBER(key) ",\"" key "\":"
-
-static void w_str(struct buf *b, int *rc, const char *member, const char *v)
+static void w_str(struct hw *h, const char *member, const char *key, const char *v)
 {
-	if (!*rc)
-		*rc = buf_puts(b, member);
-	if (!*rc)
-		*rc = jsonw_str(b, v);
+	if (h->o) {
+		hw_set(h, h->o, key, v ? hw_string(v) : json_null());
+		return;
+	}
+	if (!h->rc)
+		h->rc = buf_puts(h->b, member);
+	if (!h->rc)
+		h->rc = jsonw_str(h->b, v);
 }
 
-static void w_int(struct buf *b, int *rc, const char *member, int64_t v)
+static void w_int(struct hw *h, const char *member, const char *key, int64_t v)
 {
-	if (!*rc)
-		*rc = buf_puts(b, member);
-	if (!*rc)
-		*rc = jsonw_int(b, v);
+	if (h->o) {
+		hw_set(h, h->o, key, json_integer(v));
+		return;
+	}
+	if (!h->rc)
+		h->rc = buf_puts(h->b, member);
+	if (!h->rc)
+		h->rc = jsonw_int(h->b, v);
 }
 
-static void w_col_int(struct buf *b, int *rc, const char *member, struct db_stmt *st, int c)
+static void w_col_int(struct hw *h, const char *member, const char *key, struct db_stmt *st, int c)
 {
 	if (db_col_null(st, c))
-		w_str(b, rc, member, NULL);
+		w_str(h, member, key, NULL);
 	else
-		w_int(b, rc, member, db_col_int(st, c));
+		w_int(h, member, key, db_col_int(st, c));
 }
 
 /* {"Chained":[...],"Directly chained":[...],"Parallel":[...]} of d (NULL:
  * all empty), in that order as openQA writes it. */
-static void w_deps(struct buf *b, int *rc, const char *member, const json_t *d)
+static void w_deps(struct hw *h, const char *member, const char *key, const json_t *d)
 {
 	static const int order[] = { 1, 3, 2 };
+	struct buf *b = h->b;
+	int *rc = &h->rc;
 	size_t i, k;
 
+	if (h->o) { /* d is built in that order (hash_deps_new) */
+		hw_set(h, h->o, key, d ? json_deep_copy(d) : hash_deps_new());
+		return;
+	}
 	if (!*rc)
 		*rc = buf_puts(b, member);
 	if (!d) { /* most jobs */
@@ -237,9 +291,12 @@ struct asset_ref {
 	const char *type, *file;
 };
 
-static void w_assets(struct buf *b, int *rc, const struct job_settings_view *w)
+static void w_assets(struct hw *h, const struct job_settings_view *w)
 {
 	struct asset_ref stack[64], *a = stack;
+	struct buf *b = h->b;
+	int *rc = &h->rc;
+	json_t *obj = NULL, *files = NULL;
 	size_t n = 0, i, k;
 	bool first = true;
 
@@ -254,52 +311,80 @@ static void w_assets(struct buf *b, int *rc, const struct job_settings_view *w)
 		a[n].type = type;
 		a[n++].file = s;
 	}
-	if (!*rc)
+	if (h->o) {
+		obj = json_object();
+		hw_set(h, h->o, "assets", json_incref(obj));
+	} else if (!*rc) {
 		*rc = buf_puts(b, ",\"assets\":{");
-	for (i = 0; i < n; i++) {
+	}
+	for (i = 0; i < n && !*rc; i++) {
 		bool seen = false;
 		for (k = 0; k < i && !seen; k++)
 			seen = !strcmp(a[k].type, a[i].type);
 		if (seen)
 			continue; /* listed with the first of its type */
-		w_key(b, rc, a[i].type, first);
+		if (obj) {
+			files = json_array();
+			hw_set(h, obj, a[i].type, json_incref(files));
+		} else {
+			w_key(b, rc, a[i].type, first);
+		}
 		first = false;
 		for (k = i; k < n; k++) {
 			if (strcmp(a[k].type, a[i].type))
 				continue;
+			if (obj) {
+				json_t *f = hw_string(a[k].file);
+				if (!*rc && (!f || json_array_append_new(files, f)))
+					*rc = ERR_NOMEM;
+				continue;
+			}
 			if (!*rc)
 				*rc = buf_append(b, k == i ? "[" : ",", 1);
 			if (!*rc)
 				*rc = jsonw_str(b, a[k].file);
 		}
-		if (!*rc)
+		json_decref(files);
+		files = NULL;
+		if (!obj && !*rc)
 			*rc = buf_append(b, "]", 1);
 	}
-	if (!*rc)
+	if (!obj && !*rc)
 		*rc = buf_append(b, "}", 1);
+	json_decref(obj);
 	if (a != stack)
 		free(a);
 }
 
-static void w_settings(struct buf *b, int *rc, const struct job_settings_view *w)
+static void w_settings(struct hw *h, const struct job_settings_view *w)
 {
+	json_t *obj = NULL;
 	size_t i;
 
-	if (!*rc)
-		*rc = buf_puts(b, MEMBER("settings") "{");
-	for (i = 0; i < w->n; i++) {
-		w_key(b, rc, w->v[i].key, i == 0);
-		if (!*rc)
-			*rc = jsonw_str(b, w->v[i].value);
+	if (h->o) {
+		obj = json_object();
+		hw_set(h, h->o, "settings", json_incref(obj));
+		for (i = 0; i < w->n && !h->rc; i++)
+			hw_set(h, obj, w->v[i].key, hw_string(w->v[i].value));
+		json_decref(obj);
+		return;
 	}
-	if (!*rc)
-		*rc = buf_append(b, "}", 1);
+	if (!h->rc)
+		h->rc = buf_puts(h->b, ",\"settings\":{");
+	for (i = 0; i < w->n; i++) {
+		w_key(h->b, &h->rc, w->v[i].key, i == 0);
+		if (!h->rc)
+			h->rc = jsonw_str(h->b, w->v[i].value);
+	}
+	if (!h->rc)
+		h->rc = buf_append(h->b, "}", 1);
 }
 
-/* The hash of the job in row st (JOB_ROW_SQL) with its parts appended to b
- * as JSON text, its members in openQA's order; extra (JSON members, or
- * NULL) before the closing brace. 0, ERR_NOMEM or ERR_TOO_BIG. */
-static int job_write(struct buf *b, struct db_stmt *st, const struct batch_settings *bs, struct job_parts *p,
+/* The hash of the job in row st (JOB_ROW_SQL) with its parts written to
+ * h (text or jansson), its members in openQA's order; extra (JSON members,
+ * or NULL; text only) before the closing brace. 0, ERR_NOMEM or
+ * ERR_TOO_BIG. */
+static int job_write(struct hw *h, struct db_stmt *st, const struct batch_settings *bs, struct job_parts *p,
 		     bool details, const char *extra)
 {
 	static const char *const cols[] = { "TEST", "DISTRI", "VERSION", "FLAVOR", "ARCH", "BUILD", "MACHINE" };
@@ -308,7 +393,7 @@ static int job_write(struct buf *b, struct db_stmt *st, const struct batch_setti
 	char *name, *fullname = NULL;
 	const char *reason = db_col_text(st, 4);
 	size_t i, cap = p->nsettings + sizeof(cols) / sizeof(cols[0]) + 1;
-	int rc = 0;
+	struct buf *b = h->b;
 
 	w.n = 0;
 	if (!(w.v = malloc(cap * sizeof(*w.v))))
@@ -328,51 +413,62 @@ static int job_write(struct buf *b, struct db_stmt *st, const struct batch_setti
 		free(w.v);
 		return ERR_NOMEM;
 	}
-	rc = buf_puts(b, "{\"id\":");
-	if (!rc)
-		rc = jsonw_int(b, id);
-	w_str(b, &rc, MEMBER("name"), name);
-	w_int(b, &rc, MEMBER("priority"), db_col_int(st, 1));
-	w_str(b, &rc, MEMBER("state"), db_col_text(st, 2));
-	w_str(b, &rc, MEMBER("result"), db_col_text(st, 3));
-	w_col_int(b, &rc, MEMBER("clone_id"), st, 5);
-	w_str(b, &rc, MEMBER("t_started"), db_col_text(st, 17));
-	w_str(b, &rc, MEMBER("t_finished"), db_col_text(st, 18));
-	w_col_int(b, &rc, MEMBER("group_id"), st, 7);
-	w_col_int(b, &rc, MEMBER("blocked_by_id"), st, 6);
+	if (h->o)
+		w_int(h, "", "id", id);
+	else if (!(h->rc = buf_puts(b, "{\"id\":")))
+		h->rc = jsonw_int(b, id);
+	w_str(h, MEMBER("name"), name);
+	w_int(h, MEMBER("priority"), db_col_int(st, 1));
+	w_str(h, MEMBER("state"), db_col_text(st, 2));
+	w_str(h, MEMBER("result"), db_col_text(st, 3));
+	w_col_int(h, MEMBER("clone_id"), st, 5);
+	w_str(h, MEMBER("t_started"), db_col_text(st, 17));
+	w_str(h, MEMBER("t_finished"), db_col_text(st, 18));
+	w_col_int(h, MEMBER("group_id"), st, 7);
+	w_col_int(h, MEMBER("blocked_by_id"), st, 6);
 	if (db_col_text(st, 8))
-		w_str(b, &rc, MEMBER("group"), db_col_text(st, 8));
+		w_str(h, MEMBER("group"), db_col_text(st, 8));
 	if (!db_col_null(st, 9))
-		w_int(b, &rc, MEMBER("assigned_worker_id"), db_col_int(st, 9));
+		w_int(h, MEMBER("assigned_worker_id"), db_col_int(st, 9));
 	if (reason && *reason)
-		w_str(b, &rc, MEMBER("reason"), reason);
-	w_str(b, &rc, MEMBER("test"), db_col_text(st, 10));
+		w_str(h, MEMBER("reason"), reason);
+	w_str(h, MEMBER("test"), db_col_text(st, 10));
 	if (db_col_int(st, 19)) {
-		if (!rc) /* vigil: see jobs_set_needs_review */
-			rc = buf_puts(b, MEMBER("needs_review") "true");
+		if (h->o) /* vigil: see jobs_set_needs_review */
+			hw_set(h, h->o, "needs_review", json_true());
+		else if (!h->rc)
+			h->rc = buf_puts(b, ",\"needs_review\":true");
 	}
 	if (p->origin)
-		w_int(b, &rc, MEMBER("origin_id"), p->origin);
+		w_int(h, MEMBER("origin_id"), p->origin);
 	if ((fullname = malloc(strlen(name) + 24))) {
 		snprintf(fullname, strlen(name) + 24, "%08lld-%s", (long long)id, name);
 		view_set(&w, "NAME", fullname);
-	} else if (!rc) {
-		rc = ERR_NOMEM; /* the settings without NAME: not a 200 */
+	} else if (!h->rc) {
+		h->rc = ERR_NOMEM; /* the settings without NAME: not a 200 */
 	}
 	free(name);
-	w_assets(b, &rc, &w);
-	w_settings(b, &rc, &w);
+	w_assets(h, &w);
+	w_settings(h, &w);
 	free(fullname);
 	free(w.v);
-	w_int(b, &rc, MEMBER("has_parents"), deps_count(p->parents) > 0);
-	w_int(b, &rc, MEMBER("parents_ok"), p->parents_ok);
-	w_deps(b, &rc, MEMBER("parents"), p->parents);
-	w_deps(b, &rc, MEMBER("children"), p->children);
-	if (details && !rc)
-		rc = buf_puts(b, ",\"testresults\":[],\"logs\":[],\"ulogs\":[]");
-	if (extra && !rc)
-		rc = buf_puts(b, extra);
-	return rc ? rc : buf_append(b, "}", 1);
+	w_int(h, MEMBER("has_parents"), deps_count(p->parents) > 0);
+	w_int(h, MEMBER("parents_ok"), p->parents_ok);
+	w_deps(h, MEMBER("parents"), p->parents);
+	w_deps(h, MEMBER("children"), p->children);
+	if (h->o) {
+		if (details) {
+			hw_set(h, h->o, "testresults", json_array());
+			hw_set(h, h->o, "logs", json_array());
+			hw_set(h, h->o, "ulogs", json_array());
+		}
+		return h->rc;
+	}
+	if (details && !h->rc)
+		h->rc = buf_puts(b, ",\"testresults\":[],\"logs\":[],\"ulogs\":[]");
+	if (extra && !h->rc)
+		h->rc = buf_puts(b, extra);
+	return h->rc ? h->rc : buf_append(b, "}", 1);
 }
 
 /* Ids per batch query: a few SQL texts for every page (a short batch is
@@ -447,10 +543,11 @@ static int batch_index(const struct batch_ix *ix, size_t n, int64_t id)
 }
 
 /* One batch of up to JOBS_BATCH ids: three queries for all of them. Each
- * job's hash is appended to out; span[k] its place there (len 0: no such
- * job). */
-static int to_text_batch(struct db *db, const int64_t *ids, size_t n, bool details, const char *extra,
-			 struct buf *out, struct jobs_span *span)
+ * job's hash is appended to out, span[k] its place there (len 0: no such
+ * job); or (objs not NULL) objs[k] is its hash as a new jansson object
+ * (NULL: no such job). */
+static int to_batch(struct db *db, const int64_t *ids, size_t n, bool details, const char *extra,
+		    struct buf *out, struct jobs_span *span, json_t **objs)
 {
 	struct batch_ix *ix = calloc(n, sizeof(*ix));
 	int64_t *padded = NULL;
@@ -477,7 +574,10 @@ static int to_text_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 		parts_init(&p[i]);
 		ix[i].id = ids[i];
 		ix[i].k = i;
-		span[i].off = span[i].len = 0;
+		if (objs)
+			objs[i] = NULL;
+		else
+			span[i].off = span[i].len = 0;
 	}
 	qsort(ix, n, sizeof(*ix), ix_cmp);
 	rc = batch_prepare(db, &st, &sql, size, padded,
@@ -523,12 +623,19 @@ static int to_text_batch(struct db *db, const int64_t *ids, size_t n, bool detai
 		goto out;
 	rc = batch_prepare(db, &st, &sql, size, padded, JOB_ROW_SQL "IN @IDS");
 	while (st && (rc = db_step(st)) == 1) {
-		if ((k = batch_index(ix, n, db_col_int(st, 0))) < 0 || span[k].len)
+		struct hw h = { .b = out, .o = NULL, .rc = 0 };
+		if ((k = batch_index(ix, n, db_col_int(st, 0))) < 0 || (objs ? objs[k] != NULL : span[k].len > 0))
 			continue;
-		span[k].off = out->len;
-		if ((rc = job_write(out, st, &bs, &p[k], details, extra)))
+		if (objs && !(h.o = objs[k] = json_object())) {
+			rc = ERR_NOMEM;
 			break;
-		span[k].len = out->len - span[k].off;
+		}
+		if (!objs)
+			span[k].off = out->len;
+		if ((rc = job_write(&h, st, &bs, &p[k], details, extra)))
+			break;
+		if (!objs)
+			span[k].len = out->len - span[k].off;
 	}
 	db_finalize(st);
 out:
@@ -551,25 +658,33 @@ int jobs_to_text_many(struct db *db, const int64_t *ids, size_t n, bool details,
 
 	for (i = 0; i < n && !rc; i += m) {
 		m = n - i < JOBS_BATCH ? n - i : JOBS_BATCH;
-		rc = to_text_batch(db, ids + i, m, details, extra, out, span + i);
+		rc = to_batch(db, ids + i, m, details, extra, out, span + i, NULL);
 	}
+	return rc;
+}
+
+int jobs_to_json_many(struct db *db, const int64_t *ids, size_t n, bool details, json_t **objs)
+{
+	size_t i, m;
+	int rc = 0;
+
+	for (i = 0; i < n; i++)
+		objs[i] = NULL; /* a batch that fails before its rows leaves its own unset */
+	for (i = 0; i < n && !rc; i += m) {
+		m = n - i < JOBS_BATCH ? n - i : JOBS_BATCH;
+		rc = to_batch(db, ids + i, m, details, NULL, NULL, NULL, objs + i);
+	}
+	if (rc)
+		for (i = 0; i < n; i++) {
+			json_decref(objs[i]);
+			objs[i] = NULL;
+		}
 	return rc;
 }
 
 int jobs_to_json(struct db *db, int64_t id, bool details, json_t **out)
 {
-	struct jobs_span span;
-	struct buf b;
-	int rc;
+	int rc = jobs_to_json_many(db, &id, 1, details, out);
 
-	*out = NULL;
-	buf_init(&b, LIMIT_SETTING_TEXT * 8);
-	rc = jobs_to_text_many(db, &id, 1, details, NULL, &b, &span);
-	if (!rc && !span.len)
-		rc = ERR_NOT_FOUND;
-	/* vigil's own text: a parse that fails can only have run out of memory */
-	if (!rc && !(*out = oom_json_loadb_trusted(b.data + span.off, span.len, NULL)))
-		rc = ERR_NOMEM;
-	buf_release(&b);
-	return rc;
+	return !rc && !*out ? ERR_NOT_FOUND : rc;
 }
