@@ -49,7 +49,7 @@
 #include "server/store/rejudge.h"
 #include "server/api/watch.h"
 #include "server/pages/web.h"
-#include "server/api/ws_workers.h"
+#include "server/api/wshub.h"
 #include "server/store/rerun.h"
 #include "server/http/resp_cache.h"
 #include "server/store/retention.h"
@@ -109,7 +109,7 @@ struct server {
 	struct livestream *streams; /* the live view's event streams */
 	struct rejudge_store *rejudge; /* the last re-judge per job */
 	struct developer_hub *developer; /* developer mode's commands and states */
-	struct ws_hub *ws_hub;     /* openQA workers' WebSockets (ws_workers.c) */
+	struct wshub *wshub;     /* openQA workers' WebSockets (wshub.c) */
 	struct events *events;     /* the event senders (events.c), NULL when none */
 	bool pg;                   /* on PostgreSQL: work polls run beside the writer (work_poll) */
 };
@@ -490,8 +490,8 @@ static void req_init(struct server *s, struct handler *h, struct conn_req *r, st
 	req->streams = s->streams;
 	req->rejudge = s->rejudge;
 	req->developer = s->developer;
-	req->ws_hub = s->ws_hub;
-	req->ws_missing = s->ws_hub ? ws_hub_missing_cb : NULL;
+	req->wshub = s->wshub;
+	req->ws_missing = s->wshub ? wshub_missing_cb : NULL;
 	req->worker_timeout_s = s->worker_timeout_s;
 	req->client = r->item.client;
 }
@@ -687,7 +687,7 @@ static enum MHD_Result stream_start(struct server *s, struct MHD_Connection *con
 
 /* openQA's worker WebSocket, GET /api/v1/ws/<id>: checked from the headers
  * (signed as any API call, operator level) and upgraded on this thread;
- * the session runs on its own (ws_workers.c). */
+ * the session runs on its own (wshub.c). */
 static enum MHD_Result ws_start(struct server *s, struct MHD_Connection *con, struct conn_req *r, int64_t worker_id)
 {
 	struct auth_sig sig;
@@ -706,7 +706,7 @@ static enum MHD_Result ws_start(struct server *s, struct MHD_Connection *con, st
 		sig.body_sha256 = empty_sha; /* an upgrade has no body */
 	if (key && !auth_check_sig(s->db, &sig, time_wall(), &level, msg, sizeof(msg)) && level >= AUTH_OPERATOR &&
 	    workers_key_check(s->db, worker_id, key, msg, sizeof(msg)) != ERR_INVALID)
-		return ws_hub_upgrade(s->ws_hub, con, s->db, worker_id) == MHD_YES ? MHD_YES : MHD_NO;
+		return wshub_upgrade(s->wshub, con, s->db, worker_id) == MHD_YES ? MHD_YES : MHD_NO;
 	if (!key)
 		snprintf(msg, sizeof(msg), "no API key");
 	else if (level < AUTH_OPERATOR)
@@ -1367,11 +1367,11 @@ int server_start(struct server **out, const struct server_config *cfg, char *err
 		snprintf(err, errlen, "cannot start %u handler threads: %s", s->nthreads, err_str(rc));
 		goto out;
 	}
-	if ((rc = ws_hub_new(&s->ws_hub, dbpath, s->pool, s->worker_timeout_s))) {
+	if ((rc = wshub_new(&s->wshub, dbpath, s->pool, s->worker_timeout_s))) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
-	ws_hub_set_live(s->ws_hub, &s->live);
+	wshub_set_live(s->wshub, &s->live);
 	s->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
 				  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
 				  MHD_OPTION_ARRAY, listen_opt,
@@ -1439,8 +1439,8 @@ void server_free(struct server *s)
 	if (s->streams)
 		livestream_close(s->streams);
 	/* The WebSockets close while the daemon that upgraded them still runs. */
-	ws_hub_free(s->ws_hub);
-	s->ws_hub = NULL;
+	wshub_free(s->wshub);
+	s->wshub = NULL;
 	if (s->mhd) {
 		/* Let resumed polls answer before the connections close, then
 		 * queue nothing more and wait for every suspended connection to

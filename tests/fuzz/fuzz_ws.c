@@ -6,7 +6,7 @@
  *   2     messages from an openQA worker, NUL-separated, each sent as one
  *         text frame over a real WebSocket to the real server's
  *         /api/v1/ws/<id> (fuzz_server.h, a worker registered the openQA
- *         way), then a close: ws_workers.c's handling of worker_status,
+ *         way), then a close: wshub.c's handling of worker_status,
  *         accepted, rejected, quit and anything else;
  *   3     what an openQA server answers the worker's upgrade request and
  *         then sends (src/worker/oq_ws.c): the HTTP answer and the frames,

@@ -8,7 +8,7 @@
  * as an artefact) and handed to the streams with the rest; the
  * housekeeping thread (api_live_tick) adds the job's state and its end.
  * openQA's worker, told livelog_start over its WebSocket while the job is
- * watched (ws_workers.c), sends status.screen.png (base64) and status.log
+ * watched (wshub.c), sends status.screen.png (base64) and status.log
  * with its status posts: taken as a frame and output lines, and
  * status.serial_log / serial_terminal / serial_terminal_user as serial
  * output (event "serial").

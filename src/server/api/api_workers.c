@@ -57,7 +57,7 @@
 #include "server/store/review.h"
 #include "server/sched/sched.h"
 #include "server/store/workers.h"
-#include "server/api/ws_workers.h"
+#include "server/api/wshub.h"
 #include "server/oqcompat/oqcompat.h"
 #include "util/err.h"
 #include "util/file.h"
@@ -122,7 +122,7 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 			  strlen(host) > LIMIT_WORKER_HOST ? LIMIT_WORKER_HOST : LIMIT_WORKER_CLASS);
 		return;
 	}
-	/* openQA's worker: it holds a WebSocket for its jobs (ws_workers.c). */
+	/* openQA's worker: it holds a WebSocket for its jobs (wshub.c). */
 	wsv = params_get(&req->params, "websocket_api_version");
 	if (!wsv && req->json) {
 		const json_t *v = json_object_get(req->json, "websocket_api_version");
@@ -176,8 +176,8 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 		api_error(out, 500, "Failed: %s", db_errmsg(req->db));
 		return;
 	}
-	if (req->ws_hub)
-		ws_hub_expect(req->ws_hub, id, wsv != NULL);
+	if (req->wshub)
+		wshub_expect(req->wshub, id, wsv != NULL);
 	/* openQA's worker gets jobs only over its WebSocket: offline until it connects. */
 	if (wsv && workers_set_error(req->db, id, "no WebSocket connection yet (/api/v1/ws/<id>)"))
 		log_warn("worker %lld: state not recorded: %s", (long long)id, db_errmsg(req->db));
@@ -186,8 +186,8 @@ static void worker_register(struct api_req *req, struct api_resp *out)
 
 static void workers_list(struct api_req *req, struct api_resp *out)
 {
-	api_json(out, workers_list_all(req->db, now_s(), req->worker_timeout_s, req->ws_hub ? ws_hub_missing_cb : NULL,
-				       req->ws_hub));
+	api_json(out, workers_list_all(req->db, now_s(), req->worker_timeout_s, req->wshub ? wshub_missing_cb : NULL,
+				       req->wshub));
 }
 
 static void worker_work(struct api_req *req, struct api_resp *out)
@@ -212,8 +212,8 @@ static void worker_work(struct api_req *req, struct api_resp *out)
 		return;
 	}
 	/* It asks for work the vigil way: it needs no WebSocket. */
-	if (req->ws_hub)
-		ws_hub_expect(req->ws_hub, req->id, false);
+	if (req->wshub)
+		wshub_expect(req->wshub, req->id, false);
 	if (*req->poll_deadline_ms == 0) {
 		const char *held = params_get(&req->params, "snapshots");
 		int n = 0;

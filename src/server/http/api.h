@@ -58,7 +58,7 @@ struct login_limit;
 struct livestream;
 struct rejudge_store;
 struct developer_hub;
-struct ws_hub;
+struct wshub;
 struct MHD_Connection;
 struct MHD_Response;
 
@@ -99,8 +99,8 @@ struct api_req {
 	uint64_t client;        /* the client's address as a hash */
 	struct rejudge_store *rejudge; /* the last re-judge per job (the server's, shared, locked inside) */
 	struct developer_hub *developer; /* developer mode's queues and states (the server's, shared) */
-	struct ws_hub *ws_hub;  /* openQA workers' WebSockets (the server's, shared, locked inside) */
-	/* ws_hub_missing_cb: whether an openQA worker has no WebSocket open, for
+	struct wshub *wshub;  /* openQA workers' WebSockets (the server's, shared, locked inside) */
+	/* wshub_missing_cb: whether an openQA worker has no WebSocket open, for
 	 * the pages, which do not include api/ (store/workers.h's workers_missing_fn) */
 	bool (*ws_missing)(void *hub, int64_t worker_id);
 	int worker_timeout_s;   /* a worker silent this long is dead (serve --worker-timeout) */

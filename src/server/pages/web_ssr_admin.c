@@ -340,7 +340,7 @@ void web_ssr_admin_workers(struct web_ssr *s)
 {
 	struct html *h = &s->main;
 	json_t *answer = web_ssr_keep(s, workers_list_all(s->req->db, (int64_t)time(NULL), s->req->worker_timeout_s,
-							   s->req->ws_missing, s->req->ws_hub));
+							   s->req->ws_missing, s->req->wshub));
 	const json_t *workers = json_object_get(answer, "workers"), *w;
 	struct worker_row *rows;
 	size_t n = json_array_size(workers), i, j;

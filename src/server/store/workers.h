@@ -112,7 +112,7 @@ json_t *workers_job_modules(struct db *db, int64_t job_id);
 json_t *workers_list_json(struct db *db, int64_t now_s, int timeout_s);
 
 /* Whether worker id, an openQA worker, has no WebSocket open now (the
- * server's hub, ctx, knows; api/ws_workers.h's ws_hub_missing_cb). */
+ * server's hub, ctx, knows; api/wshub.h's wshub_missing_cb). */
 typedef bool (*workers_missing_fn)(void *ctx, int64_t worker_id);
 
 /* The workers as GET /api/v1/workers and the workers' page show them:

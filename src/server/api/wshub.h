@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* ws_workers.h - openQA's worker WebSocket (/api/v1/ws/<id>) in `vigil
+/* wshub.h - openQA's worker WebSocket (/api/v1/ws/<id>) in `vigil
  * serve`: the connection upgrade, one thread per connected openQA worker
  * (its own database connection, writes under the pool's writer token) that
  * hands it jobs with grab_job, answers worker_status, takes accepted,
@@ -8,14 +8,14 @@
  * hub also tells which registered workers expect a WebSocket and have none
  * (the workers list shows them offline). vigil's own workers (the long
  * poll) never come here. */
-#ifndef VIGIL_WS_WORKERS_H
-#define VIGIL_WS_WORKERS_H
+#ifndef VIGIL_WSHUB_H
+#define VIGIL_WSHUB_H
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
 
-struct ws_hub;
+struct wshub;
 struct db;
 struct pool;
 struct watch_map;
@@ -38,32 +38,32 @@ struct MHD_Connection;
 /* A hub for the server whose database is db_path, writers serialised by
  * pool; a socket silent for dead_s (at least WS_WORKERS_DEAD_MIN_S: the
  * server's worker timeout) is closed as dead. 0, ERR_NOMEM. */
-int ws_hub_new(struct ws_hub **out, const char *db_path, struct pool *pool, int dead_s);
+int wshub_new(struct wshub **out, const char *db_path, struct pool *pool, int dead_s);
 
 /* The server's watched jobs (api_live.c's): a job of an openQA worker
  * that someone watches gets livelog_start, livelog_stop when nobody does.
  * Set before the first session; borrowed. */
-void ws_hub_set_live(struct ws_hub *h, struct watch_map *live);
+void wshub_set_live(struct wshub *h, struct watch_map *live);
 
 /* Closes every session (close frame 1001), waits for their threads and
  * frees the hub. NULL-safe. */
-void ws_hub_free(struct ws_hub *h);
+void wshub_free(struct wshub *h);
 
 /* Called by the server's I/O thread for GET /api/v1/ws/<id>, after the
  * request's signature was checked (db: the I/O thread's connection, for
  * the worker's row): answers 101 and starts the session, or an error (400
  * not a WebSocket request, 404 unknown worker). Returns
  * libmicrohttpd's MHD_YES/MHD_NO as an int. */
-int ws_hub_upgrade(struct ws_hub *h, struct MHD_Connection *con, struct db *db, int64_t worker_id);
+int wshub_upgrade(struct wshub *h, struct MHD_Connection *con, struct db *db, int64_t worker_id);
 
 /* A registration said websocket_api_version (expect=true), or the worker
  * asked for work the vigil way (false). */
-void ws_hub_expect(struct ws_hub *h, int64_t worker_id, bool expect);
+void wshub_expect(struct wshub *h, int64_t worker_id, bool expect);
 
 /* True when the worker registered as an openQA worker and has no
  * WebSocket open now. */
-bool ws_hub_missing(struct ws_hub *h, int64_t worker_id);
-/* The same for the domain's workers_list_all (hub: a struct ws_hub). */
-bool ws_hub_missing_cb(void *hub, int64_t worker_id);
+bool wshub_missing(struct wshub *h, int64_t worker_id);
+/* The same for the domain's workers_list_all (hub: a struct wshub). */
+bool wshub_missing_cb(void *hub, int64_t worker_id);
 
 #endif

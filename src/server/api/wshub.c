@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* ws_workers.c - openQA's worker WebSocket in `vigil serve` (see
- * ws_workers.h). Owns the sessions: each an upgraded socket, a net/ws.c
+/* wshub.c - openQA's worker WebSocket in `vigil serve` (see
+ * wshub.h). Owns the sessions: each an upgraded socket, a net/ws.c
  * endpoint, a database connection and a thread. The session's thread alone
  * writes its socket's state; the hub's lock guards only the lists. The
  * messages are openQA's (reference/openqa-api.md 4.3): worker_status,
@@ -25,7 +25,7 @@
 #include "server/sched/sched.h"
 #include "server/api/watch.h"
 #include "server/store/workers.h"
-#include "server/api/ws_workers.h"
+#include "server/api/wshub.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/time.h"
@@ -35,7 +35,7 @@
 
 struct ws_session {
 	struct ws_session *next;
-	struct ws_hub *hub;
+	struct wshub *hub;
 	int64_t worker_id;
 	struct ws_transport t;
 	struct ws *ws;
@@ -55,7 +55,7 @@ struct ws_session {
 	bool livelog_on;        /* livelog_start sent for job_id */
 };
 
-struct ws_hub {
+struct wshub {
 	char *db_path;
 	struct pool *pool;
 	int64_t dead_ms;        /* a socket silent this long is a dead peer */
@@ -67,9 +67,9 @@ struct ws_hub {
 	size_t nexpect;
 };
 
-int ws_hub_new(struct ws_hub **out, const char *db_path, struct pool *pool, int dead_s)
+int wshub_new(struct wshub **out, const char *db_path, struct pool *pool, int dead_s)
 {
-	struct ws_hub *h = calloc(1, sizeof(*h));
+	struct wshub *h = calloc(1, sizeof(*h));
 
 	*out = NULL;
 	if (!h || !(h->db_path = strdup(db_path))) {
@@ -93,7 +93,7 @@ static void session_free(struct ws_session *s)
 }
 
 /* Joins and frees the sessions whose threads have ended (all when all). */
-static void reap(struct ws_hub *h, bool all)
+static void reap(struct wshub *h, bool all)
 {
 	struct ws_session *gone = NULL, **p;
 
@@ -118,7 +118,7 @@ static void reap(struct ws_hub *h, bool all)
 	}
 }
 
-void ws_hub_free(struct ws_hub *h)
+void wshub_free(struct wshub *h)
 {
 	if (!h)
 		return;
@@ -131,12 +131,12 @@ void ws_hub_free(struct ws_hub *h)
 	free(h);
 }
 
-void ws_hub_set_live(struct ws_hub *h, struct watch_map *live)
+void wshub_set_live(struct wshub *h, struct watch_map *live)
 {
 	h->live = live;
 }
 
-void ws_hub_expect(struct ws_hub *h, int64_t worker_id, bool expect)
+void wshub_expect(struct wshub *h, int64_t worker_id, bool expect)
 {
 	size_t i;
 
@@ -150,12 +150,12 @@ void ws_hub_expect(struct ws_hub *h, int64_t worker_id, bool expect)
 	pthread_mutex_unlock(&h->lock);
 }
 
-bool ws_hub_missing_cb(void *hub, int64_t worker_id)
+bool wshub_missing_cb(void *hub, int64_t worker_id)
 {
-	return ws_hub_missing(hub, worker_id);
+	return wshub_missing(hub, worker_id);
 }
 
-bool ws_hub_missing(struct ws_hub *h, int64_t worker_id)
+bool wshub_missing(struct wshub *h, int64_t worker_id)
 {
 	bool expected = false, connected = false;
 	struct ws_session *s;
@@ -410,7 +410,7 @@ static void tick(struct ws_session *s)
 }
 
 /* Whether another live session serves the same worker. */
-static bool other_session(struct ws_hub *h, const struct ws_session *s)
+static bool other_session(struct wshub *h, const struct ws_session *s)
 {
 	const struct ws_session *o;
 	bool found = false;
@@ -425,7 +425,7 @@ static bool other_session(struct ws_hub *h, const struct ws_session *s)
 static void *session_main(void *arg)
 {
 	struct ws_session *s = arg;
-	struct ws_hub *h = s->hub;
+	struct wshub *h = s->hub;
 	int64_t next_tick = 0, stop_deadline = 0;
 	bool dead = false;
 	char err[256];
@@ -498,7 +498,7 @@ static void upgraded(void *cls, struct MHD_Connection *con, void *req_cls, const
 		     MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
 	struct ws_session *s = cls;
-	struct ws_hub *h = s->hub;
+	struct wshub *h = s->hub;
 
 	(void)con;
 	(void)req_cls;
@@ -533,7 +533,7 @@ static int answer(struct MHD_Connection *con, unsigned status, const char *text)
 	return ret;
 }
 
-int ws_hub_upgrade(struct ws_hub *h, struct MHD_Connection *con, struct db *db, int64_t worker_id)
+int wshub_upgrade(struct wshub *h, struct MHD_Connection *con, struct db *db, int64_t worker_id)
 {
 	const char *upgrade = MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
 	const char *key = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Sec-WebSocket-Key");
