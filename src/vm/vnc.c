@@ -126,7 +126,7 @@ static rfbBool malloc_fb(rfbClient *cl)
 
 	if (cl->width <= 0 || cl->height <= 0 ||
 	    __builtin_mul_overflow((size_t)cl->width, (size_t)cl->height, &px) ||
-	    px > LIMIT_IMAGE_PIXELS || __builtin_mul_overflow(px, (size_t)4, &bytes)) {
+	    px > LIMIT_VNC_PIXELS || __builtin_mul_overflow(px, (size_t)4, &bytes)) {
 		rfbClientErr("framebuffer size %dx%d is out of range", cl->width, cl->height);
 		return FALSE;
 	}
