@@ -10,6 +10,7 @@
 #include <sys/types.h>
 #include "net/http.h"
 #include "util/buf.h"
+#include "util/git.h"
 #include "worker/dev_relay.h"
 #include "worker/live_relay.h"
 #include "worker/nethub.h"
@@ -17,6 +18,8 @@
 
 #define WORKER_ASSET_TIMEOUT_S 3600
 #define WORKER_ASSET_NAME_MAX 200
+/* The characters the server takes in an artefact or asset name. */
+#define WORKER_NAME_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+@-"
 #define WORKER_UPLOAD_TRIES 3   /* one upload: tries on transport errors and 5xx */
 #define WORKER_UPLOAD_ROUNDS 8  /* the end of a job: passes over the files not sent yet */
 #define WORKER_UPLOAD_PAUSE_MAX_MS 30000 /* the longest wait between two passes */
@@ -143,5 +146,29 @@ int openqa_upload_logs(struct worker *w, struct job_run *r);
 /* Upload path as asset name (chunked, openQA's format), scope "public" or
  * "private". 0 or -1. */
 int openqa_upload_asset(struct worker *w, struct job_run *r, const char *path, const char *name, const char *scope);
+
+/* POST target (the file at path as the body, or none) until an answer under
+ * 500, the worker's stop or deadline; what names it in the log (worker.c). */
+int worker__post_until(struct worker *w, const struct job_run *r, const char *target, const char *path,
+		       long timeout_s, double deadline, const char *what, long *status, char *err, size_t errlen);
+/* GET target into the file path (timeout_s each try), tried again on
+ * transport errors and 5xx as worker__call is. 0 with *status, or the
+ * transport error with err. */
+int worker__download(struct worker *w, const char *target, const char *path, long timeout_s, long *status,
+		     char *err, size_t errlen);
+/* job_assets.c (each function's comment there says more): the job's test
+ * distribution directory (new string; head its git commit), its bare asset
+ * names replaced by cached copies (0 or -1 with why), whether it publishes,
+ * its settings as the run ended (PUBLISH_* over them; NULL on OOM), the
+ * published disks after a passed run (0 or -1 with why), and the assets the
+ * test made (the number that did not arrive). */
+char *worker__distribution(struct worker *w, const json_t *settings, char head[GIT_HASH_MAX], char *why,
+			   size_t whylen);
+int worker__resolve_assets(struct worker *w, long long job_id, json_t *settings, char *why, size_t whylen);
+bool worker__publishes(const json_t *settings);
+json_t *worker__final_settings(const json_t *settings, const char *out_dir);
+int worker__publish_disks(struct worker *w, struct job_run *r, const json_t *settings, const char *vmdir,
+			  double deadline, char *why, size_t whylen);
+int worker__upload_made_assets(struct worker *w, struct job_run *r, double deadline);
 
 #endif
